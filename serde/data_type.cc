@@ -1,0 +1,31 @@
+#include "serde/data_type.h"
+
+namespace backfill {
+
+absl::string_view DataTypeName(DataType type) {
+  switch (type) {
+    case DataType::kBoolean: return "BOOLEAN";
+    case DataType::kInt16: return "INT16";
+    case DataType::kInt32: return "INT32";
+    case DataType::kInt64: return "INT64";
+    case DataType::kFloat32: return "FLOAT32";
+    case DataType::kFloat64: return "FLOAT64";
+    case DataType::kDecimal: return "DECIMAL";
+    case DataType::kVarchar: return "VARCHAR";
+    case DataType::kBytea: return "BYTEA";
+    case DataType::kDate: return "DATE";
+    case DataType::kTime: return "TIME";
+    case DataType::kTimestamp: return "TIMESTAMP";
+  }
+  return "INVALID";
+}
+
+std::optional<DataType> DataTypeFromValue(int value) {
+  if (value < static_cast<int>(DataType::kBoolean) ||
+      value > static_cast<int>(DataType::kTimestamp)) {
+    return std::nullopt;
+  }
+  return static_cast<DataType>(value);
+}
+
+}  // namespace backfill

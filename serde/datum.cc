@@ -1,0 +1,138 @@
+#include "serde/datum.h"
+
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+
+namespace backfill {
+namespace {
+
+template <typename T>
+int Ordered(const T& a, const T& b) {
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+// -0.0 == 0.0; NaN above +Infinity; NaNs equal.
+template <typename F>
+int CompareFloats(F a, F b) {
+  const bool a_nan = std::isnan(a), b_nan = std::isnan(b);
+  if (a_nan || b_nan) return a_nan == b_nan ? 0 : (a_nan ? 1 : -1);
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+// Ascending comparison of two non-NULL datums of the same alternative.
+int CompareValues(const Datum& a, const Datum& b) {
+  assert(a.index() == b.index());
+  switch (a.index()) {
+    case 1: return Ordered(std::get<bool>(a), std::get<bool>(b));
+    case 2: return Ordered(std::get<int16_t>(a), std::get<int16_t>(b));
+    case 3: return Ordered(std::get<int32_t>(a), std::get<int32_t>(b));
+    case 4: return Ordered(std::get<int64_t>(a), std::get<int64_t>(b));
+    case 5: return CompareFloats(std::get<float>(a), std::get<float>(b));
+    case 6: return CompareFloats(std::get<double>(a), std::get<double>(b));
+    case 7: return std::get<Decimal>(a).Compare(std::get<Decimal>(b));
+    case 8: {
+      const int c = std::get<std::string>(a).compare(std::get<std::string>(b));
+      return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    }
+    case 9: return Ordered(std::get<Date>(a), std::get<Date>(b));
+    case 10: return Ordered(std::get<TimeOfDay>(a), std::get<TimeOfDay>(b));
+    case 11: return Ordered(std::get<Timestamp>(a), std::get<Timestamp>(b));
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool DatumMatchesType(const Datum& datum, DataType type) {
+  switch (datum.index()) {
+    case 0: return true;
+    case 1: return type == DataType::kBoolean;
+    case 2: return type == DataType::kInt16;
+    case 3: return type == DataType::kInt32;
+    case 4: return type == DataType::kInt64;
+    case 5: return type == DataType::kFloat32;
+    case 6: return type == DataType::kFloat64;
+    case 7: return type == DataType::kDecimal;
+    case 8: return type == DataType::kVarchar || type == DataType::kBytea;
+    case 9: return type == DataType::kDate;
+    case 10: return type == DataType::kTime;
+    case 11: return type == DataType::kTimestamp;
+  }
+  return false;
+}
+
+Datum DefaultDatum(DataType type) {
+  switch (type) {
+    case DataType::kBoolean: return false;
+    case DataType::kInt16: return int16_t{0};
+    case DataType::kInt32: return int32_t{0};
+    case DataType::kInt64: return int64_t{0};
+    case DataType::kFloat32: return 0.0f;
+    case DataType::kFloat64: return 0.0;
+    case DataType::kDecimal: return Decimal();
+    case DataType::kVarchar:
+    case DataType::kBytea: return std::string();
+    case DataType::kDate: return Date{};
+    case DataType::kTime: return TimeOfDay{};
+    case DataType::kTimestamp: return Timestamp{};
+  }
+  return Datum();
+}
+
+int CompareDatums(const Datum& a, const Datum& b, OrderType order) {
+  const bool a_null = IsNull(a), b_null = IsNull(b);
+  if (a_null || b_null) {
+    if (a_null && b_null) return 0;
+    // A NULL sorts before everything with NULLS FIRST, after with NULLS LAST,
+    // whatever the direction.
+    const int null_side = order.nulls_first() ? -1 : 1;
+    return a_null ? null_side : -null_side;
+  }
+  const int c = CompareValues(a, b);
+  return order.is_descending() ? -c : c;
+}
+
+bool DatumsEqual(const Datum& a, const Datum& b) {
+  if (a.index() != b.index()) return false;
+  if (IsNull(a)) return true;
+  return CompareValues(a, b) == 0;
+}
+
+std::string DatumDebugString(const Datum& datum) {
+  switch (datum.index()) {
+    case 0: return "NULL";
+    case 1: return std::get<bool>(datum) ? "true" : "false";
+    case 2: return absl::StrCat(std::get<int16_t>(datum));
+    case 3: return absl::StrCat(std::get<int32_t>(datum));
+    case 4: return absl::StrCat(std::get<int64_t>(datum));
+    case 5: return absl::StrFormat("%.9g", std::get<float>(datum));
+    case 6: return absl::StrFormat("%.17g", std::get<double>(datum));
+    case 7: return std::get<Decimal>(datum).ToString();
+    case 8: return absl::StrCat("'", absl::CHexEscape(std::get<std::string>(datum)), "'");
+    case 9: {
+      const absl::CivilDay day =
+          absl::CivilDay(1970, 1, 1) + std::get<Date>(datum).days;
+      return absl::FormatCivilTime(day);
+    }
+    case 10: {
+      const int64_t micros = std::get<TimeOfDay>(datum).micros;
+      return absl::StrFormat("%02d:%02d:%02d.%06d", micros / 3600000000,
+                             micros / 60000000 % 60, micros / 1000000 % 60,
+                             micros % 1000000);
+    }
+    case 11:
+      return absl::FormatTime("%Y-%m-%d %H:%M:%E6S",
+                              absl::FromUnixMicros(std::get<Timestamp>(datum).micros),
+                              absl::UTCTimeZone());
+  }
+  return "?";
+}
+
+}  // namespace backfill

@@ -1,0 +1,73 @@
+// Datum: one nullable scalar value of any DataType.
+//
+//   Datum a = int64_t{42};
+//   Datum b = std::string("foo");        // VARCHAR or BYTEA (the schema says)
+//   Datum n = Datum();                   // NULL
+//   int c = CompareDatums(a, n, OrderType::Ascending());   // NULLS LAST: -1
+//
+// A Datum does not carry its DataType: the column's type comes from the schema.
+// VARCHAR and BYTEA are both held as std::string.
+#ifndef SERDE_DATUM_H_
+#define SERDE_DATUM_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <variant>
+
+#include "serde/data_type.h"
+#include "serde/decimal.h"
+#include "serde/order_type.h"
+
+namespace backfill {
+
+// Days since 1970-01-01 (negative before).
+struct Date {
+  int32_t days = 0;
+  friend bool operator==(Date a, Date b) { return a.days == b.days; }
+  friend bool operator<(Date a, Date b) { return a.days < b.days; }
+};
+
+// Microseconds since midnight, in [0, 86'400'000'000).
+struct TimeOfDay {
+  int64_t micros = 0;
+  friend bool operator==(TimeOfDay a, TimeOfDay b) { return a.micros == b.micros; }
+  friend bool operator<(TimeOfDay a, TimeOfDay b) { return a.micros < b.micros; }
+};
+
+// Microseconds since 1970-01-01 00:00:00, no time zone.
+struct Timestamp {
+  int64_t micros = 0;
+  friend bool operator==(Timestamp a, Timestamp b) { return a.micros == b.micros; }
+  friend bool operator<(Timestamp a, Timestamp b) { return a.micros < b.micros; }
+};
+
+// The alternatives, in this order; index 0 (monostate) is NULL.
+using Datum = std::variant<std::monostate, bool, int16_t, int32_t, int64_t,
+                           float, double, Decimal, std::string, Date,
+                           TimeOfDay, Timestamp>;
+
+inline bool IsNull(const Datum& datum) { return datum.index() == 0; }
+
+// True iff `datum` is NULL or holds the alternative used for `type`.
+bool DatumMatchesType(const Datum& datum, DataType type);
+
+// A NULL-free zero value of `type` (false, 0, "", 1970-01-01, ...).
+Datum DefaultDatum(DataType type);
+
+// Total order of two datums of the same type under `order`:
+// NULLs first or last as `order` says; floats: -0.0 == 0.0, NaN above
+// +Infinity, all NaNs equal; strings and bytes byte-wise; decimals by value.
+// Returns <0, 0 or >0. REQUIRES: both hold the same alternative or NULL.
+int CompareDatums(const Datum& a, const Datum& b, OrderType order);
+
+// Equality consistent with CompareDatums (so 1.5 == 1.50, NaN == NaN,
+// -0.0 == 0.0, NULL == NULL).
+bool DatumsEqual(const Datum& a, const Datum& b);
+
+// Human-readable text: "NULL", "42", "'foo'", "\x00ff", "2024-01-02", ...
+std::string DatumDebugString(const Datum& datum);
+
+}  // namespace backfill
+
+#endif  // SERDE_DATUM_H_

@@ -1,0 +1,64 @@
+#include "serde/datum.h"
+
+#include <cmath>
+#include <limits>
+
+#include "gtest/gtest.h"
+
+namespace backfill {
+namespace {
+
+TEST(DatumTest, NullPlacementFollowsOrderType) {
+  const Datum null;
+  const Datum one = int32_t{1};
+  EXPECT_GT(CompareDatums(null, one, OrderType::Ascending()), 0);
+  EXPECT_LT(CompareDatums(null, one, OrderType::Descending()), 0);
+  EXPECT_LT(CompareDatums(null, one, OrderType::AscendingNullsFirst()), 0);
+  EXPECT_GT(CompareDatums(null, one, OrderType::DescendingNullsLast()), 0);
+  EXPECT_EQ(CompareDatums(null, null, OrderType::Ascending()), 0);
+}
+
+TEST(DatumTest, DescendingReversesValues) {
+  EXPECT_LT(CompareDatums(int64_t{1}, int64_t{2}, OrderType::Ascending()), 0);
+  EXPECT_GT(CompareDatums(int64_t{1}, int64_t{2}, OrderType::Descending()), 0);
+}
+
+TEST(DatumTest, FloatSpecialValues) {
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  const OrderType asc = OrderType::Ascending();
+  EXPECT_EQ(CompareDatums(-0.0, 0.0, asc), 0);
+  EXPECT_GT(CompareDatums(nan, inf, asc), 0);
+  EXPECT_EQ(CompareDatums(nan, -nan, asc), 0);
+  EXPECT_LT(CompareDatums(-inf, -1e308, asc), 0);
+  EXPECT_GT(CompareDatums(std::nanf(""), std::numeric_limits<float>::infinity(), asc), 0);
+  EXPECT_TRUE(DatumsEqual(nan, nan));
+  EXPECT_TRUE(DatumsEqual(-0.0, 0.0));
+}
+
+TEST(DatumTest, StringsCompareBytewise) {
+  const OrderType asc = OrderType::Ascending();
+  EXPECT_LT(CompareDatums(std::string(""), std::string("\0", 1), asc), 0);
+  EXPECT_LT(CompareDatums(std::string("a"), std::string("a\xff"), asc), 0);
+  EXPECT_GT(CompareDatums(std::string("\xff"), std::string("a"), asc), 0);
+}
+
+TEST(DatumTest, TypesAndDefaults) {
+  for (DataType type : kAllDataTypes) {
+    EXPECT_TRUE(DatumMatchesType(DefaultDatum(type), type)) << DataTypeName(type);
+    EXPECT_TRUE(DatumMatchesType(Datum(), type));
+  }
+  EXPECT_FALSE(DatumMatchesType(int32_t{1}, DataType::kInt64));
+  EXPECT_EQ(DataTypeFromValue(0), std::nullopt);
+  EXPECT_EQ(DataTypeFromValue(12), DataType::kTimestamp);
+}
+
+TEST(DatumTest, DebugStrings) {
+  EXPECT_EQ(DatumDebugString(Datum()), "NULL");
+  EXPECT_EQ(DatumDebugString(Date{1}), "1970-01-02");
+  EXPECT_EQ(DatumDebugString(Timestamp{1500000}), "1970-01-01 00:00:01.500000");
+  EXPECT_EQ(DatumDebugString(TimeOfDay{3723000001}), "01:02:03.000001");
+  EXPECT_EQ(DatumDebugString(std::string("a'b")), "'a\\'b'");
+}
+
+}  // namespace
+}  // namespace backfill

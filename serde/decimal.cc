@@ -1,0 +1,207 @@
+#include "serde/decimal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace backfill {
+
+absl::uint128 Decimal::PowerOfTen(int exponent) {
+  absl::uint128 result = 1;
+  for (int i = 0; i < exponent; ++i) result *= 10;
+  return result;
+}
+
+int Decimal::DigitCount(absl::uint128 value) {
+  int digits = 1;
+  while (value >= 10) {
+    value /= 10;
+    ++digits;
+  }
+  return digits;
+}
+
+Decimal Decimal::NaN() {
+  Decimal d;
+  d.kind_ = Kind::kNaN;
+  return d;
+}
+
+Decimal Decimal::PositiveInfinity() {
+  Decimal d;
+  d.kind_ = Kind::kPositiveInfinity;
+  return d;
+}
+
+Decimal Decimal::NegativeInfinity() {
+  Decimal d;
+  d.kind_ = Kind::kNegativeInfinity;
+  return d;
+}
+
+Decimal Decimal::FromInt64(int64_t value) {
+  const bool negative = value < 0;
+  const absl::uint128 magnitude =
+      negative ? absl::uint128(~static_cast<uint64_t>(value)) + 1
+               : absl::uint128(static_cast<uint64_t>(value));
+  return FromParts(negative, magnitude, 0);
+}
+
+Decimal Decimal::FromParts(bool negative, absl::uint128 mantissa, int scale) {
+  Decimal d;
+  if (mantissa == 0) return d;  // canonical zero: positive, scale 0
+  while (mantissa % 10 == 0 && scale > kMinScale) {
+    mantissa /= 10;
+    --scale;
+  }
+  d.negative_ = negative;
+  d.mantissa_ = mantissa;
+  d.scale_ = scale;
+  return d;
+}
+
+absl::StatusOr<Decimal> Decimal::FromString(absl::string_view text) {
+  const absl::string_view original = text;
+  auto error = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid decimal \"", absl::CHexEscape(original),
+                     "\": ", why));
+  };
+  text = absl::StripAsciiWhitespace(text);
+  bool negative = false;
+  if (!text.empty() && (text[0] == '-' || text[0] == '+')) {
+    negative = text[0] == '-';
+    text.remove_prefix(1);
+  }
+  const std::string lower = absl::AsciiStrToLower(std::string(text));
+  if (lower == "nan") {
+    if (original.find_first_of("+-") != absl::string_view::npos) {
+      return error("NaN has no sign");
+    }
+    return NaN();
+  }
+  if (lower == "inf" || lower == "infinity") {
+    return negative ? NegativeInfinity() : PositiveInfinity();
+  }
+  if (text.empty()) return error("no digits");
+  absl::uint128 mantissa = 0;
+  int significant = 0;
+  int scale = 0;
+  bool seen_point = false;
+  bool seen_digit = false;
+  for (char c : text) {
+    if (c == '.') {
+      if (seen_point) return error("two decimal points");
+      seen_point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') return error("unexpected character");
+    seen_digit = true;
+    if (significant > 0 || c != '0') {
+      if (significant == kMaxDigits) {
+        return error("more than 38 significant digits");
+      }
+      mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
+      ++significant;
+    }
+    if (seen_point) {
+      if (scale == kMaxScale) return error("scale too large");
+      ++scale;
+    }
+  }
+  if (!seen_digit) return error("no digits");
+  return FromParts(negative, mantissa, scale);
+}
+
+std::string Decimal::ToString() const {
+  switch (kind_) {
+    case Kind::kNaN: return "NaN";
+    case Kind::kPositiveInfinity: return "Infinity";
+    case Kind::kNegativeInfinity: return "-Infinity";
+    case Kind::kFinite: break;
+  }
+  std::string digits;
+  absl::uint128 m = mantissa_;
+  do {
+    digits.push_back(static_cast<char>('0' + static_cast<int>(m % 10)));
+    m /= 10;
+  } while (m != 0);
+  std::reverse(digits.begin(), digits.end());
+  std::string out = negative_ ? "-" : "";
+  if (scale_ <= 0) {
+    out += digits;
+    if (mantissa_ != 0) out.append(static_cast<size_t>(-scale_), '0');
+    return out;
+  }
+  const int integer_digits = static_cast<int>(digits.size()) - scale_;
+  if (integer_digits > 0) {
+    out += digits.substr(0, integer_digits);
+    out += '.';
+    out += digits.substr(integer_digits);
+  } else {
+    out += "0.";
+    out.append(static_cast<size_t>(-integer_digits), '0');
+    out += digits;
+  }
+  return out;
+}
+
+double Decimal::ToDouble() const {
+  switch (kind_) {
+    case Kind::kNaN: return std::nan("");
+    case Kind::kPositiveInfinity: return HUGE_VAL;
+    case Kind::kNegativeInfinity: return -HUGE_VAL;
+    case Kind::kFinite: break;
+  }
+  const double magnitude = static_cast<double>(mantissa_) *
+                           std::pow(10.0, -static_cast<double>(scale_));
+  return negative_ ? -magnitude : magnitude;
+}
+
+namespace {
+
+// Rank of the kind in the total order; finite values are ranked by value.
+int KindRank(Decimal::Kind kind) {
+  switch (kind) {
+    case Decimal::Kind::kNegativeInfinity: return 0;
+    case Decimal::Kind::kFinite: return 1;
+    case Decimal::Kind::kPositiveInfinity: return 2;
+    case Decimal::Kind::kNaN: return 3;
+  }
+  return 3;
+}
+
+}  // namespace
+
+int Decimal::Compare(const Decimal& other) const {
+  const int rank = KindRank(kind_), other_rank = KindRank(other.kind_);
+  if (rank != other_rank) return rank < other_rank ? -1 : 1;
+  if (!is_finite()) return 0;
+  // Signs: zero is non-negative.
+  const int sign = mantissa_ == 0 ? 0 : (negative_ ? -1 : 1);
+  const int other_sign = other.mantissa_ == 0 ? 0 : (other.negative_ ? -1 : 1);
+  if (sign != other_sign) return sign < other_sign ? -1 : 1;
+  if (sign == 0) return 0;
+  // Compare magnitudes: adjusted exponent first, then the digits aligned to
+  // 38 places (10^38 fits in an unsigned 128-bit integer).
+  const int digits = DigitCount(mantissa_);
+  const int other_digits = DigitCount(other.mantissa_);
+  const int exponent = digits - 1 - scale_;
+  const int other_exponent = other_digits - 1 - other.scale_;
+  int magnitude = 0;
+  if (exponent != other_exponent) {
+    magnitude = exponent < other_exponent ? -1 : 1;
+  } else {
+    const absl::uint128 a = mantissa_ * PowerOfTen(kMaxDigits - digits);
+    const absl::uint128 b =
+        other.mantissa_ * PowerOfTen(kMaxDigits - other_digits);
+    magnitude = a == b ? 0 : (a < b ? -1 : 1);
+  }
+  return sign > 0 ? magnitude : -magnitude;
+}
+
+}  // namespace backfill

@@ -1,0 +1,81 @@
+#include "serde/decimal.h"
+
+#include "absl/random/random.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::StatusIs;
+
+Decimal D(absl::string_view text) { return *Decimal::FromString(text); }
+
+TEST(DecimalTest, ParsesAndPrintsShortestForm) {
+  EXPECT_EQ(D("1.50").ToString(), "1.5");
+  EXPECT_EQ(D("-0.0010").ToString(), "-0.001");
+  EXPECT_EQ(D("1200").ToString(), "1200");
+  EXPECT_EQ(D("0.000").ToString(), "0");
+  EXPECT_EQ(D("-0").ToString(), "0");
+  EXPECT_EQ(D("+12.345").ToString(), "12.345");
+  EXPECT_EQ(D("NaN").ToString(), "NaN");
+  EXPECT_EQ(D("infinity").ToString(), "Infinity");
+  EXPECT_EQ(D("-Inf").ToString(), "-Infinity");
+  EXPECT_EQ(D("12345678901234567890123456789012345678").ToString(),
+            "12345678901234567890123456789012345678");
+  EXPECT_EQ(D("0.1234567890123456789012345678").ToString(),
+            "0.1234567890123456789012345678");
+}
+
+TEST(DecimalTest, RejectsBadText) {
+  for (absl::string_view bad : {"", "-", ".", "1..2", "1a", "--1", "-NaN",
+                               "123456789012345678901234567890123456789"}) {
+    EXPECT_THAT(Decimal::FromString(bad),
+                StatusIs(absl::StatusCode::kInvalidArgument))
+        << bad;
+  }
+}
+
+TEST(DecimalTest, EqualValuesCompareEqual) {
+  EXPECT_EQ(D("1.5"), D("1.50"));
+  EXPECT_EQ(D("0"), D("-0.00"));
+  EXPECT_EQ(D("NaN"), Decimal::NaN());
+  EXPECT_EQ(Decimal::FromParts(false, 1500, 3), D("1.5"));
+  EXPECT_EQ(Decimal::FromInt64(-7), D("-7.000"));
+  EXPECT_EQ(Decimal::FromInt64(INT64_MIN).ToString(), "-9223372036854775808");
+}
+
+TEST(DecimalTest, TotalOrder) {
+  const std::vector<Decimal> ascending = {
+      Decimal::NegativeInfinity(), D("-100"),
+      D("-1.5"), D("-0.001"), D("0"), D("0.0000001"), D("0.5"), D("1"),
+      D("1.0000000000000000000000000001"), D("99"), D("100"),
+      D("12345678901234567890123456789012345678"), Decimal::PositiveInfinity(),
+      Decimal::NaN()};
+  for (size_t i = 0; i < ascending.size(); ++i) {
+    for (size_t j = 0; j < ascending.size(); ++j) {
+      const int expected = i < j ? -1 : (i > j ? 1 : 0);
+      EXPECT_EQ(ascending[i].Compare(ascending[j]), expected)
+          << ascending[i] << " vs " << ascending[j];
+    }
+  }
+}
+
+TEST(DecimalTest, OrderMatchesDoubleForSmallValues) {
+  absl::BitGen gen;
+  for (int i = 0; i < 2000; ++i) {
+    const int64_t a = absl::Uniform<int64_t>(gen, -100000, 100000);
+    const int64_t b = absl::Uniform<int64_t>(gen, -100000, 100000);
+    const int scale_a = absl::Uniform(gen, 0, 6), scale_b = absl::Uniform(gen, 0, 6);
+    const Decimal da = Decimal::FromParts(a < 0, a < 0 ? -a : a, scale_a);
+    const Decimal db = Decimal::FromParts(b < 0, b < 0 ? -b : b, scale_b);
+    const double fa = da.ToDouble(), fb = db.ToDouble();
+    const int expected = fa < fb ? -1 : (fa > fb ? 1 : 0);
+    EXPECT_EQ(da.Compare(db), expected) << da << " vs " << db;
+    EXPECT_EQ(*Decimal::FromString(da.ToString()), da);
+  }
+}
+
+}  // namespace
+}  // namespace backfill
