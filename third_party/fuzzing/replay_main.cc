@@ -1,7 +1,6 @@
 // Replays fuzz inputs through LLVMFuzzerTestOneInput without libFuzzer, so the
 // checked-in seed corpus of every fuzz target runs as an ordinary test.
-#include <sys/stat.h>
-
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs exactly the Debian 12 packages this repository needs, offline from
+# Debian's own mirror (no other downloads). Idempotent: packages already
+# present are left alone, and `apt-get update` runs only when something is
+# missing. Safe to run twice, and as a non-first step of a longer script.
+#
+#   sudo bash tools/setup.sh        # or as root
+set -euo pipefail
+
+PACKAGES=(
+  bazel-bootstrap          # Bazel 4.2.3 (WORKSPACE mode)
+  g++                      # C++20 compiler (g++ 12)
+  pkg-config               # link lines of the -dev packages
+  libabsl-dev              # abseil 20220623
+  libprotobuf-dev          # protobuf 3.21 runtime
+  protobuf-compiler        # protoc for //third_party:proto.bzl
+  librocksdb-dev           # RocksDB 7.8
+  zlib1g-dev               # zlib (RocksDB, CRC)
+  libgoogle-perftools-dev  # tcmalloc (gperftools)
+  libgtest-dev             # googletest 1.12
+  libgmock-dev             # googlemock 1.12
+  libbenchmark-dev         # Google Benchmark 1.7
+  libcivetweb-dev          # HTTP server for /metrics
+  prometheus               # promtool, used by the metrics exposition test
+  clang                    # clang 14 for --config=fuzz
+  libclang-rt-14-dev       # libFuzzer and sanitizer runtimes for clang
+  gnuplot-nox              # tools/backfill_bench --plot
+)
+
+log() { printf '[setup] %s\n' "$*"; }
+
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    exec sudo -E bash "$0" "$@"
+  fi
+  log "must run as root (apt-get install)"; exit 1
+fi
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  if dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    log "present: $package"
+  else
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  log "all ${#PACKAGES[@]} packages present; nothing to install"
+else
+  log "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # Retry once: a fresh machine may still be refreshing its lists.
+  apt-get update -qq || { sleep 5; apt-get update -qq; }
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+  log "installed ${#missing[@]} packages"
+fi
+
+log "bazel: $(bazel --version 2>/dev/null || echo 'bazel-bootstrap 4.2.3') at $(command -v bazel)"
+log "g++: $(g++ --version | head -1)"
+log "done"
