@@ -5,7 +5,11 @@
 # missing. Safe to run twice, and as a non-first step of a longer script.
 #
 #   sudo bash tools/setup.sh        # or as root
+#   bash tools/setup.sh --check     # only report; exit 1 if something is missing
 set -euo pipefail
+
+check_only=0
+[[ "${1:-}" == "--check" ]] && check_only=1
 
 PACKAGES=(
   bazel-bootstrap          # Bazel 4.2.3 (WORKSPACE mode)
@@ -29,7 +33,7 @@ PACKAGES=(
 
 log() { printf '[setup] %s\n' "$*"; }
 
-if [[ $(id -u) -ne 0 ]]; then
+if [[ $check_only -eq 0 && $(id -u) -ne 0 ]]; then
   if command -v sudo >/dev/null 2>&1; then
     exec sudo -E bash "$0" "$@"
   fi
@@ -44,6 +48,13 @@ for package in "${PACKAGES[@]}"; do
     missing+=("$package")
   fi
 done
+
+if [[ $check_only -eq 1 ]]; then
+  if ((${#missing[@]} == 0)); then
+    log "all ${#PACKAGES[@]} packages present"; exit 0
+  fi
+  log "missing: ${missing[*]}"; exit 1
+fi
 
 if ((${#missing[@]} == 0)); then
   log "all ${#PACKAGES[@]} packages present; nothing to install"
