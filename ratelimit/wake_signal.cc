@@ -1,0 +1,37 @@
+#include "ratelimit/wake_signal.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace backfill {
+
+// The flag is set before any listener's mutex is taken: a waiter evaluates
+// its predicate under its own mutex, so either it sees the flag or it is
+// already blocked on its cv when we notify (taking its mutex in between
+// closes the window between "predicate false" and "blocked").
+void WakeSignal::Notify() {
+  notified_.store(true, std::memory_order_release);
+  std::lock_guard<std::mutex> guard(mu_);
+  for (const auto& [mutex, cv] : listeners_) {
+    { std::lock_guard<std::mutex> waiter_guard(*mutex); }
+    cv->notify_all();
+  }
+}
+
+WakeSignal::Listener::Listener(WakeSignal& signal, std::mutex& mutex,
+                               std::condition_variable& cv)
+    : signal_(signal), mutex_(&mutex), cv_(&cv) {
+  std::lock_guard<std::mutex> guard(signal_.mu_);
+  signal_.listeners_.emplace_back(mutex_, cv_);
+}
+
+WakeSignal::Listener::~Listener() {
+  std::lock_guard<std::mutex> guard(signal_.mu_);
+  auto& listeners = signal_.listeners_;
+  auto it = std::find(listeners.begin(), listeners.end(),
+                      std::make_pair(mutex_, cv_));
+  assert(it != listeners.end());
+  listeners.erase(it);
+}
+
+}  // namespace backfill
