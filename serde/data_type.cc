@@ -4,18 +4,30 @@ namespace backfill {
 
 absl::string_view DataTypeName(DataType type) {
   switch (type) {
-    case DataType::kBoolean: return "BOOLEAN";
-    case DataType::kInt16: return "INT16";
-    case DataType::kInt32: return "INT32";
-    case DataType::kInt64: return "INT64";
-    case DataType::kFloat32: return "FLOAT32";
-    case DataType::kFloat64: return "FLOAT64";
-    case DataType::kDecimal: return "DECIMAL";
-    case DataType::kVarchar: return "VARCHAR";
-    case DataType::kBytea: return "BYTEA";
-    case DataType::kDate: return "DATE";
-    case DataType::kTime: return "TIME";
-    case DataType::kTimestamp: return "TIMESTAMP";
+    case DataType::kBoolean:
+      return "BOOLEAN";
+    case DataType::kInt16:
+      return "INT16";
+    case DataType::kInt32:
+      return "INT32";
+    case DataType::kInt64:
+      return "INT64";
+    case DataType::kFloat32:
+      return "FLOAT32";
+    case DataType::kFloat64:
+      return "FLOAT64";
+    case DataType::kDecimal:
+      return "DECIMAL";
+    case DataType::kVarchar:
+      return "VARCHAR";
+    case DataType::kBytea:
+      return "BYTEA";
+    case DataType::kDate:
+      return "DATE";
+    case DataType::kTime:
+      return "TIME";
+    case DataType::kTimestamp:
+      return "TIMESTAMP";
   }
   return "INVALID";
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+
 #include "absl/strings/string_view.h"
 
 namespace backfill {
@@ -21,12 +22,12 @@ enum class DataType : uint8_t {
   kInt64 = 4,
   kFloat32 = 5,
   kFloat64 = 6,
-  kDecimal = 7,    // at least 28 significant digits, a scale; NaN, +-Infinity
-  kVarchar = 8,    // UTF-8 text, any bytes accepted
-  kBytea = 9,      // arbitrary bytes
-  kDate = 10,      // days since 1970-01-01
-  kTime = 11,      // microseconds since midnight, [0, 86400 * 10^6)
-  kTimestamp = 12, // microseconds since 1970-01-01 00:00:00 (no time zone)
+  kDecimal = 7,     // at least 28 significant digits, a scale; NaN, +-Infinity
+  kVarchar = 8,     // UTF-8 text, any bytes accepted
+  kBytea = 9,       // arbitrary bytes
+  kDate = 10,       // days since 1970-01-01
+  kTime = 11,       // microseconds since midnight, [0, 86400 * 10^6)
+  kTimestamp = 12,  // microseconds since 1970-01-01 00:00:00 (no time zone)
 };
 
 inline constexpr DataType kAllDataTypes[] = {

@@ -30,20 +30,30 @@ int CompareFloats(F a, F b) {
 int CompareValues(const Datum& a, const Datum& b) {
   assert(a.index() == b.index());
   switch (a.index()) {
-    case 1: return Ordered(std::get<bool>(a), std::get<bool>(b));
-    case 2: return Ordered(std::get<int16_t>(a), std::get<int16_t>(b));
-    case 3: return Ordered(std::get<int32_t>(a), std::get<int32_t>(b));
-    case 4: return Ordered(std::get<int64_t>(a), std::get<int64_t>(b));
-    case 5: return CompareFloats(std::get<float>(a), std::get<float>(b));
-    case 6: return CompareFloats(std::get<double>(a), std::get<double>(b));
-    case 7: return std::get<Decimal>(a).Compare(std::get<Decimal>(b));
+    case 1:
+      return Ordered(std::get<bool>(a), std::get<bool>(b));
+    case 2:
+      return Ordered(std::get<int16_t>(a), std::get<int16_t>(b));
+    case 3:
+      return Ordered(std::get<int32_t>(a), std::get<int32_t>(b));
+    case 4:
+      return Ordered(std::get<int64_t>(a), std::get<int64_t>(b));
+    case 5:
+      return CompareFloats(std::get<float>(a), std::get<float>(b));
+    case 6:
+      return CompareFloats(std::get<double>(a), std::get<double>(b));
+    case 7:
+      return std::get<Decimal>(a).Compare(std::get<Decimal>(b));
     case 8: {
       const int c = std::get<std::string>(a).compare(std::get<std::string>(b));
       return c < 0 ? -1 : (c > 0 ? 1 : 0);
     }
-    case 9: return Ordered(std::get<Date>(a), std::get<Date>(b));
-    case 10: return Ordered(std::get<TimeOfDay>(a), std::get<TimeOfDay>(b));
-    case 11: return Ordered(std::get<Timestamp>(a), std::get<Timestamp>(b));
+    case 9:
+      return Ordered(std::get<Date>(a), std::get<Date>(b));
+    case 10:
+      return Ordered(std::get<TimeOfDay>(a), std::get<TimeOfDay>(b));
+    case 11:
+      return Ordered(std::get<Timestamp>(a), std::get<Timestamp>(b));
   }
   return 0;
 }
@@ -52,36 +62,59 @@ int CompareValues(const Datum& a, const Datum& b) {
 
 bool DatumMatchesType(const Datum& datum, DataType type) {
   switch (datum.index()) {
-    case 0: return true;
-    case 1: return type == DataType::kBoolean;
-    case 2: return type == DataType::kInt16;
-    case 3: return type == DataType::kInt32;
-    case 4: return type == DataType::kInt64;
-    case 5: return type == DataType::kFloat32;
-    case 6: return type == DataType::kFloat64;
-    case 7: return type == DataType::kDecimal;
-    case 8: return type == DataType::kVarchar || type == DataType::kBytea;
-    case 9: return type == DataType::kDate;
-    case 10: return type == DataType::kTime;
-    case 11: return type == DataType::kTimestamp;
+    case 0:
+      return true;
+    case 1:
+      return type == DataType::kBoolean;
+    case 2:
+      return type == DataType::kInt16;
+    case 3:
+      return type == DataType::kInt32;
+    case 4:
+      return type == DataType::kInt64;
+    case 5:
+      return type == DataType::kFloat32;
+    case 6:
+      return type == DataType::kFloat64;
+    case 7:
+      return type == DataType::kDecimal;
+    case 8:
+      return type == DataType::kVarchar || type == DataType::kBytea;
+    case 9:
+      return type == DataType::kDate;
+    case 10:
+      return type == DataType::kTime;
+    case 11:
+      return type == DataType::kTimestamp;
   }
   return false;
 }
 
 Datum DefaultDatum(DataType type) {
   switch (type) {
-    case DataType::kBoolean: return false;
-    case DataType::kInt16: return int16_t{0};
-    case DataType::kInt32: return int32_t{0};
-    case DataType::kInt64: return int64_t{0};
-    case DataType::kFloat32: return 0.0f;
-    case DataType::kFloat64: return 0.0;
-    case DataType::kDecimal: return Decimal();
+    case DataType::kBoolean:
+      return false;
+    case DataType::kInt16:
+      return int16_t{0};
+    case DataType::kInt32:
+      return int32_t{0};
+    case DataType::kInt64:
+      return int64_t{0};
+    case DataType::kFloat32:
+      return 0.0f;
+    case DataType::kFloat64:
+      return 0.0;
+    case DataType::kDecimal:
+      return Decimal();
     case DataType::kVarchar:
-    case DataType::kBytea: return std::string();
-    case DataType::kDate: return Date{};
-    case DataType::kTime: return TimeOfDay{};
-    case DataType::kTimestamp: return Timestamp{};
+    case DataType::kBytea:
+      return std::string();
+    case DataType::kDate:
+      return Date{};
+    case DataType::kTime:
+      return TimeOfDay{};
+    case DataType::kTimestamp:
+      return Timestamp{};
   }
   return Datum();
 }
@@ -107,15 +140,25 @@ bool DatumsEqual(const Datum& a, const Datum& b) {
 
 std::string DatumDebugString(const Datum& datum) {
   switch (datum.index()) {
-    case 0: return "NULL";
-    case 1: return std::get<bool>(datum) ? "true" : "false";
-    case 2: return absl::StrCat(std::get<int16_t>(datum));
-    case 3: return absl::StrCat(std::get<int32_t>(datum));
-    case 4: return absl::StrCat(std::get<int64_t>(datum));
-    case 5: return absl::StrFormat("%.9g", std::get<float>(datum));
-    case 6: return absl::StrFormat("%.17g", std::get<double>(datum));
-    case 7: return std::get<Decimal>(datum).ToString();
-    case 8: return absl::StrCat("'", absl::CHexEscape(std::get<std::string>(datum)), "'");
+    case 0:
+      return "NULL";
+    case 1:
+      return std::get<bool>(datum) ? "true" : "false";
+    case 2:
+      return absl::StrCat(std::get<int16_t>(datum));
+    case 3:
+      return absl::StrCat(std::get<int32_t>(datum));
+    case 4:
+      return absl::StrCat(std::get<int64_t>(datum));
+    case 5:
+      return absl::StrFormat("%.9g", std::get<float>(datum));
+    case 6:
+      return absl::StrFormat("%.17g", std::get<double>(datum));
+    case 7:
+      return std::get<Decimal>(datum).ToString();
+    case 8:
+      return absl::StrCat("'", absl::CHexEscape(std::get<std::string>(datum)),
+                          "'");
     case 9: {
       const absl::CivilDay day =
           absl::CivilDay(1970, 1, 1) + std::get<Date>(datum).days;
@@ -128,9 +171,10 @@ std::string DatumDebugString(const Datum& datum) {
                              micros % 1000000);
     }
     case 11:
-      return absl::FormatTime("%Y-%m-%d %H:%M:%E6S",
-                              absl::FromUnixMicros(std::get<Timestamp>(datum).micros),
-                              absl::UTCTimeZone());
+      return absl::FormatTime(
+          "%Y-%m-%d %H:%M:%E6S",
+          absl::FromUnixMicros(std::get<Timestamp>(datum).micros),
+          absl::UTCTimeZone());
   }
   return "?";
 }

@@ -31,21 +31,29 @@ struct Date {
 // Microseconds since midnight, in [0, 86'400'000'000).
 struct TimeOfDay {
   int64_t micros = 0;
-  friend bool operator==(TimeOfDay a, TimeOfDay b) { return a.micros == b.micros; }
-  friend bool operator<(TimeOfDay a, TimeOfDay b) { return a.micros < b.micros; }
+  friend bool operator==(TimeOfDay a, TimeOfDay b) {
+    return a.micros == b.micros;
+  }
+  friend bool operator<(TimeOfDay a, TimeOfDay b) {
+    return a.micros < b.micros;
+  }
 };
 
 // Microseconds since 1970-01-01 00:00:00, no time zone.
 struct Timestamp {
   int64_t micros = 0;
-  friend bool operator==(Timestamp a, Timestamp b) { return a.micros == b.micros; }
-  friend bool operator<(Timestamp a, Timestamp b) { return a.micros < b.micros; }
+  friend bool operator==(Timestamp a, Timestamp b) {
+    return a.micros == b.micros;
+  }
+  friend bool operator<(Timestamp a, Timestamp b) {
+    return a.micros < b.micros;
+  }
 };
 
 // The alternatives, in this order; index 0 (monostate) is NULL.
-using Datum = std::variant<std::monostate, bool, int16_t, int32_t, int64_t,
-                           float, double, Decimal, std::string, Date,
-                           TimeOfDay, Timestamp>;
+using Datum =
+    std::variant<std::monostate, bool, int16_t, int32_t, int64_t, float, double,
+                 Decimal, std::string, Date, TimeOfDay, Timestamp>;
 
 inline bool IsNull(const Datum& datum) { return datum.index() == 0; }
 

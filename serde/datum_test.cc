@@ -24,13 +24,16 @@ TEST(DatumTest, DescendingReversesValues) {
 }
 
 TEST(DatumTest, FloatSpecialValues) {
-  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  const double nan = std::nan(""),
+               inf = std::numeric_limits<double>::infinity();
   const OrderType asc = OrderType::Ascending();
   EXPECT_EQ(CompareDatums(-0.0, 0.0, asc), 0);
   EXPECT_GT(CompareDatums(nan, inf, asc), 0);
   EXPECT_EQ(CompareDatums(nan, -nan, asc), 0);
   EXPECT_LT(CompareDatums(-inf, -1e308, asc), 0);
-  EXPECT_GT(CompareDatums(std::nanf(""), std::numeric_limits<float>::infinity(), asc), 0);
+  EXPECT_GT(
+      CompareDatums(std::nanf(""), std::numeric_limits<float>::infinity(), asc),
+      0);
   EXPECT_TRUE(DatumsEqual(nan, nan));
   EXPECT_TRUE(DatumsEqual(-0.0, 0.0));
 }
@@ -44,7 +47,8 @@ TEST(DatumTest, StringsCompareBytewise) {
 
 TEST(DatumTest, TypesAndDefaults) {
   for (DataType type : kAllDataTypes) {
-    EXPECT_TRUE(DatumMatchesType(DefaultDatum(type), type)) << DataTypeName(type);
+    EXPECT_TRUE(DatumMatchesType(DefaultDatum(type), type))
+        << DataTypeName(type);
     EXPECT_TRUE(DatumMatchesType(Datum(), type));
   }
   EXPECT_FALSE(DatumMatchesType(int32_t{1}, DataType::kInt64));

@@ -67,9 +67,8 @@ Decimal Decimal::FromParts(bool negative, absl::uint128 mantissa, int scale) {
 absl::StatusOr<Decimal> Decimal::FromString(absl::string_view text) {
   const absl::string_view original = text;
   auto error = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid decimal \"", absl::CHexEscape(original),
-                     "\": ", why));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "invalid decimal \"", absl::CHexEscape(original), "\": ", why));
   };
   text = absl::StripAsciiWhitespace(text);
   bool negative = false;
@@ -119,10 +118,14 @@ absl::StatusOr<Decimal> Decimal::FromString(absl::string_view text) {
 
 std::string Decimal::ToString() const {
   switch (kind_) {
-    case Kind::kNaN: return "NaN";
-    case Kind::kPositiveInfinity: return "Infinity";
-    case Kind::kNegativeInfinity: return "-Infinity";
-    case Kind::kFinite: break;
+    case Kind::kNaN:
+      return "NaN";
+    case Kind::kPositiveInfinity:
+      return "Infinity";
+    case Kind::kNegativeInfinity:
+      return "-Infinity";
+    case Kind::kFinite:
+      break;
   }
   std::string digits;
   absl::uint128 m = mantissa_;
@@ -152,10 +155,14 @@ std::string Decimal::ToString() const {
 
 double Decimal::ToDouble() const {
   switch (kind_) {
-    case Kind::kNaN: return std::nan("");
-    case Kind::kPositiveInfinity: return HUGE_VAL;
-    case Kind::kNegativeInfinity: return -HUGE_VAL;
-    case Kind::kFinite: break;
+    case Kind::kNaN:
+      return std::nan("");
+    case Kind::kPositiveInfinity:
+      return HUGE_VAL;
+    case Kind::kNegativeInfinity:
+      return -HUGE_VAL;
+    case Kind::kFinite:
+      break;
   }
   const double magnitude = static_cast<double>(mantissa_) *
                            std::pow(10.0, -static_cast<double>(scale_));
@@ -167,10 +174,14 @@ namespace {
 // Rank of the kind in the total order; finite values are ranked by value.
 int KindRank(Decimal::Kind kind) {
   switch (kind) {
-    case Decimal::Kind::kNegativeInfinity: return 0;
-    case Decimal::Kind::kFinite: return 1;
-    case Decimal::Kind::kPositiveInfinity: return 2;
-    case Decimal::Kind::kNaN: return 3;
+    case Decimal::Kind::kNegativeInfinity:
+      return 0;
+    case Decimal::Kind::kFinite:
+      return 1;
+    case Decimal::Kind::kPositiveInfinity:
+      return 2;
+    case Decimal::Kind::kNaN:
+      return 3;
   }
   return 3;
 }

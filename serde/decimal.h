@@ -14,16 +14,21 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/numeric/int128.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace backfill {
 
 class Decimal {
  public:
-  enum class Kind : uint8_t { kFinite, kNaN, kPositiveInfinity, kNegativeInfinity };
+  enum class Kind : uint8_t {
+    kFinite,
+    kNaN,
+    kPositiveInfinity,
+    kNegativeInfinity
+  };
 
   // The largest number of significant digits: 10^38 - 1 fits in 127 bits.
   static constexpr int kMaxDigits = 38;

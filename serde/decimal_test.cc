@@ -30,7 +30,7 @@ TEST(DecimalTest, ParsesAndPrintsShortestForm) {
 
 TEST(DecimalTest, RejectsBadText) {
   for (absl::string_view bad : {"", "-", ".", "1..2", "1a", "--1", "-NaN",
-                               "123456789012345678901234567890123456789"}) {
+                                "123456789012345678901234567890123456789"}) {
     EXPECT_THAT(Decimal::FromString(bad),
                 StatusIs(absl::StatusCode::kInvalidArgument))
         << bad;
@@ -48,10 +48,19 @@ TEST(DecimalTest, EqualValuesCompareEqual) {
 
 TEST(DecimalTest, TotalOrder) {
   const std::vector<Decimal> ascending = {
-      Decimal::NegativeInfinity(), D("-100"),
-      D("-1.5"), D("-0.001"), D("0"), D("0.0000001"), D("0.5"), D("1"),
-      D("1.0000000000000000000000000001"), D("99"), D("100"),
-      D("12345678901234567890123456789012345678"), Decimal::PositiveInfinity(),
+      Decimal::NegativeInfinity(),
+      D("-100"),
+      D("-1.5"),
+      D("-0.001"),
+      D("0"),
+      D("0.0000001"),
+      D("0.5"),
+      D("1"),
+      D("1.0000000000000000000000000001"),
+      D("99"),
+      D("100"),
+      D("12345678901234567890123456789012345678"),
+      Decimal::PositiveInfinity(),
       Decimal::NaN()};
   for (size_t i = 0; i < ascending.size(); ++i) {
     for (size_t j = 0; j < ascending.size(); ++j) {
@@ -67,7 +76,8 @@ TEST(DecimalTest, OrderMatchesDoubleForSmallValues) {
   for (int i = 0; i < 2000; ++i) {
     const int64_t a = absl::Uniform<int64_t>(gen, -100000, 100000);
     const int64_t b = absl::Uniform<int64_t>(gen, -100000, 100000);
-    const int scale_a = absl::Uniform(gen, 0, 6), scale_b = absl::Uniform(gen, 0, 6);
+    const int scale_a = absl::Uniform(gen, 0, 6),
+              scale_b = absl::Uniform(gen, 0, 6);
     const Decimal da = Decimal::FromParts(a < 0, a < 0 ? -a : a, scale_a);
     const Decimal db = Decimal::FromParts(b < 0, b < 0 ? -b : b, scale_b);
     const double fa = da.ToDouble(), fb = db.ToDouble();

@@ -33,7 +33,9 @@ struct OrderType {
     return {OrderDirection::kDescending, NullsOrder::kLast};
   }
 
-  bool is_descending() const { return direction == OrderDirection::kDescending; }
+  bool is_descending() const {
+    return direction == OrderDirection::kDescending;
+  }
   bool nulls_first() const { return nulls == NullsOrder::kFirst; }
 
   // "ASC NULLS LAST", "DESC NULLS FIRST", ...

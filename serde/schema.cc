@@ -27,9 +27,9 @@ absl::Status ValidateSchema(absl::Span<const ColumnDesc> schema) {
           absl::StrCat("duplicate column name \"", column.name, "\" at ", i));
     }
     if (!ids.insert(column.column_id).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "duplicate column id ", column.column_id, " at column ", i, " (",
-          column.name, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("duplicate column id ", column.column_id, " at column ",
+                       i, " (", column.name, ")"));
     }
   }
   return absl::OkStatus();
@@ -42,10 +42,9 @@ absl::Status ValidateRow(absl::Span<const ColumnDesc> schema, RowView row) {
   }
   for (size_t i = 0; i < row.size(); ++i) {
     if (!DatumMatchesType(row[i], schema[i].type)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("column ", i, " (", schema[i].name, ") expects ",
-                       DataTypeName(schema[i].type), ", got ",
-                       DatumDebugString(row[i])));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "column ", i, " (", schema[i].name, ") expects ",
+          DataTypeName(schema[i].type), ", got ", DatumDebugString(row[i])));
     }
     if (IsNull(row[i]) && !schema[i].nullable) {
       return absl::InvalidArgumentError(absl::StrCat(

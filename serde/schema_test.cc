@@ -22,9 +22,9 @@ TEST(SchemaTest, ValidatesIdsNamesAndRows) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("duplicate column id 1")));
   EXPECT_THAT(ValidateRow(schema, Row{int64_t{1}, Datum()}), IsOk());
-  EXPECT_THAT(ValidateRow(schema, Row{Datum(), Datum()}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("not nullable")));
+  EXPECT_THAT(
+      ValidateRow(schema, Row{Datum(), Datum()}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not nullable")));
   EXPECT_THAT(ValidateRow(schema, Row{int32_t{1}, Datum()}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("INT64")));
 }

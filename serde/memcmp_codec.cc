@@ -1,0 +1,607 @@
+#include "serde/memcmp_codec.h"
+
+#include <cassert>
+#include <cmath>
+#include <cstring>
+
+#include "absl/numeric/int128.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "serde/decimal.h"
+
+namespace backfill {
+namespace {
+
+// Decimal kind tags (ascending form). Never change: persisted.
+constexpr uint8_t kDecimalNegativeInfinityTag = 0x01;
+constexpr uint8_t kDecimalNegativeTag = 0x02;
+constexpr uint8_t kDecimalZeroTag = 0x03;
+constexpr uint8_t kDecimalPositiveTag = 0x04;
+constexpr uint8_t kDecimalPositiveInfinityTag = 0x05;
+constexpr uint8_t kDecimalNaNTag = 0x06;
+
+constexpr uint64_t kCanonicalNaN64 = 0x7FF8000000000000ULL;
+constexpr uint32_t kCanonicalNaN32 = 0x7FC00000U;
+
+// The tag of NULL in the ascending form, before a DESC complement. NULL must
+// come out last for ASC NULLS LAST; a DESC column complements the tag, so its
+// NULLS FIRST needs the ascending NULL tag to be the larger one too.
+inline uint8_t NullTag(OrderType order) {
+  return order.nulls_first() == order.is_descending() ? 1 : 0;
+}
+
+template <int kBytes>
+inline void AppendBigEndian(uint64_t value, char* out) {
+  for (int i = kBytes - 1; i >= 0; --i) {
+    out[i] = static_cast<char>(static_cast<uint8_t>(value));
+    value >>= 8;
+  }
+}
+
+// Sign-flipped big-endian two's complement: order of unsigned bytes equals
+// the order of the signed values.
+template <int kBytes>
+inline void AppendSigned(int64_t value, char tag, std::string* out) {
+  char buffer[1 + kBytes];
+  buffer[0] = tag;
+  const uint64_t flipped =
+      static_cast<uint64_t>(value) ^ (uint64_t{1} << (8 * kBytes - 1));
+  AppendBigEndian<kBytes>(flipped, buffer + 1);
+  out->append(buffer, sizeof(buffer));
+}
+
+inline uint64_t OrderedDoubleBits(double value) {
+  uint64_t bits;
+  if (std::isnan(value)) {
+    bits = kCanonicalNaN64;
+  } else if (value == 0) {
+    bits = 0;  // -0.0 encodes as 0.0
+  } else {
+    std::memcpy(&bits, &value, sizeof(bits));
+  }
+  return (bits >> 63) != 0 ? ~bits : bits | (uint64_t{1} << 63);
+}
+
+inline uint32_t OrderedFloatBits(float value) {
+  uint32_t bits;
+  if (std::isnan(value)) {
+    bits = kCanonicalNaN32;
+  } else if (value == 0) {
+    bits = 0;
+  } else {
+    std::memcpy(&bits, &value, sizeof(bits));
+  }
+  return (bits >> 31) != 0 ? ~bits : bits | (uint32_t{1} << 31);
+}
+
+// Strings: 0x00 if empty; else 0x01 then 8-byte groups, zero-padded, each
+// followed by a marker: 9 = more groups follow, 1..8 = last group with that
+// many significant bytes (RisingWave's memcomparable format).
+void AppendStringBody(absl::string_view s, std::string* out) {
+  if (s.empty()) {
+    out->push_back(0);
+    return;
+  }
+  const size_t groups = (s.size() + 7) / 8;
+  const size_t start = out->size();
+  out->resize(start + 1 + groups * 9);
+  char* p = out->data() + start;
+  *p++ = 1;
+  size_t remaining = s.size();
+  const char* src = s.data();
+  while (remaining > 8) {
+    std::memcpy(p, src, 8);
+    p[8] = 9;
+    p += 9;
+    src += 8;
+    remaining -= 8;
+  }
+  std::memcpy(p, src, remaining);
+  std::memset(p + remaining, 0, 8 - remaining);
+  p[8] = static_cast<char>(remaining);
+}
+
+// Decimal (ascending): a kind tag; finite non-zero values then carry the
+// adjusted exponent (e + 128, one byte) and the significant digits packed two
+// per byte as 2 * pair + 1, the last byte 2 * pair (SQLite4 style); negative
+// values complement the exponent and digit bytes.
+void AppendDecimal(const Decimal& value, std::string* out) {
+  switch (value.kind()) {
+    case Decimal::Kind::kNaN:
+      out->push_back(kDecimalNaNTag);
+      return;
+    case Decimal::Kind::kPositiveInfinity:
+      out->push_back(kDecimalPositiveInfinityTag);
+      return;
+    case Decimal::Kind::kNegativeInfinity:
+      out->push_back(kDecimalNegativeInfinityTag);
+      return;
+    case Decimal::Kind::kFinite:
+      break;
+  }
+  if (value.is_zero()) {
+    out->push_back(kDecimalZeroTag);
+    return;
+  }
+  absl::uint128 mantissa = value.mantissa();
+  const int exponent = Decimal::DigitCount(mantissa) - 1 - value.scale();
+  assert(exponent >= -128 && exponent <= 127);
+  while (mantissa % 10 == 0) mantissa /= 10;  // only at kMinScale
+  int digits = Decimal::DigitCount(mantissa);
+  if (digits % 2 != 0) {
+    mantissa *= 10;
+    ++digits;
+  }
+  const int pairs = digits / 2;
+  char buffer[2 + 20];
+  const bool negative = value.negative();
+  const uint8_t flip = negative ? 0xFF : 0x00;
+  buffer[0] =
+      static_cast<char>(negative ? kDecimalNegativeTag : kDecimalPositiveTag);
+  buffer[1] = static_cast<char>(static_cast<uint8_t>(exponent + 128) ^ flip);
+  for (int i = pairs - 1; i >= 0; --i) {
+    unsigned pair;
+    if (absl::Uint128High64(mantissa) == 0) {
+      const uint64_t low = absl::Uint128Low64(mantissa);
+      pair = static_cast<unsigned>(low % 100);
+      mantissa = low / 100;
+    } else {
+      pair = static_cast<unsigned>(mantissa % 100);
+      mantissa /= 100;
+    }
+    const uint8_t byte =
+        static_cast<uint8_t>(2 * pair + (i == pairs - 1 ? 0 : 1));
+    buffer[2 + i] = static_cast<char>(byte ^ flip);
+  }
+  out->append(buffer, 2 + pairs);
+}
+
+void AppendAscending(const Datum& datum, DataType type, uint8_t non_null_tag,
+                     std::string* out) {
+  const char tag = static_cast<char>(non_null_tag);
+  switch (type) {
+    case DataType::kBoolean: {
+      const char buffer[2] = {tag,
+                              static_cast<char>(std::get<bool>(datum) ? 1 : 0)};
+      out->append(buffer, 2);
+      return;
+    }
+    case DataType::kInt16:
+      return AppendSigned<2>(std::get<int16_t>(datum), tag, out);
+    case DataType::kInt32:
+      return AppendSigned<4>(std::get<int32_t>(datum), tag, out);
+    case DataType::kInt64:
+      return AppendSigned<8>(std::get<int64_t>(datum), tag, out);
+    case DataType::kDate:
+      return AppendSigned<4>(std::get<Date>(datum).days, tag, out);
+    case DataType::kTime:
+      return AppendSigned<8>(std::get<TimeOfDay>(datum).micros, tag, out);
+    case DataType::kTimestamp:
+      return AppendSigned<8>(std::get<Timestamp>(datum).micros, tag, out);
+    case DataType::kFloat32: {
+      char buffer[5];
+      buffer[0] = tag;
+      AppendBigEndian<4>(OrderedFloatBits(std::get<float>(datum)), buffer + 1);
+      out->append(buffer, 5);
+      return;
+    }
+    case DataType::kFloat64: {
+      char buffer[9];
+      buffer[0] = tag;
+      AppendBigEndian<8>(OrderedDoubleBits(std::get<double>(datum)),
+                         buffer + 1);
+      out->append(buffer, 9);
+      return;
+    }
+    case DataType::kDecimal:
+      out->push_back(tag);
+      return AppendDecimal(std::get<Decimal>(datum), out);
+    case DataType::kVarchar:
+    case DataType::kBytea:
+      out->push_back(tag);
+      return AppendStringBody(std::get<std::string>(datum), out);
+  }
+}
+
+// Reads a key front to back, un-complementing DESC columns through `mask`.
+// Never reads past the end.
+class KeyReader {
+ public:
+  explicit KeyReader(absl::string_view bytes)
+      : data_(reinterpret_cast<const uint8_t*>(bytes.data())),
+        size_(bytes.size()) {}
+
+  size_t position() const { return pos_; }
+  void set_column(size_t column, DataType type, OrderType order) {
+    column_ = column;
+    type_ = type;
+    order_ = order;
+    mask_ = order.is_descending() ? 0xFF : 0x00;
+  }
+
+  bool ReadByte(uint8_t* byte) {
+    if (pos_ >= size_) return false;
+    *byte = data_[pos_++] ^ mask_;
+    return true;
+  }
+  template <int kBytes>
+  bool ReadBigEndian(uint64_t* value) {
+    if (size_ - pos_ < kBytes) return false;
+    uint64_t v = 0;
+    for (int i = 0; i < kBytes; ++i) v = (v << 8) | (data_[pos_ + i] ^ mask_);
+    pos_ += kBytes;
+    *value = v;
+    return true;
+  }
+  const uint8_t* current() const { return data_ + pos_; }
+  size_t remaining() const { return size_ - pos_; }
+  void Advance(size_t n) { pos_ += n; }
+  uint8_t mask() const { return mask_; }
+
+  // DataLoss "memcomparable key: <what> at offset N (column i: TYPE ORDER)",
+  // the offset being that of the offending byte.
+  absl::Status Error(absl::string_view what, size_t offset) const {
+    return absl::DataLossError(absl::StrCat(
+        "memcomparable key: ", what, " at offset ", offset, " (column ",
+        column_, ": ", DataTypeName(type_), " ", order_.DebugString(), ")"));
+  }
+  absl::Status Truncated(absl::string_view expected) const {
+    return Error(absl::StrCat("truncated, expected ", expected), size_);
+  }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+  size_t column_ = 0;
+  DataType type_ = DataType::kInt64;
+  OrderType order_;
+  uint8_t mask_ = 0;
+};
+
+template <int kBytes>
+absl::Status ReadSigned(KeyReader& reader, int64_t* value) {
+  uint64_t raw;
+  if (!reader.ReadBigEndian<kBytes>(&raw)) {
+    return reader.Truncated(absl::StrCat(kBytes, " value bytes"));
+  }
+  raw ^= uint64_t{1} << (8 * kBytes - 1);
+  if constexpr (kBytes == 8) {
+    *value = static_cast<int64_t>(raw);
+  } else {
+    // Sign-extend.
+    const int shift = 64 - 8 * kBytes;
+    *value = static_cast<int64_t>(raw << shift) >> shift;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadString(KeyReader& reader, Datum* out) {
+  const size_t start = reader.position();
+  uint8_t flag;
+  if (!reader.ReadByte(&flag)) return reader.Truncated("string flag");
+  if (flag == 0) {
+    if (auto* s = std::get_if<std::string>(out)) {
+      s->clear();
+    } else {
+      out->emplace<std::string>();
+    }
+    return absl::OkStatus();
+  }
+  if (flag != 1) {
+    return reader.Error(absl::StrCat("string flag ", flag, " is not 0 or 1"),
+                        start);
+  }
+  std::string* s = std::get_if<std::string>(out);
+  if (s == nullptr) s = &out->emplace<std::string>();
+  s->clear();
+  const uint8_t mask = reader.mask();
+  while (true) {
+    if (reader.remaining() < 9)
+      return reader.Truncated("a 9-byte string group");
+    const uint8_t* group = reader.current();
+    const size_t group_offset = reader.position();
+    const uint8_t marker = group[8] ^ mask;
+    if (marker == 0 || marker > 9) {
+      return reader.Error(
+          absl::StrCat("string group marker ", marker, " is not in 1..9"),
+          group_offset + 8);
+    }
+    const size_t length = marker == 9 ? 8 : marker;
+    const size_t old_size = s->size();
+    s->resize(old_size + length);
+    char* dst = s->data() + old_size;
+    for (size_t i = 0; i < length; ++i)
+      dst[i] = static_cast<char>(group[i] ^ mask);
+    for (size_t i = length; i < 8; ++i) {
+      if ((group[i] ^ mask) != 0) {
+        return reader.Error("non-zero string group padding", group_offset + i);
+      }
+    }
+    reader.Advance(9);
+    if (marker != 9) return absl::OkStatus();
+  }
+}
+
+absl::Status ReadDecimal(KeyReader& reader, Datum* out) {
+  const size_t start = reader.position();
+  uint8_t tag;
+  if (!reader.ReadByte(&tag)) return reader.Truncated("decimal tag");
+  switch (tag) {
+    case kDecimalNegativeInfinityTag:
+      *out = Decimal::NegativeInfinity();
+      return absl::OkStatus();
+    case kDecimalZeroTag:
+      *out = Decimal();
+      return absl::OkStatus();
+    case kDecimalPositiveInfinityTag:
+      *out = Decimal::PositiveInfinity();
+      return absl::OkStatus();
+    case kDecimalNaNTag:
+      *out = Decimal::NaN();
+      return absl::OkStatus();
+    case kDecimalNegativeTag:
+    case kDecimalPositiveTag:
+      break;
+    default:
+      return reader.Error(absl::StrCat("decimal tag ", tag, " is not in 1..6"),
+                          start);
+  }
+  const bool negative = tag == kDecimalNegativeTag;
+  const uint8_t flip = negative ? 0xFF : 0x00;
+  uint8_t exponent_byte;
+  if (!reader.ReadByte(&exponent_byte))
+    return reader.Truncated("decimal exponent");
+  const int exponent = static_cast<int>(exponent_byte ^ flip) - 128;
+  absl::uint128 mantissa = 0;
+  int pairs = 0;
+  unsigned pair = 0;
+  const size_t digits_start = reader.position();
+  while (true) {
+    uint8_t byte;
+    if (!reader.ReadByte(&byte)) return reader.Truncated("decimal digits");
+    byte ^= flip;
+    pair = byte >> 1;
+    if (pair > 99) {
+      return reader.Error(absl::StrCat("decimal digit pair ", pair, " > 99"),
+                          reader.position() - 1);
+    }
+    if (pairs == 0 && pair < 10) {
+      return reader.Error("decimal with a leading zero digit", digits_start);
+    }
+    if (++pairs > (Decimal::kMaxDigits + 1) / 2) {
+      return reader.Error("decimal with more than 38 digits", digits_start);
+    }
+    mantissa = mantissa * 100 + pair;
+    if ((byte & 1) == 0) break;
+  }
+  if (pair == 0) {
+    return reader.Error("decimal digits end in a zero pair",
+                        reader.position() - 1);
+  }
+  int digits = 2 * pairs;
+  if (pair % 10 == 0) {
+    mantissa /= 10;
+    --digits;
+  }
+  int scale = digits - 1 - exponent;
+  if (scale > Decimal::kMaxScale) {
+    return reader.Error(
+        absl::StrCat("decimal exponent ", exponent, " too small"),
+        digits_start - 1);
+  }
+  if (scale < Decimal::kMinScale) {
+    const int pad = Decimal::kMinScale - scale;
+    if (digits + pad > Decimal::kMaxDigits) {
+      return reader.Error(
+          absl::StrCat("decimal exponent ", exponent, " too large"),
+          digits_start - 1);
+    }
+    mantissa *= Decimal::PowerOfTen(pad);
+    scale = Decimal::kMinScale;
+  }
+  *out = Decimal::FromParts(negative, mantissa, scale);
+  return absl::OkStatus();
+}
+
+absl::Status ReadFloat64(KeyReader& reader, Datum* out) {
+  const size_t start = reader.position();
+  uint64_t u;
+  if (!reader.ReadBigEndian<8>(&u)) return reader.Truncated("8 FLOAT64 bytes");
+  const uint64_t bits = (u >> 63) != 0 ? u & ~(uint64_t{1} << 63) : ~u;
+  double value;
+  std::memcpy(&value, &bits, sizeof(value));
+  if (bits == (uint64_t{1} << 63) ||
+      (std::isnan(value) && bits != kCanonicalNaN64)) {
+    return reader.Error("non-canonical FLOAT64 (-0.0 or a non-canonical NaN)",
+                        start);
+  }
+  *out = value;
+  return absl::OkStatus();
+}
+
+absl::Status ReadFloat32(KeyReader& reader, Datum* out) {
+  const size_t start = reader.position();
+  uint64_t u64;
+  if (!reader.ReadBigEndian<4>(&u64))
+    return reader.Truncated("4 FLOAT32 bytes");
+  const uint32_t u = static_cast<uint32_t>(u64);
+  const uint32_t bits = (u >> 31) != 0 ? u & ~(uint32_t{1} << 31) : ~u;
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  if (bits == (uint32_t{1} << 31) ||
+      (std::isnan(value) && bits != kCanonicalNaN32)) {
+    return reader.Error("non-canonical FLOAT32 (-0.0 or a non-canonical NaN)",
+                        start);
+  }
+  *out = value;
+  return absl::OkStatus();
+}
+
+absl::Status ReadDatum(KeyReader& reader, DataType type, OrderType order,
+                       Datum* out) {
+  const size_t start = reader.position();
+  uint8_t tag;
+  if (!reader.ReadByte(&tag)) return reader.Truncated("a null tag");
+  const uint8_t null_tag = NullTag(order);
+  if (tag == null_tag) {
+    out->emplace<std::monostate>();
+    return absl::OkStatus();
+  }
+  if (tag != 1 - null_tag) {
+    return reader.Error(absl::StrCat("null tag ", tag, " is not 0 or 1"),
+                        start);
+  }
+  int64_t value;
+  switch (type) {
+    case DataType::kBoolean: {
+      uint8_t b;
+      if (!reader.ReadByte(&b)) return reader.Truncated("a BOOLEAN byte");
+      if (b > 1) {
+        return reader.Error(absl::StrCat("BOOLEAN byte ", b, " is not 0 or 1"),
+                            reader.position() - 1);
+      }
+      *out = b == 1;
+      return absl::OkStatus();
+    }
+    case DataType::kInt16:
+      if (auto s = ReadSigned<2>(reader, &value); !s.ok()) return s;
+      *out = static_cast<int16_t>(value);
+      return absl::OkStatus();
+    case DataType::kInt32:
+      if (auto s = ReadSigned<4>(reader, &value); !s.ok()) return s;
+      *out = static_cast<int32_t>(value);
+      return absl::OkStatus();
+    case DataType::kInt64:
+      if (auto s = ReadSigned<8>(reader, &value); !s.ok()) return s;
+      *out = value;
+      return absl::OkStatus();
+    case DataType::kDate:
+      if (auto s = ReadSigned<4>(reader, &value); !s.ok()) return s;
+      *out = Date{static_cast<int32_t>(value)};
+      return absl::OkStatus();
+    case DataType::kTime:
+      if (auto s = ReadSigned<8>(reader, &value); !s.ok()) return s;
+      *out = TimeOfDay{value};
+      return absl::OkStatus();
+    case DataType::kTimestamp:
+      if (auto s = ReadSigned<8>(reader, &value); !s.ok()) return s;
+      *out = Timestamp{value};
+      return absl::OkStatus();
+    case DataType::kFloat32:
+      return ReadFloat32(reader, out);
+    case DataType::kFloat64:
+      return ReadFloat64(reader, out);
+    case DataType::kDecimal:
+      return ReadDecimal(reader, out);
+    case DataType::kVarchar:
+    case DataType::kBytea:
+      return ReadString(reader, out);
+  }
+  return reader.Error("unknown data type", start);
+}
+
+}  // namespace
+
+void EncodeKeyDatum(const Datum& datum, DataType type, OrderType order,
+                    std::string* out) {
+  const size_t start = out->size();
+  const uint8_t null_tag = NullTag(order);
+  if (IsNull(datum)) {
+    out->push_back(static_cast<char>(null_tag));
+  } else if (DatumMatchesType(datum, type)) {
+    AppendAscending(datum, type, 1 - null_tag, out);
+  } else {
+    assert(false && "EncodeKeyDatum: datum does not match its column type");
+    out->push_back(static_cast<char>(null_tag));
+  }
+  if (order.is_descending()) {
+    char* p = out->data();
+    for (size_t i = start; i < out->size(); ++i)
+      p[i] = static_cast<char>(~p[i]);
+  }
+}
+
+void EncodeKey(RowView row, absl::Span<const DataType> types,
+               absl::Span<const OrderType> orders, std::string* out) {
+  assert(row.size() == types.size() && types.size() == orders.size());
+  for (size_t i = 0; i < row.size(); ++i) {
+    EncodeKeyDatum(row[i], types[i], orders[i], out);
+  }
+}
+
+absl::StatusOr<size_t> DecodeKeyPrefix(absl::string_view bytes,
+                                       absl::Span<const DataType> types,
+                                       absl::Span<const OrderType> orders,
+                                       Row* out) {
+  assert(types.size() == orders.size());
+  KeyReader reader(bytes);
+  out->resize(types.size());
+  for (size_t i = 0; i < types.size(); ++i) {
+    reader.set_column(i, types[i], orders[i]);
+    if (absl::Status s = ReadDatum(reader, types[i], orders[i], &(*out)[i]);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return reader.position();
+}
+
+absl::StatusOr<Row> DecodeKey(absl::string_view bytes,
+                              absl::Span<const DataType> types,
+                              absl::Span<const OrderType> orders) {
+  Row row;
+  absl::StatusOr<size_t> consumed = DecodeKeyPrefix(bytes, types, orders, &row);
+  if (!consumed.ok()) return consumed.status();
+  if (*consumed != bytes.size()) {
+    return absl::DataLossError(
+        absl::StrCat("memcomparable key: ", bytes.size() - *consumed,
+                     " trailing bytes after ", types.size(),
+                     " columns at offset ", *consumed));
+  }
+  return row;
+}
+
+std::optional<std::string> NextKey(absl::string_view bytes) {
+  size_t end = bytes.size();
+  while (end > 0 && static_cast<uint8_t>(bytes[end - 1]) == 0xFF) --end;
+  if (end == 0) return std::nullopt;
+  std::string next(bytes.substr(0, end));
+  next.back() = static_cast<char>(static_cast<uint8_t>(next.back()) + 1);
+  return next;
+}
+
+absl::StatusOr<KeySerde> KeySerde::Create(std::vector<DataType> types,
+                                          std::vector<OrderType> orders) {
+  if (types.size() != orders.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "KeySerde: ", types.size(), " types but ", orders.size(), " orders"));
+  }
+  return KeySerde(std::move(types), std::move(orders));
+}
+
+KeySerde KeySerde::Prefix(size_t num_columns) const {
+  assert(num_columns <= types_.size());
+  return KeySerde(
+      std::vector<DataType>(types_.begin(), types_.begin() + num_columns),
+      std::vector<OrderType>(orders_.begin(), orders_.begin() + num_columns));
+}
+
+absl::StatusOr<size_t> KeySerde::DecodePrefix(absl::string_view bytes,
+                                              size_t num_columns,
+                                              Row* out) const {
+  assert(num_columns <= types_.size());
+  return DecodeKeyPrefix(bytes, types().first(num_columns),
+                         orders().first(num_columns), out);
+}
+
+std::string KeySerde::DebugString() const {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < types_.size(); ++i) {
+    parts.push_back(
+        absl::StrCat(DataTypeName(types_[i]), " ", orders_[i].DebugString()));
+  }
+  return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
+}
+
+}  // namespace backfill

@@ -1,0 +1,129 @@
+// Memcomparable keys: a row of key columns encoded so that comparing the bytes
+// with memcmp (shorter-is-smaller on a common prefix) gives exactly the order
+// of CompareRows under the columns' OrderTypes. The byte layout of every type
+// is in serde/FORMAT.md (never change: persisted, it is the storage key
+// format).
+//
+//   absl::StatusOr<KeySerde> serde = KeySerde::Create(
+//       {DataType::kInt64, DataType::kVarchar},
+//       {OrderType::Ascending(), OrderType::Descending()});
+//   std::string key = serde->Serialize({int64_t{1}, std::string("a")});
+//   absl::StatusOr<Row> row = serde->Deserialize(key);     // {1, 'a'}
+//
+// Properties (for rows of the same types and orders):
+//   sign(memcmp(Encode(a), Encode(b))) == sign(CompareRows(a, b, orders));
+//   Decode(Encode(a)) is RowsEqual to a (floats: -0.0 decodes as 0.0 and
+//   every NaN as the canonical quiet NaN, since they compare equal);
+//   the encoding of a full key is prefix-free (no key is a proper prefix of
+//   another), and every datum's encoding is self-delimiting;
+//   the encoding is canonical: a byte string that decodes OK re-encodes to
+//   itself.
+// Thread-safety: all functions are pure; KeySerde is immutable and may be
+// shared between threads.
+#ifndef SERDE_MEMCMP_CODEC_H_
+#define SERDE_MEMCMP_CODEC_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "serde/data_type.h"
+#include "serde/order_type.h"
+#include "serde/row.h"
+
+namespace backfill {
+
+// Appends the memcomparable encoding of `row` to *out (never clears it).
+// REQUIRES: row.size() == types.size() == orders.size(), and every datum is
+// NULL or DatumMatchesType(row[i], types[i]) (checked by assert only; use
+// ValidateRow on untrusted rows first; a release build encodes a mismatching
+// datum as NULL).
+void EncodeKey(RowView row, absl::Span<const DataType> types,
+               absl::Span<const OrderType> orders, std::string* out);
+
+// Appends the encoding of one datum: EncodeKey of a one-column row.
+// REQUIRES: datum is NULL or matches `type`.
+void EncodeKeyDatum(const Datum& datum, DataType type, OrderType order,
+                    std::string* out);
+
+// Decodes a key of exactly types.size() columns that fills all of `bytes`.
+// REQUIRES: types.size() == orders.size().
+// Errors: DataLoss naming the byte offset and what was expected, for
+// truncated input, invalid tags, non-canonical values or trailing bytes.
+absl::StatusOr<Row> DecodeKey(absl::string_view bytes,
+                              absl::Span<const DataType> types,
+                              absl::Span<const OrderType> orders);
+
+// Decodes the first types.size() columns from the front of `bytes` (which may
+// continue with more columns or other data), replacing *out's contents, and
+// returns the number of bytes consumed. Reuses *out's storage.
+// REQUIRES: types.size() == orders.size().
+// Errors: DataLoss as DecodeKey (trailing bytes are allowed).
+absl::StatusOr<size_t> DecodeKeyPrefix(absl::string_view bytes,
+                                       absl::Span<const DataType> types,
+                                       absl::Span<const OrderType> orders,
+                                       Row* out);
+
+// The smallest byte string greater than every string that has `bytes` as a
+// prefix: drops trailing 0xFF bytes and increments the last remaining byte.
+// Use it as the exclusive end of a prefix scan, or as the inclusive start of
+// a scan that must begin strictly after every key with that prefix.
+// Returns nullopt when no such string exists (`bytes` is empty or all 0xFF):
+// the range is unbounded above.
+std::optional<std::string> NextKey(absl::string_view bytes);
+
+// A key layout (column types + orders) bundled with its codec functions.
+class KeySerde {
+ public:
+  // Errors: InvalidArgument when types.size() != orders.size().
+  static absl::StatusOr<KeySerde> Create(std::vector<DataType> types,
+                                         std::vector<OrderType> orders);
+
+  size_t num_columns() const { return types_.size(); }
+  absl::Span<const DataType> types() const { return types_; }
+  absl::Span<const OrderType> orders() const { return orders_; }
+
+  // The serde of the first `num_columns` columns (a pk prefix).
+  // REQUIRES: num_columns <= this->num_columns().
+  KeySerde Prefix(size_t num_columns) const;
+
+  // EncodeKey with this layout. REQUIRES: as EncodeKey.
+  void Serialize(RowView row, std::string* out) const {
+    EncodeKey(row, types_, orders_, out);
+  }
+  std::string Serialize(RowView row) const {
+    std::string out;
+    Serialize(row, &out);
+    return out;
+  }
+
+  // DecodeKey with this layout. Errors: DataLoss as DecodeKey.
+  absl::StatusOr<Row> Deserialize(absl::string_view bytes) const {
+    return DecodeKey(bytes, types_, orders_);
+  }
+
+  // Decodes the first `num_columns` columns of a key in this layout from the
+  // front of `bytes` into *out; returns the bytes consumed.
+  // REQUIRES: num_columns <= this->num_columns(). Errors: DataLoss.
+  absl::StatusOr<size_t> DecodePrefix(absl::string_view bytes,
+                                      size_t num_columns, Row* out) const;
+
+  // "(INT64 ASC NULLS LAST, VARCHAR DESC NULLS FIRST)".
+  std::string DebugString() const;
+
+ private:
+  KeySerde(std::vector<DataType> types, std::vector<OrderType> orders)
+      : types_(std::move(types)), orders_(std::move(orders)) {}
+
+  std::vector<DataType> types_;
+  std::vector<OrderType> orders_;
+};
+
+}  // namespace backfill
+
+#endif  // SERDE_MEMCMP_CODEC_H_

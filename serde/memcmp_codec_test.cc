@@ -1,0 +1,388 @@
+#include "serde/memcmp_codec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "serde/random_datum.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::IsOkAndHolds;
+using ::backfill::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::Optional;
+
+constexpr uint64_t kBaseSeed = 20240601;
+
+int Sign(int x) { return (x > 0) - (x < 0); }
+
+int CompareBytes(const std::string& a, const std::string& b) {
+  return Sign(a.compare(b));
+}
+
+std::string Encode(RowView row, absl::Span<const DataType> types,
+                   absl::Span<const OrderType> orders) {
+  std::string out;
+  EncodeKey(row, types, orders, &out);
+  return out;
+}
+
+std::string Hex(const std::string& bytes) {
+  return absl::BytesToHexString(bytes);
+}
+
+std::string EncodeOne(const Datum& d, DataType type, OrderType order) {
+  std::string out;
+  EncodeKeyDatum(d, type, order, &out);
+  return out;
+}
+
+// Every type under every order: order preservation, round trip, canonical.
+TEST(MemcmpCodecTest, SingleColumnOrderAndRoundTripForEveryTypeAndOrder) {
+  for (DataType type : kAllDataTypes) {
+    for (OrderType order : kAllOrderTypes) {
+      const uint64_t seed = kBaseSeed + static_cast<int>(type) * 10 +
+                            static_cast<int>(order.direction) * 2 +
+                            static_cast<int>(order.nulls);
+      SCOPED_TRACE(absl::StrCat("seed=", seed, " type=", DataTypeName(type),
+                                " order=", order.DebugString()));
+      std::mt19937_64 rng(seed);
+      std::vector<Datum> datums;
+      for (int i = 0; i < 300; ++i)
+        datums.push_back(RandomDatum(type, rng, 0.1));
+      std::vector<std::string> encoded;
+      for (const Datum& d : datums) {
+        encoded.push_back(EncodeOne(d, type, order));
+        absl::StatusOr<Row> decoded =
+            DecodeKey(encoded.back(), {type}, {order});
+        ASSERT_TRUE(decoded.ok())
+            << decoded.status() << " " << DatumDebugString(d);
+        ASSERT_TRUE(DatumsEqual((*decoded)[0], d))
+            << DatumDebugString((*decoded)[0]) << " vs " << DatumDebugString(d);
+        // Canonical: re-encoding the decoded datum gives the same bytes.
+        ASSERT_EQ(EncodeOne((*decoded)[0], type, order), encoded.back());
+      }
+      for (size_t i = 0; i < datums.size(); ++i) {
+        for (size_t j = 0; j < datums.size(); j += 7) {
+          ASSERT_EQ(Sign(CompareDatums(datums[i], datums[j], order)),
+                    CompareBytes(encoded[i], encoded[j]))
+              << DatumDebugString(datums[i]) << " vs "
+              << DatumDebugString(datums[j]) << ": " << Hex(encoded[i])
+              << " vs " << Hex(encoded[j]);
+        }
+      }
+    }
+  }
+}
+
+// Composite keys mixing types, directions and null orders.
+TEST(MemcmpCodecTest, CompositeKeysPreserveOrderAndArePrefixFree) {
+  for (int trial = 0; trial < 60; ++trial) {
+    const uint64_t seed = kBaseSeed + 1000 + trial;
+    SCOPED_TRACE(absl::StrCat("seed=", seed));
+    std::mt19937_64 rng(seed);
+    const int num_columns = std::uniform_int_distribution<int>(1, 4)(rng);
+    std::vector<DataType> types;
+    std::vector<OrderType> orders;
+    for (int c = 0; c < num_columns; ++c) {
+      types.push_back(RandomDataType(rng));
+      orders.push_back(RandomOrderType(rng));
+    }
+    absl::StatusOr<KeySerde> serde = KeySerde::Create(types, orders);
+    ASSERT_TRUE(serde.ok());
+    SCOPED_TRACE(serde->DebugString());
+    std::vector<Row> rows;
+    std::vector<std::string> keys;
+    for (int i = 0; i < 120; ++i) {
+      rows.push_back(RandomRow(types, rng, 0.2));
+      keys.push_back(serde->Serialize(rows.back()));
+      absl::StatusOr<Row> decoded = serde->Deserialize(keys.back());
+      ASSERT_TRUE(decoded.ok()) << decoded.status();
+      ASSERT_TRUE(RowsEqual(*decoded, rows.back()))
+          << RowDebugString(*decoded) << " vs " << RowDebugString(rows.back());
+    }
+    for (size_t i = 0; i < rows.size(); ++i) {
+      for (size_t j = 0; j < rows.size(); ++j) {
+        const int expected = Sign(CompareRows(rows[i], rows[j], orders));
+        ASSERT_EQ(expected, CompareBytes(keys[i], keys[j]))
+            << RowDebugString(rows[i]) << " vs " << RowDebugString(rows[j]);
+        if (keys[i] != keys[j]) {
+          ASSERT_FALSE(keys[j].compare(0, keys[i].size(), keys[i]) == 0)
+              << "key " << i << " is a proper prefix of key " << j;
+        }
+      }
+    }
+    // Sorting by bytes equals sorting by the comparator.
+    std::vector<size_t> by_bytes(rows.size()), by_rows(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) by_bytes[i] = by_rows[i] = i;
+    std::stable_sort(by_bytes.begin(), by_bytes.end(),
+                     [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+    std::stable_sort(by_rows.begin(), by_rows.end(), [&](size_t a, size_t b) {
+      return CompareRows(rows[a], rows[b], orders) < 0;
+    });
+    EXPECT_EQ(by_bytes, by_rows);
+  }
+}
+
+// The persisted layout: these bytes must never change.
+TEST(MemcmpCodecTest, GoldenEncodings) {
+  const OrderType asc = OrderType::Ascending();
+  const OrderType desc = OrderType::Descending();
+  EXPECT_EQ(Hex(EncodeOne(Datum(), DataType::kInt64, asc)), "01");
+  EXPECT_EQ(Hex(EncodeOne(Datum(), DataType::kInt64,
+                          OrderType::AscendingNullsFirst())),
+            "00");
+  EXPECT_EQ(Hex(EncodeOne(Datum(), DataType::kInt64, desc)), "fe");
+  EXPECT_EQ(Hex(EncodeOne(Datum(), DataType::kInt64,
+                          OrderType::DescendingNullsLast())),
+            "ff");
+  EXPECT_EQ(Hex(EncodeOne(int64_t{1}, DataType::kInt64, asc)),
+            "008000000000000001");
+  EXPECT_EQ(Hex(EncodeOne(int64_t{1}, DataType::kInt64, desc)),
+            "ff7ffffffffffffffe");
+  EXPECT_EQ(Hex(EncodeOne(int64_t{1}, DataType::kInt64,
+                          OrderType::AscendingNullsFirst())),
+            "018000000000000001");
+  EXPECT_EQ(Hex(EncodeOne(int64_t{-1}, DataType::kInt64, asc)),
+            "007fffffffffffffff");
+  EXPECT_EQ(Hex(EncodeOne(int16_t{-2}, DataType::kInt16, asc)), "007ffe");
+  EXPECT_EQ(Hex(EncodeOne(int32_t{5}, DataType::kInt32, asc)), "0080000005");
+  EXPECT_EQ(Hex(EncodeOne(true, DataType::kBoolean, asc)), "0001");
+  EXPECT_EQ(Hex(EncodeOne(Date{-1}, DataType::kDate, asc)), "007fffffff");
+  EXPECT_EQ(Hex(EncodeOne(TimeOfDay{2}, DataType::kTime, asc)),
+            "008000000000000002");
+  EXPECT_EQ(Hex(EncodeOne(Timestamp{3}, DataType::kTimestamp, asc)),
+            "008000000000000003");
+  EXPECT_EQ(Hex(EncodeOne(1.0, DataType::kFloat64, asc)), "00bff0000000000000");
+  EXPECT_EQ(Hex(EncodeOne(-0.0, DataType::kFloat64, asc)),
+            "008000000000000000");
+  EXPECT_EQ(Hex(EncodeOne(std::nan(""), DataType::kFloat64, asc)),
+            "00fff8000000000000");
+  EXPECT_EQ(Hex(EncodeOne(-1.0f, DataType::kFloat32, asc)), "00407fffff");
+  EXPECT_EQ(Hex(EncodeOne(std::string(), DataType::kVarchar, asc)), "0000");
+  EXPECT_EQ(Hex(EncodeOne(std::string("a"), DataType::kVarchar, asc)),
+            "00016100000000000000"
+            "01");
+  EXPECT_EQ(Hex(EncodeOne(std::string("12345678"), DataType::kBytea, asc)),
+            "0001313233343536373808");
+  EXPECT_EQ(Hex(EncodeOne(std::string("123456789"), DataType::kBytea, asc)),
+            "0001313233343536373809390000000000000001");
+  EXPECT_EQ(Hex(EncodeOne(Decimal(), DataType::kDecimal, asc)), "0003");
+  EXPECT_EQ(
+      Hex(EncodeOne(*Decimal::FromString("1.5"), DataType::kDecimal, asc)),
+      "0004801e");
+  EXPECT_EQ(
+      Hex(EncodeOne(*Decimal::FromString("-1.5"), DataType::kDecimal, asc)),
+      "00027fe1");
+  EXPECT_EQ(
+      Hex(EncodeOne(*Decimal::FromString("100"), DataType::kDecimal, asc)),
+      "00048214");
+  EXPECT_EQ(
+      Hex(EncodeOne(*Decimal::FromString("0.0123"), DataType::kDecimal, asc)),
+      "00047e193c");
+  EXPECT_EQ(
+      Hex(EncodeOne(Decimal::NegativeInfinity(), DataType::kDecimal, asc)),
+      "0001");
+  EXPECT_EQ(
+      Hex(EncodeOne(Decimal::PositiveInfinity(), DataType::kDecimal, asc)),
+      "0005");
+  EXPECT_EQ(Hex(EncodeOne(Decimal::NaN(), DataType::kDecimal, asc)), "0006");
+}
+
+TEST(MemcmpCodecTest, FloatSpecialValues) {
+  const OrderType asc = OrderType::Ascending();
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(EncodeOne(-0.0, DataType::kFloat64, asc),
+            EncodeOne(0.0, DataType::kFloat64, asc));
+  EXPECT_EQ(EncodeOne(-std::nan("1"), DataType::kFloat64, asc),
+            EncodeOne(std::nan(""), DataType::kFloat64, asc));
+  EXPECT_GT(EncodeOne(std::nan(""), DataType::kFloat64, asc),
+            EncodeOne(inf, DataType::kFloat64, asc));
+  EXPECT_LT(EncodeOne(-inf, DataType::kFloat64, asc),
+            EncodeOne(std::numeric_limits<double>::lowest(), DataType::kFloat64,
+                      asc));
+  EXPECT_LT(EncodeOne(-std::numeric_limits<double>::denorm_min(),
+                      DataType::kFloat64, asc),
+            EncodeOne(0.0, DataType::kFloat64, asc));
+  EXPECT_LT(EncodeOne(0.0, DataType::kFloat64, asc),
+            EncodeOne(std::numeric_limits<double>::denorm_min(),
+                      DataType::kFloat64, asc));
+  absl::StatusOr<Row> decoded = DecodeKey(
+      EncodeOne(-0.0, DataType::kFloat64, asc), {DataType::kFloat64}, {asc});
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_FALSE(std::signbit(std::get<double>((*decoded)[0])));
+  EXPECT_EQ(EncodeOne(-0.0f, DataType::kFloat32, asc),
+            EncodeOne(0.0f, DataType::kFloat32, asc));
+  EXPECT_GT(EncodeOne(std::nanf(""), DataType::kFloat32, asc),
+            EncodeOne(std::numeric_limits<float>::infinity(),
+                      DataType::kFloat32, asc));
+}
+
+TEST(MemcmpCodecTest, StringsWithZeroAndFfBytes) {
+  const std::vector<std::string> ordered = {
+      "",
+      std::string("\0", 1),
+      std::string("\0\0", 2),
+      std::string("\0\0\0\0\0\0\0\0", 8),
+      std::string("\0\0\0\0\0\0\0\0\0", 9),
+      "\x01",
+      "a",
+      std::string("a\0", 2),
+      "aaaaaaaa",
+      std::string("aaaaaaaa\0", 9),
+      "aaaaaaaaa",
+      "a\xff",
+      "\xff",
+      "\xff\xff\xff\xff\xff\xff\xff\xff\xff"};
+  for (OrderType order : kAllOrderTypes) {
+    SCOPED_TRACE(order.DebugString());
+    for (size_t i = 0; i + 1 < ordered.size(); ++i) {
+      const std::string a = EncodeOne(ordered[i], DataType::kBytea, order);
+      const std::string b = EncodeOne(ordered[i + 1], DataType::kBytea, order);
+      EXPECT_EQ(CompareBytes(a, b), order.is_descending() ? 1 : -1) << i;
+    }
+  }
+}
+
+TEST(MemcmpCodecTest, DecodeKeyPrefixStopsAfterRequestedColumns) {
+  absl::StatusOr<KeySerde> serde = KeySerde::Create(
+      {DataType::kInt32, DataType::kVarchar, DataType::kFloat64},
+      {OrderType::Ascending(), OrderType::Descending(),
+       OrderType::AscendingNullsFirst()});
+  ASSERT_TRUE(serde.ok());
+  const Row row = {int32_t{7}, std::string("xyz"), Datum()};
+  const std::string key = serde->Serialize(row) + "tail";
+  Row prefix;
+  absl::StatusOr<size_t> consumed = serde->DecodePrefix(key, 2, &prefix);
+  ASSERT_TRUE(consumed.ok()) << consumed.status();
+  EXPECT_TRUE(RowsEqual(prefix, {int32_t{7}, std::string("xyz")}));
+  EXPECT_EQ(*consumed, serde->Prefix(2).Serialize(prefix).size());
+  EXPECT_THAT(serde->Deserialize(key), StatusIs(absl::StatusCode::kDataLoss,
+                                                HasSubstr("4 trailing bytes")));
+  EXPECT_EQ(serde->Prefix(2).num_columns(), 2u);
+  EXPECT_EQ(serde->DebugString(),
+            "(INT32 ASC NULLS LAST, VARCHAR DESC NULLS FIRST, FLOAT64 ASC "
+            "NULLS FIRST)");
+}
+
+TEST(MemcmpCodecTest, CreateRejectsMismatchedSizes) {
+  EXPECT_THAT(KeySerde::Create({DataType::kInt32}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(MemcmpCodecTest, NextKey) {
+  EXPECT_THAT(NextKey("ab"), Optional(std::string("ac")));
+  EXPECT_THAT(NextKey("a\xff\xff"), Optional(std::string("b")));
+  EXPECT_THAT(NextKey(std::string("\x00", 1)), Optional(std::string("\x01")));
+  EXPECT_EQ(NextKey(""), std::nullopt);
+  EXPECT_EQ(NextKey("\xff\xff"), std::nullopt);
+  // Every key with the prefix sorts below NextKey, and NextKey is not one.
+  std::mt19937_64 rng(kBaseSeed + 7);
+  SCOPED_TRACE(absl::StrCat("seed=", kBaseSeed + 7));
+  const std::vector<DataType> types = {DataType::kInt16, DataType::kVarchar};
+  const std::vector<OrderType> orders = {OrderType::Descending(),
+                                         OrderType::Ascending()};
+  for (int i = 0; i < 200; ++i) {
+    const Row row = RandomRow(types, rng, 0.2);
+    std::string prefix;
+    EncodeKeyDatum(row[0], types[0], orders[0], &prefix);
+    const std::optional<std::string> next = NextKey(prefix);
+    if (!next.has_value()) {
+      // Only an all-0xFF prefix (INT16_MIN under DESC) has no successor.
+      EXPECT_EQ(prefix, std::string(prefix.size(), '\xff'));
+      continue;
+    }
+    EXPECT_LT(Encode(row, types, orders), *next);
+    EXPECT_GT(*next, prefix);
+  }
+}
+
+TEST(MemcmpCodecTest, TruncatedAndCorruptInputIsDataLoss) {
+  std::mt19937_64 rng(kBaseSeed + 11);
+  SCOPED_TRACE(absl::StrCat("seed=", kBaseSeed + 11));
+  for (DataType type : kAllDataTypes) {
+    for (OrderType order : kAllOrderTypes) {
+      for (int i = 0; i < 20; ++i) {
+        const std::string key = EncodeOne(RandomValue(type, rng), type, order);
+        for (size_t cut = 0; cut < key.size(); ++cut) {
+          EXPECT_THAT(DecodeKey(key.substr(0, cut), {type}, {order}),
+                      StatusIs(absl::StatusCode::kDataLoss))
+              << DataTypeName(type) << " cut at " << cut;
+        }
+      }
+    }
+  }
+  EXPECT_THAT(DecodeKey("\x02", {DataType::kInt64}, {OrderType::Ascending()}),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("null tag 2 is not 0 or 1 at offset 0")));
+  EXPECT_THAT(DecodeKey(std::string("\x00\x02", 2), {DataType::kBoolean},
+                        {OrderType::Ascending()}),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("offset 1")));
+  // A string group with a bad marker and with non-zero padding.
+  EXPECT_THAT(DecodeKey(absl::HexStringToBytes("00016100000000000000"
+                                               "0a"),
+                        {DataType::kVarchar}, {OrderType::Ascending()}),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("marker 10")));
+  EXPECT_THAT(DecodeKey(absl::HexStringToBytes("00016100000000000001"
+                                               "01"),
+                        {DataType::kVarchar}, {OrderType::Ascending()}),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("padding")));
+  // -0.0 and a non-canonical NaN.
+  EXPECT_THAT(
+      DecodeKey(absl::HexStringToBytes("007fffffffffffffff"),
+                {DataType::kFloat64}, {OrderType::Ascending()}),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("non-canonical")));
+  EXPECT_THAT(
+      DecodeKey(absl::HexStringToBytes("00fff8000000000001"),
+                {DataType::kFloat64}, {OrderType::Ascending()}),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("non-canonical")));
+  // Decimals: bad tag, leading zero digit, trailing zero pair, pair > 99.
+  for (const char* hex : {"0007", "00048002", "0004801f00", "000480c8"}) {
+    EXPECT_THAT(DecodeKey(absl::HexStringToBytes(hex), {DataType::kDecimal},
+                          {OrderType::Ascending()}),
+                StatusIs(absl::StatusCode::kDataLoss))
+        << hex;
+  }
+}
+
+// Arbitrary bytes: never crash; when they decode, they re-encode to
+// themselves.
+TEST(MemcmpCodecTest, RandomBytesDecodeSafelyAndCanonically) {
+  const uint64_t seed = kBaseSeed + 13;
+  SCOPED_TRACE(absl::StrCat("seed=", seed));
+  std::mt19937_64 rng(seed);
+  int decoded_ok = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::vector<DataType> types = {RandomDataType(rng), RandomDataType(rng)};
+    std::vector<OrderType> orders = {RandomOrderType(rng),
+                                     RandomOrderType(rng)};
+    std::string bytes = Encode(RandomRow(types, rng), types, orders);
+    // Mutate a few bytes.
+    const int mutations = std::uniform_int_distribution<int>(0, 3)(rng);
+    for (int m = 0; m < mutations && !bytes.empty(); ++m) {
+      bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    }
+    absl::StatusOr<Row> row = DecodeKey(bytes, types, orders);
+    if (!row.ok()) {
+      EXPECT_EQ(row.status().code(), absl::StatusCode::kDataLoss);
+      continue;
+    }
+    ++decoded_ok;
+    ASSERT_EQ(Hex(Encode(*row, types, orders)), Hex(bytes));
+  }
+  EXPECT_GT(decoded_ok, 1000);
+}
+
+}  // namespace
+}  // namespace backfill

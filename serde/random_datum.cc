@@ -1,0 +1,192 @@
+#include "serde/random_datum.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "absl/numeric/int128.h"
+
+namespace backfill {
+namespace {
+
+template <typename T>
+T Pick(std::mt19937_64& rng, std::initializer_list<T> values) {
+  std::uniform_int_distribution<size_t> index(0, values.size() - 1);
+  return *(values.begin() + index(rng));
+}
+
+bool OneIn(std::mt19937_64& rng, int n) {
+  return std::uniform_int_distribution<int>(0, n - 1)(rng) == 0;
+}
+
+template <typename Int>
+Int RandomInt(std::mt19937_64& rng) {
+  using Limits = std::numeric_limits<Int>;
+  switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
+    case 0:
+      return Pick<Int>(rng, {Limits::min(), Limits::max(), Int{0}, Int{-1},
+                             Int{1}, static_cast<Int>(Limits::min() + 1),
+                             static_cast<Int>(Limits::max() - 1)});
+    case 1:
+      return static_cast<Int>(std::uniform_int_distribution<int>(-3, 3)(rng));
+    case 2:
+      return static_cast<Int>(
+          std::uniform_int_distribution<int64_t>(-1000, 1000)(rng));
+    default:
+      return static_cast<Int>(rng());
+  }
+}
+
+template <typename F, typename Bits>
+F RandomFloat(std::mt19937_64& rng) {
+  using Limits = std::numeric_limits<F>;
+  switch (std::uniform_int_distribution<int>(0, 4)(rng)) {
+    case 0: {
+      // NaNs with assorted payloads and signs.
+      Bits bits;
+      F nan = Limits::quiet_NaN();
+      std::memcpy(&bits, &nan, sizeof(bits));
+      bits ^= static_cast<Bits>(rng()) &
+              (static_cast<Bits>(1) << (sizeof(Bits) * 8 - 1));
+      bits |= static_cast<Bits>(rng() & 0xFF);
+      F value;
+      std::memcpy(&value, &bits, sizeof(value));
+      return OneIn(rng, 2) ? -Limits::quiet_NaN() : value;
+    }
+    case 1:
+      return Pick<F>(rng, {F(0), -F(0), Limits::infinity(), -Limits::infinity(),
+                           Limits::denorm_min(), -Limits::denorm_min(),
+                           Limits::min(), -Limits::min(), Limits::max(),
+                           Limits::lowest(), Limits::epsilon(), F(1), F(-1)});
+    case 2:
+      return static_cast<F>(std::uniform_int_distribution<int>(-3, 3)(rng)) / 2;
+    case 3: {
+      Bits bits = static_cast<Bits>(rng());
+      F value;
+      std::memcpy(&value, &bits, sizeof(value));
+      return value;  // any bit pattern, may be NaN or denormal
+    }
+    default:
+      return static_cast<F>(
+          std::uniform_real_distribution<double>(-1e6, 1e6)(rng));
+  }
+}
+
+std::string RandomString(std::mt19937_64& rng) {
+  size_t length;
+  switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
+    case 0:
+      length = 0;
+      break;
+    case 1:
+      length = Pick<size_t>(rng, {1, 7, 8, 9, 15, 16, 17, 24});
+      break;
+    case 2:
+      length = std::uniform_int_distribution<size_t>(0, 3)(rng);
+      break;
+    default:
+      length = std::uniform_int_distribution<size_t>(0, 40)(rng);
+      break;
+  }
+  const bool binary_only = OneIn(rng, 3);
+  std::string s(length, '\0');
+  for (char& c : s) {
+    c = binary_only ? Pick<char>(rng, {'\0', '\xff', '\x01', '\xfe'})
+                    : Pick<char>(rng, {'\0', '\xff', 'a', 'b',
+                                       static_cast<char>(rng())});
+  }
+  return s;
+}
+
+}  // namespace
+
+Decimal RandomDecimal(std::mt19937_64& rng) {
+  switch (std::uniform_int_distribution<int>(0, 5)(rng)) {
+    case 0:
+      return Pick<Decimal>(
+          rng, {Decimal::NaN(), Decimal::PositiveInfinity(),
+                Decimal::NegativeInfinity(), Decimal(),
+                Decimal::FromParts(false, Decimal::PowerOfTen(38) - 1,
+                                   Decimal::kMinScale),
+                Decimal::FromParts(true, Decimal::PowerOfTen(38) - 1,
+                                   Decimal::kMinScale),
+                Decimal::FromParts(false, 1, Decimal::kMaxScale),
+                Decimal::FromParts(true, 1, Decimal::kMaxScale),
+                Decimal::FromParts(false, Decimal::PowerOfTen(37),
+                                   Decimal::kMinScale),
+                Decimal::FromParts(false, Decimal::PowerOfTen(38) - 1,
+                                   Decimal::kMaxScale)});
+    case 1:
+      return Decimal::FromParts(OneIn(rng, 2),
+                                std::uniform_int_distribution<int>(0, 20)(rng),
+                                std::uniform_int_distribution<int>(0, 2)(rng));
+    default: {
+      const int digits = std::uniform_int_distribution<int>(1, 38)(rng);
+      absl::uint128 mantissa =
+          absl::MakeUint128(rng(), rng()) % Decimal::PowerOfTen(digits);
+      const int scale = std::uniform_int_distribution<int>(
+          Decimal::kMinScale, Decimal::kMaxScale)(rng);
+      return Decimal::FromParts(OneIn(rng, 2), mantissa, scale);
+    }
+  }
+}
+
+Datum RandomValue(DataType type, std::mt19937_64& rng) {
+  switch (type) {
+    case DataType::kBoolean:
+      return OneIn(rng, 2);
+    case DataType::kInt16:
+      return RandomInt<int16_t>(rng);
+    case DataType::kInt32:
+      return RandomInt<int32_t>(rng);
+    case DataType::kInt64:
+      return RandomInt<int64_t>(rng);
+    case DataType::kFloat32:
+      return RandomFloat<float, uint32_t>(rng);
+    case DataType::kFloat64:
+      return RandomFloat<double, uint64_t>(rng);
+    case DataType::kDecimal:
+      return RandomDecimal(rng);
+    case DataType::kVarchar:
+    case DataType::kBytea:
+      return RandomString(rng);
+    case DataType::kDate:
+      return Date{RandomInt<int32_t>(rng)};
+    case DataType::kTime:
+      return TimeOfDay{OneIn(rng, 4) ? Pick<int64_t>(rng, {0, 86'399'999'999})
+                                     : std::uniform_int_distribution<int64_t>(
+                                           0, 86'399'999'999)(rng)};
+    case DataType::kTimestamp:
+      return Timestamp{RandomInt<int64_t>(rng)};
+  }
+  return Datum();
+}
+
+Datum RandomDatum(DataType type, std::mt19937_64& rng,
+                  double null_probability) {
+  if (std::bernoulli_distribution(null_probability)(rng)) return Datum();
+  return RandomValue(type, rng);
+}
+
+Row RandomRow(absl::Span<const DataType> types, std::mt19937_64& rng,
+              double null_probability) {
+  Row row;
+  row.reserve(types.size());
+  for (DataType type : types) {
+    row.push_back(RandomDatum(type, rng, null_probability));
+  }
+  return row;
+}
+
+DataType RandomDataType(std::mt19937_64& rng) {
+  std::uniform_int_distribution<size_t> index(0, std::size(kAllDataTypes) - 1);
+  return kAllDataTypes[index(rng)];
+}
+
+OrderType RandomOrderType(std::mt19937_64& rng) {
+  std::uniform_int_distribution<size_t> index(0, std::size(kAllOrderTypes) - 1);
+  return kAllOrderTypes[index(rng)];
+}
+
+}  // namespace backfill

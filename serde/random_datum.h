@@ -1,0 +1,43 @@
+// Seeded random datums and rows for property tests, benchmarks and corpus
+// generators: every type, NULL, and the awkward values (NaN, +-0.0,
+// +-Infinity, denormals, INT64_MIN/MAX, empty and binary strings with 0x00 and
+// 0xFF, 38-digit and tiny decimals). Values are drawn from small pools often
+// enough that ties (equal datums) are common. testonly.
+//
+//   std::mt19937_64 rng(seed);
+//   Datum d = RandomDatum(DataType::kFloat64, rng);
+//   Row row = RandomRow({DataType::kInt64, DataType::kVarchar}, rng);
+#ifndef SERDE_RANDOM_DATUM_H_
+#define SERDE_RANDOM_DATUM_H_
+
+#include <random>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "serde/data_type.h"
+#include "serde/datum.h"
+#include "serde/decimal.h"
+#include "serde/order_type.h"
+#include "serde/row.h"
+
+namespace backfill {
+
+// A non-NULL datum of `type`.
+Datum RandomValue(DataType type, std::mt19937_64& rng);
+// NULL with probability `null_probability`, else RandomValue.
+Datum RandomDatum(DataType type, std::mt19937_64& rng,
+                  double null_probability = 0.1);
+Row RandomRow(absl::Span<const DataType> types, std::mt19937_64& rng,
+              double null_probability = 0.1);
+Decimal RandomDecimal(std::mt19937_64& rng);
+DataType RandomDataType(std::mt19937_64& rng);
+OrderType RandomOrderType(std::mt19937_64& rng);
+
+// The four OrderTypes.
+inline constexpr OrderType kAllOrderTypes[] = {
+    OrderType::Ascending(), OrderType::AscendingNullsFirst(),
+    OrderType::Descending(), OrderType::DescendingNullsLast()};
+
+}  // namespace backfill
+
+#endif  // SERDE_RANDOM_DATUM_H_
