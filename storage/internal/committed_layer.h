@@ -1,0 +1,60 @@
+// CommittedLayer: what an implementation of the state store provides (the
+// committed, shared data); LayeredStateStore builds the whole StateStore
+// protocol (instances, sealing, checkpoints, waiting) on top of it.
+#ifndef STORAGE_INTERNAL_COMMITTED_LAYER_H_
+#define STORAGE_INTERNAL_COMMITTED_LAYER_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "serde/vnode.h"
+#include "storage/epoch.h"
+#include "storage/internal/mem_table.h"
+#include "storage/state_store.h"
+#include "storage/table_key.h"
+
+namespace backfill {
+namespace storage_internal {
+
+// The sealed data of one instance, to be committed at `epoch`.
+struct CommitBatch {
+  TableId table_id = 0;
+  Epoch epoch;
+  std::shared_ptr<const MemTable> data;
+};
+
+// Thread-safe.
+class CommittedLayer {
+ public:
+  virtual ~CommittedLayer() = default;
+
+  // Writes every batch (each version tagged with its batch's epoch) and the
+  // new committed epoch atomically: after a crash either all of it or none
+  // of it is there. Called by one thread at a time, with increasing epochs.
+  virtual absl::Status Commit(const std::vector<CommitBatch>& batches,
+                              Epoch committed_epoch) = 0;
+
+  // The newest version <= read_epoch of one key; nullopt if none or a
+  // tombstone.
+  virtual absl::StatusOr<std::optional<std::string>> Get(
+      TableId table_id, VirtualNode vnode, std::string_view pk,
+      Epoch read_epoch) = 0;
+
+  // The live rows of (table, vnode) in `range` as of read_epoch. The
+  // iterator sees a consistent snapshot: data committed after the call with
+  // epochs <= read_epoch never appear (callers only read at epochs <= the
+  // committed epoch at the time of the call).
+  virtual absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
+      TableId table_id, VirtualNode vnode, const PkRange& range,
+      Epoch read_epoch, const ScanOptions& options) = 0;
+};
+
+}  // namespace storage_internal
+}  // namespace backfill
+
+#endif  // STORAGE_INTERNAL_COMMITTED_LAYER_H_

@@ -1,0 +1,410 @@
+#include "storage/internal/layered_state_store.h"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "storage/internal/merging_iterator.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+namespace storage_internal {
+namespace {
+
+absl::Status CheckVnode(VirtualNode vnode) {
+  if (vnode >= kMaxVnodeCount) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("vnode out of range: ", vnode, " >= ", kMaxVnodeCount));
+  }
+  return absl::OkStatus();
+}
+
+bool HasEntriesIn(const MemTable& table, VirtualNode vnode,
+                  const PkRange& range) {
+  MemTable::const_iterator begin, end;
+  MemTableRange(table, vnode, range, &begin, &end);
+  return begin != end;
+}
+
+}  // namespace
+
+// ---- Instance -----------------------------------------------------------------
+
+class LayeredStateStore::Instance final : public LocalStateStore {
+ public:
+  Instance(LayeredStateStore* store, TableId table_id, bool replicated)
+      : store_(store), memtable_(std::make_shared<MemTable>()) {
+    state_.table_id = table_id;
+    state_.replicated = replicated;
+    store_->Register(&state_);
+  }
+  ~Instance() override { store_->Unregister(&state_); }
+
+  TableId table_id() const override { return state_.table_id; }
+  bool replicated() const override { return state_.replicated; }
+  Epoch epoch() const override { return epoch_; }
+
+  absl::Status Init(EpochPair first) override {
+    if (initialized_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("Init called twice on table ", table_id(),
+                       "; current epoch ", epoch_.value()));
+    }
+    if (!first.IsWellFormed()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Init with a malformed epoch pair ", first.DebugString(),
+          " (REQUIRES curr > prev); table ", table_id()));
+    }
+    std::lock_guard<std::mutex> lock(store_->mu_);
+    const Epoch committed = std::max(
+        store_->committed_, store_->pending_.value_or(Epoch::Zero()));
+    if (first.curr <= committed) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "Init at ", first.DebugString(), " of table ", table_id(),
+          ": epoch ", first.curr.value(), " is already committed (committed ",
+          committed.value(), ")"));
+    }
+    initialized_ = true;
+    epoch_ = first.curr;
+    state_.initialized = true;
+    state_.epoch = epoch_;
+    return absl::OkStatus();
+  }
+
+  absl::Status Insert(VirtualNode vnode, std::string_view pk,
+                      std::string_view value) override {
+    BACKFILL_RETURN_IF_ERROR(CheckWritable(vnode));
+    std::string key;
+    SetMemTableKey(vnode, pk, &key);
+    MutableMemTable().insert_or_assign(std::move(key),
+                                       std::optional<std::string>(value));
+    return absl::OkStatus();
+  }
+
+  absl::Status Delete(VirtualNode vnode, std::string_view pk) override {
+    BACKFILL_RETURN_IF_ERROR(CheckWritable(vnode));
+    std::string key;
+    SetMemTableKey(vnode, pk, &key);
+    MutableMemTable().insert_or_assign(std::move(key), std::nullopt);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::optional<std::string>> Get(VirtualNode vnode,
+                                                 std::string_view pk) override {
+    BACKFILL_RETURN_IF_ERROR(CheckReadable(vnode));
+    SetMemTableKey(vnode, pk, &scratch_);
+    if (auto it = memtable_->find(scratch_); it != memtable_->end()) {
+      return it->second;
+    }
+    Snapshot snapshot = store_->TakeSnapshot(&state_);
+    for (auto batch = snapshot.sealed.rbegin(); batch != snapshot.sealed.rend();
+         ++batch) {
+      if (auto it = batch->data->find(scratch_); it != batch->data->end()) {
+        return it->second;
+      }
+    }
+    auto result = store_->layer_->Get(table_id(), vnode, pk,
+                                      std::min(epoch_, snapshot.committed));
+    if (!result.ok()) return Annotate(result.status(), vnode, pk);
+    return result;
+  }
+
+  absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
+      VirtualNode vnode, const PkRange& range,
+      const ScanOptions& options) override {
+    BACKFILL_RETURN_IF_ERROR(CheckReadable(vnode));
+    Snapshot snapshot = store_->TakeSnapshot(&state_);
+    BACKFILL_ASSIGN_OR_RETURN(
+        std::unique_ptr<StateStoreIterator> base,
+        store_->layer_->NewIterator(table_id(), vnode, range,
+                                    std::min(epoch_, snapshot.committed),
+                                    options));
+    std::vector<std::shared_ptr<const MemTable>> overlays;
+    if (!memtable_->empty() && HasEntriesIn(*memtable_, vnode, range)) {
+      overlays.push_back(memtable_);  // Copy-on-write from now on.
+    }
+    for (auto batch = snapshot.sealed.rbegin(); batch != snapshot.sealed.rend();
+         ++batch) {
+      if (HasEntriesIn(*batch->data, vnode, range)) {
+        overlays.push_back(batch->data);
+      }
+    }
+    // The common case during a backfill scan: nothing to merge.
+    if (overlays.empty()) return base;
+    return std::unique_ptr<StateStoreIterator>(std::make_unique<MergingIterator>(
+        std::move(base), std::move(overlays), vnode, range));
+  }
+
+  absl::Status Seal(EpochPair next) override {
+    if (!initialized_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "Seal(", next.DebugString(), ") before Init; table ", table_id()));
+    }
+    if (!next.IsWellFormed()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Seal with a malformed epoch pair ", next.DebugString(),
+          " (REQUIRES curr > prev); table ", table_id()));
+    }
+    if (next.prev != epoch_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "Seal(", next.DebugString(), ") does not follow the current epoch ",
+          epoch_.value(), " (REQUIRES prev == current epoch); table ",
+          table_id()));
+    }
+    std::shared_ptr<const MemTable> batch;
+    if (!memtable_->empty()) {
+      batch = std::move(memtable_);
+      memtable_ = std::make_shared<MemTable>();
+    }
+    std::lock_guard<std::mutex> lock(store_->mu_);
+    if (batch != nullptr) {
+      if (state_.replicated && epoch_ <= store_->committed_) {
+        // The committed store already holds this epoch of the table.
+      } else {
+        assert(epoch_ > store_->committed_);
+        state_.sealed.push_back(SealedBatch{epoch_, std::move(batch)});
+      }
+    }
+    epoch_ = next.curr;
+    state_.epoch = epoch_;
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status CheckWritable(VirtualNode vnode) const {
+    if (!initialized_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("write before Init; table ", table_id()));
+    }
+    return CheckVnode(vnode);
+  }
+  absl::Status CheckReadable(VirtualNode vnode) const {
+    if (!initialized_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("read before Init; table ", table_id()));
+    }
+    return CheckVnode(vnode);
+  }
+  absl::Status Annotate(const absl::Status& status, VirtualNode vnode,
+                        std::string_view pk) const {
+    return absl::Status(
+        status.code(),
+        absl::StrCat(status.message(), "; local read of table ", table_id(),
+                     " vnode ", vnode, " pk ", absl::CHexEscape(std::string(pk)), " at ",
+                     epoch_.DebugString()));
+  }
+  // The buffer, copied first if an iterator shares it.
+  MemTable& MutableMemTable() {
+    if (memtable_.use_count() > 1) {
+      memtable_ = std::make_shared<MemTable>(*memtable_);
+    }
+    return *memtable_;
+  }
+
+  LayeredStateStore* const store_;
+  // Only `sealed`, `initialized` and `epoch` are shared (under store_->mu_);
+  // the rest is owned by the instance's thread.
+  InstanceState state_;
+  bool initialized_ = false;
+  Epoch epoch_;
+  std::shared_ptr<MemTable> memtable_;
+  std::string scratch_;
+};
+
+// ---- Store ----------------------------------------------------------------------
+
+LayeredStateStore::LayeredStateStore(std::unique_ptr<CommittedLayer> layer,
+                                     Epoch committed_epoch)
+    : layer_(std::move(layer)), committed_(committed_epoch) {}
+
+LayeredStateStore::~LayeredStateStore() {
+  std::lock_guard<std::mutex> lock(mu_);
+  assert(instances_.empty() && "a LocalStateStore outlives its StateStore");
+}
+
+void LayeredStateStore::Register(InstanceState* state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  instances_.insert(state);
+}
+
+void LayeredStateStore::Unregister(InstanceState* state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  instances_.erase(state);
+}
+
+LayeredStateStore::Snapshot LayeredStateStore::TakeSnapshot(
+    const InstanceState* state) {
+  Snapshot snapshot;
+  std::lock_guard<std::mutex> lock(mu_);
+  snapshot.committed = committed_;
+  if (!state->sealed.empty()) {
+    for (const SealedBatch& batch : state->sealed) {
+      // Replicated batches the committed store already covers are skipped.
+      if (batch.epoch > committed_) snapshot.sealed.push_back(batch);
+    }
+  }
+  return snapshot;
+}
+
+absl::StatusOr<std::unique_ptr<LocalStateStore>>
+LayeredStateStore::NewLocalStateStore(TableId table_id,
+                                      const LocalOptions& options) {
+  return std::unique_ptr<LocalStateStore>(
+      std::make_unique<Instance>(this, table_id, options.replicated));
+}
+
+absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
+  std::lock_guard<std::mutex> checkpoint_lock(checkpoint_mu_);
+  std::vector<CommitBatch> batches;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failure_.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "Checkpoint(", epoch.value(),
+          ") refused: an earlier checkpoint failed to write (",
+          failure_.ToString(), "); reopen the store"));
+    }
+    if (epoch <= committed_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("Checkpoint(", epoch.value(),
+                       ") is not after the committed epoch ",
+                       committed_.value()));
+    }
+    for (const InstanceState* state : instances_) {
+      if (state->replicated || !state->initialized) continue;
+      if (state->epoch <= epoch) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "Checkpoint(", epoch.value(), "): an instance of table ",
+            state->table_id, " has not sealed the epoch (its current epoch is ",
+            state->epoch.value(), ")"));
+      }
+    }
+    for (const InstanceState* state : instances_) {
+      if (state->replicated) continue;
+      for (const SealedBatch& batch : state->sealed) {
+        if (batch.epoch <= epoch) {
+          batches.push_back(CommitBatch{state->table_id, batch.epoch, batch.data});
+        }
+      }
+    }
+    pending_ = epoch;
+  }
+  // Deterministic write order (the set is ordered by address).
+  std::stable_sort(batches.begin(), batches.end(),
+                   [](const CommitBatch& a, const CommitBatch& b) {
+                     return a.table_id != b.table_id ? a.table_id < b.table_id
+                                                     : a.epoch < b.epoch;
+                   });
+  absl::Status status = layer_->Commit(batches, epoch);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.reset();
+    if (!status.ok()) {
+      failure_ = status;
+      return absl::Status(status.code(),
+                          absl::StrCat("Checkpoint(", epoch.value(),
+                                       "): ", status.message()));
+    }
+    committed_ = epoch;
+    for (InstanceState* state : instances_) {
+      // Non-replicated: exactly the committed batches (all <= epoch: no
+      // instance can seal at or below a pending checkpoint). Replicated: the
+      // committed store now holds the same data.
+      std::erase_if(state->sealed, [&](const SealedBatch& batch) {
+        return batch.epoch <= epoch;
+      });
+    }
+  }
+  committed_changed_.notify_all();
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  for (auto& [id, listener] : listeners_) listener(epoch);
+  return absl::OkStatus();
+}
+
+Epoch LayeredStateStore::CommittedEpoch(TableId /*table_id*/) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return committed_;
+}
+
+bool LayeredStateStore::IsCommitted(TableId table_id, Epoch epoch) const {
+  return CommittedEpoch(table_id) >= epoch;
+}
+
+absl::Status LayeredStateStore::WaitCommitted(TableId table_id, Epoch epoch,
+                                              absl::Time deadline,
+                                              Cancellation& cancellation,
+                                              Clock& clock) {
+  const uint64_t callback = cancellation.AddCallback([this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    committed_changed_.notify_all();
+  });
+  absl::Status result;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    clock.WaitUntil(
+        lock, committed_changed_,
+        [&] { return committed_ >= epoch || cancellation.IsCancelled(); },
+        deadline);
+    if (committed_ >= epoch) {
+      result = absl::OkStatus();
+    } else if (cancellation.IsCancelled()) {
+      result = absl::CancelledError(
+          absl::StrCat("WaitCommitted(table ", table_id, ", epoch ",
+                       epoch.value(), ") cancelled; committed epoch ",
+                       committed_.value()));
+    } else {
+      result = absl::DeadlineExceededError(
+          absl::StrCat("WaitCommitted(table ", table_id, ", epoch ",
+                       epoch.value(), ") reached its deadline ",
+                       absl::FormatTime(deadline), "; committed epoch ",
+                       committed_.value()));
+    }
+  }
+  // Not under mu_: Cancel() may be running the callback, which takes mu_.
+  cancellation.RemoveCallback(callback);
+  return result;
+}
+
+uint64_t LayeredStateStore::AddCommitListener(
+    std::function<void(Epoch)> listener) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  const uint64_t id = next_listener_id_++;
+  listeners_.emplace(id, std::move(listener));
+  return id;
+}
+
+void LayeredStateStore::RemoveCommitListener(uint64_t id) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  listeners_.erase(id);
+}
+
+absl::StatusOr<std::optional<std::string>> LayeredStateStore::Get(
+    const TableKey& key, Epoch read_epoch) {
+  BACKFILL_RETURN_IF_ERROR(CheckVnode(key.vnode));
+  const Epoch committed = CommittedEpoch(key.table_id);
+  auto result = layer_->Get(key.table_id, key.vnode, key.pk,
+                            std::min(read_epoch, committed));
+  if (!result.ok()) {
+    return absl::Status(result.status().code(),
+                        absl::StrCat(result.status().message(), "; read of ",
+                                     key.DebugString(), " at ",
+                                     read_epoch.DebugString()));
+  }
+  return result;
+}
+
+absl::StatusOr<std::unique_ptr<StateStoreIterator>>
+LayeredStateStore::NewIterator(TableId table_id, VirtualNode vnode,
+                               const PkRange& range, Epoch read_epoch,
+                               const ScanOptions& options) {
+  BACKFILL_RETURN_IF_ERROR(CheckVnode(vnode));
+  const Epoch committed = CommittedEpoch(table_id);
+  return layer_->NewIterator(table_id, vnode, range,
+                             std::min(read_epoch, committed), options);
+}
+
+}  // namespace storage_internal
+}  // namespace backfill

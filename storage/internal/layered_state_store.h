@@ -1,0 +1,103 @@
+// LayeredStateStore: the StateStore protocol (local instances, sealing,
+// checkpoints, replicated batches, waiting, listeners) over a CommittedLayer
+// that holds the committed data. MemoryStateStore and RocksDbStateStore are
+// this class over their own layer; the protocol is written once.
+//
+// Locking: `mu_` guards the committed epoch and every instance's sealed
+// batches (so a reader's snapshot of both is consistent); an instance's
+// unsealed buffer is private to its (single) user thread. `checkpoint_mu_`
+// serialises checkpoints; the layer's Commit (I/O) runs without `mu_`.
+// Committed reads through an instance are clipped to the committed epoch of
+// its snapshot, so data being written by an in-flight checkpoint is never
+// seen twice or early.
+#ifndef STORAGE_INTERNAL_LAYERED_STATE_STORE_H_
+#define STORAGE_INTERNAL_LAYERED_STATE_STORE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "storage/epoch.h"
+#include "storage/internal/committed_layer.h"
+#include "storage/state_store.h"
+
+namespace backfill {
+namespace storage_internal {
+
+class LayeredStateStore final : public StateStore {
+ public:
+  LayeredStateStore(std::unique_ptr<CommittedLayer> layer,
+                    Epoch committed_epoch);
+  // REQUIRES: every LocalStateStore and iterator it made is destroyed.
+  ~LayeredStateStore() override;
+
+  absl::StatusOr<std::unique_ptr<LocalStateStore>> NewLocalStateStore(
+      TableId table_id, const LocalOptions& options) override;
+  absl::Status Checkpoint(Epoch epoch) override;
+  Epoch CommittedEpoch(TableId table_id) const override;
+  bool IsCommitted(TableId table_id, Epoch epoch) const override;
+  absl::Status WaitCommitted(TableId table_id, Epoch epoch,
+                             absl::Time deadline, Cancellation& cancellation,
+                             Clock& clock) override;
+  uint64_t AddCommitListener(std::function<void(Epoch)> listener) override;
+  void RemoveCommitListener(uint64_t id) override;
+  absl::StatusOr<std::optional<std::string>> Get(const TableKey& key,
+                                                 Epoch read_epoch) override;
+  absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
+      TableId table_id, VirtualNode vnode, const PkRange& range,
+      Epoch read_epoch, const ScanOptions& options) override;
+
+  CommittedLayer& layer() { return *layer_; }
+
+ private:
+  class Instance;
+  // The part of an instance the store sees (guarded by mu_).
+  struct InstanceState {
+    TableId table_id = 0;
+    bool replicated = false;
+    bool initialized = false;
+    Epoch epoch;
+    std::vector<SealedBatch> sealed;  // Ascending epochs.
+  };
+  // A reader's consistent view: committed epoch + sealed batches above it.
+  struct Snapshot {
+    Epoch committed;
+    std::vector<SealedBatch> sealed;  // Ascending epochs, all > committed.
+  };
+
+  void Register(InstanceState* state);
+  void Unregister(InstanceState* state);
+  Snapshot TakeSnapshot(const InstanceState* state);
+
+  const std::unique_ptr<CommittedLayer> layer_;
+
+  mutable std::mutex mu_;
+  std::condition_variable committed_changed_;
+  Epoch committed_ ABSL_GUARDED_BY(mu_);
+  // The epoch of the checkpoint being written, if any.
+  std::optional<Epoch> pending_ ABSL_GUARDED_BY(mu_);
+  // Set when a checkpoint failed to write: no further checkpoint.
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  std::set<InstanceState*> instances_ ABSL_GUARDED_BY(mu_);
+
+  std::mutex checkpoint_mu_;
+
+  std::mutex listeners_mu_;
+  uint64_t next_listener_id_ ABSL_GUARDED_BY(listeners_mu_) = 1;
+  std::map<uint64_t, std::function<void(Epoch)>> listeners_
+      ABSL_GUARDED_BY(listeners_mu_);
+};
+
+}  // namespace storage_internal
+}  // namespace backfill
+
+#endif  // STORAGE_INTERNAL_LAYERED_STATE_STORE_H_

@@ -1,0 +1,400 @@
+#include "storage/state_table.h"
+
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "serde/schema.h"
+#include "serde/vnode_hash.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+namespace {
+
+class StateTableRowIterator final : public RowIterator {
+ public:
+  StateTableRowIterator(std::unique_ptr<StateStoreIterator> inner,
+                        const StateTable* table, VirtualNode vnode)
+      : inner_(std::move(inner)), table_(table), vnode_(vnode) {
+    inner_->SeekToFirst();
+    Load();
+  }
+
+  bool Valid() const override { return status_.ok() && inner_->Valid(); }
+  void Next() override {
+    inner_->Next();
+    Load();
+  }
+  RowView row() const override { return row_; }
+  absl::string_view pk_bytes() const override {
+    const std::string_view pk = inner_->key();
+    return absl::string_view(pk.data(), pk.size());
+  }
+  absl::Status status() const override {
+    if (!status_.ok()) return status_;
+    return inner_->status();
+  }
+
+ private:
+  void Load() {
+    if (!status_.ok() || !inner_->Valid()) return;
+    const std::string_view pk = inner_->key();
+    const std::string_view value = inner_->value();
+    status_ = table_->DecodeRow(vnode_, absl::string_view(pk.data(), pk.size()),
+                                absl::string_view(value.data(), value.size()),
+                                &row_);
+  }
+
+  std::unique_ptr<StateStoreIterator> inner_;
+  const StateTable* table_;
+  VirtualNode vnode_;
+  Row row_;
+  absl::Status status_;
+};
+
+std::string_view StdView(absl::string_view view) {
+  return std::string_view(view.data(), view.size());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StateTable>> StateTable::Create(
+    const TableCatalog& catalog, StateStore& store, VnodeBitmap owned_vnodes,
+    const StateTableOptions& options) {
+  BACKFILL_RETURN_IF_ERROR(ValidateTableCatalog(catalog));
+  if (static_cast<int>(owned_vnodes.size()) != catalog.vnode_count) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "table ", catalog.table_id, " (", catalog.name, "): vnode bitmap has ",
+        owned_vnodes.size(), " bits but the table has ", catalog.vnode_count,
+        " vnodes"));
+  }
+  BACKFILL_ASSIGN_OR_RETURN(KeySerde pk_serde,
+                            KeySerde::Create(catalog.PkTypes(),
+                                             catalog.pk_orders));
+  Schema value_schema;
+  for (int column : catalog.value_indices) {
+    value_schema.push_back(catalog.columns[column]);
+  }
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::unique_ptr<ValueRowCodec> value_codec,
+      MakeValueRowCodec(catalog.value_encoding == ValueEncoding::kColumnAware
+                            ? ValueRowEncoding::kColumnAware
+                            : ValueRowEncoding::kPositional,
+                        value_schema));
+  LocalOptions local_options;
+  local_options.replicated = options.replicated;
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::unique_ptr<LocalStateStore> local,
+      store.NewLocalStateStore(catalog.table_id, local_options));
+  return std::unique_ptr<StateTable>(new StateTable(
+      catalog, std::move(owned_vnodes), std::move(pk_serde),
+      std::move(value_codec), std::move(local), store, options));
+}
+
+StateTable::StateTable(TableCatalog catalog, VnodeBitmap vnodes,
+                       KeySerde pk_serde,
+                       std::unique_ptr<ValueRowCodec> value_codec,
+                       std::unique_ptr<LocalStateStore> local,
+                       StateStore& store, StateTableOptions options)
+    : catalog_(std::move(catalog)),
+      vnodes_(std::move(vnodes)),
+      pk_serde_(std::move(pk_serde)),
+      value_codec_(std::move(value_codec)),
+      local_(std::move(local)),
+      store_(store),
+      options_(options),
+      dist_key_in_pk_(catalog_.DistKeyInPk()),
+      column_types_(ColumnTypes(catalog_.columns)) {
+  for (int column : catalog_.dist_key_indices) {
+    dist_key_types_.push_back(catalog_.columns[column].type);
+  }
+  for (size_t i = 0; i < catalog_.pk_indices.size(); ++i) {
+    const int column = catalog_.pk_indices[i];
+    bool in_value = false;
+    for (int value_column : catalog_.value_indices) {
+      in_value |= value_column == column;
+    }
+    if (!in_value) pk_only_columns_.emplace_back(static_cast<int>(i), column);
+  }
+}
+
+StateTable::~StateTable() = default;
+
+bool StateTable::ReadyToInit(EpochPair first) const {
+  return store_.IsCommitted(catalog_.table_id, first.prev);
+}
+
+absl::Status StateTable::InitEpoch(EpochPair first, const InitWait& wait) {
+  if (initialised_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("table ", catalog_.table_id, " (", catalog_.name,
+                     "): InitEpoch called twice"));
+  }
+  if (!ReadyToInit(first)) {
+    Cancellation never;
+    BACKFILL_RETURN_IF_ERROR(store_.WaitCommitted(
+        catalog_.table_id, first.prev, wait.deadline,
+        wait.cancellation != nullptr ? *wait.cancellation : never,
+        wait.clock != nullptr ? *wait.clock : Clock::Real()));
+  }
+  BACKFILL_RETURN_IF_ERROR(local_->Init(first));
+  initialised_ = true;
+  return absl::OkStatus();
+}
+
+VirtualNode StateTable::ComputeVnodeByPk(RowView pk) const {
+  if (catalog_.dist_key_indices.empty()) return 0;
+  Row dist_key;
+  dist_key.reserve(dist_key_in_pk_.size());
+  for (int position : dist_key_in_pk_) dist_key.push_back(pk[position]);
+  return backfill::ComputeVnode(dist_key, dist_key_types_,
+                                catalog_.vnode_count);
+}
+
+VirtualNode StateTable::ComputeVnode(RowView row) const {
+  if (catalog_.dist_key_indices.empty()) return 0;
+  Row dist_key;
+  dist_key.reserve(catalog_.dist_key_indices.size());
+  for (int column : catalog_.dist_key_indices) dist_key.push_back(row[column]);
+  return backfill::ComputeVnode(dist_key, dist_key_types_,
+                                catalog_.vnode_count);
+}
+
+std::string StateTable::ErrorContext(VirtualNode vnode,
+                                     absl::string_view pk_bytes) const {
+  std::string pk_text = absl::CHexEscape(pk_bytes);
+  if (absl::StatusOr<Row> pk = pk_serde_.Deserialize(pk_bytes); pk.ok()) {
+    pk_text = RowDebugString(*pk);
+  }
+  return absl::StrCat("table ", catalog_.table_id, " (", catalog_.name,
+                      ") vnode ", vnode, " pk ", pk_text, " at ",
+                      local_->epoch().DebugString());
+}
+
+absl::Status StateTable::CheckWritable(RowView row, VirtualNode* vnode,
+                                       std::string* pk_bytes) {
+  if (!initialised_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("table ", catalog_.table_id, " (", catalog_.name,
+                     "): write before InitEpoch"));
+  }
+  if (options_.replicated) {
+    // Replicated rows are NULL-filled outside S2, whatever the column's
+    // nullability: check the shape and types only.
+    if (row.size() != catalog_.columns.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "table ", catalog_.table_id, " (", catalog_.name, "): row has ",
+          row.size(), " datums, expected ", catalog_.columns.size()));
+    }
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (!DatumMatchesType(row[i], catalog_.columns[i].type)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "table ", catalog_.table_id, " (", catalog_.name, "): column ", i,
+            " expects ", DataTypeName(catalog_.columns[i].type)));
+      }
+    }
+  } else if (absl::Status status = ValidateRow(catalog_.columns, row);
+             !status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "table ", catalog_.table_id, " (", catalog_.name, "): ",
+        status.message()));
+  }
+  *vnode = ComputeVnode(row);
+  pk_bytes->clear();
+  Row pk = ProjectRow(row, catalog_.pk_indices);
+  pk_serde_.Serialize(pk, pk_bytes);
+  if (!vnodes_.Test(*vnode)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "write to a vnode this table does not own: ",
+        ErrorContext(*vnode, *pk_bytes)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StateTable::Put(RowView row, VirtualNode vnode,
+                             absl::string_view pk_bytes) {
+  scratch_row_.clear();
+  for (int column : catalog_.value_indices) scratch_row_.push_back(row[column]);
+  scratch_value_.clear();
+  value_codec_->Encode(scratch_row_, &scratch_value_);
+  return local_->Insert(vnode, StdView(pk_bytes), scratch_value_);
+}
+
+absl::Status StateTable::DecodeRow(VirtualNode vnode, absl::string_view pk_bytes,
+                                   absl::string_view value, Row* out) const {
+  absl::StatusOr<Row> decoded = value_codec_->Decode(value);
+  if (!decoded.ok()) {
+    return absl::DataLossError(absl::StrCat("corrupt value: ",
+                                            decoded.status().message(), ": ",
+                                            ErrorContext(vnode, pk_bytes)));
+  }
+  Row& values = *decoded;
+  out->assign(catalog_.columns.size(), Datum());
+  for (size_t i = 0; i < catalog_.value_indices.size() && i < values.size();
+       ++i) {
+    (*out)[catalog_.value_indices[i]] = std::move(values[i]);
+  }
+  if (!pk_only_columns_.empty()) {
+    absl::StatusOr<Row> pk = pk_serde_.Deserialize(pk_bytes);
+    if (!pk.ok()) {
+      return absl::DataLossError(absl::StrCat("corrupt key: ",
+                                              pk.status().message(), ": ",
+                                              ErrorContext(vnode, pk_bytes)));
+    }
+    for (const auto& [position, column] : pk_only_columns_) {
+      (*out)[column] = std::move((*pk)[position]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StateTable::Insert(RowView row) {
+  VirtualNode vnode = 0;
+  std::string pk_bytes;
+  BACKFILL_RETURN_IF_ERROR(CheckWritable(row, &vnode, &pk_bytes));
+  if (options_.op_consistency == OpConsistency::kConsistentOldValue) {
+    BACKFILL_ASSIGN_OR_RETURN(std::optional<std::string> existing,
+                              local_->Get(vnode, pk_bytes));
+    if (existing.has_value()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("inconsistent insert: the pk already exists: ",
+                       ErrorContext(vnode, pk_bytes)));
+    }
+  }
+  return Put(row, vnode, pk_bytes);
+}
+
+absl::Status StateTable::Delete(RowView row) {
+  VirtualNode vnode = 0;
+  std::string pk_bytes;
+  BACKFILL_RETURN_IF_ERROR(CheckWritable(row, &vnode, &pk_bytes));
+  if (options_.op_consistency == OpConsistency::kConsistentOldValue) {
+    BACKFILL_ASSIGN_OR_RETURN(std::optional<std::string> existing,
+                              local_->Get(vnode, pk_bytes));
+    if (!existing.has_value()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("inconsistent delete: no row with this pk: ",
+                       ErrorContext(vnode, pk_bytes)));
+    }
+    Row stored;
+    BACKFILL_RETURN_IF_ERROR(DecodeRow(vnode, pk_bytes, *existing, &stored));
+    if (!RowsEqual(stored, row)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "inconsistent delete: stored row ", RowDebugString(stored),
+          " differs from deleted row ", RowDebugString(row), ": ",
+          ErrorContext(vnode, pk_bytes)));
+    }
+  }
+  return local_->Delete(vnode, pk_bytes);
+}
+
+absl::Status StateTable::Update(RowView old_row, RowView new_row) {
+  VirtualNode old_vnode = 0, new_vnode = 0;
+  std::string old_pk, new_pk;
+  BACKFILL_RETURN_IF_ERROR(CheckWritable(old_row, &old_vnode, &old_pk));
+  BACKFILL_RETURN_IF_ERROR(CheckWritable(new_row, &new_vnode, &new_pk));
+  if (old_pk != new_pk || old_vnode != new_vnode) {
+    BACKFILL_RETURN_IF_ERROR(Delete(old_row));
+    return Insert(new_row);
+  }
+  if (options_.op_consistency == OpConsistency::kConsistentOldValue) {
+    BACKFILL_ASSIGN_OR_RETURN(std::optional<std::string> existing,
+                              local_->Get(old_vnode, old_pk));
+    if (!existing.has_value()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("inconsistent update: no row with this pk: ",
+                       ErrorContext(old_vnode, old_pk)));
+    }
+    Row stored;
+    BACKFILL_RETURN_IF_ERROR(
+        DecodeRow(old_vnode, old_pk, *existing, &stored));
+    if (!RowsEqual(stored, old_row)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "inconsistent update: stored row ", RowDebugString(stored),
+          " differs from old row ", RowDebugString(old_row), ": ",
+          ErrorContext(old_vnode, old_pk)));
+    }
+  }
+  return Put(new_row, new_vnode, new_pk);
+}
+
+absl::StatusOr<std::optional<Row>> StateTable::GetRow(RowView pk) {
+  if (!initialised_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("table ", catalog_.table_id, " (", catalog_.name,
+                     "): read before InitEpoch"));
+  }
+  if (pk.size() != catalog_.pk_indices.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "table ", catalog_.table_id, " (", catalog_.name, "): pk has ",
+        pk.size(), " columns, expected ", catalog_.pk_indices.size()));
+  }
+  const VirtualNode vnode = ComputeVnodeByPk(pk);
+  const std::string pk_bytes = pk_serde_.Serialize(pk);
+  BACKFILL_ASSIGN_OR_RETURN(std::optional<std::string> value,
+                            local_->Get(vnode, pk_bytes));
+  if (!value.has_value()) return std::optional<Row>();
+  Row row;
+  BACKFILL_RETURN_IF_ERROR(DecodeRow(vnode, pk_bytes, *value, &row));
+  return std::optional<Row>(std::move(row));
+}
+
+absl::StatusOr<std::unique_ptr<RowIterator>> StateTable::IterWithVnode(
+    VirtualNode vnode, const PkRowRange& range) {
+  if (!initialised_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("table ", catalog_.table_id, " (", catalog_.name,
+                     "): read before InitEpoch"));
+  }
+  if (vnode >= vnodes_.size() || !vnodes_.Test(vnode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("table ", catalog_.table_id, " (", catalog_.name,
+                     "): iterating vnode ", vnode, " which it does not own"));
+  }
+  PkRange pk_range;
+  if (range.start.has_value()) {
+    const KeySerde prefix = pk_serde_.Prefix(
+        std::min(range.start->size(), pk_serde_.num_columns()));
+    std::string start = prefix.Serialize(*range.start);
+    if (range.start_exclusive) {
+      std::optional<std::string> next = NextKey(start);
+      if (!next.has_value()) {
+        // Nothing can follow an all-0xFF key: an empty range.
+        pk_range.inclusive_min = start;
+        pk_range.exclusive_max = start;
+      } else {
+        pk_range.inclusive_min = std::move(*next);
+      }
+    } else {
+      pk_range.inclusive_min = std::move(start);
+    }
+  }
+  if (range.exclusive_end.has_value()) {
+    const KeySerde prefix = pk_serde_.Prefix(
+        std::min(range.exclusive_end->size(), pk_serde_.num_columns()));
+    pk_range.exclusive_max = prefix.Serialize(*range.exclusive_end);
+  }
+  ScanOptions scan_options;
+  scan_options.fill_cache = options_.fill_cache;
+  BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<StateStoreIterator> inner,
+                            local_->NewIterator(vnode, pk_range, scan_options));
+  return std::unique_ptr<RowIterator>(
+      new StateTableRowIterator(std::move(inner), this, vnode));
+}
+
+absl::Status StateTable::Commit(EpochPair next) {
+  if (!initialised_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("table ", catalog_.table_id, " (", catalog_.name,
+                     "): Commit before InitEpoch"));
+  }
+  if (next.prev != local_->epoch()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "table ", catalog_.table_id, " (", catalog_.name, "): commit of ",
+        next.DebugString(), " does not continue the current ",
+        local_->epoch().DebugString()));
+  }
+  return local_->Seal(next);
+}
+
+}  // namespace backfill

@@ -1,0 +1,207 @@
+#include "storage/table_catalog.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "serde/vnode.h"
+#include "storage/catalog.pb.h"
+
+namespace backfill {
+namespace {
+
+std::string TableName(const TableCatalog& catalog) {
+  return absl::StrCat("table ", catalog.table_id, " (", catalog.name, ")");
+}
+
+absl::Status Invalid(const TableCatalog& catalog, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(TableName(catalog), ": ", what));
+}
+
+}  // namespace
+
+std::vector<int> TableCatalog::DistKeyInPk() const {
+  std::vector<int> positions;
+  for (int column : dist_key_indices) {
+    auto it = std::find(pk_indices.begin(), pk_indices.end(), column);
+    positions.push_back(static_cast<int>(it - pk_indices.begin()));
+  }
+  return positions;
+}
+
+std::vector<DataType> TableCatalog::PkTypes() const {
+  std::vector<DataType> types;
+  for (int column : pk_indices) types.push_back(columns[column].type);
+  return types;
+}
+
+std::string TableCatalog::DebugString() const {
+  std::vector<std::string> pk;
+  for (size_t i = 0; i < pk_indices.size(); ++i) {
+    pk.push_back(absl::StrCat(columns[pk_indices[i]].name, " ",
+                              pk_orders[i].DebugString()));
+  }
+  return absl::StrCat(TableName(*this), " pk [", absl::StrJoin(pk, ", "),
+                      "] dist [", absl::StrJoin(dist_key_indices, ", "),
+                      "] vnodes ", vnode_count);
+}
+
+absl::Status ValidateTableCatalog(const TableCatalog& catalog) {
+  if (catalog.columns.empty()) return Invalid(catalog, "columns is empty");
+  if (absl::Status status = ValidateSchema(catalog.columns); !status.ok()) {
+    return Invalid(catalog, absl::StrCat("columns: ", status.message()));
+  }
+  const int num_columns = static_cast<int>(catalog.columns.size());
+  if (catalog.pk_orders.size() != catalog.pk_indices.size()) {
+    return Invalid(catalog, absl::StrCat("primary_key has ",
+                                         catalog.pk_indices.size(),
+                                         " columns but ",
+                                         catalog.pk_orders.size(),
+                                         " order types"));
+  }
+  absl::flat_hash_set<int> pk_set;
+  for (size_t i = 0; i < catalog.pk_indices.size(); ++i) {
+    const int column = catalog.pk_indices[i];
+    if (column < 0 || column >= num_columns) {
+      return Invalid(catalog, absl::StrCat("primary_key[", i, "] = ", column,
+                                           " is out of range (", num_columns,
+                                           " columns)"));
+    }
+    if (!pk_set.insert(column).second) {
+      return Invalid(catalog, absl::StrCat("primary_key[", i, "] = ", column,
+                                           " appears twice"));
+    }
+  }
+  absl::flat_hash_set<int> dist_set;
+  for (size_t i = 0; i < catalog.dist_key_indices.size(); ++i) {
+    const int column = catalog.dist_key_indices[i];
+    if (!pk_set.contains(column)) {
+      return Invalid(catalog,
+                     absl::StrCat("distribution_key[", i, "] = ", column,
+                                  " is not a primary-key column"));
+    }
+    if (!dist_set.insert(column).second) {
+      return Invalid(catalog, absl::StrCat("distribution_key[", i, "] = ",
+                                           column, " appears twice"));
+    }
+  }
+  if (catalog.vnode_count < 1 || catalog.vnode_count > kMaxVnodeCount) {
+    return Invalid(catalog, absl::StrCat("vnode_count = ", catalog.vnode_count,
+                                         " is outside [1, ", kMaxVnodeCount,
+                                         "]"));
+  }
+  for (size_t i = 0; i < catalog.value_indices.size(); ++i) {
+    const int column = catalog.value_indices[i];
+    if (column < 0 || column >= num_columns) {
+      return Invalid(catalog, absl::StrCat("value_indices[", i, "] = ", column,
+                                           " is out of range"));
+    }
+    if (i > 0 && column <= catalog.value_indices[i - 1]) {
+      return Invalid(catalog, absl::StrCat("value_indices[", i, "] = ", column,
+                                           " is not ascending"));
+    }
+  }
+  if (catalog.value_indices.empty()) {
+    return Invalid(catalog, "value_indices is empty");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TableCatalog> TableCatalogFromProto(
+    const proto::TableCatalog& proto) {
+  TableCatalog catalog;
+  catalog.table_id = proto.table_id();
+  catalog.name = proto.name();
+  for (int i = 0; i < proto.columns_size(); ++i) {
+    const proto::ColumnCatalog& column = proto.columns(i);
+    const std::optional<DataType> type = DataTypeFromValue(column.type());
+    if (!type.has_value()) {
+      return Invalid(catalog, absl::StrCat("columns[", i, "] (", column.name(),
+                                           ").type = ", column.type(),
+                                           " is not a data type"));
+    }
+    catalog.columns.push_back(
+        ColumnDesc{column.name(), *type, column.column_id(), column.nullable()});
+  }
+  for (int i = 0; i < proto.primary_key_size(); ++i) {
+    const proto::KeyColumn& key = proto.primary_key(i);
+    OrderType order = key.descending() ? OrderType::Descending()
+                                       : OrderType::Ascending();
+    switch (key.nulls()) {
+      case proto::NULLS_DEFAULT: break;
+      case proto::NULLS_FIRST: order.nulls = NullsOrder::kFirst; break;
+      case proto::NULLS_LAST: order.nulls = NullsOrder::kLast; break;
+      default:
+        return Invalid(catalog, absl::StrCat("primary_key[", i, "].nulls = ",
+                                             key.nulls(), " is unknown"));
+    }
+    catalog.pk_indices.push_back(
+        static_cast<int>(std::min<uint32_t>(key.column_index(), 1u << 30)));
+    catalog.pk_orders.push_back(order);
+  }
+  for (uint32_t column : proto.distribution_key()) {
+    catalog.dist_key_indices.push_back(
+        static_cast<int>(std::min<uint32_t>(column, 1u << 30)));
+  }
+  catalog.vnode_count = proto.vnode_count() == 0
+                            ? kDefaultVnodeCount
+                            : static_cast<int>(std::min<uint32_t>(
+                                  proto.vnode_count(), 1u << 30));
+  switch (proto.value_encoding()) {
+    case proto::VALUE_ENCODING_POSITIONAL:
+      catalog.value_encoding = ValueEncoding::kPositional;
+      break;
+    case proto::VALUE_ENCODING_COLUMN_AWARE:
+      catalog.value_encoding = ValueEncoding::kColumnAware;
+      break;
+    default:
+      return Invalid(catalog, absl::StrCat("value_encoding = ",
+                                           proto.value_encoding(),
+                                           " is unknown"));
+  }
+  if (proto.value_indices().empty()) {
+    for (size_t i = 0; i < catalog.columns.size(); ++i) {
+      catalog.value_indices.push_back(static_cast<int>(i));
+    }
+  } else {
+    for (uint32_t column : proto.value_indices()) {
+      catalog.value_indices.push_back(
+          static_cast<int>(std::min<uint32_t>(column, 1u << 30)));
+    }
+  }
+  if (absl::Status status = ValidateTableCatalog(catalog); !status.ok()) {
+    return status;
+  }
+  return catalog;
+}
+
+proto::TableCatalog TableCatalogToProto(const TableCatalog& catalog) {
+  proto::TableCatalog out;
+  out.set_table_id(catalog.table_id);
+  out.set_name(catalog.name);
+  for (const ColumnDesc& column : catalog.columns) {
+    proto::ColumnCatalog* c = out.add_columns();
+    c->set_name(column.name);
+    c->set_type(static_cast<proto::DataType>(column.type));
+    c->set_column_id(column.column_id);
+    c->set_nullable(column.nullable);
+  }
+  for (size_t i = 0; i < catalog.pk_indices.size(); ++i) {
+    proto::KeyColumn* key = out.add_primary_key();
+    key->set_column_index(catalog.pk_indices[i]);
+    key->set_descending(catalog.pk_orders[i].is_descending());
+    key->set_nulls(catalog.pk_orders[i].nulls_first() ? proto::NULLS_FIRST
+                                                      : proto::NULLS_LAST);
+  }
+  for (int column : catalog.dist_key_indices) out.add_distribution_key(column);
+  out.set_vnode_count(catalog.vnode_count);
+  out.set_value_encoding(catalog.value_encoding == ValueEncoding::kColumnAware
+                             ? proto::VALUE_ENCODING_COLUMN_AWARE
+                             : proto::VALUE_ENCODING_POSITIONAL);
+  for (int column : catalog.value_indices) out.add_value_indices(column);
+  return out;
+}
+
+}  // namespace backfill

@@ -1,0 +1,66 @@
+// TableCatalog: the validated, protobuf-free description of a table that state
+// tables are built from: columns, primary key with order types, distribution
+// key, vnode count, value encoding.
+//
+//   BACKFILL_ASSIGN_OR_RETURN(TableCatalog catalog,
+//                             TableCatalogFromProto(proto_catalog));
+//   int pk_len = catalog.pk_indices.size();
+//
+// Every TableCatalog returned by TableCatalogFromProto or accepted by
+// ValidateTableCatalog satisfies the invariants listed on the fields.
+#ifndef STORAGE_TABLE_CATALOG_H_
+#define STORAGE_TABLE_CATALOG_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "serde/order_type.h"
+#include "serde/schema.h"
+#include "storage/table_key.h"
+
+namespace backfill {
+namespace proto {
+class TableCatalog;
+}  // namespace proto
+
+enum class ValueEncoding { kPositional, kColumnAware };
+
+struct TableCatalog {
+  TableId table_id = 0;
+  std::string name;
+  // Unique names and column ids (ValidateSchema).
+  Schema columns;
+  // Primary key: distinct column indices, with one OrderType each.
+  std::vector<int> pk_indices;
+  std::vector<OrderType> pk_orders;
+  // Distribution key: column indices, each in the pk; empty = singleton.
+  std::vector<int> dist_key_indices;
+  // 1 .. kMaxVnodeCount; a singleton table still has its vnode count, but
+  // every row is in vnode 0.
+  int vnode_count = 256;
+  ValueEncoding value_encoding = ValueEncoding::kPositional;
+  // Columns stored in the value, ascending and distinct; by default all.
+  std::vector<int> value_indices;
+
+  // For each dist-key column, its position in the pk.
+  std::vector<int> DistKeyInPk() const;
+  std::vector<DataType> PkTypes() const;
+  std::string DebugString() const;
+};
+
+// OK iff `catalog` satisfies the invariants above; otherwise InvalidArgument
+// naming the field and the offending value ("table 7 (t): distribution_key[1]
+// = 3 is not a primary-key column").
+absl::Status ValidateTableCatalog(const TableCatalog& catalog);
+
+// Decodes and validates. Unknown enum values, DATA_TYPE_UNSPECIFIED, and
+// every inconsistency are InvalidArgument naming the field.
+absl::StatusOr<TableCatalog> TableCatalogFromProto(
+    const proto::TableCatalog& proto);
+proto::TableCatalog TableCatalogToProto(const TableCatalog& catalog);
+
+}  // namespace backfill
+
+#endif  // STORAGE_TABLE_CATALOG_H_

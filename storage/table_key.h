@@ -1,0 +1,135 @@
+// Keys of the state store.
+//
+// A TableKey addresses one row of one table: (table id, vnode, pk bytes). The
+// pk bytes are opaque here: the caller memcomparable-encodes the primary key,
+// so byte order is row order. A FullKey adds the epoch of one version. The
+// on-disk layout of a FullKey is specified in storage/FORMAT.md and is
+// persisted: never change it.
+//
+//   TableKey key{.table_id = 7, .vnode = 3, .pk = "\x00\x01"};
+//   std::string encoded = EncodeFullKey(FullKey{key, Epoch(42)});
+//   absl::StatusOr<FullKeyView> view = DecodeFullKey(encoded);  // DataLoss if corrupt
+//   PkRange range = PkRange::Between("a", "m");                 // ["a", "m")
+#ifndef STORAGE_TABLE_KEY_H_
+#define STORAGE_TABLE_KEY_H_
+
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "serde/vnode.h"
+#include "storage/epoch.h"
+
+namespace backfill {
+
+// Identifies a table (or materialized view, or internal state table).
+using TableId = uint32_t;
+
+// One row's address: table, vnode, memcomparable pk bytes (may be empty and
+// may contain any byte, including 0x00 and 0xFF).
+struct TableKey {
+  TableId table_id = 0;
+  VirtualNode vnode = 0;
+  std::string pk;
+
+  friend auto operator<=>(const TableKey&, const TableKey&) = default;
+  friend bool operator==(const TableKey&, const TableKey&) = default;
+
+  // "table 7 vnode 3 pk \x00\x01" (pk C-escaped).
+  std::string DebugString() const;
+};
+
+// One version of a row: the key plus the epoch that wrote it.
+struct FullKey {
+  TableKey table_key;
+  Epoch epoch;
+
+  friend bool operator==(const FullKey&, const FullKey&) = default;
+
+  // "table 7 vnode 3 pk \x00\x01 @ epoch 42".
+  std::string DebugString() const;
+};
+
+// A decoded full key that points into the encoded bytes (no copy). Valid as
+// long as those bytes are.
+struct FullKeyView {
+  TableId table_id = 0;
+  VirtualNode vnode = 0;
+  std::string_view pk;
+  Epoch epoch;
+
+  FullKey ToFullKey() const {
+    return FullKey{TableKey{table_id, vnode, std::string(pk)}, epoch};
+  }
+};
+
+// ---- On-disk key layout (never change: persisted; see FORMAT.md) ----------
+//
+//   table_id: u32 big-endian | vnode: u16 big-endian | pk bytes | ~epoch: u64 big-endian
+//
+// The epoch suffix is bit-inverted so that, for one (table, vnode, pk), the
+// newest version sorts first under a bytewise comparison of the suffix.
+
+// Size of the table_id + vnode prefix.
+inline constexpr size_t kTableKeyPrefixSize = 6;
+// Size of the inverted-epoch suffix.
+inline constexpr size_t kEpochSuffixSize = 8;
+// The smallest valid encoded full key (empty pk).
+inline constexpr size_t kMinFullKeySize = kTableKeyPrefixSize + kEpochSuffixSize;
+
+// Appends the 6-byte table_id | vnode prefix.
+void AppendTableKeyPrefix(TableId table_id, VirtualNode vnode,
+                          std::string* out);
+// Appends the 8-byte inverted big-endian epoch suffix.
+void AppendEpochSuffix(Epoch epoch, std::string* out);
+// Appends prefix | pk | suffix.
+void AppendFullKey(TableId table_id, VirtualNode vnode, std::string_view pk,
+                   Epoch epoch, std::string* out);
+std::string EncodeFullKey(const FullKey& key);
+
+// Reads the epoch from an 8-byte suffix. REQUIRES: suffix.size() == 8.
+Epoch DecodeEpochSuffix(std::string_view suffix);
+
+// Decodes an encoded full key. Errors: DataLoss if `encoded` is shorter than
+// kMinFullKeySize or its vnode is >= kMaxVnodeCount (bytes from disk are
+// never trusted).
+absl::StatusOr<FullKeyView> DecodeFullKey(std::string_view encoded);
+
+// A range of pk bytes within one (table, vnode): [inclusive_min,
+// exclusive_max), where an absent exclusive_max means "to the end of the
+// vnode". The empty inclusive_min is the start of the vnode.
+struct PkRange {
+  std::string inclusive_min;
+  std::optional<std::string> exclusive_max;
+
+  // Every pk of the vnode.
+  static PkRange All() { return PkRange{}; }
+  // [inclusive_min, end of vnode).
+  static PkRange From(std::string_view inclusive_min) {
+    return PkRange{std::string(inclusive_min), std::nullopt};
+  }
+  // [inclusive_min, exclusive_max).
+  static PkRange Between(std::string_view inclusive_min,
+                         std::string_view exclusive_max) {
+    return PkRange{std::string(inclusive_min), std::string(exclusive_max)};
+  }
+
+  bool Contains(std::string_view pk) const {
+    return pk >= inclusive_min && (!exclusive_max || pk < *exclusive_max);
+  }
+  // True if no pk can be in the range.
+  bool IsEmpty() const {
+    return exclusive_max.has_value() && *exclusive_max <= inclusive_min;
+  }
+
+  // "[\x00, \xff)" or "[a, +inf)" (C-escaped).
+  std::string DebugString() const;
+};
+
+}  // namespace backfill
+
+#endif  // STORAGE_TABLE_KEY_H_
