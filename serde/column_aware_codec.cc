@@ -1,0 +1,256 @@
+#include "serde/column_aware_codec.h"
+
+#include <cassert>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "serde/internal/value_payload.h"
+
+namespace backfill {
+namespace {
+
+using serde_internal::AppendPayload;
+using serde_internal::PayloadReader;
+using serde_internal::PayloadSize;
+
+// Header: the magic bit (distinguishes a column-aware row from a positional
+// one, whose first byte is 0 or 1) and the offset width. Never change.
+constexpr uint8_t kMagic = 0x80;
+constexpr uint8_t kWidthMask = 0x03;
+constexpr uint8_t kOffset8 = 1;
+constexpr uint8_t kOffset16 = 2;
+constexpr uint8_t kOffset32 = 3;
+
+absl::Status Corrupt(absl::string_view what, size_t offset) {
+  return absl::DataLossError(
+      absl::StrCat("column-aware value row: ", what, " at offset ", offset));
+}
+
+template <typename T>
+void AppendLittleEndian(T value, char* out) {
+  std::memcpy(out, &value, sizeof(T));
+}
+
+uint32_t ReadOffset(const char* p, int width) {
+  switch (width) {
+    case 1:
+      return static_cast<uint8_t>(*p);
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    default: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ColumnAwareCodec>> ColumnAwareCodec::Create(
+    Schema schema, ColumnAwareOptions options) {
+  if (absl::Status status = ValidateSchema(schema); !status.ok()) {
+    return status;
+  }
+  if (!options.defaults.empty()) {
+    if (options.defaults.size() != schema.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ColumnAwareCodec: ", options.defaults.size(),
+                       " defaults for ", schema.size(), " columns"));
+    }
+    for (size_t i = 0; i < schema.size(); ++i) {
+      if (!DatumMatchesType(options.defaults[i], schema[i].type)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ColumnAwareCodec: default of column ", i, " \"", schema[i].name,
+            "\" is not a ", DataTypeName(schema[i].type), ": ",
+            DatumDebugString(options.defaults[i])));
+      }
+    }
+  }
+  return std::unique_ptr<ColumnAwareCodec>(
+      new ColumnAwareCodec(std::move(schema), std::move(options)));
+}
+
+ColumnAwareCodec::ColumnAwareCodec(Schema schema, ColumnAwareOptions options)
+    : schema_(std::move(schema)),
+      types_(ColumnTypes(schema_)),
+      defaults_(std::move(options.defaults)) {
+  encoded_ids_.resize(4 * schema_.size());
+  for (size_t i = 0; i < schema_.size(); ++i) {
+    AppendLittleEndian<int32_t>(schema_[i].column_id, &encoded_ids_[4 * i]);
+    index_of_id_[schema_[i].column_id] = static_cast<int>(i);
+  }
+}
+
+void ColumnAwareCodec::Encode(RowView row, std::string* out) const {
+  assert(row.size() == types_.size());
+  const size_t n = types_.size();
+  // Sizes first: the offset width depends on the data length.
+  size_t data_size = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (IsNull(row[i]) || !DatumMatchesType(row[i], types_[i])) {
+      assert(IsNull(row[i]) &&
+             "ColumnAwareCodec: datum does not match its type");
+      continue;
+    }
+    data_size += PayloadSize(row[i], types_[i]);
+  }
+  const uint8_t width_code = data_size <= 0xFF     ? kOffset8
+                             : data_size <= 0xFFFF ? kOffset16
+                                                   : kOffset32;
+  const int width = width_code == kOffset8    ? 1
+                    : width_code == kOffset16 ? 2
+                                              : 4;
+  const size_t start = out->size();
+  const size_t header_size = 1 + 4 + encoded_ids_.size() + width * n;
+  out->resize(start + header_size);
+  char* p = out->data() + start;
+  *p++ = static_cast<char>(kMagic | width_code);
+  AppendLittleEndian<uint32_t>(static_cast<uint32_t>(n), p);
+  p += 4;
+  std::memcpy(p, encoded_ids_.data(), encoded_ids_.size());
+  const size_t offsets_at = start + 1 + 4 + encoded_ids_.size();
+  const size_t data_at = start + header_size;
+  out->reserve(data_at + data_size);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t offset = static_cast<uint32_t>(out->size() - data_at);
+    char* slot = out->data() + offsets_at + width * i;
+    switch (width) {
+      case 1:
+        *slot = static_cast<char>(offset);
+        break;
+      case 2:
+        AppendLittleEndian<uint16_t>(static_cast<uint16_t>(offset), slot);
+        break;
+      default:
+        AppendLittleEndian<uint32_t>(offset, slot);
+        break;
+    }
+    if (!IsNull(row[i]) && DatumMatchesType(row[i], types_[i])) {
+      AppendPayload(row[i], types_[i], out);
+    }
+  }
+  assert(out->size() == data_at + data_size);
+}
+
+absl::StatusOr<Row> ColumnAwareCodec::Decode(absl::string_view bytes) const {
+  Row row;
+  if (absl::Status status = DecodeInto(bytes, &row); !status.ok()) {
+    return status;
+  }
+  return row;
+}
+
+absl::Status ColumnAwareCodec::DecodeInto(absl::string_view bytes,
+                                          Row* out) const {
+  if (bytes.empty()) return Corrupt("empty input, expected a header", 0);
+  const uint8_t header = static_cast<uint8_t>(bytes[0]);
+  if ((header & ~kWidthMask) != kMagic || (header & kWidthMask) == 0) {
+    return Corrupt(absl::StrCat("header 0x", absl::Hex(header, absl::kZeroPad2),
+                                " is not 0x81, 0x82 or 0x83"),
+                   0);
+  }
+  const int width = (header & kWidthMask) == kOffset8    ? 1
+                    : (header & kWidthMask) == kOffset16 ? 2
+                                                         : 4;
+  if (bytes.size() < 5)
+    return Corrupt("truncated, expected a u32 datum count", 1);
+  uint32_t count;
+  std::memcpy(&count, bytes.data() + 1, 4);
+  const uint64_t ids_at = 5;
+  const uint64_t offsets_at = ids_at + uint64_t{4} * count;
+  const uint64_t data_at =
+      offsets_at + uint64_t{static_cast<unsigned>(width)} * count;
+  if (data_at > bytes.size()) {
+    return Corrupt(absl::StrCat("datum count ", count, " needs ", data_at,
+                                " header bytes but the row has ", bytes.size()),
+                   1);
+  }
+  const uint64_t data_size = bytes.size() - data_at;
+  const char* ids = bytes.data() + ids_at;
+  const char* offsets = bytes.data() + offsets_at;
+  const char* data = bytes.data() + data_at;
+
+  // The datum of encoded column i spans [offset(i), offset(i + 1)).
+  auto span_of = [&](uint32_t i, uint32_t* begin,
+                     uint32_t* end) -> absl::Status {
+    *begin = ReadOffset(offsets + width * i, width);
+    *end = i + 1 < count ? ReadOffset(offsets + width * (i + 1), width)
+                         : static_cast<uint32_t>(data_size);
+    if (*begin > data_size || *end > data_size || *begin > *end) {
+      return Corrupt(absl::StrCat("datum ", i, " spans [", *begin, ", ", *end,
+                                  ") outside data of ", data_size, " bytes"),
+                     offsets_at + width * i);
+    }
+    return absl::OkStatus();
+  };
+  auto decode_datum = [&](uint32_t i, int column, uint32_t begin,
+                          uint32_t end) -> absl::Status {
+    Datum& target = (*out)[column];
+    if (begin == end) {
+      target.emplace<std::monostate>();
+      return absl::OkStatus();
+    }
+    PayloadReader reader(absl::string_view(data + begin, end - begin),
+                         data_at + begin);
+    absl::Status status = reader.Read(types_[column], &target);
+    if (status.ok() && !reader.AtEnd()) {
+      status = reader.Error(
+          absl::StrCat(reader.remaining(), " trailing payload bytes"));
+    }
+    if (!status.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("column-aware value row: ", status.message(), " (datum ",
+                       i, ", column ", column, " \"", schema_[column].name,
+                       "\": ", DataTypeName(types_[column]), ")"));
+    }
+    return absl::OkStatus();
+  };
+
+  const size_t n = types_.size();
+  out->resize(n);
+  // Fast path: written with exactly this schema.
+  if (count == n &&
+      std::memcmp(ids, encoded_ids_.data(), encoded_ids_.size()) == 0) {
+    for (uint32_t i = 0; i < count; ++i) {
+      uint32_t begin, end;
+      if (absl::Status s = span_of(i, &begin, &end); !s.ok()) return s;
+      if (absl::Status s = decode_datum(i, static_cast<int>(i), begin, end);
+          !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+  // Schema evolution: match by column id.
+  std::vector<bool> present(n, false);
+  for (uint32_t i = 0; i < count; ++i) {
+    int32_t id;
+    std::memcpy(&id, ids + 4 * i, 4);
+    uint32_t begin, end;
+    if (absl::Status s = span_of(i, &begin, &end); !s.ok()) return s;
+    const auto it = index_of_id_.find(id);
+    if (it == index_of_id_.end()) continue;  // dropped since: skip
+    const int column = it->second;
+    if (present[column]) {
+      return Corrupt(absl::StrCat("column id ", id, " appears twice"),
+                     ids_at + 4 * i);
+    }
+    present[column] = true;
+    if (absl::Status s = decode_datum(i, column, begin, end); !s.ok()) return s;
+  }
+  for (size_t column = 0; column < n; ++column) {
+    if (present[column]) continue;
+    if (defaults_.empty()) {
+      (*out)[column].emplace<std::monostate>();
+    } else {
+      (*out)[column] = defaults_[column];
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace backfill

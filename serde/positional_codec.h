@@ -1,0 +1,44 @@
+// PositionalCodec: RisingWave's BasicSerde value rows. Per datum, in schema
+// order: one flag byte (0 = NULL, 1 = present), then for a present datum its
+// payload (fixed-width little-endian numerics, dates and times; u32 LE length
+// + bytes for strings; a compact decimal form). Layout in serde/FORMAT.md
+// (never change: persisted). Decoding needs exactly the writer's schema.
+//
+//   auto codec = PositionalCodec::Create({{"id", DataType::kInt64, 1}});
+//   std::string bytes; (*codec)->Encode({int64_t{7}}, &bytes);  // 9 bytes
+//   absl::StatusOr<Row> row = (*codec)->Decode(bytes);
+#ifndef SERDE_POSITIONAL_CODEC_H_
+#define SERDE_POSITIONAL_CODEC_H_
+
+#include <memory>
+#include <vector>
+
+#include "serde/value_row_codec.h"
+
+namespace backfill {
+
+class PositionalCodec final : public ValueRowCodec {
+ public:
+  // Errors: InvalidArgument if ValidateSchema(schema) fails.
+  static absl::StatusOr<std::unique_ptr<PositionalCodec>> Create(Schema schema);
+
+  ValueRowEncoding encoding() const override {
+    return ValueRowEncoding::kPositional;
+  }
+  const Schema& schema() const override { return schema_; }
+  void Encode(RowView row, std::string* out) const override;
+  absl::StatusOr<Row> Decode(absl::string_view bytes) const override;
+  // Errors: DataLoss for a bad flag byte, a truncated or invalid payload, or
+  // bytes left over after the last column.
+  absl::Status DecodeInto(absl::string_view bytes, Row* out) const override;
+
+ private:
+  explicit PositionalCodec(Schema schema);
+
+  Schema schema_;
+  std::vector<DataType> types_;
+};
+
+}  // namespace backfill
+
+#endif  // SERDE_POSITIONAL_CODEC_H_
