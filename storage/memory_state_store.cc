@@ -52,7 +52,8 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
 
   absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
       TableId table_id, VirtualNode vnode, const PkRange& range,
-      Epoch read_epoch, const ScanOptions& /*options*/) override {
+      Epoch read_epoch, const ScanOptions& /*options*/,
+      std::unique_ptr<storage_internal::EpochPin> /*pin*/) override {
     return std::unique_ptr<StateStoreIterator>(
         std::make_unique<Iterator>(this, table_id, vnode, range, read_epoch));
   }

@@ -28,10 +28,25 @@ struct CommitBatch {
   std::shared_ptr<const MemTable> data;
 };
 
+// Keeps the versions visible at one epoch from garbage collection while it
+// lives. Layers that never collect garbage return nullptr pins.
+class EpochPin {
+ public:
+  virtual ~EpochPin() = default;
+};
+
 // Thread-safe.
 class CommittedLayer {
  public:
   virtual ~CommittedLayer() = default;
+
+  // Pins `epoch` for a read about to start. Called with the store's lock
+  // held, so a pin at the store's committed epoch is taken before any
+  // garbage collection can pass it (see SetCommittedEpoch).
+  virtual std::unique_ptr<EpochPin> Pin(Epoch /*epoch*/) { return nullptr; }
+  // The committed epoch advanced (after a successful Commit); called with
+  // the store's lock held. Garbage collection never goes past it.
+  virtual void SetCommittedEpoch(Epoch /*epoch*/) {}
 
   // Writes every batch (each version tagged with its batch's epoch) and the
   // new committed epoch atomically: after a crash either all of it or none
@@ -40,7 +55,9 @@ class CommittedLayer {
                               Epoch committed_epoch) = 0;
 
   // The newest version <= read_epoch of one key; nullopt if none or a
-  // tombstone.
+  // tombstone. The caller holds a pin of read_epoch for the call.
+  // Errors: FailedPrecondition if versions read_epoch needs may already be
+  // garbage-collected (a historical read taken too late).
   virtual absl::StatusOr<std::optional<std::string>> Get(
       TableId table_id, VirtualNode vnode, std::string_view pk,
       Epoch read_epoch) = 0;
@@ -48,10 +65,12 @@ class CommittedLayer {
   // The live rows of (table, vnode) in `range` as of read_epoch. The
   // iterator sees a consistent snapshot: data committed after the call with
   // epochs <= read_epoch never appear (callers only read at epochs <= the
-  // committed epoch at the time of the call).
+  // committed epoch at the time of the call). The iterator keeps `pin`
+  // (a pin of read_epoch) until it is destroyed. Errors as for Get.
   virtual absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
       TableId table_id, VirtualNode vnode, const PkRange& range,
-      Epoch read_epoch, const ScanOptions& options) = 0;
+      Epoch read_epoch, const ScanOptions& options,
+      std::unique_ptr<EpochPin> pin) = 0;
 };
 
 }  // namespace storage_internal

@@ -99,15 +99,15 @@ class LayeredStateStore::Instance final : public LocalStateStore {
     if (auto it = memtable_->find(scratch_); it != memtable_->end()) {
       return it->second;
     }
-    Snapshot snapshot = store_->TakeSnapshot(&state_);
+    Snapshot snapshot = store_->TakeSnapshot(&state_, epoch_);
     for (auto batch = snapshot.sealed.rbegin(); batch != snapshot.sealed.rend();
          ++batch) {
       if (auto it = batch->data->find(scratch_); it != batch->data->end()) {
         return it->second;
       }
     }
-    auto result = store_->layer_->Get(table_id(), vnode, pk,
-                                      std::min(epoch_, snapshot.committed));
+    auto result =
+        store_->layer_->Get(table_id(), vnode, pk, snapshot.read_epoch);
     if (!result.ok()) return Annotate(result.status(), vnode, pk);
     return result;
   }
@@ -116,12 +116,14 @@ class LayeredStateStore::Instance final : public LocalStateStore {
       VirtualNode vnode, const PkRange& range,
       const ScanOptions& options) override {
     BACKFILL_RETURN_IF_ERROR(CheckReadable(vnode));
-    Snapshot snapshot = store_->TakeSnapshot(&state_);
-    BACKFILL_ASSIGN_OR_RETURN(
-        std::unique_ptr<StateStoreIterator> base,
-        store_->layer_->NewIterator(table_id(), vnode, range,
-                                    std::min(epoch_, snapshot.committed),
-                                    options));
+    Snapshot snapshot = store_->TakeSnapshot(&state_, epoch_);
+    auto base_or = store_->layer_->NewIterator(table_id(), vnode, range,
+                                               snapshot.read_epoch, options,
+                                               std::move(snapshot.pin));
+    if (!base_or.ok()) {
+      return Annotate(base_or.status(), vnode, range.inclusive_min);
+    }
+    std::unique_ptr<StateStoreIterator> base = *std::move(base_or);
     std::vector<std::shared_ptr<const MemTable>> overlays;
     if (!memtable_->empty() && HasEntriesIn(*memtable_, vnode, range)) {
       overlays.push_back(memtable_);  // Copy-on-write from now on.
@@ -236,11 +238,13 @@ void LayeredStateStore::Unregister(InstanceState* state) {
 }
 
 LayeredStateStore::Snapshot LayeredStateStore::TakeSnapshot(
-    const InstanceState* state) {
+    const InstanceState* state, Epoch read_epoch) {
   Snapshot snapshot;
   std::lock_guard<std::mutex> lock(mu_);
   snapshot.committed = committed_;
-  if (!state->sealed.empty()) {
+  snapshot.read_epoch = std::min(read_epoch, committed_);
+  snapshot.pin = layer_->Pin(snapshot.read_epoch);
+  if (state != nullptr && !state->sealed.empty()) {
     for (const SealedBatch& batch : state->sealed) {
       // Replicated batches the committed store already covers are skipped.
       if (batch.epoch > committed_) snapshot.sealed.push_back(batch);
@@ -309,6 +313,7 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
                                        "): ", status.message()));
     }
     committed_ = epoch;
+    layer_->SetCommittedEpoch(epoch);
     for (InstanceState* state : instances_) {
       // Non-replicated: exactly the committed batches (all <= epoch: no
       // instance can seal at or below a pending checkpoint). Replicated: the
@@ -384,9 +389,9 @@ void LayeredStateStore::RemoveCommitListener(uint64_t id) {
 absl::StatusOr<std::optional<std::string>> LayeredStateStore::Get(
     const TableKey& key, Epoch read_epoch) {
   BACKFILL_RETURN_IF_ERROR(CheckVnode(key.vnode));
-  const Epoch committed = CommittedEpoch(key.table_id);
-  auto result = layer_->Get(key.table_id, key.vnode, key.pk,
-                            std::min(read_epoch, committed));
+  Snapshot snapshot = TakeSnapshot(nullptr, read_epoch);
+  auto result =
+      layer_->Get(key.table_id, key.vnode, key.pk, snapshot.read_epoch);
   if (!result.ok()) {
     return absl::Status(result.status().code(),
                         absl::StrCat(result.status().message(), "; read of ",
@@ -401,9 +406,17 @@ LayeredStateStore::NewIterator(TableId table_id, VirtualNode vnode,
                                const PkRange& range, Epoch read_epoch,
                                const ScanOptions& options) {
   BACKFILL_RETURN_IF_ERROR(CheckVnode(vnode));
-  const Epoch committed = CommittedEpoch(table_id);
-  return layer_->NewIterator(table_id, vnode, range,
-                             std::min(read_epoch, committed), options);
+  Snapshot snapshot = TakeSnapshot(nullptr, read_epoch);
+  auto result = layer_->NewIterator(table_id, vnode, range, snapshot.read_epoch,
+                                    options, std::move(snapshot.pin));
+  if (!result.ok()) {
+    return absl::Status(
+        result.status().code(),
+        absl::StrCat(result.status().message(), "; scan of table ", table_id,
+                     " vnode ", vnode, " range ", range.DebugString(), " at ",
+                     read_epoch.DebugString()));
+  }
+  return result;
 }
 
 }  // namespace storage_internal

@@ -68,15 +68,19 @@ class LayeredStateStore final : public StateStore {
     Epoch epoch;
     std::vector<SealedBatch> sealed;  // Ascending epochs.
   };
-  // A reader's consistent view: committed epoch + sealed batches above it.
+  // A reader's consistent view: committed epoch + sealed batches above it,
+  // and a pin of the committed read epoch.
   struct Snapshot {
     Epoch committed;
+    Epoch read_epoch;                 // min(requested, committed).
+    std::unique_ptr<EpochPin> pin;    // Of read_epoch.
     std::vector<SealedBatch> sealed;  // Ascending epochs, all > committed.
   };
 
   void Register(InstanceState* state);
   void Unregister(InstanceState* state);
-  Snapshot TakeSnapshot(const InstanceState* state);
+  // `state` may be null (a committed read: no sealed batches).
+  Snapshot TakeSnapshot(const InstanceState* state, Epoch read_epoch);
 
   const std::unique_ptr<CommittedLayer> layer_;
 

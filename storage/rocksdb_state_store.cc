@@ -1,0 +1,914 @@
+// RocksDB implementation of the committed layer, plus everything that touches
+// RocksDB: the MVCC key comparator, the garbage-collecting compaction filter,
+// the fault-injecting file system, and the single rocksdb::Status ->
+// absl::Status conversion. Layout and encodings: storage/FORMAT.md.
+#include "storage/rocksdb_state_store.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/base/internal/endian.h"
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "rocksdb/cache.h"
+#include "rocksdb/comparator.h"
+#include "rocksdb/compaction_filter.h"
+#include "rocksdb/db.h"
+#include "rocksdb/env.h"
+#include "rocksdb/file_system.h"
+#include "rocksdb/iterator.h"
+#include "rocksdb/options.h"
+#include "rocksdb/slice.h"
+#include "rocksdb/status.h"
+#include "rocksdb/table.h"
+#include "rocksdb/write_batch.h"
+#include "storage/internal/committed_layer.h"
+#include "storage/internal/layered_state_store.h"
+#include "storage/table_key.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+namespace {
+
+using storage_internal::CommitBatch;
+using storage_internal::EpochPin;
+
+// ---- Status conversion: the only place a rocksdb::Status becomes an
+// absl::Status. `operation` says what we were doing ("checkpoint write of
+// epoch 7").
+absl::Status FromRocksDb(const rocksdb::Status& status,
+                         std::string_view operation) {
+  if (status.ok()) return absl::OkStatus();
+  absl::StatusCode code = absl::StatusCode::kInternal;
+  switch (status.code()) {
+    case rocksdb::Status::kNotFound:
+      code = absl::StatusCode::kNotFound;
+      break;
+    case rocksdb::Status::kCorruption:
+      code = absl::StatusCode::kDataLoss;
+      break;
+    case rocksdb::Status::kNotSupported:
+      code = absl::StatusCode::kUnimplemented;
+      break;
+    case rocksdb::Status::kInvalidArgument:
+      code = absl::StatusCode::kInvalidArgument;
+      break;
+    case rocksdb::Status::kIOError:
+      // A failed disk operation: the store is no longer trustworthy for
+      // writes until reopened.
+      code = absl::StatusCode::kInternal;
+      break;
+    case rocksdb::Status::kBusy:
+    case rocksdb::Status::kTimedOut:
+    case rocksdb::Status::kTryAgain:
+    case rocksdb::Status::kShutdownInProgress:
+      code = absl::StatusCode::kUnavailable;
+      break;
+    case rocksdb::Status::kAborted:
+      code = absl::StatusCode::kAborted;
+      break;
+    default:
+      code = absl::StatusCode::kInternal;
+      break;
+  }
+  return absl::Status(code, absl::StrCat(std::string(operation), ": rocksdb ",
+                                         status.ToString()));
+}
+
+// ---- Format (never change: persisted; see FORMAT.md) -------------------------
+
+constexpr char kDataColumnFamily[] = "data";
+constexpr char kFormatVersionKey[] = "format_version";
+constexpr char kFormatVersion[] = "backfill.state_store.v1";
+constexpr char kCommittedEpochKey[] = "committed_epoch";
+constexpr char kTombstoneTag = '\x00';
+constexpr char kValueTag = '\x01';
+
+std::string_view ToView(const rocksdb::Slice& slice) {
+  return std::string_view(slice.data(), slice.size());
+}
+
+std::string Escape(std::string_view bytes) {
+  return absl::CHexEscape(std::string(bytes));
+}
+
+// User key (table | vnode | pk) bytewise, then the inverted epoch suffix
+// bytewise (= epoch descending). A key shorter than the suffix (only a
+// corrupt one) is all user key.
+class MvccKeyComparator final : public rocksdb::Comparator {
+ public:
+  const char* Name() const override { return "backfill.MvccKeyComparator.v1"; }
+  int Compare(const rocksdb::Slice& a, const rocksdb::Slice& b) const override {
+    const size_t a_user = a.size() >= kEpochSuffixSize ? a.size() - kEpochSuffixSize : a.size();
+    const size_t b_user = b.size() >= kEpochSuffixSize ? b.size() - kEpochSuffixSize : b.size();
+    const size_t common = std::min(a_user, b_user);
+    int r = common == 0 ? 0 : std::memcmp(a.data(), b.data(), common);
+    if (r != 0) return r;
+    if (a_user != b_user) return a_user < b_user ? -1 : 1;
+    const size_t a_suffix = a.size() - a_user;
+    const size_t b_suffix = b.size() - b_user;
+    const size_t common_suffix = std::min(a_suffix, b_suffix);
+    r = common_suffix == 0
+            ? 0
+            : std::memcmp(a.data() + a_user, b.data() + b_user, common_suffix);
+    if (r != 0) return r;
+    return a_suffix == b_suffix ? 0 : (a_suffix < b_suffix ? -1 : 1);
+  }
+  // Key shortening would have to respect the suffix split; not worth it.
+  void FindShortestSeparator(std::string* /*start*/,
+                             const rocksdb::Slice& /*limit*/) const override {}
+  void FindShortSuccessor(std::string* /*key*/) const override {}
+  bool CanKeysWithDifferentByteContentsBeEqual() const override { return false; }
+};
+
+const rocksdb::Comparator* MvccComparator() {
+  static const MvccKeyComparator* const comparator = new MvccKeyComparator();
+  return comparator;
+}
+
+// ---- Garbage collection ------------------------------------------------------
+
+// Tracks the epochs reads still need. The safe epoch of a compaction is
+// min(committed epoch, oldest pinned read); the horizon is the largest safe
+// epoch any compaction has used: reads below it may miss versions.
+class GcState {
+ public:
+  class Pin final : public EpochPin {
+   public:
+    Pin(GcState* state, std::multiset<uint64_t>::iterator it)
+        : state_(state), it_(it) {}
+    ~Pin() override {
+      std::lock_guard<std::mutex> lock(state_->mu_);
+      state_->pins_.erase(it_);
+    }
+
+   private:
+    GcState* const state_;
+    const std::multiset<uint64_t>::iterator it_;
+  };
+
+  explicit GcState(Epoch committed) : committed_(committed.value()) {}
+
+  std::unique_ptr<EpochPin> PinEpoch(Epoch epoch) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::make_unique<Pin>(this, pins_.insert(epoch.value()));
+  }
+  void SetCommitted(Epoch epoch) {
+    std::lock_guard<std::mutex> lock(mu_);
+    committed_ = std::max(committed_, epoch.value());
+  }
+  // The safe epoch for a compaction starting now.
+  Epoch BeginCompaction() {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint64_t safe = committed_;
+    if (!pins_.empty()) safe = std::min(safe, *pins_.begin());
+    uint64_t horizon = horizon_.load();
+    while (safe > horizon && !horizon_.compare_exchange_weak(horizon, safe)) {
+    }
+    return Epoch(safe);
+  }
+  Epoch horizon() const { return Epoch(horizon_.load()); }
+
+ private:
+  std::mutex mu_;
+  std::multiset<uint64_t> pins_ ABSL_GUARDED_BY(mu_);
+  uint64_t committed_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> horizon_{0};
+};
+
+// Sees the keys of one (sub)compaction in comparator order. For each user
+// key, the newest version <= safe epoch is the one every read at or after
+// the safe epoch sees; all older versions are dropped. That version itself
+// is dropped too if it is a tombstone and the compaction includes every
+// file (only then are no older versions left elsewhere to resurrect).
+class MvccCompactionFilter final : public rocksdb::CompactionFilter {
+ public:
+  MvccCompactionFilter(Epoch safe, bool full_compaction)
+      : safe_(safe), full_compaction_(full_compaction) {}
+
+  Decision FilterV2(int /*level*/, const rocksdb::Slice& key,
+                    ValueType value_type, const rocksdb::Slice& existing_value,
+                    std::string* /*new_value*/,
+                    std::string* /*skip_until*/) const override {
+    if (value_type != ValueType::kValue || key.size() < kMinFullKeySize) {
+      return Decision::kKeep;  // Not ours to judge (corrupt keys stay visible).
+    }
+    const std::string_view user(key.data(), key.size() - kEpochSuffixSize);
+    if (user == last_user_key_) {
+      if (shadowed_) return Decision::kRemove;
+    } else {
+      last_user_key_.assign(user);
+      shadowed_ = false;
+    }
+    const Epoch epoch =
+        DecodeEpochSuffix(std::string_view(key.data() + user.size(), kEpochSuffixSize));
+    if (epoch <= safe_) {
+      shadowed_ = true;
+      if (full_compaction_ && existing_value.size() == 1 &&
+          existing_value[0] == kTombstoneTag) {
+        return Decision::kRemove;
+      }
+    }
+    return Decision::kKeep;
+  }
+  const char* Name() const override { return "backfill.MvccCompactionFilter"; }
+
+ private:
+  const Epoch safe_;
+  const bool full_compaction_;
+  // One filter serves one compaction on one thread.
+  mutable std::string last_user_key_;
+  mutable bool shadowed_ = false;
+};
+
+class MvccCompactionFilterFactory final : public rocksdb::CompactionFilterFactory {
+ public:
+  explicit MvccCompactionFilterFactory(std::shared_ptr<GcState> gc)
+      : gc_(std::move(gc)) {}
+  std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
+      const rocksdb::CompactionFilter::Context& context) override {
+    return std::make_unique<MvccCompactionFilter>(gc_->BeginCompaction(),
+                                                  context.is_full_compaction);
+  }
+  const char* Name() const override {
+    return "backfill.MvccCompactionFilterFactory";
+  }
+
+ private:
+  const std::shared_ptr<GcState> gc_;
+};
+
+// ---- Fault injection -------------------------------------------------------------
+
+rocksdb::IOStatus CheckFault(FaultInjector& injector,
+                             FaultInjector::Operation operation,
+                             const std::string& file_name) {
+  absl::Status status = injector.Check(operation, file_name);
+  if (status.ok()) return rocksdb::IOStatus::OK();
+  return rocksdb::IOStatus::IOError(
+      rocksdb::Slice(absl::StrCat("injected fault: ", status.ToString())));
+}
+
+class FaultSequentialFile final : public rocksdb::FSSequentialFileOwnerWrapper {
+ public:
+  FaultSequentialFile(std::unique_ptr<rocksdb::FSSequentialFile> file,
+                      std::string name, FaultInjector* injector)
+      : FSSequentialFileOwnerWrapper(std::move(file)),
+        name_(std::move(name)),
+        injector_(injector) {}
+  rocksdb::IOStatus Read(size_t n, const rocksdb::IOOptions& options,
+                         rocksdb::Slice* result, char* scratch,
+                         rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kRead, name_);
+    return s.ok() ? target()->Read(n, options, result, scratch, dbg) : s;
+  }
+  rocksdb::IOStatus PositionedRead(uint64_t offset, size_t n,
+                                   const rocksdb::IOOptions& options,
+                                   rocksdb::Slice* result, char* scratch,
+                                   rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kRead, name_);
+    return s.ok() ? target()->PositionedRead(offset, n, options, result,
+                                             scratch, dbg)
+                  : s;
+  }
+
+ private:
+  const std::string name_;
+  FaultInjector* const injector_;
+};
+
+class FaultRandomAccessFile final
+    : public rocksdb::FSRandomAccessFileOwnerWrapper {
+ public:
+  FaultRandomAccessFile(std::unique_ptr<rocksdb::FSRandomAccessFile> file,
+                        std::string name, FaultInjector* injector)
+      : FSRandomAccessFileOwnerWrapper(std::move(file)),
+        name_(std::move(name)),
+        injector_(injector) {}
+  rocksdb::IOStatus Read(uint64_t offset, size_t n,
+                         const rocksdb::IOOptions& options,
+                         rocksdb::Slice* result, char* scratch,
+                         rocksdb::IODebugContext* dbg) const override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kRead, name_);
+    return s.ok() ? target()->Read(offset, n, options, result, scratch, dbg)
+                  : s;
+  }
+  rocksdb::IOStatus MultiRead(rocksdb::FSReadRequest* requests,
+                              size_t num_requests,
+                              const rocksdb::IOOptions& options,
+                              rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kRead, name_);
+    if (!s.ok()) {
+      for (size_t i = 0; i < num_requests; ++i) requests[i].status = s;
+      return s;
+    }
+    return target()->MultiRead(requests, num_requests, options, dbg);
+  }
+
+ private:
+  const std::string name_;
+  FaultInjector* const injector_;
+};
+
+class FaultWritableFile final : public rocksdb::FSWritableFileOwnerWrapper {
+ public:
+  FaultWritableFile(std::unique_ptr<rocksdb::FSWritableFile> file,
+                    std::string name, FaultInjector* injector)
+      : FSWritableFileOwnerWrapper(std::move(file)),
+        name_(std::move(name)),
+        injector_(injector) {}
+  rocksdb::IOStatus Append(const rocksdb::Slice& data,
+                           const rocksdb::IOOptions& options,
+                           rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kWrite, name_);
+    return s.ok() ? target()->Append(data, options, dbg) : s;
+  }
+  rocksdb::IOStatus Append(const rocksdb::Slice& data,
+                           const rocksdb::IOOptions& options,
+                           const rocksdb::DataVerificationInfo& info,
+                           rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kWrite, name_);
+    return s.ok() ? target()->Append(data, options, info, dbg) : s;
+  }
+  rocksdb::IOStatus PositionedAppend(const rocksdb::Slice& data,
+                                     uint64_t offset,
+                                     const rocksdb::IOOptions& options,
+                                     rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kWrite, name_);
+    return s.ok() ? target()->PositionedAppend(data, offset, options, dbg) : s;
+  }
+  rocksdb::IOStatus PositionedAppend(const rocksdb::Slice& data,
+                                     uint64_t offset,
+                                     const rocksdb::IOOptions& options,
+                                     const rocksdb::DataVerificationInfo& info,
+                                     rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kWrite, name_);
+    return s.ok() ? target()->PositionedAppend(data, offset, options, info, dbg)
+                  : s;
+  }
+  rocksdb::IOStatus Sync(const rocksdb::IOOptions& options,
+                         rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kSync, name_);
+    return s.ok() ? target()->Sync(options, dbg) : s;
+  }
+  rocksdb::IOStatus Fsync(const rocksdb::IOOptions& options,
+                          rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kSync, name_);
+    return s.ok() ? target()->Fsync(options, dbg) : s;
+  }
+
+ private:
+  const std::string name_;
+  FaultInjector* const injector_;
+};
+
+class FaultInjectingFileSystem final : public rocksdb::FileSystemWrapper {
+ public:
+  FaultInjectingFileSystem(std::shared_ptr<rocksdb::FileSystem> base,
+                           std::shared_ptr<FaultInjector> injector)
+      : FileSystemWrapper(std::move(base)), injector_(std::move(injector)) {}
+  const char* Name() const override { return "BackfillFaultInjectingFileSystem"; }
+
+  rocksdb::IOStatus NewSequentialFile(
+      const std::string& name, const rocksdb::FileOptions& options,
+      std::unique_ptr<rocksdb::FSSequentialFile>* result,
+      rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kRead, name);
+    if (s.ok()) s = target()->NewSequentialFile(name, options, result, dbg);
+    if (s.ok()) {
+      *result = std::make_unique<FaultSequentialFile>(std::move(*result), name,
+                                                      injector_.get());
+    }
+    return s;
+  }
+  rocksdb::IOStatus NewRandomAccessFile(
+      const std::string& name, const rocksdb::FileOptions& options,
+      std::unique_ptr<rocksdb::FSRandomAccessFile>* result,
+      rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kRead, name);
+    if (s.ok()) s = target()->NewRandomAccessFile(name, options, result, dbg);
+    if (s.ok()) {
+      *result = std::make_unique<FaultRandomAccessFile>(std::move(*result),
+                                                        name, injector_.get());
+    }
+    return s;
+  }
+  rocksdb::IOStatus NewWritableFile(
+      const std::string& name, const rocksdb::FileOptions& options,
+      std::unique_ptr<rocksdb::FSWritableFile>* result,
+      rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kWrite, name);
+    if (s.ok()) s = target()->NewWritableFile(name, options, result, dbg);
+    if (s.ok()) {
+      *result = std::make_unique<FaultWritableFile>(std::move(*result), name,
+                                                    injector_.get());
+    }
+    return s;
+  }
+  rocksdb::IOStatus ReopenWritableFile(
+      const std::string& name, const rocksdb::FileOptions& options,
+      std::unique_ptr<rocksdb::FSWritableFile>* result,
+      rocksdb::IODebugContext* dbg) override {
+    auto s = CheckFault(*injector_, FaultInjector::Operation::kWrite, name);
+    if (s.ok()) s = target()->ReopenWritableFile(name, options, result, dbg);
+    if (s.ok()) {
+      *result = std::make_unique<FaultWritableFile>(std::move(*result), name,
+                                                    injector_.get());
+    }
+    return s;
+  }
+
+ private:
+  const std::shared_ptr<FaultInjector> injector_;
+};
+
+// ---- Committed reads ------------------------------------------------------------
+
+absl::Status CorruptKey(TableId table_id, VirtualNode vnode,
+                        std::string_view key) {
+  return absl::DataLossError(absl::StrCat(
+      "corrupt state store key of ", key.size(), " bytes (need >= ",
+      kMinFullKeySize, ") while reading table ", table_id, " vnode ", vnode,
+      "; key ", Escape(key)));
+}
+
+absl::Status CorruptValue(TableId table_id, VirtualNode vnode,
+                          std::string_view pk, Epoch epoch,
+                          std::string_view value) {
+  return absl::DataLossError(absl::StrCat(
+      "corrupt state store value (",
+      value.empty() ? std::string("empty")
+                    : absl::StrCat("unknown tag ", static_cast<int>(
+                                                       static_cast<uint8_t>(value[0]))),
+      ") of table ", table_id, " vnode ", vnode, " pk ", Escape(pk), " @ ",
+      epoch.DebugString()));
+}
+
+// Iterates the MVCC keys of one (table, vnode) within a pk range, emitting
+// per pk the newest version <= read_epoch unless it is a tombstone. The
+// RocksDB iterator is bounded to the range, so it never leaves the vnode.
+class RocksIterator final : public StateStoreIterator {
+ public:
+  RocksIterator(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* data,
+                TableId table_id, VirtualNode vnode, const PkRange& range,
+                Epoch read_epoch, const ScanOptions& options,
+                std::unique_ptr<EpochPin> pin)
+      : table_id_(table_id),
+        vnode_(vnode),
+        range_min_(range.inclusive_min),
+        read_epoch_(read_epoch),
+        pin_(std::move(pin)) {
+    AppendTableKeyPrefix(table_id, vnode, &prefix_);
+    lower_ = prefix_;
+    lower_.append(range.inclusive_min);
+    AppendEpochSuffix(Epoch::Max(), &lower_);  // First version of min.
+    if (range.exclusive_max.has_value()) {
+      upper_ = prefix_;
+      upper_.append(*range.exclusive_max);
+      AppendEpochSuffix(Epoch::Max(), &upper_);
+    } else {
+      AppendTableKeyPrefix(table_id, static_cast<VirtualNode>(vnode + 1), &upper_);
+      AppendEpochSuffix(Epoch::Max(), &upper_);
+    }
+    empty_ = range.IsEmpty();
+    lower_slice_ = rocksdb::Slice(lower_);
+    upper_slice_ = rocksdb::Slice(upper_);
+    rocksdb::ReadOptions read_options;
+    read_options.fill_cache = options.fill_cache;
+    read_options.iterate_lower_bound = &lower_slice_;
+    read_options.iterate_upper_bound = &upper_slice_;
+    iterator_.reset(db->NewIterator(read_options, data));
+  }
+
+  bool Valid() const override { return valid_; }
+  void SeekToFirst() override { Seek(range_min_); }
+  void Seek(std::string_view pk) override {
+    valid_ = false;
+    if (!status_.ok() || empty_) return;
+    seek_key_ = prefix_;
+    seek_key_.append(std::max(pk, std::string_view(range_min_)));
+    AppendEpochSuffix(read_epoch_, &seek_key_);  // Skips too-new versions.
+    iterator_->Seek(rocksdb::Slice(seek_key_));
+    Settle();
+  }
+  void Next() override {
+    // Skip the older versions of the current pk.
+    previous_pk_.assign(key_.data(), key_.size());
+    iterator_->Next();
+    while (iterator_->Valid()) {
+      const rocksdb::Slice key = iterator_->key();
+      if (key.size() < kMinFullKeySize ||
+          std::string_view(key.data() + kTableKeyPrefixSize,
+                           key.size() - kMinFullKeySize) != previous_pk_) {
+        break;
+      }
+      iterator_->Next();
+    }
+    Settle();
+  }
+  std::string_view key() const override { return key_; }
+  std::string_view value() const override { return value_; }
+  absl::Status status() const override { return status_; }
+
+ private:
+  // From the iterator's position (the first candidate version of some pk),
+  // finds the first live row.
+  void Settle() {
+    valid_ = false;
+    while (iterator_->Valid()) {
+      const std::string_view key = ToView(iterator_->key());
+      if (key.size() < kMinFullKeySize ||
+          key.compare(0, kTableKeyPrefixSize, prefix_) != 0) {
+        status_ = CorruptKey(table_id_, vnode_, key);
+        return;
+      }
+      const std::string_view pk =
+          key.substr(kTableKeyPrefixSize, key.size() - kMinFullKeySize);
+      const Epoch epoch = DecodeEpochSuffix(key.substr(key.size() - kEpochSuffixSize));
+      if (epoch > read_epoch_) {  // Too new; older versions follow.
+        iterator_->Next();
+        continue;
+      }
+      const std::string_view value = ToView(iterator_->value());
+      if (!value.empty() && value[0] == kValueTag) {
+        key_ = pk;
+        value_ = value.substr(1);
+        valid_ = true;
+        return;
+      }
+      if (value.size() != 1 || value[0] != kTombstoneTag) {
+        status_ = CorruptValue(table_id_, vnode_, pk, epoch, value);
+        return;
+      }
+      // A tombstone: skip every version of this pk.
+      previous_pk_.assign(pk);
+      iterator_->Next();
+      while (iterator_->Valid()) {
+        const rocksdb::Slice next = iterator_->key();
+        if (next.size() < kMinFullKeySize ||
+            std::string_view(next.data() + kTableKeyPrefixSize,
+                             next.size() - kMinFullKeySize) != previous_pk_) {
+          break;
+        }
+        iterator_->Next();
+      }
+    }
+    if (!iterator_->status().ok()) {
+      status_ = FromRocksDb(
+          iterator_->status(),
+          absl::StrCat("scan of table ", table_id_, " vnode ", vnode_, " at ",
+                       read_epoch_.DebugString()));
+    }
+  }
+
+  const TableId table_id_;
+  const VirtualNode vnode_;
+  const std::string range_min_;
+  const Epoch read_epoch_;
+  const std::unique_ptr<EpochPin> pin_;
+  std::string prefix_;
+  std::string lower_;
+  std::string upper_;
+  rocksdb::Slice lower_slice_;
+  rocksdb::Slice upper_slice_;
+  bool empty_ = false;
+  // Declared after the bounds it points to.
+  std::unique_ptr<rocksdb::Iterator> iterator_;
+  std::string seek_key_;
+  std::string previous_pk_;
+  bool valid_ = false;
+  std::string_view key_;
+  std::string_view value_;
+  absl::Status status_;
+};
+
+// ---- The layer --------------------------------------------------------------------
+
+class RocksCommittedLayer final : public storage_internal::CommittedLayer {
+ public:
+  RocksCommittedLayer(std::unique_ptr<rocksdb::Env> env,
+                      std::shared_ptr<rocksdb::FileSystem> file_system,
+                      std::unique_ptr<rocksdb::DB> db,
+                      std::vector<rocksdb::ColumnFamilyHandle*> handles,
+                      std::shared_ptr<GcState> gc, bool sync)
+      : file_system_(std::move(file_system)),
+        env_(std::move(env)),
+        db_(std::move(db)),
+        meta_(handles[0]),
+        data_(handles[1]),
+        gc_(std::move(gc)),
+        sync_(sync) {}
+
+  ~RocksCommittedLayer() override {
+    db_->DestroyColumnFamilyHandle(data_);
+    db_->DestroyColumnFamilyHandle(meta_);
+    db_->Close().PermitUncheckedError();
+    db_.reset();
+  }
+
+  std::unique_ptr<EpochPin> Pin(Epoch epoch) override {
+    return gc_->PinEpoch(epoch);
+  }
+  void SetCommittedEpoch(Epoch epoch) override { gc_->SetCommitted(epoch); }
+
+  absl::Status Commit(const std::vector<CommitBatch>& batches,
+                      Epoch committed_epoch) override {
+    rocksdb::WriteBatch batch;
+    std::string key;
+    std::string value;
+    for (const CommitBatch& commit : batches) {
+      for (const auto& [memtable_key, entry] : *commit.data) {
+        key.clear();
+        char table[4];
+        absl::big_endian::Store32(table, commit.table_id);
+        key.append(table, sizeof(table));
+        key.append(memtable_key);  // vnode | pk
+        AppendEpochSuffix(commit.epoch, &key);
+        value.clear();
+        if (entry.has_value()) {
+          value.push_back(kValueTag);
+          value.append(*entry);
+        } else {
+          value.push_back(kTombstoneTag);
+        }
+        BACKFILL_RETURN_IF_ERROR(FromRocksDb(batch.Put(data_, key, value),
+                                             "checkpoint batch"));
+      }
+    }
+    char epoch[8];
+    absl::big_endian::Store64(epoch, committed_epoch.value());
+    BACKFILL_RETURN_IF_ERROR(
+        FromRocksDb(batch.Put(meta_, kCommittedEpochKey, rocksdb::Slice(epoch, 8)),
+                    "checkpoint batch"));
+    rocksdb::WriteOptions write_options;
+    write_options.sync = sync_;
+    return FromRocksDb(db_->Write(write_options, &batch),
+                       absl::StrCat("checkpoint write of epoch ",
+                                    committed_epoch.value(), " (",
+                                    batch.Count(), " entries)"));
+  }
+
+  absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
+                                                 VirtualNode vnode,
+                                                 std::string_view pk,
+                                                 Epoch read_epoch) override {
+    BACKFILL_RETURN_IF_ERROR(CheckHorizon(read_epoch));
+    // A point range [pk, pk + '\0') read at read_epoch.
+    std::string upper(pk);
+    upper.push_back('\0');
+    RocksIterator it(db_.get(), data_, table_id, vnode,
+                     PkRange::Between(pk, upper), read_epoch, ScanOptions{},
+                     nullptr);
+    it.SeekToFirst();
+    BACKFILL_RETURN_IF_ERROR(it.status());
+    if (!it.Valid()) return std::nullopt;
+    return std::string(it.value());
+  }
+
+  absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
+      TableId table_id, VirtualNode vnode, const PkRange& range,
+      Epoch read_epoch, const ScanOptions& options,
+      std::unique_ptr<EpochPin> pin) override {
+    BACKFILL_RETURN_IF_ERROR(CheckHorizon(read_epoch));
+    return std::unique_ptr<StateStoreIterator>(std::make_unique<RocksIterator>(
+        db_.get(), data_, table_id, vnode, range, read_epoch, options,
+        std::move(pin)));
+  }
+
+  absl::Status Compact() {
+    BACKFILL_RETURN_IF_ERROR(FromRocksDb(
+        db_->Flush(rocksdb::FlushOptions(), data_), "flush before compaction"));
+    rocksdb::CompactRangeOptions options;
+    options.bottommost_level_compaction =
+        rocksdb::BottommostLevelCompaction::kForce;
+    return FromRocksDb(db_->CompactRange(options, data_, nullptr, nullptr),
+                       "full compaction");
+  }
+
+  absl::StatusOr<uint64_t> CountStoredVersions() {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), data_));
+    uint64_t count = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++count;
+    BACKFILL_RETURN_IF_ERROR(FromRocksDb(it->status(), "count stored versions"));
+    return count;
+  }
+
+ private:
+  absl::Status CheckHorizon(Epoch read_epoch) const {
+    const Epoch horizon = gc_->horizon();
+    if (read_epoch < horizon) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "read at ", read_epoch.DebugString(),
+          " is older than the garbage-collection horizon ", horizon.value(),
+          "; versions it needs may be gone"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Destroyed last: the DB uses them.
+  const std::shared_ptr<rocksdb::FileSystem> file_system_;
+  const std::unique_ptr<rocksdb::Env> env_;
+  std::unique_ptr<rocksdb::DB> db_;
+  rocksdb::ColumnFamilyHandle* const meta_;
+  rocksdb::ColumnFamilyHandle* const data_;
+  const std::shared_ptr<GcState> gc_;
+  const bool sync_;
+};
+
+absl::Status ValidateOptions(const RocksDbStateStoreOptions& options) {
+  if (options.path.empty()) {
+    return absl::InvalidArgumentError("RocksDbStateStoreOptions.path is empty");
+  }
+  if (options.write_buffer_bytes < (64 << 10)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RocksDbStateStoreOptions.write_buffer_bytes must be >= "
+                     "65536; got ",
+                     options.write_buffer_bytes));
+  }
+  if (options.max_background_jobs < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RocksDbStateStoreOptions.max_background_jobs must be >= "
+                     "1; got ",
+                     options.max_background_jobs));
+  }
+  return absl::OkStatus();
+}
+
+// Reads (and on a new database writes) the metadata; returns the committed
+// epoch.
+absl::StatusOr<Epoch> LoadMetadata(rocksdb::DB& db,
+                                   rocksdb::ColumnFamilyHandle* meta,
+                                   const std::string& path) {
+  std::string version;
+  rocksdb::Status status =
+      db.Get(rocksdb::ReadOptions(), meta, kFormatVersionKey, &version);
+  std::string epoch_bytes;
+  rocksdb::Status epoch_status =
+      db.Get(rocksdb::ReadOptions(), meta, kCommittedEpochKey, &epoch_bytes);
+  if (!epoch_status.ok() && !epoch_status.IsNotFound()) {
+    return FromRocksDb(epoch_status, absl::StrCat("open ", path, ": read committed epoch"));
+  }
+  if (status.IsNotFound()) {
+    if (epoch_status.ok()) {
+      return absl::DataLossError(absl::StrCat(
+          "open ", path, ": committed epoch present but format version missing"));
+    }
+    rocksdb::WriteOptions write_options;
+    write_options.sync = true;
+    BACKFILL_RETURN_IF_ERROR(FromRocksDb(
+        db.Put(write_options, meta, kFormatVersionKey, kFormatVersion),
+        absl::StrCat("open ", path, ": write format version")));
+    return Epoch::Zero();
+  }
+  BACKFILL_RETURN_IF_ERROR(
+      FromRocksDb(status, absl::StrCat("open ", path, ": read format version")));
+  if (version != kFormatVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("open ", path, ": unsupported format version ",
+                     Escape(version), "; expected ", kFormatVersion));
+  }
+  if (epoch_status.IsNotFound()) return Epoch::Zero();
+  if (epoch_bytes.size() != 8) {
+    return absl::DataLossError(absl::StrCat(
+        "open ", path, ": committed epoch has ", epoch_bytes.size(),
+        " bytes, expected 8: ", Escape(epoch_bytes)));
+  }
+  return Epoch(absl::big_endian::Load64(epoch_bytes.data()));
+}
+
+}  // namespace
+
+// ---- RocksDbStateStore -------------------------------------------------------
+
+class RocksDbStateStore::Impl {
+ public:
+  Impl(std::unique_ptr<RocksCommittedLayer> layer, Epoch committed)
+      : layer_(layer.get()), store_(std::move(layer), committed) {}
+
+  RocksCommittedLayer* const layer_;  // Owned by store_.
+  storage_internal::LayeredStateStore store_;
+};
+
+absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
+    const RocksDbStateStoreOptions& options) {
+  BACKFILL_RETURN_IF_ERROR(ValidateOptions(options));
+
+  std::shared_ptr<rocksdb::FileSystem> file_system;
+  std::unique_ptr<rocksdb::Env> env;
+  rocksdb::DBOptions db_options;
+  if (options.fault_injector != nullptr) {
+    file_system = std::make_shared<FaultInjectingFileSystem>(
+        rocksdb::FileSystem::Default(), options.fault_injector);
+    env = rocksdb::NewCompositeEnv(file_system);
+    db_options.env = env.get();
+  }
+  db_options.create_if_missing = options.create_if_missing;
+  db_options.create_missing_column_families = true;
+  db_options.max_background_jobs = options.max_background_jobs;
+  // One filter per compaction sees every version of a key in order.
+  db_options.max_subcompactions = 1;
+  db_options.keep_log_file_num = 4;
+
+  // The committed epoch, before the DB exists: the compaction filter may run
+  // during Open (it then uses epoch 0, a no-op).
+  auto gc = std::make_shared<GcState>(Epoch::Zero());
+
+  rocksdb::ColumnFamilyOptions data_options;
+  data_options.comparator = MvccComparator();
+  data_options.compaction_filter_factory =
+      std::make_shared<MvccCompactionFilterFactory>(gc);
+  data_options.write_buffer_size = options.write_buffer_bytes;
+  rocksdb::BlockBasedTableOptions table_options;
+  if (options.block_cache_bytes == 0) {
+    table_options.no_block_cache = true;
+  } else {
+    table_options.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  }
+  data_options.table_factory.reset(
+      rocksdb::NewBlockBasedTableFactory(table_options));
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
+      {kDataColumnFamily, data_options}};
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw_db = nullptr;
+  rocksdb::Status status =
+      rocksdb::DB::Open(db_options, options.path, families, &handles, &raw_db);
+  if (!status.ok()) {
+    if (!options.create_if_missing && status.IsInvalidArgument() &&
+        status.ToString().find("does not exist") != std::string::npos) {
+      return absl::NotFoundError(absl::StrCat(
+          "open ", options.path, ": no state store there (create_if_missing "
+          "is false)"));
+    }
+    return FromRocksDb(status, absl::StrCat("open ", options.path));
+  }
+  std::unique_ptr<rocksdb::DB> db(raw_db);
+  absl::StatusOr<Epoch> committed = LoadMetadata(*db, handles[0], options.path);
+  if (!committed.ok()) {
+    for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
+    return committed.status();
+  }
+  gc->SetCommitted(*committed);
+  auto layer = std::make_unique<RocksCommittedLayer>(
+      std::move(env), std::move(file_system), std::move(db), std::move(handles),
+      gc, options.sync_on_checkpoint);
+  return std::unique_ptr<RocksDbStateStore>(new RocksDbStateStore(
+      std::make_unique<Impl>(std::move(layer), *committed)));
+}
+
+RocksDbStateStore::RocksDbStateStore(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+RocksDbStateStore::~RocksDbStateStore() = default;
+
+absl::StatusOr<std::unique_ptr<LocalStateStore>>
+RocksDbStateStore::NewLocalStateStore(TableId table_id,
+                                      const LocalOptions& options) {
+  return impl_->store_.NewLocalStateStore(table_id, options);
+}
+absl::Status RocksDbStateStore::Checkpoint(Epoch epoch) {
+  return impl_->store_.Checkpoint(epoch);
+}
+Epoch RocksDbStateStore::CommittedEpoch(TableId table_id) const {
+  return impl_->store_.CommittedEpoch(table_id);
+}
+bool RocksDbStateStore::IsCommitted(TableId table_id, Epoch epoch) const {
+  return impl_->store_.IsCommitted(table_id, epoch);
+}
+absl::Status RocksDbStateStore::WaitCommitted(TableId table_id, Epoch epoch,
+                                              absl::Time deadline,
+                                              Cancellation& cancellation,
+                                              Clock& clock) {
+  return impl_->store_.WaitCommitted(table_id, epoch, deadline, cancellation,
+                                     clock);
+}
+uint64_t RocksDbStateStore::AddCommitListener(
+    std::function<void(Epoch)> listener) {
+  return impl_->store_.AddCommitListener(std::move(listener));
+}
+void RocksDbStateStore::RemoveCommitListener(uint64_t id) {
+  impl_->store_.RemoveCommitListener(id);
+}
+absl::StatusOr<std::optional<std::string>> RocksDbStateStore::Get(
+    const TableKey& key, Epoch read_epoch) {
+  return impl_->store_.Get(key, read_epoch);
+}
+absl::StatusOr<std::unique_ptr<StateStoreIterator>>
+RocksDbStateStore::NewIterator(TableId table_id, VirtualNode vnode,
+                               const PkRange& range, Epoch read_epoch,
+                               const ScanOptions& options) {
+  return impl_->store_.NewIterator(table_id, vnode, range, read_epoch, options);
+}
+absl::Status RocksDbStateStore::Compact() { return impl_->layer_->Compact(); }
+absl::StatusOr<uint64_t> RocksDbStateStore::CountStoredVersions() {
+  return impl_->layer_->CountStoredVersions();
+}
+
+}  // namespace backfill

@@ -1,0 +1,289 @@
+#include "storage/rocksdb_state_store.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/state_store_conformance.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::IsOk;
+using ::backfill::testing::IsOkAndHolds;
+using ::backfill::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::Optional;
+
+std::string NewTestDirectory() {
+  static std::atomic<int> counter{0};
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/rocksdb_state_store_",
+                      ::getpid(), "_", counter.fetch_add(1));
+}
+
+RocksDbStateStoreOptions SmallOptions(std::string path) {
+  RocksDbStateStoreOptions options;
+  options.path = std::move(path);
+  options.block_cache_bytes = 1 << 20;
+  options.write_buffer_bytes = 256 << 10;
+  options.sync_on_checkpoint = false;
+  return options;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RocksDb, StateStoreConformanceTest,
+    ::testing::Values(StateStoreFactory{
+        "RocksDb",
+        []() -> absl::StatusOr<std::unique_ptr<StateStore>> {
+          auto store = RocksDbStateStore::Open(SmallOptions(NewTestDirectory()));
+          if (!store.ok()) return store.status();
+          return std::unique_ptr<StateStore>(*std::move(store));
+        }}),
+    StateStoreFactoryName);
+
+constexpr TableId kTable = 3;
+
+// Writes `value` for pks [0, num_keys) of vnode 0 at the instance's epoch,
+// seals and checkpoints.
+void WriteEpoch(StateStore& store, LocalStateStore& local, int num_keys,
+                const std::string& value, bool delete_instead = false) {
+  for (int i = 0; i < num_keys; ++i) {
+    const std::string pk = absl::StrCat("key", i);
+    if (delete_instead) {
+      ASSERT_THAT(local.Delete(0, pk), IsOk());
+    } else {
+      ASSERT_THAT(local.Insert(0, pk, value), IsOk());
+    }
+  }
+  const Epoch epoch = local.epoch();
+  ASSERT_THAT(local.Seal(EpochPair{Epoch(epoch.value() + 1), epoch}), IsOk());
+  ASSERT_THAT(store.Checkpoint(epoch), IsOk());
+}
+
+TEST(RocksDbStateStoreTest, ReopenRestoresTheLastCheckpoint) {
+  const std::string path = NewTestDirectory();
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(SmallOptions(path)));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+    WriteEpoch(*store, *local, 10, "v1");
+    BACKFILL_ASSERT_OK(local->Insert(0, "key0", "uncommitted"));
+    BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(3), Epoch(2)}));
+    // Epoch 2 sealed but never checkpointed: lost on reopen.
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(SmallOptions(path)));
+  EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(1));
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key0"}, Epoch::Max()),
+              IsOkAndHolds(Optional(std::string("v1"))));
+}
+
+TEST(RocksDbStateStoreTest, OpenValidatesOptions) {
+  RocksDbStateStoreOptions options;
+  EXPECT_THAT(RocksDbStateStore::Open(options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("path")));
+  options = SmallOptions(NewTestDirectory());
+  options.write_buffer_bytes = 10;
+  EXPECT_THAT(RocksDbStateStore::Open(options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("write_buffer_bytes")));
+  options = SmallOptions(NewTestDirectory());
+  options.create_if_missing = false;
+  EXPECT_THAT(RocksDbStateStore::Open(options), StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST(RocksDbStateStoreTest, ChurnStaysBoundedAfterCompaction) {
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                RocksDbStateStore::Open(SmallOptions(NewTestDirectory())));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+  constexpr int kKeys = 500;
+  for (int round = 0; round < 60; ++round) {
+    WriteEpoch(*store, *local, kKeys, std::string(100, 'a' + round % 26));
+    if (round % 20 == 19) {
+      BACKFILL_ASSERT_OK(store->Compact());
+    }
+  }
+  BACKFILL_ASSERT_OK(store->Compact());
+  // One version per live key survives.
+  EXPECT_THAT(store->CountStoredVersions(), IsOkAndHolds(kKeys));
+  const Epoch committed = store->CommittedEpoch(kTable);
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key7"}, committed),
+              IsOkAndHolds(Optional(std::string(100, 'a' + 59 % 26))));
+  // Historical reads below the GC horizon are refused, not wrong.
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key7"}, Epoch(2)),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("horizon")));
+  // Delete everything: tombstones go too.
+  WriteEpoch(*store, *local, kKeys, "", /*delete_instead=*/true);
+  BACKFILL_ASSERT_OK(store->Compact());
+  EXPECT_THAT(store->CountStoredVersions(), IsOkAndHolds(0));
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key7"}, Epoch::Max()),
+              IsOkAndHolds(std::nullopt));
+}
+
+TEST(RocksDbStateStoreTest, PinnedIteratorKeepsItsVersionsAcrossCompaction) {
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                RocksDbStateStore::Open(SmallOptions(NewTestDirectory())));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+  WriteEpoch(*store, *local, 50, "old");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto it,
+                                store->NewIterator(kTable, 0, PkRange::All(), Epoch(1)));
+  for (int round = 0; round < 5; ++round) WriteEpoch(*store, *local, 50, "new");
+  BACKFILL_ASSERT_OK(store->Compact());
+  // The pin held GC at epoch 1: a new read at epoch 1 still works.
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key1"}, Epoch(1)),
+              IsOkAndHolds(Optional(std::string("old"))));
+  int rows = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    EXPECT_EQ(it->value(), "old");
+    ++rows;
+  }
+  BACKFILL_EXPECT_OK(it->status());
+  EXPECT_EQ(rows, 50);
+  it.reset();
+  BACKFILL_ASSERT_OK(store->Compact());
+  EXPECT_THAT(store->CountStoredVersions(), IsOkAndHolds(50));
+}
+
+// Fails the chosen operation on files whose name contains `file_part`.
+class ToggleFaultInjector final : public FaultInjector {
+ public:
+  absl::Status Check(Operation operation, std::string_view file_name) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failing_.has_value() && *failing_ == operation &&
+        absl::StrContains(std::string(file_name), file_part_)) {
+      ++failures_;
+      return absl::InternalError("disk on fire");
+    }
+    return absl::OkStatus();
+  }
+  void Fail(Operation operation, std::string file_part) {
+    std::lock_guard<std::mutex> lock(mu_);
+    failing_ = operation;
+    file_part_ = std::move(file_part);
+  }
+  void Heal() {
+    std::lock_guard<std::mutex> lock(mu_);
+    failing_.reset();
+  }
+  int failures() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return failures_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::optional<Operation> failing_;
+  std::string file_part_;
+  int failures_ = 0;
+};
+
+struct FaultCase {
+  FaultInjector::Operation operation;
+  const char* file_part;
+  const char* name;
+};
+
+class RocksDbCheckpointFaultTest : public ::testing::TestWithParam<FaultCase> {};
+
+TEST_P(RocksDbCheckpointFaultTest, FailedCheckpointLosesNothingCommitted) {
+  const std::string path = NewTestDirectory();
+  auto injector = std::make_shared<ToggleFaultInjector>();
+  RocksDbStateStoreOptions options = SmallOptions(path);
+  options.sync_on_checkpoint = true;
+  options.fault_injector = injector;
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+    WriteEpoch(*store, *local, 20, "committed");
+    BACKFILL_ASSERT_OK(local->Insert(0, "key1", "failed"));
+    BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(3), Epoch(2)}));
+    injector->Fail(GetParam().operation, GetParam().file_part);
+    EXPECT_THAT(store->Checkpoint(Epoch(2)),
+                StatusIs(absl::StatusCode::kInternal,
+                         HasSubstr("checkpoint write of epoch 2")));
+    EXPECT_GT(injector->failures(), 0);
+    injector->Heal();
+    // The store refuses further checkpoints clearly...
+    BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(4), Epoch(3)}));
+    EXPECT_THAT(store->Checkpoint(Epoch(3)),
+                StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("reopen")));
+    // ...and still serves committed reads.
+    EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(1));
+    EXPECT_THAT(store->Get(TableKey{kTable, 0, "key1"}, Epoch::Max()),
+                IsOkAndHolds(Optional(std::string("committed"))));
+  }
+  options.fault_injector = nullptr;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+  // Either the failed checkpoint is wholly absent or (a sync failed after the
+  // write) wholly present; never partial, never less than epoch 1.
+  const Epoch committed = store->CommittedEpoch(kTable);
+  ASSERT_GE(committed, Epoch(1));
+  ASSERT_LE(committed, Epoch(2));
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key1"}, Epoch::Max()),
+              IsOkAndHolds(Optional(std::string(committed == Epoch(1) ? "committed"
+                                                                       : "failed"))));
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key2"}, Epoch::Max()),
+              IsOkAndHolds(Optional(std::string("committed"))));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, RocksDbCheckpointFaultTest,
+    ::testing::Values(FaultCase{FaultInjector::Operation::kWrite, ".log", "WalWrite"},
+                      FaultCase{FaultInjector::Operation::kSync, ".log", "WalSync"}),
+    [](const ::testing::TestParamInfo<FaultCase>& info) { return std::string(info.param.name); });
+
+TEST(RocksDbStateStoreFaultTest, ReadFailuresSurfaceAndHeal) {
+  const std::string path = NewTestDirectory();
+  auto injector = std::make_shared<ToggleFaultInjector>();
+  RocksDbStateStoreOptions options = SmallOptions(path);
+  options.fault_injector = injector;
+  options.block_cache_bytes = 0;  // Every read goes to the file.
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+    WriteEpoch(*store, *local, 100, "v");
+    BACKFILL_ASSERT_OK(store->Compact());  // Into SST files.
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+  injector->Fail(FaultInjector::Operation::kRead, ".sst");
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key1"}, Epoch(1)),
+              StatusIs(absl::StatusCode::kInternal,
+                       HasSubstr("read of table 3 vnode 0 pk key1")));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto it,
+                                store->NewIterator(kTable, 0, PkRange::All(), Epoch(1)));
+  it->SeekToFirst();
+  EXPECT_FALSE(it->Valid());
+  EXPECT_THAT(it->status(), StatusIs(absl::StatusCode::kInternal,
+                                     HasSubstr("scan of table 3 vnode 0")));
+  it->SeekToFirst();  // Sticky.
+  EXPECT_FALSE(it->Valid());
+  EXPECT_FALSE(it->status().ok());
+  injector->Heal();
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key1"}, Epoch(1)),
+              IsOkAndHolds(Optional(std::string("v"))));
+}
+
+TEST(RocksDbStateStoreFaultTest, OpenFailureNamesTheOperation) {
+  const std::string path = NewTestDirectory();
+  { BACKFILL_ASSERT_OK(RocksDbStateStore::Open(SmallOptions(path)).status()); }
+  auto injector = std::make_shared<ToggleFaultInjector>();
+  injector->Fail(FaultInjector::Operation::kRead, "MANIFEST");
+  RocksDbStateStoreOptions options = SmallOptions(path);
+  options.fault_injector = injector;
+  EXPECT_THAT(RocksDbStateStore::Open(options),
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("open " + path)));
+  injector->Heal();
+  EXPECT_THAT(RocksDbStateStore::Open(options), IsOk());
+}
+
+}  // namespace
+}  // namespace backfill
