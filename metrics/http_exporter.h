@@ -33,8 +33,13 @@ class HttpExporter {
     // brackets ("::1"). Default "127.0.0.1" (local scrapers only); use
     // "0.0.0.0" to accept remote scrapers.
     std::string bind_address = "127.0.0.1";
-    // Server threads, i.e. scrapes served at once. Range >= 1. Default 2.
-    int num_threads = 2;
+    // Server worker threads, i.e. requests served at once (more requests
+    // queue). Range >= 1. Default 1, and keep it there: Debian's civetweb
+    // 1.15 is built without REENTRANT_TIME and formats every response's
+    // Date header with gmtime(), whose static buffer two workers would race
+    // on (ThreadSanitizer reports it). One scrape at a time is plenty for
+    // Prometheus.
+    int num_threads = 1;
   };
 
   // Starts serving `registry`, which must outlive the exporter.
