@@ -1,0 +1,141 @@
+// Writes the checked-in seed corpora of the serde fuzzers:
+//   fuzz_corpus_generator <serde/testdata>
+// creates <dir>/<fuzzer>/seed_NN (valid encodings of random rows, seeded) and
+// corrupt_NN (mutated ones). Run once by hand; the output is committed.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "serde/column_aware_codec.h"
+#include "serde/fuzz_layout.h"
+#include "serde/memcmp_codec.h"
+#include "serde/positional_codec.h"
+#include "serde/random_datum.h"
+#include "serde/vnode_bitmap.h"
+
+namespace backfill {
+namespace {
+
+void Write(const std::filesystem::path& dir, const std::string& name,
+           const std::string& bytes) {
+  std::filesystem::create_directories(dir);
+  std::ofstream out(dir / name, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string Corrupt(std::string bytes, std::mt19937_64& rng) {
+  if (bytes.empty()) return "\x01";
+  switch (rng() % 3) {
+    case 0:
+      bytes.resize(rng() % bytes.size());
+      break;  // truncate
+    case 1:
+      bytes[rng() % bytes.size()] ^= static_cast<char>(1 + rng() % 255);
+      break;
+    default:
+      bytes.push_back(static_cast<char>(rng()));
+      break;  // trailing byte
+  }
+  return bytes;
+}
+
+struct Layout {
+  std::vector<DataType> types;
+  std::vector<OrderType> orders;
+  std::vector<int> ids;
+  Schema schema;
+};
+
+Layout RandomLayout(std::mt19937_64& rng, int max_columns) {
+  Layout layout;
+  const int n = 1 + static_cast<int>(rng() % max_columns);
+  for (int c = 0; c < n; ++c) {
+    layout.types.push_back(RandomDataType(rng));
+    layout.orders.push_back(RandomOrderType(rng));
+    layout.ids.push_back(c + 1);
+    layout.schema.push_back(
+        {"c" + std::to_string(c), layout.types.back(), c + 1});
+  }
+  return layout;
+}
+
+int Main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s <serde/testdata>\n", argv[0]);
+    return 2;
+  }
+  const std::filesystem::path root = argv[1];
+  std::mt19937_64 rng(20240601);
+  for (int i = 0; i < 10; ++i) {
+    const Layout layout = RandomLayout(rng, 4);
+    const std::string prefix =
+        FormatFuzzLayout(layout.types, layout.orders, layout.ids);
+    const Row row = RandomRow(layout.types, rng, 0.2);
+    // memcmp keys.
+    std::string key;
+    EncodeKey(row, layout.types, layout.orders, &key);
+    Write(root / "memcmp_codec_fuzz", "seed_" + std::to_string(i),
+          prefix + key);
+    if (i < 4) {
+      Write(root / "memcmp_codec_fuzz", "corrupt_" + std::to_string(i),
+            prefix + Corrupt(key, rng));
+    }
+    // Positional values.
+    auto positional = PositionalCodec::Create(layout.schema);
+    std::string value;
+    (*positional)->Encode(row, &value);
+    Write(root / "positional_codec_fuzz", "seed_" + std::to_string(i),
+          prefix + value);
+    if (i < 4) {
+      Write(root / "positional_codec_fuzz", "corrupt_" + std::to_string(i),
+            prefix + Corrupt(value, rng));
+    }
+    // Column-aware values; odd seeds are read with an evolved schema (first
+    // column dropped, a new column id 99 added).
+    auto column_aware = ColumnAwareCodec::Create(layout.schema);
+    std::string ca_value;
+    (*column_aware)->Encode(row, &ca_value);
+    std::string reader_prefix = prefix;
+    if (i % 2 == 1) {
+      std::vector<DataType> types(layout.types.begin() + 1, layout.types.end());
+      std::vector<OrderType> orders(layout.orders.begin() + 1,
+                                    layout.orders.end());
+      std::vector<int> ids(layout.ids.begin() + 1, layout.ids.end());
+      types.push_back(DataType::kVarchar);
+      orders.push_back(OrderType::Ascending());
+      ids.push_back(99);
+      reader_prefix = FormatFuzzLayout(types, orders, ids);
+    }
+    Write(root / "column_aware_codec_fuzz", "seed_" + std::to_string(i),
+          reader_prefix + ca_value);
+    if (i < 4) {
+      Write(root / "column_aware_codec_fuzz", "corrupt_" + std::to_string(i),
+            prefix + Corrupt(ca_value, rng));
+    }
+  }
+  // Bitmaps.
+  const int counts[] = {1, 8, 10, 64, 256, 1000};
+  for (int i = 0; i < 6; ++i) {
+    VnodeBitmap bitmap(counts[i]);
+    for (int k = 0; k < counts[i] / 3 + 1; ++k) bitmap.Set(rng() % counts[i]);
+    Write(root / "vnode_bitmap_fuzz", "seed_" + std::to_string(i),
+          bitmap.Serialize());
+    if (i < 4) {
+      Write(root / "vnode_bitmap_fuzz", "corrupt_" + std::to_string(i),
+            Corrupt(bitmap.Serialize(), rng));
+    }
+  }
+  Write(root / "vnode_bitmap_fuzz", "seed_all_256",
+        VnodeBitmap::All(256).Serialize());
+  Write(root / "vnode_bitmap_fuzz", "seed_split_32768",
+        (*VnodeBitmap::EvenSplit(32768, 3))[1].Serialize());
+  return 0;
+}
+
+}  // namespace
+}  // namespace backfill
+
+int main(int argc, char** argv) { return backfill::Main(argc, argv); }

@@ -1,0 +1,76 @@
+// The layout prefix of serde fuzz inputs: the first bytes of an input choose
+// the column types, orders and ids the rest of the input is decoded with, so
+// one fuzzer covers every type mix. testonly.
+//
+//   input = [n] then n x ([type_order] [column_id]) then the encoded bytes
+//   column c: type = kAllDataTypes[type_order % 12],
+//             order = kAllOrderTypes[(type_order / 12) % 4]
+//
+//   std::optional<FuzzLayout> layout = ParseFuzzLayout(input, &rest);
+//   std::string seed = FormatFuzzLayout(types, orders, ids) + encoded;
+#ifndef SERDE_FUZZ_LAYOUT_H_
+#define SERDE_FUZZ_LAYOUT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "serde/data_type.h"
+#include "serde/order_type.h"
+#include "serde/random_datum.h"
+#include "serde/schema.h"
+
+namespace backfill {
+
+struct FuzzLayout {
+  std::vector<DataType> types;
+  std::vector<OrderType> orders;
+  Schema schema;  // names "c<i>", ids from the input (may repeat: invalid)
+};
+
+inline constexpr int kFuzzMaxColumns = 8;
+
+// Parses and strips the layout prefix; nullopt if the input is too short.
+inline std::optional<FuzzLayout> ParseFuzzLayout(absl::string_view input,
+                                                 absl::string_view* rest) {
+  if (input.empty()) return std::nullopt;
+  const int n = static_cast<uint8_t>(input[0]) % (kFuzzMaxColumns + 1);
+  if (input.size() < 1 + 2 * static_cast<size_t>(n)) return std::nullopt;
+  FuzzLayout layout;
+  for (int c = 0; c < n; ++c) {
+    const uint8_t type_order = static_cast<uint8_t>(input[1 + 2 * c]);
+    const uint8_t id = static_cast<uint8_t>(input[2 + 2 * c]);
+    const DataType type = kAllDataTypes[type_order % 12];
+    layout.types.push_back(type);
+    layout.orders.push_back(kAllOrderTypes[(type_order / 12) % 4]);
+    layout.schema.push_back({absl::StrCat("c", c), type, id});
+  }
+  *rest = input.substr(1 + 2 * n);
+  return layout;
+}
+
+// The prefix ParseFuzzLayout reads back as (types, orders, ids).
+inline std::string FormatFuzzLayout(const std::vector<DataType>& types,
+                                    const std::vector<OrderType>& orders,
+                                    const std::vector<int>& ids) {
+  std::string out(1, static_cast<char>(types.size()));
+  for (size_t c = 0; c < types.size(); ++c) {
+    int type_index = 0, order_index = 0;
+    for (int i = 0; i < 12; ++i) {
+      if (kAllDataTypes[i] == types[c]) type_index = i;
+    }
+    for (int i = 0; i < 4; ++i) {
+      if (kAllOrderTypes[i] == orders[c]) order_index = i;
+    }
+    out.push_back(static_cast<char>(order_index * 12 + type_index));
+    out.push_back(static_cast<char>(ids[c]));
+  }
+  return out;
+}
+
+}  // namespace backfill
+
+#endif  // SERDE_FUZZ_LAYOUT_H_
