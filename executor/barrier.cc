@@ -1,0 +1,101 @@
+#include "executor/barrier.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace backfill {
+namespace {
+
+template <typename... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <typename... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+template <typename Set>
+std::string SetString(const Set& set) {
+  return absl::StrCat("[", absl::StrJoin(set, ", "), "]");
+}
+
+}  // namespace
+
+std::string MutationDebugString(const Mutation& mutation) {
+  return std::visit(
+      Overloaded{
+          [](const AddMutation& m) {
+            return absl::StrCat("Add{pause=", m.pause ? "true" : "false",
+                                ", backfill_fragments_to_pause=",
+                                SetString(m.backfill_fragments_to_pause),
+                                ", added_actors=", SetString(m.added_actors),
+                                "}");
+          },
+          [](const UpdateMutation& m) {
+            return absl::StrCat(
+                "Update{dropped_actors=", SetString(m.dropped_actors),
+                ", vnode_assignments={",
+                absl::StrJoin(m.vnode_assignments, ", ",
+                              [](std::string* out, const auto& entry) {
+                                absl::StrAppend(out, entry.first, ": ",
+                                                SetString(entry.second));
+                              }),
+                "}}");
+          },
+          [](const PauseMutation&) { return std::string("Pause"); },
+          [](const ResumeMutation&) { return std::string("Resume"); },
+          [](const ThrottleMutation& m) {
+            return absl::StrCat(
+                "Throttle{",
+                absl::StrJoin(m.rate_limits, ", ",
+                              [](std::string* out, const auto& entry) {
+                                absl::StrAppend(out, entry.first, ": ");
+                                if (entry.second.has_value()) {
+                                  absl::StrAppend(out, *entry.second);
+                                } else {
+                                  out->append("disabled");
+                                }
+                              }),
+                "}");
+          },
+          [](const StartFragmentBackfillMutation& m) {
+            return absl::StrCat("StartFragmentBackfill{",
+                                SetString(m.fragment_ids), "}");
+          },
+          [](const StopMutation& m) {
+            return absl::StrCat("Stop{", SetString(m.actors), "}");
+          },
+      },
+      mutation);
+}
+
+bool Barrier::IsStopFor(ActorId actor) const {
+  const StopMutation* stop = MutationAs<StopMutation>();
+  return stop != nullptr && stop->actors.count(actor) > 0;
+}
+
+const char* BarrierKindName(BarrierKind kind) {
+  switch (kind) {
+    case BarrierKind::kInitial:
+      return "initial";
+    case BarrierKind::kBarrier:
+      return "barrier";
+    case BarrierKind::kCheckpoint:
+      return "checkpoint";
+  }
+  return "?";
+}
+
+std::string Barrier::DebugString() const {
+  std::string out = absl::StrCat("Barrier{epoch ", epoch.DebugString(), ", ",
+                                 BarrierKindName(kind));
+  if (mutation.has_value()) {
+    absl::StrAppend(&out, ", ", MutationDebugString(*mutation));
+  }
+  if (!passed_actors.empty()) {
+    absl::StrAppend(&out, ", passed ", SetString(passed_actors));
+  }
+  out.append("}");
+  return out;
+}
+
+}  // namespace backfill

@@ -1,0 +1,116 @@
+// Barrier: the epoch marker that flows through every stream, and the
+// configuration changes (mutations) it may carry.
+//
+//   Barrier barrier{.epoch = EpochPair{Epoch(3), Epoch(2)},
+//                   .kind = BarrierKind::kCheckpoint,
+//                   .mutation = Mutation(PauseMutation{})};
+//   if (barrier.IsStopFor(actor_id)) { /* the actor exits after emitting it */
+//   }
+//
+// Data before a barrier belongs to `epoch.prev`, data after it to
+// `epoch.curr` (see storage/epoch.h). Only the mutations the backfill
+// executor reacts to are modelled (reference §9); their fields say which.
+//
+// Thread-safety: plain values.
+#ifndef EXECUTOR_BARRIER_H_
+#define EXECUTOR_BARRIER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "serde/vnode.h"
+#include "storage/epoch.h"
+
+namespace backfill {
+
+// Identifies one actor (one parallel instance of a fragment).
+using ActorId = uint32_t;
+// Identifies one fragment (a stage of a job's plan, run by several actors).
+using FragmentId = uint32_t;
+
+// First barrier of a newly created job.
+struct AddMutation {
+  // Start the whole graph paused (global pause).
+  bool pause = false;
+  // Backfill fragments that must wait for StartFragmentBackfill (backfill
+  // ordering): they start paused.
+  std::set<FragmentId> backfill_fragments_to_pause = {};
+  // Actors created by this barrier.
+  std::set<ActorId> added_actors = {};
+};
+
+// First barrier of rescheduled or rebuilt actors; also carries in-place
+// changes to running actors.
+struct UpdateMutation {
+  // Actors removed by this barrier.
+  std::set<ActorId> dropped_actors = {};
+  // In-place vnode reassignments: actor -> its new vnodes. The backfill
+  // executor never expects one for itself (rescheduling rebuilds actors) and
+  // treats one as an error.
+  std::map<ActorId, std::vector<VirtualNode>> vnode_assignments = {};
+};
+
+// Global pause: sources stop and backfill snapshot reading stops.
+struct PauseMutation {};
+// Undoes PauseMutation.
+struct ResumeMutation {};
+
+// Changes rate limits online. Entries for other fragments are ignored.
+struct ThrottleMutation {
+  // fragment -> new backfill rate limit in rows per second; nullopt =
+  // Disabled (no limit), 0 = Pause.
+  std::map<FragmentId, std::optional<uint32_t>> rate_limits = {};
+};
+
+// Backfill ordering: these fragments, if paused by AddMutation, may start.
+struct StartFragmentBackfillMutation {
+  std::set<FragmentId> fragment_ids = {};
+};
+
+// Drop or cancel: these actors stop after emitting the barrier.
+struct StopMutation {
+  std::set<ActorId> actors = {};
+};
+
+using Mutation =
+    std::variant<AddMutation, UpdateMutation, PauseMutation, ResumeMutation,
+                 ThrottleMutation, StartFragmentBackfillMutation, StopMutation>;
+
+// "Add{pause=false, backfill_fragments_to_pause=[3], added_actors=[7, 8]}",
+// "Pause", "Throttle{3: 100, 4: disabled}", ...
+std::string MutationDebugString(const Mutation& mutation);
+
+struct Barrier {
+  EpochPair epoch = {};
+  BarrierKind kind = BarrierKind::kBarrier;
+  std::optional<Mutation> mutation = std::nullopt;
+  // Debug information: the actors this barrier passed through, appended by
+  // the runtime; never interpreted.
+  std::vector<ActorId> passed_actors = {};
+
+  // Only checkpoint barriers make the data of `epoch.prev` durable.
+  bool is_checkpoint() const { return kind == BarrierKind::kCheckpoint; }
+  // True iff the mutation is a StopMutation naming `actor`.
+  bool IsStopFor(ActorId actor) const;
+  // The mutation as `T`, or nullptr when there is none or it is another kind.
+  // Valid while the barrier is alive and unmodified.
+  template <typename T>
+  const T* MutationAs() const {
+    return mutation.has_value() ? std::get_if<T>(&*mutation) : nullptr;
+  }
+
+  // "Barrier{epoch {curr 3, prev 2}, checkpoint, Pause}".
+  std::string DebugString() const;
+};
+
+// "initial", "barrier", "checkpoint".
+const char* BarrierKindName(BarrierKind kind);
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_BARRIER_H_

@@ -1,0 +1,75 @@
+#include "executor/barrier.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace backfill {
+namespace {
+
+using ::testing::HasSubstr;
+
+Barrier MakeBarrier(BarrierKind kind, std::optional<Mutation> mutation) {
+  return Barrier{.epoch = EpochPair{Epoch(3), Epoch(2)},
+                 .kind = kind,
+                 .mutation = std::move(mutation)};
+}
+
+TEST(BarrierTest, IsCheckpoint) {
+  EXPECT_TRUE(MakeBarrier(BarrierKind::kCheckpoint, {}).is_checkpoint());
+  EXPECT_FALSE(MakeBarrier(BarrierKind::kBarrier, {}).is_checkpoint());
+  EXPECT_FALSE(MakeBarrier(BarrierKind::kInitial, {}).is_checkpoint());
+}
+
+TEST(BarrierTest, IsStopFor) {
+  Barrier stop = MakeBarrier(BarrierKind::kCheckpoint,
+                             Mutation(StopMutation{.actors = {7, 9}}));
+  EXPECT_TRUE(stop.IsStopFor(7));
+  EXPECT_TRUE(stop.IsStopFor(9));
+  EXPECT_FALSE(stop.IsStopFor(8));
+  EXPECT_FALSE(MakeBarrier(BarrierKind::kCheckpoint, {}).IsStopFor(7));
+  EXPECT_FALSE(MakeBarrier(BarrierKind::kCheckpoint, Mutation(PauseMutation{}))
+                   .IsStopFor(7));
+}
+
+TEST(BarrierTest, MutationAs) {
+  Barrier barrier =
+      MakeBarrier(BarrierKind::kInitial,
+                  Mutation(AddMutation{.pause = true,
+                                       .backfill_fragments_to_pause = {3},
+                                       .added_actors = {7}}));
+  const AddMutation* add = barrier.MutationAs<AddMutation>();
+  ASSERT_NE(add, nullptr);
+  EXPECT_TRUE(add->pause);
+  EXPECT_EQ(barrier.MutationAs<UpdateMutation>(), nullptr);
+  EXPECT_EQ(MakeBarrier(BarrierKind::kBarrier, {}).MutationAs<AddMutation>(),
+            nullptr);
+}
+
+TEST(BarrierTest, DebugStrings) {
+  EXPECT_EQ(MakeBarrier(BarrierKind::kCheckpoint, Mutation(PauseMutation{}))
+                .DebugString(),
+            "Barrier{epoch {curr 3, prev 2}, checkpoint, Pause}");
+  EXPECT_EQ(MakeBarrier(BarrierKind::kBarrier, {}).DebugString(),
+            "Barrier{epoch {curr 3, prev 2}, barrier}");
+  EXPECT_EQ(MutationDebugString(AddMutation{.pause = false,
+                                            .backfill_fragments_to_pause = {3},
+                                            .added_actors = {7, 8}}),
+            "Add{pause=false, backfill_fragments_to_pause=[3], "
+            "added_actors=[7, 8]}");
+  EXPECT_EQ(MutationDebugString(
+                ThrottleMutation{.rate_limits = {{3, 100}, {4, std::nullopt}}}),
+            "Throttle{3: 100, 4: disabled}");
+  EXPECT_EQ(MutationDebugString(ResumeMutation{}), "Resume");
+  EXPECT_EQ(MutationDebugString(StartFragmentBackfillMutation{{1, 2}}),
+            "StartFragmentBackfill{[1, 2]}");
+  EXPECT_EQ(MutationDebugString(StopMutation{{5}}), "Stop{[5]}");
+  EXPECT_THAT(MutationDebugString(UpdateMutation{
+                  .dropped_actors = {1}, .vnode_assignments = {{2, {0, 5}}}}),
+              HasSubstr("vnode_assignments={2: [0, 5]}"));
+  Barrier passed = MakeBarrier(BarrierKind::kInitial, {});
+  passed.passed_actors = {4, 5};
+  EXPECT_THAT(passed.DebugString(), HasSubstr("passed [4, 5]"));
+}
+
+}  // namespace
+}  // namespace backfill
