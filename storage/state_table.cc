@@ -108,6 +108,13 @@ StateTable::StateTable(TableCatalog catalog, VnodeBitmap vnodes,
   for (int column : catalog_.dist_key_indices) {
     dist_key_types_.push_back(catalog_.columns[column].type);
   }
+  if (catalog_.vnode_column.has_value()) {
+    for (size_t i = 0; i < catalog_.pk_indices.size(); ++i) {
+      if (catalog_.pk_indices[i] == *catalog_.vnode_column) {
+        vnode_column_in_pk_ = static_cast<int>(i);
+      }
+    }
+  }
   for (size_t i = 0; i < catalog_.pk_indices.size(); ++i) {
     const int column = catalog_.pk_indices[i];
     bool in_value = false;
@@ -142,7 +149,22 @@ absl::Status StateTable::InitEpoch(EpochPair first, const InitWait& wait) {
   return absl::OkStatus();
 }
 
+namespace {
+
+VirtualNode VnodeFromColumn(const Datum& datum, int vnode_count) {
+  const int16_t* value = std::get_if<int16_t>(&datum);
+  if (value == nullptr || *value < 0 || *value >= vnode_count) {
+    return static_cast<VirtualNode>(vnode_count);
+  }
+  return static_cast<VirtualNode>(*value);
+}
+
+}  // namespace
+
 VirtualNode StateTable::ComputeVnodeByPk(RowView pk) const {
+  if (vnode_column_in_pk_ >= 0) {
+    return VnodeFromColumn(pk[vnode_column_in_pk_], catalog_.vnode_count);
+  }
   if (catalog_.dist_key_indices.empty()) return 0;
   Row dist_key;
   dist_key.reserve(dist_key_in_pk_.size());
@@ -152,6 +174,9 @@ VirtualNode StateTable::ComputeVnodeByPk(RowView pk) const {
 }
 
 VirtualNode StateTable::ComputeVnode(RowView row) const {
+  if (catalog_.vnode_column.has_value()) {
+    return VnodeFromColumn(row[*catalog_.vnode_column], catalog_.vnode_count);
+  }
   if (catalog_.dist_key_indices.empty()) return 0;
   Row dist_key;
   dist_key.reserve(catalog_.dist_key_indices.size());

@@ -148,8 +148,11 @@ class StateTable {
   const VnodeBitmap& vnodes() const { return vnodes_; }
   const KeySerde& pk_serde() const { return pk_serde_; }
 
-  // The vnode of a full row / of a pk row (pk columns in pk order), from the
-  // distribution key; vnode 0 for a singleton table.
+  // The vnode of a full row / of a pk row (pk columns in pk order): the
+  // vnode column's value if the catalog has one, else the hash of the
+  // distribution key; vnode 0 for a singleton table. A vnode column value
+  // outside [0, vnode_count) gives vnode_count (owned by nobody, so writes
+  // fail with FailedPrecondition and reads find nothing).
   VirtualNode ComputeVnode(RowView row) const;
   VirtualNode ComputeVnodeByPk(RowView pk) const;
 
@@ -178,6 +181,8 @@ class StateTable {
   StateStore& store_;
   StateTableOptions options_;
   std::vector<int> dist_key_in_pk_;
+  // Position of the vnode column in the pk, or -1.
+  int vnode_column_in_pk_ = -1;
   std::vector<DataType> dist_key_types_;
   std::vector<DataType> column_types_;
   // Pk columns that are not stored in the value: (position in pk, column).

@@ -228,5 +228,40 @@ TEST_F(StateTableTest, CorruptValueIsDataLossNamingTheTable) {
   EXPECT_THAT(it->status(), StatusIs(absl::StatusCode::kDataLoss));
 }
 
+TEST_F(StateTableTest, VnodeColumnGivesTheVnode) {
+  // Shaped like the backfill progress table: keyed by vnode.
+  TableCatalog catalog;
+  catalog.table_id = 12;
+  catalog.name = "progress";
+  catalog.columns = {{"vnode", DataType::kInt16, 0, false},
+                     {"pos", DataType::kInt64, 1, true},
+                     {"finished", DataType::kBoolean, 2, false},
+                     {"row_count", DataType::kInt64, 3, false}};
+  catalog.pk_indices = {0};
+  catalog.pk_orders = {OrderType::Ascending()};
+  catalog.dist_key_indices = {0};
+  catalog.vnode_column = 0;
+  catalog.vnode_count = 8;
+  catalog.value_indices = {1, 2, 3};
+  VnodeBitmap owned(8);
+  owned.Set(2);
+  owned.Set(5);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto table,
+                                StateTable::Create(catalog, *store_, owned));
+  BACKFILL_ASSERT_OK(table->InitEpoch(first_));
+  const Row row = {int16_t{5}, int64_t{42}, false, int64_t{17}};
+  EXPECT_EQ(table->ComputeVnode(row), 5);
+  BACKFILL_ASSERT_OK(table->Insert(row));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto it, table->IterWithVnode(5));
+  ASSERT_TRUE(it->Valid());
+  EXPECT_TRUE(RowsEqual(it->row(), row));
+  EXPECT_THAT(table->GetRow(Row{int16_t{5}}), IsOkAndHolds(Optional(row)));
+  EXPECT_THAT(table->Insert(Row{int16_t{3}, Datum(), true, int64_t{0}}),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(table->Insert(Row{int16_t{9}, Datum(), true, int64_t{0}}),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(table->GetRow(Row{int16_t{9}}), IsOkAndHolds(std::nullopt));
+}
+
 }  // namespace
 }  // namespace backfill

@@ -106,6 +106,17 @@ absl::Status ValidateTableCatalog(const TableCatalog& catalog) {
   if (catalog.value_indices.empty()) {
     return Invalid(catalog, "value_indices is empty");
   }
+  if (catalog.vnode_column.has_value()) {
+    const int column = *catalog.vnode_column;
+    if (!pk_set.contains(column)) {
+      return Invalid(catalog, absl::StrCat("vnode_column_index = ", column,
+                                           " is not a primary-key column"));
+    }
+    if (catalog.columns[column].type != DataType::kInt16) {
+      return Invalid(catalog, absl::StrCat("vnode_column_index = ", column,
+                                           " is not an INT16 column"));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -171,6 +182,10 @@ absl::StatusOr<TableCatalog> TableCatalogFromProto(
           static_cast<int>(std::min<uint32_t>(column, 1u << 30)));
     }
   }
+  if (proto.has_vnode_column_index()) {
+    catalog.vnode_column = static_cast<int>(
+        std::min<uint32_t>(proto.vnode_column_index(), 1u << 30));
+  }
   if (absl::Status status = ValidateTableCatalog(catalog); !status.ok()) {
     return status;
   }
@@ -201,6 +216,9 @@ proto::TableCatalog TableCatalogToProto(const TableCatalog& catalog) {
                              ? proto::VALUE_ENCODING_COLUMN_AWARE
                              : proto::VALUE_ENCODING_POSITIONAL);
   for (int column : catalog.value_indices) out.add_value_indices(column);
+  if (catalog.vnode_column.has_value()) {
+    out.set_vnode_column_index(*catalog.vnode_column);
+  }
   return out;
 }
 

@@ -11,6 +11,7 @@
 #ifndef STORAGE_TABLE_CATALOG_H_
 #define STORAGE_TABLE_CATALOG_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct TableCatalog {
   ValueEncoding value_encoding = ValueEncoding::kPositional;
   // Columns stored in the value, ascending and distinct; by default all.
   std::vector<int> value_indices;
+  // When set: an INT16 pk column whose value is the row's vnode (then
+  // dist_key_indices only documents the distribution; the vnode is not
+  // hashed). Used by tables keyed by vnode, like the backfill progress table.
+  std::optional<int> vnode_column;
 
   // For each dist-key column, its position in the pk.
   std::vector<int> DistKeyInPk() const;

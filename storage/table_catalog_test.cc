@@ -77,6 +77,10 @@ TEST(TableCatalogTest, RejectsInconsistencyNamingTheField) {
        "primary_key[0].nulls"},
       {[](auto& p) { p.set_value_encoding(static_cast<proto::ValueEncoding>(5)); },
        "value_encoding = 5"},
+      {[](auto& p) { p.set_vnode_column_index(1); },
+       "vnode_column_index = 1 is not a primary-key column"},
+      {[](auto& p) { p.set_vnode_column_index(0); },
+       "vnode_column_index = 0 is not an INT16 column"},
   };
   for (const Case& c : cases) {
     proto::TableCatalog proto = GoodProto();
