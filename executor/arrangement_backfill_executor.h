@@ -1,0 +1,213 @@
+// ArrangementBackfillExecutor: feeds a new materialized view with every row an
+// upstream table has now plus every change made to it from now on, without
+// pausing the upstream, sending no row twice and missing none (SPEC §4-§8).
+//
+//   BACKFILL_ASSIGN_OR_RETURN(BoxedExecutor backfill,
+//       ArrangementBackfillExecutor::Create(std::move(replicated_table),
+//           std::move(upstream), std::move(progress_table), reporter,
+//           metrics, options));
+//   PollResult result = backfill->PollNext(cx);   // see executor/executor.h
+//
+// Per vnode it reads the upstream's history in pk order through the
+// replicated state table, remembers how far it got (`current_pos`), and at
+// each barrier forwards only the upstream changes whose key it has already
+// sent; progress is persisted per vnode at every barrier in the progress
+// table. The lifecycle (start-up, epoch loop, end of snapshot, finish, steady
+// state) is described in executor/README.md; each stage is a named method
+// below.
+//
+// Schemas: upstream chunks and snapshot rows are in S2 (the replicated
+// table's output columns); the executor emits S3 = `output_indices` into S2.
+//
+// Thread-safety: an Executor (one task at a time). The tables' StateStore,
+// the reporter and the metrics must outlive the executor.
+#ifndef EXECUTOR_ARRANGEMENT_BACKFILL_EXECUTOR_H_
+#define EXECUTOR_ARRANGEMENT_BACKFILL_EXECUTOR_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "executor/backfill_state.h"
+#include "executor/barrier.h"
+#include "executor/data_chunk_builder.h"
+#include "executor/executor.h"
+#include "executor/message.h"
+#include "executor/output_mapping.h"
+#include "executor/poll.h"
+#include "executor/progress_reporter.h"
+#include "executor/vnode_snapshot_reader.h"
+#include "metrics/backfill_metrics.h"
+#include "ratelimit/monitored_rate_limiter.h"
+#include "ratelimit/rate_limit.h"
+#include "storage/replicated_state_table.h"
+#include "storage/state_table.h"
+#include "storage/table_catalog.h"
+
+namespace backfill {
+
+struct ArrangementBackfillOptions {
+  ActorId actor_id = 0;
+  FragmentId fragment_id = 0;
+  // S3: indices into S2 (the replicated table's output columns) of the
+  // emitted columns. Required; may drop pk columns.
+  std::vector<int> output_indices;
+  // Rows per snapshot chunk; default 256 (RisingWave's stream_chunk_size).
+  // The builder capacity is max(2, min(rate_limit, chunk_size)). >= 1.
+  uint32_t chunk_size = 256;
+  // Snapshot rows per second of this actor; default Disabled. Changes online
+  // through Throttle mutations for `fragment_id`.
+  RateLimit rate_limit = RateLimit::Disabled();
+};
+
+// The catalog of a backfill progress table for `upstream` (reference §2.2):
+// columns [vnode INT16, one per upstream pk column, backfill_finished BOOL,
+// row_count INT64]; pk [vnode]; the vnode column gives the vnode; the same
+// vnode count as the upstream; positional values.
+TableCatalog BackfillProgressCatalog(const TableCatalog& upstream,
+                                     TableId progress_table_id);
+
+class ArrangementBackfillExecutor final : public Executor {
+ public:
+  // The seed's `new(upstream_table, upstream, state_table, output_indices,
+  // progress, metrics, chunk_size, rate_limit, fragment_id)`.
+  // Errors: InvalidArgument naming the field when an output index is out of
+  // range, the chunk size is 0, the progress table does not have the shape
+  // of BackfillProgressCatalog(upstream), or the two tables own different
+  // vnodes. `reporter` and `metrics` may be null (not reported).
+  static absl::StatusOr<std::unique_ptr<ArrangementBackfillExecutor>> Create(
+      std::unique_ptr<ReplicatedStateTable> upstream_table,
+      BoxedExecutor upstream, std::unique_ptr<StateTable> progress_table,
+      ProgressReporter* reporter, BackfillMetrics* metrics,
+      const ArrangementBackfillOptions& options);
+
+  ~ArrangementBackfillExecutor() override;
+
+  PollResult PollNext(PollContext& cx) override;
+  const ExecutorInfo& info() const override { return info_; }
+
+  // Observability for drivers and tests (read between polls).
+  // The per-vnode progress (absent before start-up finished).
+  const BackfillState* backfill_state() const {
+    return state_.has_value() ? &*state_ : nullptr;
+  }
+  // True once the finish barrier was emitted.
+  bool is_finished() const {
+    return phase_ == Phase::kSteady || phase_ == Phase::kEnded;
+  }
+  RateLimit rate_limit() const { return limiter_->limit(); }
+
+ private:
+  enum class Phase {
+    kAwaitFirstBarrier,  // start-up step 1
+    kInitProgressTable,  // waits for committed >= first.prev, loads progress
+    kInitUpstreamTable,  // waits for committed >= first.prev
+    kBackfill,           // the epoch loop
+    kFinishing,          // snapshot done; forward until the next barrier
+    kSteady,             // forward everything
+    kEnded,              // End or Error returned
+  };
+
+  ArrangementBackfillExecutor(
+      std::unique_ptr<ReplicatedStateTable> upstream_table,
+      BoxedExecutor upstream, std::unique_ptr<StateTable> progress_table,
+      ProgressReporter* reporter, BackfillMetrics* metrics,
+      const ArrangementBackfillOptions& options, OutputMapping output_mapping,
+      ExecutorInfo info);
+
+  // Stages (the seed's execute_inner and helpers).
+  PollResult PollStartup(PollContext& cx);
+  // One step of the epoch loop: upstream first, else snapshot rows.
+  PollResult PollBackfill(PollContext& cx);
+  PollResult PollFinishing(PollContext& cx);
+  PollResult PollSteady(PollContext& cx);
+  // Opens the snapshot reader of this epoch (the seed's
+  // make_snapshot_stream / snapshot_read_per_vnode).
+  void MakeSnapshotReader();
+  // Reads snapshot rows into the per-vnode builders until a chunk is full
+  // (emitted), `max_rows` rows were read, the snapshot ends, or the rate
+  // limiter has no permits (then `*blocked_until` is set). Returns an error
+  // or OK; `*exhausted` tells whether the snapshot ended.
+  absl::Status ReadSnapshot(PollContext* cx, size_t max_rows, bool* exhausted,
+                            bool* emitted);
+  // A full (or flushed) builder chunk of `vnode`: all-Insert, advances the
+  // vnode's position to its last row, queued for output in S3.
+  absl::Status HandleSnapshotChunk(DataChunk data, VirtualNode vnode);
+  absl::Status FlushBuilders();
+  // Barrier processing, SPEC §4.5 (a)-(h), for a barrier in the loop.
+  absl::Status ProcessBarrier(Barrier barrier, PollContext& cx);
+  // End of snapshot: flush, forward the buffered changes unmarked.
+  absl::Status EndOfSnapshot();
+  // The finish barrier: every vnode Completed, persisted, committed,
+  // reported; then the barrier is queued.
+  absl::Status FinishBarrier(Barrier barrier);
+  absl::Status PersistState(EpochPair epoch);
+  void ApplyMutation(const Barrier& barrier);
+  void ApplyFirstBarrier(const Barrier& barrier);
+  void RebuildBuilders();
+  bool Paused() const;
+  absl::Status LoadProgress();
+  // Whether `table_id` is committed up to `epoch`; if not, arranges a wake-up
+  // through a commit listener.
+  bool CommittedOrArrangeWake(bool ready, PollContext& cx);
+  void QueueOutput(Message message);
+  PollResult Fail(const absl::Status& status);
+  std::string Context() const;
+
+  // Inputs and tables.
+  std::unique_ptr<ReplicatedStateTable> upstream_table_;
+  BoxedExecutor upstream_;
+  std::unique_ptr<StateTable> progress_table_;
+  ProgressReporter* reporter_;
+  BackfillMetrics* metrics_;
+  const ArrangementBackfillOptions options_;
+  const OutputMapping output_mapping_;
+  const ExecutorInfo info_;
+  std::vector<DataType> s2_types_;
+  std::vector<OrderType> pk_orders_;
+  std::vector<DataType> pk_types_;
+  std::unique_ptr<MonitoredRateLimiter> limiter_;
+
+  // Lifecycle.
+  Phase phase_ = Phase::kAwaitFirstBarrier;
+  std::optional<Barrier> first_barrier_;
+  absl::Status final_status_;
+  bool global_pause_ = false;
+  bool backfill_paused_ = false;
+
+  // The epoch loop.
+  std::optional<BackfillState> state_;
+  std::map<VirtualNode, DataChunkBuilder> builders_;
+  std::unique_ptr<VnodeSnapshotReader> reader_;
+  bool reader_exhausted_ = false;
+  std::vector<StreamChunk> upstream_buffer_;
+  size_t upstream_buffer_rows_ = 0;
+  size_t upstream_buffer_bytes_ = 0;
+  uint64_t snapshot_rows_this_epoch_ = 0;
+  uint64_t permits_ = 0;
+  uint64_t total_snapshot_rows_ = 0;
+
+  // Messages ready to emit, in order; barriers carry their arrival time.
+  std::deque<Message> output_;
+  std::deque<absl::Time> barrier_arrivals_;
+  absl::Time current_barrier_arrival_;
+
+  // Commit notifications (start-up waits) from the store's thread.
+  struct CommitWake {
+    std::mutex mu;
+    std::shared_ptr<Waker> waker ABSL_GUARDED_BY(mu);
+  };
+  std::shared_ptr<CommitWake> commit_wake_;
+  std::optional<uint64_t> commit_listener_;
+};
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_ARRANGEMENT_BACKFILL_EXECUTOR_H_

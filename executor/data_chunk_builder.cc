@@ -1,0 +1,52 @@
+#include "executor/data_chunk_builder.h"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+namespace backfill {
+
+size_t BuilderCapacity(std::optional<uint64_t> rate_limit_rows_per_second,
+                       size_t chunk_size) {
+  size_t capacity = chunk_size;
+  if (rate_limit_rows_per_second.has_value() &&
+      *rate_limit_rows_per_second > 0) {
+    capacity = static_cast<size_t>(
+        std::min<uint64_t>(*rate_limit_rows_per_second, chunk_size));
+  }
+  return std::max<size_t>(2, capacity);
+}
+
+DataChunkBuilder::DataChunkBuilder(std::vector<DataType> types, size_t capacity)
+    : types_(std::move(types)), capacity_(capacity), columns_(types_.size()) {
+  assert(capacity_ >= 1);
+  Reserve();
+}
+
+void DataChunkBuilder::Reserve() {
+  for (auto& column : columns_) column.reserve(capacity_);
+}
+
+std::optional<DataChunk> DataChunkBuilder::Append(RowView row) {
+  assert(row.size() == types_.size());
+  for (size_t i = 0; i < columns_.size(); ++i) columns_[i].push_back(row[i]);
+  ++num_rows_;
+  if (num_rows_ < capacity_) return std::nullopt;
+  return Finish();
+}
+
+std::optional<DataChunk> DataChunkBuilder::Finish() {
+  if (num_rows_ == 0) return std::nullopt;
+  std::vector<Column> columns;
+  columns.reserve(columns_.size());
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    columns.emplace_back(types_[i], std::move(columns_[i]));
+    columns_[i] = std::vector<Datum>();
+  }
+  DataChunk chunk(std::move(columns), num_rows_);
+  num_rows_ = 0;
+  Reserve();
+  return chunk;
+}
+
+}  // namespace backfill

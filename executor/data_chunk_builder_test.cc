@@ -1,0 +1,69 @@
+#include "executor/data_chunk_builder.h"
+
+#include <cstdint>
+#include <optional>
+
+#include "executor/testing/chunk_matchers.h"
+#include "executor/testing/message_literal.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::DataChunkEq;
+using ::backfill::testing::DataChunkFromPretty;
+
+TEST(BuilderCapacityTest, RateLimitClampsTheChunkSize) {
+  EXPECT_EQ(BuilderCapacity(1, 256), 2u);
+  EXPECT_EQ(BuilderCapacity(2, 256), 2u);
+  EXPECT_EQ(BuilderCapacity(30, 256), 30u);
+  EXPECT_EQ(BuilderCapacity(256, 256), 256u);
+  EXPECT_EQ(BuilderCapacity(1000, 256), 256u);
+  EXPECT_EQ(BuilderCapacity(uint64_t{1} << 40, 256), 256u);
+}
+
+TEST(BuilderCapacityTest, DisabledAndPauseUseTheChunkSize) {
+  EXPECT_EQ(BuilderCapacity(std::nullopt, 256), 256u);  // Disabled.
+  EXPECT_EQ(BuilderCapacity(0, 256), 256u);             // Pause.
+  EXPECT_EQ(BuilderCapacity(std::nullopt, 1), 2u);      // Still >= 2.
+}
+
+TEST(DataChunkBuilderTest, ReturnsAFullChunkAtCapacity) {
+  DataChunkBuilder builder({DataType::kInt64, DataType::kVarchar}, 2);
+  EXPECT_EQ(builder.capacity(), 2u);
+  EXPECT_TRUE(builder.empty());
+  EXPECT_FALSE(builder.Append(Row{int64_t{1}, std::string("a")}).has_value());
+  EXPECT_EQ(builder.num_rows(), 1u);
+  std::optional<DataChunk> full = builder.Append(Row{int64_t{2}, Datum()});
+  ASSERT_TRUE(full.has_value());
+  EXPECT_THAT(*full, DataChunkEq(DataChunkFromPretty(" I T\n 1 a\n 2 .")));
+  EXPECT_TRUE(builder.empty());
+  EXPECT_FALSE(builder.Finish().has_value());
+}
+
+TEST(DataChunkBuilderTest, FinishReturnsTheRestAndResets) {
+  DataChunkBuilder builder({DataType::kInt32}, 3);
+  for (int32_t i = 0; i < 7; ++i) {
+    std::optional<DataChunk> full = builder.Append(Row{i});
+    EXPECT_EQ(full.has_value(), i == 2 || i == 5);
+  }
+  std::optional<DataChunk> rest = builder.Finish();
+  ASSERT_TRUE(rest.has_value());
+  EXPECT_THAT(*rest, DataChunkEq(DataChunkFromPretty(" i\n 6")));
+  EXPECT_FALSE(builder.Finish().has_value());
+  EXPECT_FALSE(builder.Append(Row{int32_t{9}}).has_value());
+  EXPECT_THAT(*builder.Finish(), DataChunkEq(DataChunkFromPretty(" i\n 9")));
+}
+
+TEST(DataChunkBuilderTest, ZeroColumnsStillCountRows) {
+  DataChunkBuilder builder({}, 2);
+  EXPECT_FALSE(builder.Append(Row{}).has_value());
+  std::optional<DataChunk> full = builder.Append(Row{});
+  ASSERT_TRUE(full.has_value());
+  EXPECT_EQ(full->capacity(), 2u);
+  EXPECT_EQ(full->num_columns(), 0);
+}
+
+}  // namespace
+}  // namespace backfill
