@@ -50,6 +50,7 @@
 #include "storage/replicated_state_table.h"
 #include "storage/state_table.h"
 #include "storage/table_catalog.h"
+#include "third_party/absl_extras/clock.h"
 
 namespace backfill {
 
@@ -65,6 +66,9 @@ struct ArrangementBackfillOptions {
   // Snapshot rows per second of this actor; default Disabled. Changes online
   // through Throttle mutations for `fragment_id`.
   RateLimit rate_limit = RateLimit::Disabled();
+  // The clock of the rate limiter; default Clock::Real(). A driver on
+  // simulated time passes its clock (the same as its PollContext's).
+  Clock* clock = nullptr;
 };
 
 // The catalog of a backfill progress table for `upstream` (reference §2.2):
@@ -105,6 +109,10 @@ class ArrangementBackfillExecutor final : public Executor {
   RateLimit rate_limit() const { return limiter_->limit(); }
 
  private:
+  // The outcome of one internal step: kProgress = state changed or output
+  // queued (PollNext loops); kPending = a wake-up is arranged.
+  enum class Step { kProgress, kPending };
+
   enum class Phase {
     kAwaitFirstBarrier,  // start-up step 1
     kInitProgressTable,  // waits for committed >= first.prev, loads progress
@@ -123,20 +131,20 @@ class ArrangementBackfillExecutor final : public Executor {
       ExecutorInfo info);
 
   // Stages (the seed's execute_inner and helpers).
-  PollResult PollStartup(PollContext& cx);
+  Step PollStartup(PollContext& cx);
   // One step of the epoch loop: upstream first, else snapshot rows.
-  PollResult PollBackfill(PollContext& cx);
-  PollResult PollFinishing(PollContext& cx);
-  PollResult PollSteady(PollContext& cx);
+  Step PollBackfill(PollContext& cx);
+  Step PollFinishing(PollContext& cx);
+  Step PollSteady(PollContext& cx);
   // Opens the snapshot reader of this epoch (the seed's
   // make_snapshot_stream / snapshot_read_per_vnode).
   void MakeSnapshotReader();
   // Reads snapshot rows into the per-vnode builders until a chunk is full
-  // (emitted), `max_rows` rows were read, the snapshot ends, or the rate
-  // limiter has no permits (then `*blocked_until` is set). Returns an error
-  // or OK; `*exhausted` tells whether the snapshot ended.
+  // (`*emitted`), `max_rows` rows were read, the snapshot ends
+  // (`*exhausted`), or the rate limiter has no permits (`*blocked`; with a
+  // context, its wake deadline is set to when permits are available).
   absl::Status ReadSnapshot(PollContext* cx, size_t max_rows, bool* exhausted,
-                            bool* emitted);
+                            bool* emitted, bool* blocked);
   // A full (or flushed) builder chunk of `vnode`: all-Insert, advances the
   // vnode's position to its last row, queued for output in S3.
   absl::Status HandleSnapshotChunk(DataChunk data, VirtualNode vnode);
@@ -158,7 +166,9 @@ class ArrangementBackfillExecutor final : public Executor {
   // through a commit listener.
   bool CommittedOrArrangeWake(bool ready, PollContext& cx);
   void QueueOutput(Message message);
-  PollResult Fail(const absl::Status& status);
+  // Ends the stream with `status` (with context) / normally.
+  Step Fail(const absl::Status& status);
+  Step EndStream();
   std::string Context() const;
 
   // Inputs and tables.
