@@ -70,6 +70,7 @@ class ReplicatedStateTable {
   absl::Status Commit(EpochPair next) { return table_->Commit(next); }
 
   Epoch epoch() const { return table_->epoch(); }
+  StateStore& store() const { return table_->store(); }
   const TableCatalog& catalog() const { return table_->catalog(); }
   const VnodeBitmap& vnodes() const { return table_->vnodes(); }
   const KeySerde& pk_serde() const { return table_->pk_serde(); }

@@ -431,11 +431,10 @@ class FaultInjectingFileSystem final : public rocksdb::FileSystemWrapper {
 // ---- Committed reads ------------------------------------------------------------
 
 absl::Status CorruptKey(TableId table_id, VirtualNode vnode,
-                        std::string_view key) {
+                        std::string_view key, std::string_view reason) {
   return absl::DataLossError(absl::StrCat(
-      "corrupt state store key of ", key.size(), " bytes (need >= ",
-      kMinFullKeySize, ") while reading table ", table_id, " vnode ", vnode,
-      "; key ", Escape(key)));
+      "corrupt state store key (", std::string(reason), ") while reading table ",
+      table_id, " vnode ", vnode, "; key ", Escape(key)));
 }
 
 absl::Status CorruptValue(TableId table_id, VirtualNode vnode,
@@ -523,14 +522,21 @@ class RocksIterator final : public StateStoreIterator {
     valid_ = false;
     while (iterator_->Valid()) {
       const std::string_view key = ToView(iterator_->key());
+      // The bounds keep foreign keys out; these checks catch bytes that
+      // decode into a key no checkpoint can have written.
       if (key.size() < kMinFullKeySize ||
           key.compare(0, kTableKeyPrefixSize, prefix_) != 0) {
-        status_ = CorruptKey(table_id_, vnode_, key);
+        status_ = CorruptKey(table_id_, vnode_, key,
+                             absl::StrCat(key.size(), " bytes, outside the vnode"));
         return;
       }
       const std::string_view pk =
           key.substr(kTableKeyPrefixSize, key.size() - kMinFullKeySize);
       const Epoch epoch = DecodeEpochSuffix(key.substr(key.size() - kEpochSuffixSize));
+      if (epoch == Epoch::Zero()) {
+        status_ = CorruptKey(table_id_, vnode_, key, "epoch 0 is never written");
+        return;
+      }
       if (epoch > read_epoch_) {  // Too new; older versions follow.
         iterator_->Next();
         continue;

@@ -144,6 +144,8 @@ class StateTable {
   absl::Status Commit(EpochPair next);
 
   Epoch epoch() const { return local_->epoch(); }
+  // The store the table lives in (for commit notifications).
+  StateStore& store() const { return store_; }
   const TableCatalog& catalog() const { return catalog_; }
   const VnodeBitmap& vnodes() const { return vnodes_; }
   const KeySerde& pk_serde() const { return pk_serde_; }
