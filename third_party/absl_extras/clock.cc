@@ -18,6 +18,13 @@ class RealClock final : public Clock {
   bool WaitUntil(std::unique_lock<std::mutex>& lock,
                  std::condition_variable& cv, absl::FunctionRef<bool()> done,
                  absl::Time deadline) override {
+    if (deadline == absl::InfiniteFuture()) {
+      cv.wait(lock, [&] { return done(); });
+      return true;
+    }
+    // Saturate far deadlines: std::chrono arithmetic would overflow.
+    const absl::Duration max_wait = absl::Hours(24 * 365);
+    if (deadline - absl::Now() > max_wait) deadline = absl::Now() + max_wait;
     // steady_clock so that a wall-clock jump neither wakes nor stalls waiters.
     const auto steady_deadline =
         std::chrono::steady_clock::now() +

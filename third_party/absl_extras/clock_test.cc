@@ -35,6 +35,25 @@ TEST(RealClockTest, AwaitReturnsWhenConditionHolds) {
   setter.join();
 }
 
+TEST(RealClockTest, InfiniteAndFarDeadlinesDoNotOverflow) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool ready = false;
+  std::thread setter([&] {
+    std::lock_guard<std::mutex> guard(mu);
+    ready = true;
+    cv.notify_all();
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(Clock::Real().WaitUntil(lock, cv, [&] { return ready; },
+                                        absl::InfiniteFuture()));
+    EXPECT_TRUE(Clock::Real().WaitUntil(lock, cv, [&] { return ready; },
+                                        absl::Now() + absl::Hours(1e7)));
+  }
+  setter.join();
+}
+
 TEST(SimulatedClockTest, AdvanceMovesTime) {
   SimulatedClock clock(absl::FromUnixSeconds(100));
   EXPECT_EQ(clock.Now(), absl::FromUnixSeconds(100));
