@@ -88,7 +88,7 @@ const char* BarrierKindName(BarrierKind kind) {
 std::string Barrier::DebugString() const {
   std::string out = absl::StrCat("Barrier{epoch ", epoch.DebugString(), ", ",
                                  BarrierKindName(kind));
-  if (mutation.has_value()) {
+  if (mutation != nullptr) {
     absl::StrAppend(&out, ", ", MutationDebugString(*mutation));
   }
   if (!passed_actors.empty()) {

@@ -3,7 +3,8 @@
 //
 //   Barrier barrier{.epoch = EpochPair{Epoch(3), Epoch(2)},
 //                   .kind = BarrierKind::kCheckpoint,
-//                   .mutation = Mutation(PauseMutation{})};
+//                   .mutation = std::make_shared<const
+//                   Mutation>(PauseMutation{})};
 //   if (barrier.IsStopFor(actor_id)) { /* the actor exits after emitting it */
 //   }
 //
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -88,7 +90,10 @@ std::string MutationDebugString(const Mutation& mutation);
 struct Barrier {
   EpochPair epoch = {};
   BarrierKind kind = BarrierKind::kBarrier;
-  std::optional<Mutation> mutation = std::nullopt;
+  // Shared and immutable: a barrier is copied to every output of a
+  // dispatcher, and the mutation (possibly large) is shared, as RisingWave
+  // shares it with an Arc. Null: no mutation.
+  std::shared_ptr<const Mutation> mutation = nullptr;
   // Debug information: the actors this barrier passed through, appended by
   // the runtime; never interpreted.
   std::vector<ActorId> passed_actors = {};
@@ -101,7 +106,7 @@ struct Barrier {
   // Valid while the barrier is alive and unmodified.
   template <typename T>
   const T* MutationAs() const {
-    return mutation.has_value() ? std::get_if<T>(&*mutation) : nullptr;
+    return mutation != nullptr ? std::get_if<T>(mutation.get()) : nullptr;
   }
 
   // "Barrier{epoch {curr 3, prev 2}, checkpoint, Pause}".

@@ -8,48 +8,53 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Barrier MakeBarrier(BarrierKind kind, std::optional<Mutation> mutation) {
+Barrier MakeBarrier(BarrierKind kind,
+                    std::shared_ptr<const Mutation> mutation) {
   return Barrier{.epoch = EpochPair{Epoch(3), Epoch(2)},
                  .kind = kind,
                  .mutation = std::move(mutation)};
 }
 
 TEST(BarrierTest, IsCheckpoint) {
-  EXPECT_TRUE(MakeBarrier(BarrierKind::kCheckpoint, {}).is_checkpoint());
-  EXPECT_FALSE(MakeBarrier(BarrierKind::kBarrier, {}).is_checkpoint());
-  EXPECT_FALSE(MakeBarrier(BarrierKind::kInitial, {}).is_checkpoint());
+  EXPECT_TRUE(MakeBarrier(BarrierKind::kCheckpoint, nullptr).is_checkpoint());
+  EXPECT_FALSE(MakeBarrier(BarrierKind::kBarrier, nullptr).is_checkpoint());
+  EXPECT_FALSE(MakeBarrier(BarrierKind::kInitial, nullptr).is_checkpoint());
 }
 
 TEST(BarrierTest, IsStopFor) {
-  Barrier stop = MakeBarrier(BarrierKind::kCheckpoint,
-                             Mutation(StopMutation{.actors = {7, 9}}));
+  Barrier stop = MakeBarrier(
+      BarrierKind::kCheckpoint,
+      std::make_shared<const Mutation>(StopMutation{.actors = {7, 9}}));
   EXPECT_TRUE(stop.IsStopFor(7));
   EXPECT_TRUE(stop.IsStopFor(9));
   EXPECT_FALSE(stop.IsStopFor(8));
-  EXPECT_FALSE(MakeBarrier(BarrierKind::kCheckpoint, {}).IsStopFor(7));
-  EXPECT_FALSE(MakeBarrier(BarrierKind::kCheckpoint, Mutation(PauseMutation{}))
+  EXPECT_FALSE(MakeBarrier(BarrierKind::kCheckpoint, nullptr).IsStopFor(7));
+  EXPECT_FALSE(MakeBarrier(BarrierKind::kCheckpoint,
+                           std::make_shared<const Mutation>(PauseMutation{}))
                    .IsStopFor(7));
 }
 
 TEST(BarrierTest, MutationAs) {
-  Barrier barrier =
-      MakeBarrier(BarrierKind::kInitial,
-                  Mutation(AddMutation{.pause = true,
-                                       .backfill_fragments_to_pause = {3},
-                                       .added_actors = {7}}));
+  Barrier barrier = MakeBarrier(
+      BarrierKind::kInitial, std::make_shared<const Mutation>(
+                                 AddMutation{.pause = true,
+                                             .backfill_fragments_to_pause = {3},
+                                             .added_actors = {7}}));
   const AddMutation* add = barrier.MutationAs<AddMutation>();
   ASSERT_NE(add, nullptr);
   EXPECT_TRUE(add->pause);
   EXPECT_EQ(barrier.MutationAs<UpdateMutation>(), nullptr);
-  EXPECT_EQ(MakeBarrier(BarrierKind::kBarrier, {}).MutationAs<AddMutation>(),
-            nullptr);
+  EXPECT_EQ(
+      MakeBarrier(BarrierKind::kBarrier, nullptr).MutationAs<AddMutation>(),
+      nullptr);
 }
 
 TEST(BarrierTest, DebugStrings) {
-  EXPECT_EQ(MakeBarrier(BarrierKind::kCheckpoint, Mutation(PauseMutation{}))
+  EXPECT_EQ(MakeBarrier(BarrierKind::kCheckpoint,
+                        std::make_shared<const Mutation>(PauseMutation{}))
                 .DebugString(),
             "Barrier{epoch {curr 3, prev 2}, checkpoint, Pause}");
-  EXPECT_EQ(MakeBarrier(BarrierKind::kBarrier, {}).DebugString(),
+  EXPECT_EQ(MakeBarrier(BarrierKind::kBarrier, nullptr).DebugString(),
             "Barrier{epoch {curr 3, prev 2}, barrier}");
   EXPECT_EQ(MutationDebugString(AddMutation{.pause = false,
                                             .backfill_fragments_to_pause = {3},
@@ -66,7 +71,7 @@ TEST(BarrierTest, DebugStrings) {
   EXPECT_THAT(MutationDebugString(UpdateMutation{
                   .dropped_actors = {1}, .vnode_assignments = {{2, {0, 5}}}}),
               HasSubstr("vnode_assignments={2: [0, 5]}"));
-  Barrier passed = MakeBarrier(BarrierKind::kInitial, {});
+  Barrier passed = MakeBarrier(BarrierKind::kInitial, nullptr);
   passed.passed_actors = {4, 5};
   EXPECT_THAT(passed.DebugString(), HasSubstr("passed [4, 5]"));
 }

@@ -378,7 +378,7 @@ std::string DataChunkToPretty(const DataChunk& chunk) {
 }
 
 Barrier TestBarrier(uint64_t curr, BarrierKind kind,
-                    std::optional<Mutation> mutation) {
+                    std::shared_ptr<const Mutation> mutation) {
   Barrier barrier;
   barrier.epoch = EpochPair{Epoch(curr), Epoch(curr - 1)};
   barrier.kind = kind;

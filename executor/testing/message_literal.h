@@ -30,6 +30,7 @@
 #define EXECUTOR_TESTING_MESSAGE_LITERAL_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -65,7 +66,7 @@ absl::string_view TypeToPretty(DataType type);
 
 // A barrier at {curr, curr - 1}. REQUIRES: curr >= 1.
 Barrier TestBarrier(uint64_t curr, BarrierKind kind = BarrierKind::kCheckpoint,
-                    std::optional<Mutation> mutation = std::nullopt);
+                    std::shared_ptr<const Mutation> mutation = nullptr);
 
 }  // namespace testing
 }  // namespace backfill

@@ -173,7 +173,8 @@ TEST(MessageLiteralTest, TestBarrier) {
   EXPECT_EQ(barrier.epoch.prev, Epoch(4));
   EXPECT_TRUE(barrier.is_checkpoint());
   Barrier paused =
-      TestBarrier(6, BarrierKind::kBarrier, Mutation(PauseMutation{}));
+      TestBarrier(6, BarrierKind::kBarrier,
+                  std::make_shared<const Mutation>(PauseMutation{}));
   EXPECT_FALSE(paused.is_checkpoint());
   EXPECT_NE(paused.MutationAs<PauseMutation>(), nullptr);
 }
