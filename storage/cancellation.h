@@ -1,8 +1,8 @@
 // Cancellation: a one-shot flag that wakes blocking waits.
 //
 //   Cancellation cancel;
-//   std::thread waiter([&] { store.WaitCommitted(t, e, deadline, cancel, clock); });
-//   cancel.Cancel();   // the wait returns Cancelled promptly
+//   std::thread waiter([&] { store.WaitCommitted(t, e, deadline, cancel,
+//   clock); }); cancel.Cancel();   // the wait returns Cancelled promptly
 //
 // Thread-safe. A wait registers a callback with AddCallback; Cancel() runs
 // every registered callback once (on the cancelling thread) and all future
@@ -31,7 +31,9 @@ class Cancellation {
   // Cancels; idempotent. Runs the registered callbacks, without holding any
   // lock of this object, before returning.
   void Cancel();
-  bool IsCancelled() const { return cancelled_.load(std::memory_order_acquire); }
+  bool IsCancelled() const {
+    return cancelled_.load(std::memory_order_acquire);
+  }
 
   // Registers `callback` to run on Cancel(); if already cancelled, runs it
   // now. Returns an id for RemoveCallback. `callback` must not call into this

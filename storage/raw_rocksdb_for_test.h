@@ -32,7 +32,8 @@ class Comparator final : public rocksdb::Comparator {
     return rocksdb::Slice(a.data() + a_user, a.size() - a_user)
         .compare(rocksdb::Slice(b.data() + b_user, b.size() - b_user));
   }
-  void FindShortestSeparator(std::string*, const rocksdb::Slice&) const override {}
+  void FindShortestSeparator(std::string*,
+                             const rocksdb::Slice&) const override {}
   void FindShortSuccessor(std::string*) const override {}
 };
 

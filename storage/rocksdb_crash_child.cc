@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   }
   RocksDbStateStoreOptions options;
   options.path = argv[1];
-  options.sync_on_checkpoint = false;  // A process crash keeps OS buffers.
+  options.sync_on_checkpoint = false;     // A process crash keeps OS buffers.
   options.write_buffer_bytes = 64 << 10;  // Flushes and compactions too.
   const uint64_t seed = std::strtoull(argv[2], nullptr, 10);
   auto store = RocksDbStateStore::Open(options);
@@ -32,7 +32,9 @@ int main(int argc, char** argv) {
   for (TableId table = 1; table <= crash_workload::kNumTables; ++table) {
     auto local = (*store)->NewLocalStateStore(table, LocalOptions{});
     if (!local.ok() ||
-        !(*local)->Init(EpochPair{Epoch(committed.value() + 1), committed}).ok()) {
+        !(*local)
+             ->Init(EpochPair{Epoch(committed.value() + 1), committed})
+             .ok()) {
       return 1;
     }
     locals.push_back(*std::move(local));
@@ -44,14 +46,17 @@ int main(int argc, char** argv) {
         [&](TableId table, VirtualNode vnode, const std::string& pk,
             const std::optional<std::string>& value) {
           LocalStateStore& local = *locals[table - 1];
-          ok &= (value ? local.Insert(vnode, pk, *value) : local.Delete(vnode, pk)).ok();
+          ok &= (value ? local.Insert(vnode, pk, *value)
+                       : local.Delete(vnode, pk))
+                    .ok();
         });
     for (auto& local : locals) {
       ok &= local->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}).ok();
     }
     absl::Status status = (*store)->Checkpoint(Epoch(epoch));
     if (!ok || !status.ok()) {
-      std::fprintf(stderr, "epoch %llu: %s\n", static_cast<unsigned long long>(epoch),
+      std::fprintf(stderr, "epoch %llu: %s\n",
+                   static_cast<unsigned long long>(epoch),
                    status.ToString().c_str());
       return 1;
     }

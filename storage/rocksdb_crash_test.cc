@@ -26,7 +26,8 @@ namespace {
 
 using ::backfill::testing::IsOk;
 
-using Content = std::map<std::tuple<TableId, VirtualNode, std::string>, std::string>;
+using Content =
+    std::map<std::tuple<TableId, VirtualNode, std::string>, std::string>;
 
 Content Expected(uint64_t seed, uint64_t committed) {
   Content content;
@@ -54,8 +55,8 @@ Content Actual(StateStore& store, Epoch epoch) {
       EXPECT_THAT(it, IsOk());
       if (!it.ok()) return content;
       for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
-        content[{table, static_cast<VirtualNode>(vnode), std::string((*it)->key())}] =
-            std::string((*it)->value());
+        content[{table, static_cast<VirtualNode>(vnode),
+                 std::string((*it)->key())}] = std::string((*it)->value());
       }
       EXPECT_THAT((*it)->status(), IsOk());
     }
@@ -86,7 +87,8 @@ TEST(RocksDbCrashTest, EveryReopenHoldsExactlyTheLastCheckpoint) {
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937_64 rng(seed);
   const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string path = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/crash_", getpid());
+  const std::string path =
+      absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/crash_", getpid());
   uint64_t last_reported = 0;
   for (int round = 0; round < 24; ++round) {
     SCOPED_TRACE(absl::StrCat("round ", round));
@@ -109,11 +111,13 @@ TEST(RocksDbCrashTest, EveryReopenHoldsExactlyTheLastCheckpoint) {
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     int wait_status = 0;
     ASSERT_EQ(waitpid(pid, &wait_status, 0), pid);
-    ASSERT_TRUE(WIFSIGNALED(wait_status)) << "child exited by itself: " << wait_status;
+    ASSERT_TRUE(WIFSIGNALED(wait_status))
+        << "child exited by itself: " << wait_status;
     // Lines printed after our last read are also committed.
     while (fgets(line, sizeof(line), out) != nullptr) {
       unsigned long long epoch = 0;
-      if (std::sscanf(line, "committed %llu", &epoch) == 1) last_reported = epoch;
+      if (std::sscanf(line, "committed %llu", &epoch) == 1)
+        last_reported = epoch;
     }
     fclose(out);
 

@@ -18,7 +18,7 @@
 namespace backfill {
 namespace crash_workload {
 
-inline constexpr TableId kNumTables = 3;      // Tables 1..3.
+inline constexpr TableId kNumTables = 3;  // Tables 1..3.
 inline constexpr int kNumVnodes = 4;
 inline constexpr int kWritesPerTable = 40;
 
@@ -38,7 +38,8 @@ inline void ForEachWrite(
         write(table, vnode, std::string(pk, 2), std::nullopt);
       } else {
         write(table, vnode, std::string(pk, 2),
-              absl::StrCat("e", epoch, "t", table, "i", i, std::string(rng() % 64, 'x')));
+              absl::StrCat("e", epoch, "t", table, "i", i,
+                           std::string(rng() % 64, 'x')));
       }
     }
   }

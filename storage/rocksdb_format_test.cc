@@ -23,8 +23,8 @@ using ::testing::HasSubstr;
 std::string NewTestDirectory() {
   static std::atomic<int> counter{0};
   const char* tmp = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/format_", ::getpid(), "_",
-                      counter.fetch_add(1));
+  return absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/format_", ::getpid(),
+                      "_", counter.fetch_add(1));
 }
 
 // Writes one row (table 9, vnode 2, pk "pk", "value") at epoch 1.
@@ -48,19 +48,28 @@ TEST(RocksDbFormatTest, OnDiskLayoutMatchesFormatMd) {
   std::unique_ptr<raw_rocksdb_for_test::RawDb> raw;
   ASSERT_TRUE(raw_rocksdb_for_test::Open(path, 1 << 20, &raw).ok());
   std::string value;
-  ASSERT_TRUE(raw->db->Get(rocksdb::ReadOptions(), raw->meta(), "committed_epoch", &value).ok());
+  ASSERT_TRUE(
+      raw->db
+          ->Get(rocksdb::ReadOptions(), raw->meta(), "committed_epoch", &value)
+          .ok());
   EXPECT_EQ(value, std::string("\0\0\0\0\0\0\0\1", 8));
-  ASSERT_TRUE(raw->db->Get(rocksdb::ReadOptions(), raw->meta(), "format_version", &value).ok());
+  ASSERT_TRUE(
+      raw->db
+          ->Get(rocksdb::ReadOptions(), raw->meta(), "format_version", &value)
+          .ok());
   EXPECT_EQ(value, "backfill.state_store.v1");
-  std::unique_ptr<rocksdb::Iterator> it(raw->db->NewIterator(rocksdb::ReadOptions(), raw->data()));
+  std::unique_ptr<rocksdb::Iterator> it(
+      raw->db->NewIterator(rocksdb::ReadOptions(), raw->data()));
   it->SeekToFirst();
   ASSERT_TRUE(it->Valid());
-  EXPECT_EQ(it->key().ToString(), EncodeFullKey(FullKey{TableKey{9, 2, "gone"}, Epoch(1)}));
+  EXPECT_EQ(it->key().ToString(),
+            EncodeFullKey(FullKey{TableKey{9, 2, "gone"}, Epoch(1)}));
   EXPECT_EQ(it->value().ToString(), std::string("\0", 1));  // Tombstone.
   it->Next();
   ASSERT_TRUE(it->Valid());
-  EXPECT_EQ(it->key().ToString(),
-            std::string("\0\0\0\x09\0\x02pk\xff\xff\xff\xff\xff\xff\xff\xfe", 16));
+  EXPECT_EQ(
+      it->key().ToString(),
+      std::string("\0\0\0\x09\0\x02pk\xff\xff\xff\xff\xff\xff\xff\xfe", 16));
   EXPECT_EQ(it->value().ToString(), "\x01value");
   it->Next();
   EXPECT_FALSE(it->Valid());
@@ -81,8 +90,10 @@ TEST_P(RocksDbCorruptionTest, IsDataLossNamingTableAndKey) {
   {
     std::unique_ptr<raw_rocksdb_for_test::RawDb> raw;
     ASSERT_TRUE(raw_rocksdb_for_test::Open(path, 1 << 20, &raw).ok());
-    ASSERT_TRUE(raw->db->Put(rocksdb::WriteOptions(), raw->data(), GetParam().key,
-                             GetParam().value).ok());
+    ASSERT_TRUE(raw->db
+                    ->Put(rocksdb::WriteOptions(), raw->data(), GetParam().key,
+                          GetParam().value)
+                    .ok());
   }
   RocksDbStateStoreOptions options;
   options.path = path;
@@ -96,27 +107,33 @@ TEST_P(RocksDbCorruptionTest, IsDataLossNamingTableAndKey) {
   auto local = store->NewLocalStateStore(9, {});
   ASSERT_THAT(local, IsOk());
   ASSERT_THAT((*local)->Init(EpochPair{Epoch(2), Epoch(1)}), IsOk());
-  EXPECT_THAT((*local)->Get(2, "pk0"), StatusIs(absl::StatusCode::kDataLoss,
-                                                HasSubstr("table 9")));
+  EXPECT_THAT((*local)->Get(2, "pk0"),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("table 9")));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, RocksDbCorruptionTest,
     ::testing::Values(
-        Corruption{"UnknownValueTag", EncodeFullKey(FullKey{TableKey{9, 2, "pk0"}, Epoch(1)}),
+        Corruption{"UnknownValueTag",
+                   EncodeFullKey(FullKey{TableKey{9, 2, "pk0"}, Epoch(1)}),
                    "\x07junk", "unknown tag 7) of table 9 vnode 2 pk pk0"},
-        Corruption{"EmptyValue", EncodeFullKey(FullKey{TableKey{9, 2, "pk0"}, Epoch(1)}),
-                   "", "(empty) of table 9 vnode 2 pk pk0"},
+        Corruption{"EmptyValue",
+                   EncodeFullKey(FullKey{TableKey{9, 2, "pk0"}, Epoch(1)}), "",
+                   "(empty) of table 9 vnode 2 pk pk0"},
         Corruption{"TombstoneWithPayload",
                    EncodeFullKey(FullKey{TableKey{9, 2, "pk0"}, Epoch(1)}),
                    std::string("\0x", 2), "of table 9 vnode 2 pk pk0"},
         // A key no checkpoint writes (epoch suffix all ones = epoch 0).
         // (Shorter keys sort outside every vnode's bounds: never read.)
-        Corruption{"KeyWithEpochZero",
-                   std::string("\0\0\0\x09\0\x02pk0", 9) + std::string(8, '\xff'),
-                   "\x01v", "corrupt state store key (epoch 0 is never written) "
-                   "while reading table 9 vnode 2"}),
-    [](const ::testing::TestParamInfo<Corruption>& info) { return info.param.name; });
+        Corruption{
+            "KeyWithEpochZero",
+            std::string("\0\0\0\x09\0\x02pk0", 9) + std::string(8, '\xff'),
+            "\x01v",
+            "corrupt state store key (epoch 0 is never written) "
+            "while reading table 9 vnode 2"}),
+    [](const ::testing::TestParamInfo<Corruption>& info) {
+      return info.param.name;
+    });
 
 }  // namespace
 }  // namespace backfill

@@ -17,8 +17,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "rocksdb/cache.h"
-#include "rocksdb/comparator.h"
 #include "rocksdb/compaction_filter.h"
+#include "rocksdb/comparator.h"
 #include "rocksdb/db.h"
 #include "rocksdb/env.h"
 #include "rocksdb/file_system.h"
@@ -81,7 +81,8 @@ absl::Status FromRocksDb(const rocksdb::Status& status,
                                          status.ToString()));
 }
 
-// ---- Format (never change: persisted; see FORMAT.md) -------------------------
+// ---- Format (never change: persisted; see FORMAT.md)
+// -------------------------
 
 constexpr char kDataColumnFamily[] = "data";
 constexpr char kFormatVersionKey[] = "format_version";
@@ -105,8 +106,10 @@ class MvccKeyComparator final : public rocksdb::Comparator {
  public:
   const char* Name() const override { return "backfill.MvccKeyComparator.v1"; }
   int Compare(const rocksdb::Slice& a, const rocksdb::Slice& b) const override {
-    const size_t a_user = a.size() >= kEpochSuffixSize ? a.size() - kEpochSuffixSize : a.size();
-    const size_t b_user = b.size() >= kEpochSuffixSize ? b.size() - kEpochSuffixSize : b.size();
+    const size_t a_user =
+        a.size() >= kEpochSuffixSize ? a.size() - kEpochSuffixSize : a.size();
+    const size_t b_user =
+        b.size() >= kEpochSuffixSize ? b.size() - kEpochSuffixSize : b.size();
     const size_t common = std::min(a_user, b_user);
     int r = common == 0 ? 0 : std::memcmp(a.data(), b.data(), common);
     if (r != 0) return r;
@@ -124,7 +127,9 @@ class MvccKeyComparator final : public rocksdb::Comparator {
   void FindShortestSeparator(std::string* /*start*/,
                              const rocksdb::Slice& /*limit*/) const override {}
   void FindShortSuccessor(std::string* /*key*/) const override {}
-  bool CanKeysWithDifferentByteContentsBeEqual() const override { return false; }
+  bool CanKeysWithDifferentByteContentsBeEqual() const override {
+    return false;
+  }
 };
 
 const rocksdb::Comparator* MvccComparator() {
@@ -132,7 +137,8 @@ const rocksdb::Comparator* MvccComparator() {
   return comparator;
 }
 
-// ---- Garbage collection ------------------------------------------------------
+// ---- Garbage collection
+// ------------------------------------------------------
 
 // Tracks the epochs reads still need. The safe epoch of a compaction is
 // min(committed epoch, oldest pinned read); the horizon is the largest safe
@@ -206,8 +212,8 @@ class MvccCompactionFilter final : public rocksdb::CompactionFilter {
       last_user_key_.assign(user);
       shadowed_ = false;
     }
-    const Epoch epoch =
-        DecodeEpochSuffix(std::string_view(key.data() + user.size(), kEpochSuffixSize));
+    const Epoch epoch = DecodeEpochSuffix(
+        std::string_view(key.data() + user.size(), kEpochSuffixSize));
     if (epoch <= safe_) {
       shadowed_ = true;
       if (full_compaction_ && existing_value.size() == 1 &&
@@ -227,7 +233,8 @@ class MvccCompactionFilter final : public rocksdb::CompactionFilter {
   mutable bool shadowed_ = false;
 };
 
-class MvccCompactionFilterFactory final : public rocksdb::CompactionFilterFactory {
+class MvccCompactionFilterFactory final
+    : public rocksdb::CompactionFilterFactory {
  public:
   explicit MvccCompactionFilterFactory(std::shared_ptr<GcState> gc)
       : gc_(std::move(gc)) {}
@@ -244,7 +251,8 @@ class MvccCompactionFilterFactory final : public rocksdb::CompactionFilterFactor
   const std::shared_ptr<GcState> gc_;
 };
 
-// ---- Fault injection -------------------------------------------------------------
+// ---- Fault injection
+// -------------------------------------------------------------
 
 rocksdb::IOStatus CheckFault(FaultInjector& injector,
                              FaultInjector::Operation operation,
@@ -373,7 +381,9 @@ class FaultInjectingFileSystem final : public rocksdb::FileSystemWrapper {
   FaultInjectingFileSystem(std::shared_ptr<rocksdb::FileSystem> base,
                            std::shared_ptr<FaultInjector> injector)
       : FileSystemWrapper(std::move(base)), injector_(std::move(injector)) {}
-  const char* Name() const override { return "BackfillFaultInjectingFileSystem"; }
+  const char* Name() const override {
+    return "BackfillFaultInjectingFileSystem";
+  }
 
   rocksdb::IOStatus NewSequentialFile(
       const std::string& name, const rocksdb::FileOptions& options,
@@ -428,13 +438,15 @@ class FaultInjectingFileSystem final : public rocksdb::FileSystemWrapper {
   const std::shared_ptr<FaultInjector> injector_;
 };
 
-// ---- Committed reads ------------------------------------------------------------
+// ---- Committed reads
+// ------------------------------------------------------------
 
 absl::Status CorruptKey(TableId table_id, VirtualNode vnode,
                         std::string_view key, std::string_view reason) {
-  return absl::DataLossError(absl::StrCat(
-      "corrupt state store key (", std::string(reason), ") while reading table ",
-      table_id, " vnode ", vnode, "; key ", Escape(key)));
+  return absl::DataLossError(
+      absl::StrCat("corrupt state store key (", std::string(reason),
+                   ") while reading table ", table_id, " vnode ", vnode,
+                   "; key ", Escape(key)));
 }
 
 absl::Status CorruptValue(TableId table_id, VirtualNode vnode,
@@ -442,9 +454,10 @@ absl::Status CorruptValue(TableId table_id, VirtualNode vnode,
                           std::string_view value) {
   return absl::DataLossError(absl::StrCat(
       "corrupt state store value (",
-      value.empty() ? std::string("empty")
-                    : absl::StrCat("unknown tag ", static_cast<int>(
-                                                       static_cast<uint8_t>(value[0]))),
+      value.empty()
+          ? std::string("empty")
+          : absl::StrCat("unknown tag ",
+                         static_cast<int>(static_cast<uint8_t>(value[0]))),
       ") of table ", table_id, " vnode ", vnode, " pk ", Escape(pk), " @ ",
       epoch.DebugString()));
 }
@@ -472,7 +485,8 @@ class RocksIterator final : public StateStoreIterator {
       upper_.append(*range.exclusive_max);
       AppendEpochSuffix(Epoch::Max(), &upper_);
     } else {
-      AppendTableKeyPrefix(table_id, static_cast<VirtualNode>(vnode + 1), &upper_);
+      AppendTableKeyPrefix(table_id, static_cast<VirtualNode>(vnode + 1),
+                           &upper_);
       AppendEpochSuffix(Epoch::Max(), &upper_);
     }
     empty_ = range.IsEmpty();
@@ -526,15 +540,18 @@ class RocksIterator final : public StateStoreIterator {
       // decode into a key no checkpoint can have written.
       if (key.size() < kMinFullKeySize ||
           key.compare(0, kTableKeyPrefixSize, prefix_) != 0) {
-        status_ = CorruptKey(table_id_, vnode_, key,
-                             absl::StrCat(key.size(), " bytes, outside the vnode"));
+        status_ =
+            CorruptKey(table_id_, vnode_, key,
+                       absl::StrCat(key.size(), " bytes, outside the vnode"));
         return;
       }
       const std::string_view pk =
           key.substr(kTableKeyPrefixSize, key.size() - kMinFullKeySize);
-      const Epoch epoch = DecodeEpochSuffix(key.substr(key.size() - kEpochSuffixSize));
+      const Epoch epoch =
+          DecodeEpochSuffix(key.substr(key.size() - kEpochSuffixSize));
       if (epoch == Epoch::Zero()) {
-        status_ = CorruptKey(table_id_, vnode_, key, "epoch 0 is never written");
+        status_ =
+            CorruptKey(table_id_, vnode_, key, "epoch 0 is never written");
         return;
       }
       if (epoch > read_epoch_) {  // Too new; older versions follow.
@@ -566,10 +583,10 @@ class RocksIterator final : public StateStoreIterator {
       }
     }
     if (!iterator_->status().ok()) {
-      status_ = FromRocksDb(
-          iterator_->status(),
-          absl::StrCat("scan of table ", table_id_, " vnode ", vnode_, " at ",
-                       read_epoch_.DebugString()));
+      status_ =
+          FromRocksDb(iterator_->status(),
+                      absl::StrCat("scan of table ", table_id_, " vnode ",
+                                   vnode_, " at ", read_epoch_.DebugString()));
     }
   }
 
@@ -594,7 +611,8 @@ class RocksIterator final : public StateStoreIterator {
   absl::Status status_;
 };
 
-// ---- The layer --------------------------------------------------------------------
+// ---- The layer
+// --------------------------------------------------------------------
 
 class RocksCommittedLayer final : public storage_internal::CommittedLayer {
  public:
@@ -643,21 +661,21 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
         } else {
           value.push_back(kTombstoneTag);
         }
-        BACKFILL_RETURN_IF_ERROR(FromRocksDb(batch.Put(data_, key, value),
-                                             "checkpoint batch"));
+        BACKFILL_RETURN_IF_ERROR(
+            FromRocksDb(batch.Put(data_, key, value), "checkpoint batch"));
       }
     }
     char epoch[8];
     absl::big_endian::Store64(epoch, committed_epoch.value());
-    BACKFILL_RETURN_IF_ERROR(
-        FromRocksDb(batch.Put(meta_, kCommittedEpochKey, rocksdb::Slice(epoch, 8)),
-                    "checkpoint batch"));
+    BACKFILL_RETURN_IF_ERROR(FromRocksDb(
+        batch.Put(meta_, kCommittedEpochKey, rocksdb::Slice(epoch, 8)),
+        "checkpoint batch"));
     rocksdb::WriteOptions write_options;
     write_options.sync = sync_;
-    return FromRocksDb(db_->Write(write_options, &batch),
-                       absl::StrCat("checkpoint write of epoch ",
-                                    committed_epoch.value(), " (",
-                                    batch.Count(), " entries)"));
+    return FromRocksDb(
+        db_->Write(write_options, &batch),
+        absl::StrCat("checkpoint write of epoch ", committed_epoch.value(),
+                     " (", batch.Count(), " entries)"));
   }
 
   absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
@@ -702,7 +720,8 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
         db_->NewIterator(rocksdb::ReadOptions(), data_));
     uint64_t count = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) ++count;
-    BACKFILL_RETURN_IF_ERROR(FromRocksDb(it->status(), "count stored versions"));
+    BACKFILL_RETURN_IF_ERROR(
+        FromRocksDb(it->status(), "count stored versions"));
     return count;
   }
 
@@ -710,10 +729,10 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
   absl::Status CheckHorizon(Epoch read_epoch) const {
     const Epoch horizon = gc_->horizon();
     if (read_epoch < horizon) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "read at ", read_epoch.DebugString(),
-          " is older than the garbage-collection horizon ", horizon.value(),
-          "; versions it needs may be gone"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("read at ", read_epoch.DebugString(),
+                       " is older than the garbage-collection horizon ",
+                       horizon.value(), "; versions it needs may be gone"));
     }
     return absl::OkStatus();
   }
@@ -759,12 +778,14 @@ absl::StatusOr<Epoch> LoadMetadata(rocksdb::DB& db,
   rocksdb::Status epoch_status =
       db.Get(rocksdb::ReadOptions(), meta, kCommittedEpochKey, &epoch_bytes);
   if (!epoch_status.ok() && !epoch_status.IsNotFound()) {
-    return FromRocksDb(epoch_status, absl::StrCat("open ", path, ": read committed epoch"));
+    return FromRocksDb(epoch_status,
+                       absl::StrCat("open ", path, ": read committed epoch"));
   }
   if (status.IsNotFound()) {
     if (epoch_status.ok()) {
-      return absl::DataLossError(absl::StrCat(
-          "open ", path, ": committed epoch present but format version missing"));
+      return absl::DataLossError(
+          absl::StrCat("open ", path,
+                       ": committed epoch present but format version missing"));
     }
     rocksdb::WriteOptions write_options;
     write_options.sync = true;
@@ -773,8 +794,8 @@ absl::StatusOr<Epoch> LoadMetadata(rocksdb::DB& db,
         absl::StrCat("open ", path, ": write format version")));
     return Epoch::Zero();
   }
-  BACKFILL_RETURN_IF_ERROR(
-      FromRocksDb(status, absl::StrCat("open ", path, ": read format version")));
+  BACKFILL_RETURN_IF_ERROR(FromRocksDb(
+      status, absl::StrCat("open ", path, ": read format version")));
   if (version != kFormatVersion) {
     return absl::FailedPreconditionError(
         absl::StrCat("open ", path, ": unsupported format version ",
@@ -791,7 +812,8 @@ absl::StatusOr<Epoch> LoadMetadata(rocksdb::DB& db,
 
 }  // namespace
 
-// ---- RocksDbStateStore -------------------------------------------------------
+// ---- RocksDbStateStore
+// -------------------------------------------------------
 
 class RocksDbStateStore::Impl {
  public:
@@ -850,9 +872,10 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
   if (!status.ok()) {
     if (!options.create_if_missing && status.IsInvalidArgument() &&
         status.ToString().find("does not exist") != std::string::npos) {
-      return absl::NotFoundError(absl::StrCat(
-          "open ", options.path, ": no state store there (create_if_missing "
-          "is false)"));
+      return absl::NotFoundError(
+          absl::StrCat("open ", options.path,
+                       ": no state store there (create_if_missing "
+                       "is false)"));
     }
     return FromRocksDb(status, absl::StrCat("open ", options.path));
   }

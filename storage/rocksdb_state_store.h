@@ -40,7 +40,8 @@ class FaultInjector {
   virtual ~FaultInjector() = default;
   // Called before each operation on `file_name` (a path); a non-OK status
   // fails the operation (RocksDB sees an I/O error).
-  virtual absl::Status Check(Operation operation, std::string_view file_name) = 0;
+  virtual absl::Status Check(Operation operation,
+                             std::string_view file_name) = 0;
 };
 
 struct RocksDbStateStoreOptions {
@@ -82,9 +83,8 @@ class RocksDbStateStore final : public StateStore {
   absl::Status Checkpoint(Epoch epoch) override;
   Epoch CommittedEpoch(TableId table_id) const override;
   bool IsCommitted(TableId table_id, Epoch epoch) const override;
-  absl::Status WaitCommitted(TableId table_id, Epoch epoch,
-                             absl::Time deadline, Cancellation& cancellation,
-                             Clock& clock) override;
+  absl::Status WaitCommitted(TableId table_id, Epoch epoch, absl::Time deadline,
+                             Cancellation& cancellation, Clock& clock) override;
   uint64_t AddCommitListener(std::function<void(Epoch)> listener) override;
   void RemoveCommitListener(uint64_t id) override;
   absl::StatusOr<std::optional<std::string>> Get(const TableKey& key,

@@ -42,7 +42,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(StateStoreFactory{
         "RocksDb",
         []() -> absl::StatusOr<std::unique_ptr<StateStore>> {
-          auto store = RocksDbStateStore::Open(SmallOptions(NewTestDirectory()));
+          auto store =
+              RocksDbStateStore::Open(SmallOptions(NewTestDirectory()));
           if (!store.ok()) return store.status();
           return std::unique_ptr<StateStore>(*std::move(store));
         }}),
@@ -70,15 +71,18 @@ void WriteEpoch(StateStore& store, LocalStateStore& local, int num_keys,
 TEST(RocksDbStateStoreTest, ReopenRestoresTheLastCheckpoint) {
   const std::string path = NewTestDirectory();
   {
-    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(SmallOptions(path)));
-    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                  RocksDbStateStore::Open(SmallOptions(path)));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
     BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
     WriteEpoch(*store, *local, 10, "v1");
     BACKFILL_ASSERT_OK(local->Insert(0, "key0", "uncommitted"));
     BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(3), Epoch(2)}));
     // Epoch 2 sealed but never checkpointed: lost on reopen.
   }
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(SmallOptions(path)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                RocksDbStateStore::Open(SmallOptions(path)));
   EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(1));
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "key0"}, Epoch::Max()),
               IsOkAndHolds(Optional(std::string("v1"))));
@@ -91,16 +95,19 @@ TEST(RocksDbStateStoreTest, OpenValidatesOptions) {
   options = SmallOptions(NewTestDirectory());
   options.write_buffer_bytes = 10;
   EXPECT_THAT(RocksDbStateStore::Open(options),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("write_buffer_bytes")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("write_buffer_bytes")));
   options = SmallOptions(NewTestDirectory());
   options.create_if_missing = false;
-  EXPECT_THAT(RocksDbStateStore::Open(options), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(RocksDbStateStore::Open(options),
+              StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST(RocksDbStateStoreTest, ChurnStaysBoundedAfterCompaction) {
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
-                                RocksDbStateStore::Open(SmallOptions(NewTestDirectory())));
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto store, RocksDbStateStore::Open(SmallOptions(NewTestDirectory())));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                store->NewLocalStateStore(kTable, {}));
   BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
   constexpr int kKeys = 500;
   for (int round = 0; round < 60; ++round) {
@@ -116,8 +123,9 @@ TEST(RocksDbStateStoreTest, ChurnStaysBoundedAfterCompaction) {
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "key7"}, committed),
               IsOkAndHolds(Optional(std::string(100, 'a' + 59 % 26))));
   // Historical reads below the GC horizon are refused, not wrong.
-  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key7"}, Epoch(2)),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("horizon")));
+  EXPECT_THAT(
+      store->Get(TableKey{kTable, 0, "key7"}, Epoch(2)),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("horizon")));
   // Delete everything: tombstones go too.
   WriteEpoch(*store, *local, kKeys, "", /*delete_instead=*/true);
   BACKFILL_ASSERT_OK(store->Compact());
@@ -127,13 +135,14 @@ TEST(RocksDbStateStoreTest, ChurnStaysBoundedAfterCompaction) {
 }
 
 TEST(RocksDbStateStoreTest, PinnedIteratorKeepsItsVersionsAcrossCompaction) {
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
-                                RocksDbStateStore::Open(SmallOptions(NewTestDirectory())));
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto store, RocksDbStateStore::Open(SmallOptions(NewTestDirectory())));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                store->NewLocalStateStore(kTable, {}));
   BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
   WriteEpoch(*store, *local, 50, "old");
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto it,
-                                store->NewIterator(kTable, 0, PkRange::All(), Epoch(1)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto it, store->NewIterator(kTable, 0, PkRange::All(), Epoch(1)));
   for (int round = 0; round < 5; ++round) WriteEpoch(*store, *local, 50, "new");
   BACKFILL_ASSERT_OK(store->Compact());
   // The pin held GC at epoch 1: a new read at epoch 1 still works.
@@ -190,7 +199,8 @@ struct FaultCase {
   const char* name;
 };
 
-class RocksDbCheckpointFaultTest : public ::testing::TestWithParam<FaultCase> {};
+class RocksDbCheckpointFaultTest : public ::testing::TestWithParam<FaultCase> {
+};
 
 TEST_P(RocksDbCheckpointFaultTest, FailedCheckpointLosesNothingCommitted) {
   const std::string path = NewTestDirectory();
@@ -200,7 +210,8 @@ TEST_P(RocksDbCheckpointFaultTest, FailedCheckpointLosesNothingCommitted) {
   options.fault_injector = injector;
   {
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
-    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
     BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
     WriteEpoch(*store, *local, 20, "committed");
     BACKFILL_ASSERT_OK(local->Insert(0, "key1", "failed"));
@@ -213,8 +224,9 @@ TEST_P(RocksDbCheckpointFaultTest, FailedCheckpointLosesNothingCommitted) {
     injector->Heal();
     // The store refuses further checkpoints clearly...
     BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(4), Epoch(3)}));
-    EXPECT_THAT(store->Checkpoint(Epoch(3)),
-                StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("reopen")));
+    EXPECT_THAT(
+        store->Checkpoint(Epoch(3)),
+        StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("reopen")));
     // ...and still serves committed reads.
     EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(1));
     EXPECT_THAT(store->Get(TableKey{kTable, 0, "key1"}, Epoch::Max()),
@@ -228,17 +240,20 @@ TEST_P(RocksDbCheckpointFaultTest, FailedCheckpointLosesNothingCommitted) {
   ASSERT_GE(committed, Epoch(1));
   ASSERT_LE(committed, Epoch(2));
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "key1"}, Epoch::Max()),
-              IsOkAndHolds(Optional(std::string(committed == Epoch(1) ? "committed"
-                                                                       : "failed"))));
+              IsOkAndHolds(Optional(std::string(
+                  committed == Epoch(1) ? "committed" : "failed"))));
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "key2"}, Epoch::Max()),
               IsOkAndHolds(Optional(std::string("committed"))));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Faults, RocksDbCheckpointFaultTest,
-    ::testing::Values(FaultCase{FaultInjector::Operation::kWrite, ".log", "WalWrite"},
-                      FaultCase{FaultInjector::Operation::kSync, ".log", "WalSync"}),
-    [](const ::testing::TestParamInfo<FaultCase>& info) { return std::string(info.param.name); });
+    ::testing::Values(
+        FaultCase{FaultInjector::Operation::kWrite, ".log", "WalWrite"},
+        FaultCase{FaultInjector::Operation::kSync, ".log", "WalSync"}),
+    [](const ::testing::TestParamInfo<FaultCase>& info) {
+      return std::string(info.param.name);
+    });
 
 TEST(RocksDbStateStoreFaultTest, ReadFailuresSurfaceAndHeal) {
   const std::string path = NewTestDirectory();
@@ -248,7 +263,8 @@ TEST(RocksDbStateStoreFaultTest, ReadFailuresSurfaceAndHeal) {
   options.block_cache_bytes = 0;  // Every read goes to the file.
   {
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
-    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
     BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
     WriteEpoch(*store, *local, 100, "v");
     BACKFILL_ASSERT_OK(store->Compact());  // Into SST files.
@@ -258,8 +274,8 @@ TEST(RocksDbStateStoreFaultTest, ReadFailuresSurfaceAndHeal) {
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "key1"}, Epoch(1)),
               StatusIs(absl::StatusCode::kInternal,
                        HasSubstr("read of table 3 vnode 0 pk key1")));
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto it,
-                                store->NewIterator(kTable, 0, PkRange::All(), Epoch(1)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto it, store->NewIterator(kTable, 0, PkRange::All(), Epoch(1)));
   it->SeekToFirst();
   EXPECT_FALSE(it->Valid());
   EXPECT_THAT(it->status(), StatusIs(absl::StatusCode::kInternal,

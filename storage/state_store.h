@@ -56,8 +56,8 @@ namespace backfill {
 // A forward iterator over the live rows of one (table, vnode) within a
 // PkRange, as of one read epoch, in pk byte order. LevelDB-shaped:
 //
-//   for (it->SeekToFirst(); it->Valid(); it->Next()) Use(it->key(), it->value());
-//   BACKFILL_RETURN_IF_ERROR(it->status());
+//   for (it->SeekToFirst(); it->Valid(); it->Next()) Use(it->key(),
+//   it->value()); BACKFILL_RETURN_IF_ERROR(it->status());
 //
 // key() and value() are views valid until the next move (Seek*, Next) or the
 // iterator's destruction. An error makes Valid() false and is sticky in
@@ -199,8 +199,8 @@ class StateStore {
   // CommittedEpoch() are historical: a store may have garbage-collected the
   // versions they need, and then fails with FailedPrecondition rather than
   // return wrong data (a live iterator is never affected).
-  virtual absl::StatusOr<std::optional<std::string>> Get(
-      const TableKey& key, Epoch read_epoch) = 0;
+  virtual absl::StatusOr<std::optional<std::string>> Get(const TableKey& key,
+                                                         Epoch read_epoch) = 0;
   virtual absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
       TableId table_id, VirtualNode vnode, const PkRange& range,
       Epoch read_epoch, const ScanOptions& options = {}) = 0;

@@ -35,7 +35,8 @@ constexpr TableId kChurned = 2;
 constexpr TableId kClean = 3;
 
 double Seconds(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 void Check(const absl::Status& status, const char* what) {
@@ -50,7 +51,9 @@ std::string Pk(uint64_t row) {
   absl::big_endian::Store64(pk, row);
   return std::string(pk, 8);
 }
-VirtualNode VnodeOf(uint64_t row) { return static_cast<VirtualNode>((row * 2654435761u) % kVnodes); }
+VirtualNode VnodeOf(uint64_t row) {
+  return static_cast<VirtualNode>((row * 2654435761u) % kVnodes);
+}
 std::string Value(uint64_t row) {
   std::string value(40, '\0');
   for (int i = 0; i < 40; ++i) value[i] = static_cast<char>(row * 31 + i);
@@ -76,13 +79,15 @@ double Write(StateStore& store, TableId table, uint64_t num_rows, Epoch* epoch,
     if (!keep(row)) continue;
     Check((*local)->Insert(VnodeOf(row), Pk(row), Value(row)), "insert");
     if (++written % 100000 == 0 || row + 1 == num_rows) {
-      Check((*local)->Seal((EpochPair{Epoch(epoch->value() + 1), *epoch})), "seal");
+      Check((*local)->Seal((EpochPair{Epoch(epoch->value() + 1), *epoch})),
+            "seal");
       Check(store.Checkpoint(*epoch), "checkpoint");
       *epoch = Epoch(epoch->value() + 1);
     }
   }
   if (written % 100000 != 0) {
-    Check((*local)->Seal((EpochPair{Epoch(epoch->value() + 1), *epoch})), "seal");
+    Check((*local)->Seal((EpochPair{Epoch(epoch->value() + 1), *epoch})),
+          "seal");
     Check(store.Checkpoint(*epoch), "checkpoint");
     *epoch = Epoch(epoch->value() + 1);
   }
@@ -90,12 +95,13 @@ double Write(StateStore& store, TableId table, uint64_t num_rows, Epoch* epoch,
 }
 
 // Full scan of a table through the committed API; returns rows/s.
-double ScanCommitted(StateStore& store, TableId table, uint64_t* rows_out, uint64_t* sum_out) {
+double ScanCommitted(StateStore& store, TableId table, uint64_t* rows_out,
+                     uint64_t* sum_out) {
   const auto start = std::chrono::steady_clock::now();
   uint64_t rows = 0, sum = 0;
   for (int vnode = 0; vnode < kVnodes; ++vnode) {
-    auto it = store.NewIterator(table, static_cast<VirtualNode>(vnode), PkRange::All(),
-                                Epoch::Max());
+    auto it = store.NewIterator(table, static_cast<VirtualNode>(vnode),
+                                PkRange::All(), Epoch::Max());
     Check(it.status(), "iterator");
     for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
       sum += SumBytes((*it)->value());
@@ -108,14 +114,17 @@ double ScanCommitted(StateStore& store, TableId table, uint64_t* rows_out, uint6
   return rows / Seconds(start);
 }
 
-double ScanLocal(StateStore& store, TableId table, Epoch epoch, uint64_t* rows_out) {
-  auto local = store.NewLocalStateStore(table, LocalOptions{.replicated = true});
+double ScanLocal(StateStore& store, TableId table, Epoch epoch,
+                 uint64_t* rows_out) {
+  auto local =
+      store.NewLocalStateStore(table, LocalOptions{.replicated = true});
   Check(local.status(), "local");
   Check((*local)->Init(EpochPair{epoch, Epoch(epoch.value() - 1)}), "init");
   const auto start = std::chrono::steady_clock::now();
   uint64_t rows = 0, sum = 0;
   for (int vnode = 0; vnode < kVnodes; ++vnode) {
-    auto it = (*local)->NewIterator(static_cast<VirtualNode>(vnode), PkRange::All());
+    auto it =
+        (*local)->NewIterator(static_cast<VirtualNode>(vnode), PkRange::All());
     Check(it.status(), "iterator");
     for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
       sum += SumBytes((*it)->value());
@@ -132,7 +141,8 @@ double ScanRaw(const std::string& path, uint64_t* rows_out, uint64_t* sum_out) {
   double best = 0;
   for (int pass = 0; pass < 3; ++pass) {  // Pass 0 warms the cache.
     const auto start = std::chrono::steady_clock::now();
-    std::unique_ptr<rocksdb::Iterator> it(raw->db->NewIterator(rocksdb::ReadOptions(), raw->data()));
+    std::unique_ptr<rocksdb::Iterator> it(
+        raw->db->NewIterator(rocksdb::ReadOptions(), raw->data()));
     uint64_t rows = 0, sum = 0;
     // Only the main table (table id 1): bound like our scan.
     std::string lower = Pk(0).substr(0, 0);
@@ -152,10 +162,12 @@ double ScanRaw(const std::string& path, uint64_t* rows_out, uint64_t* sum_out) {
 }
 
 int Main(int argc, char** argv) {
-  const uint64_t num_rows = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
+  const uint64_t num_rows =
+      argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
   const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string path = argc > 2 ? argv[2]
-                                    : std::string(tmp ? tmp : "/tmp") + "/state_store_benchmark";
+  const std::string path =
+      argc > 2 ? argv[2]
+               : std::string(tmp ? tmp : "/tmp") + "/state_store_benchmark";
   std::filesystem::remove_all(path);
   RocksDbStateStoreOptions options;
   options.path = path;
@@ -167,7 +179,8 @@ int Main(int argc, char** argv) {
   {
     auto store = RocksDbStateStore::Open(options);
     Check(store.status(), "open");
-    write_rate = Write(**store, kMain, num_rows, &epoch, [](uint64_t) { return true; });
+    write_rate =
+        Write(**store, kMain, num_rows, &epoch, [](uint64_t) { return true; });
     Check((*store)->Compact(), "compact");
   }
   uint64_t raw_rows = 0, raw_sum = 0;
@@ -184,13 +197,15 @@ int Main(int argc, char** argv) {
     if (pass > 0) ours = std::max(ours, rate);
   }
   if (rows != raw_rows || sum != raw_sum) {
-    std::fprintf(stderr, "scan mismatch: %" PRIu64 "/%" PRIu64 " rows\n", rows, raw_rows);
+    std::fprintf(stderr, "scan mismatch: %" PRIu64 "/%" PRIu64 " rows\n", rows,
+                 raw_rows);
     return 1;
   }
   uint64_t local_rows = 0;
   double local_rate = 0;
   for (int pass = 0; pass < 2; ++pass) {
-    local_rate = std::max(local_rate, ScanLocal(store, kMain, epoch, &local_rows));
+    local_rate =
+        std::max(local_rate, ScanLocal(store, kMain, epoch, &local_rows));
   }
 
   // Point gets (committed).
@@ -200,7 +215,8 @@ int Main(int argc, char** argv) {
   uint64_t found = 0;
   for (int i = 0; i < kGets; ++i) {
     const uint64_t row = rng() % num_rows;
-    auto value = store.Get(TableKey{kMain, VnodeOf(row), Pk(row)}, Epoch::Max());
+    auto value =
+        store.Get(TableKey{kMain, VnodeOf(row), Pk(row)}, Epoch::Max());
     Check(value.status(), "get");
     found += value->has_value();
   }
@@ -220,7 +236,8 @@ int Main(int argc, char** argv) {
     Check(store.Checkpoint(epoch), "checkpoint");
     epoch = Epoch(epoch.value() + 1);
   }
-  Write(store, kClean, num_rows, &epoch, [](uint64_t row) { return row % 2 == 1; });
+  Write(store, kClean, num_rows, &epoch,
+        [](uint64_t row) { return row % 2 == 1; });
   uint64_t churn_rows = 0, clean_rows = 0;
   for (int pass = 0; pass < 3; ++pass) {
     const double a = ScanCommitted(store, kChurned, &churn_rows, &sum);
@@ -233,21 +250,33 @@ int Main(int argc, char** argv) {
   auto versions = store.CountStoredVersions();
   Check(versions.status(), "count");
 
-  std::printf("state store benchmark: %" PRIu64 " rows, 8-byte pks, 40-byte values, %d vnodes\n",
+  std::printf("state store benchmark: %" PRIu64
+              " rows, 8-byte pks, 40-byte values, %d vnodes\n",
               num_rows, kVnodes);
   std::printf("%-52s %14s %8s\n", "measure", "rows/s", "ratio");
-  std::printf("%-52s %14.0f %8s\n", "(a) raw RocksDB iterator + sum bytes (limit)", raw_rate, "1.00");
-  std::printf("%-52s %14.0f %8.2f\n", "(b) StateStore committed scan, 256 vnodes", ours, ours / raw_rate);
-  std::printf("%-52s %14.0f %8.2f\n", "(b') LocalStateStore scan (empty overlays)", local_rate,
+  std::printf("%-52s %14.0f %8s\n",
+              "(a) raw RocksDB iterator + sum bytes (limit)", raw_rate, "1.00");
+  std::printf("%-52s %14.0f %8.2f\n",
+              "(b) StateStore committed scan, 256 vnodes", ours,
+              ours / raw_rate);
+  std::printf("%-52s %14.0f %8.2f\n",
+              "(b') LocalStateStore scan (empty overlays)", local_rate,
               local_rate / raw_rate);
-  std::printf("%-52s %14.0f %8s\n", "write: LocalStateStore Insert + Checkpoint/100k", write_rate, "");
-  std::printf("%-52s %14.0f %8s\n", "point get (committed, random, warm)", get_rate, "");
-  std::printf("%-52s %14.0f %8.2f\n", "scan, half deleted (tombstones) [live rows/s]", churn_scan,
+  std::printf("%-52s %14.0f %8s\n",
+              "write: LocalStateStore Insert + Checkpoint/100k", write_rate,
+              "");
+  std::printf("%-52s %14.0f %8s\n", "point get (committed, random, warm)",
+              get_rate, "");
+  std::printf("%-52s %14.0f %8.2f\n",
+              "scan, half deleted (tombstones) [live rows/s]", churn_scan,
               churn_scan / clean_scan);
-  std::printf("%-52s %14.0f %8s\n", "scan, clean table with the same live rows", clean_scan, "1.00");
-  std::printf("rows: raw %" PRIu64 ", ours %" PRIu64 ", local %" PRIu64 ", churned %" PRIu64
-              ", clean %" PRIu64 "; gets found %" PRIu64 "/%d; stored versions %" PRIu64 "\n",
-              raw_rows, rows, local_rows, churn_rows, clean_rows, found, kGets, *versions);
+  std::printf("%-52s %14.0f %8s\n", "scan, clean table with the same live rows",
+              clean_scan, "1.00");
+  std::printf("rows: raw %" PRIu64 ", ours %" PRIu64 ", local %" PRIu64
+              ", churned %" PRIu64 ", clean %" PRIu64 "; gets found %" PRIu64
+              "/%d; stored versions %" PRIu64 "\n",
+              raw_rows, rows, local_rows, churn_rows, clean_rows, found, kGets,
+              *versions);
   return 0;
 }
 

@@ -79,7 +79,8 @@ std::optional<std::string> GlobalGet(StateStore& store, TableId table,
 }
 
 std::unique_ptr<LocalStateStore> NewLocal(StateStore& store, TableId table,
-                                          Epoch first, bool replicated = false) {
+                                          Epoch first,
+                                          bool replicated = false) {
   auto local = store.NewLocalStateStore(table, LocalOptions{replicated});
   EXPECT_THAT(local, IsOk());
   if (!local.ok()) return nullptr;
@@ -110,11 +111,13 @@ TEST_P(StateStoreConformanceTest, LocalReadsItsOwnUnsealedAndSealedWrites) {
   BACKFILL_ASSERT_OK(local->Insert(3, "b", "vb"));
   BACKFILL_ASSERT_OK(local->Insert(3, "a", "va"));
   EXPECT_THAT(local->Get(3, "a"), IsOkAndHolds(Optional(std::string("va"))));
-  EXPECT_THAT(LocalScan(*local, 3), ElementsAre(Pair("a", "va"), Pair("b", "vb")));
+  EXPECT_THAT(LocalScan(*local, 3),
+              ElementsAre(Pair("a", "va"), Pair("b", "vb")));
   BACKFILL_ASSERT_OK(SealNext(*local));
   EXPECT_EQ(local->epoch(), Epoch(2));
   EXPECT_THAT(local->Get(3, "b"), IsOkAndHolds(Optional(std::string("vb"))));
-  EXPECT_THAT(LocalScan(*local, 3), ElementsAre(Pair("a", "va"), Pair("b", "vb")));
+  EXPECT_THAT(LocalScan(*local, 3),
+              ElementsAre(Pair("a", "va"), Pair("b", "vb")));
   // Not committed: global reads see nothing.
   EXPECT_EQ(GlobalGet(*store_, kTable, 3, "a", Epoch::Max()), std::nullopt);
   EXPECT_THAT(GlobalScan(*store_, kTable, 3, Epoch::Max()), IsEmpty());
@@ -151,7 +154,8 @@ TEST_P(StateStoreConformanceTest, ReadsAtAnEpochSeeTheNewestVersionAtOrBefore) {
   EXPECT_EQ(GlobalGet(*store_, kTable, 0, "k", Epoch(2)), "v2");
   EXPECT_EQ(GlobalGet(*store_, kTable, 0, "k", Epoch(3)), "v2");
   EXPECT_EQ(GlobalGet(*store_, kTable, 0, "k", Epoch(4)), "v4");
-  EXPECT_THAT(GlobalScan(*store_, kTable, 0, Epoch(3)), ElementsAre(Pair("k", "v2")));
+  EXPECT_THAT(GlobalScan(*store_, kTable, 0, Epoch(3)),
+              ElementsAre(Pair("k", "v2")));
   EXPECT_THAT(GlobalScan(*store_, kTable, 0, Epoch(0)), IsEmpty());
 }
 
@@ -163,13 +167,16 @@ TEST_P(StateStoreConformanceTest, TombstonesHideOlderVersions) {
   BACKFILL_ASSERT_OK(SealNext(*local));
   BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
   BACKFILL_ASSERT_OK(local->Delete(0, "b"));
-  BACKFILL_ASSERT_OK(local->Delete(0, "zz"));  // Deleting an absent key is fine.
+  BACKFILL_ASSERT_OK(
+      local->Delete(0, "zz"));  // Deleting an absent key is fine.
   // Unsealed tombstone hides committed data locally.
   EXPECT_THAT(local->Get(0, "b"), IsOkAndHolds(Eq(std::nullopt)));
-  EXPECT_THAT(LocalScan(*local, 0), ElementsAre(Pair("a", "1"), Pair("c", "1")));
+  EXPECT_THAT(LocalScan(*local, 0),
+              ElementsAre(Pair("a", "1"), Pair("c", "1")));
   BACKFILL_ASSERT_OK(SealNext(*local));
   // Sealed tombstone too.
-  EXPECT_THAT(LocalScan(*local, 0), ElementsAre(Pair("a", "1"), Pair("c", "1")));
+  EXPECT_THAT(LocalScan(*local, 0),
+              ElementsAre(Pair("a", "1"), Pair("c", "1")));
   EXPECT_EQ(GlobalGet(*store_, kTable, 0, "b", Epoch::Max()), "1");
   BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(2)));
   EXPECT_EQ(GlobalGet(*store_, kTable, 0, "b", Epoch(2)), std::nullopt);
@@ -185,7 +192,8 @@ TEST_P(StateStoreConformanceTest, TombstonesHideOlderVersions) {
   EXPECT_EQ(GlobalGet(*store_, kTable, 0, "b", Epoch(3)), "2");
 }
 
-TEST_P(StateStoreConformanceTest, NewestVersionWinsAcrossCommittedSealedAndBuffer) {
+TEST_P(StateStoreConformanceTest,
+       NewestVersionWinsAcrossCommittedSealedAndBuffer) {
   auto local = NewLocal(*store_, kTable, Epoch(1));
   for (const char* pk : {"a", "b", "c", "d", "e"}) {
     BACKFILL_ASSERT_OK(local->Insert(0, pk, "committed"));
@@ -207,7 +215,8 @@ TEST_P(StateStoreConformanceTest, NewestVersionWinsAcrossCommittedSealedAndBuffe
                           Pair("b", "sealed3"), Pair("c", "sealed3"),
                           Pair("d", "buffer"), Pair("e", "committed")));
   EXPECT_THAT(local->Get(0, "f"), IsOkAndHolds(Eq(std::nullopt)));
-  EXPECT_THAT(local->Get(0, "b"), IsOkAndHolds(Optional(std::string("sealed3"))));
+  EXPECT_THAT(local->Get(0, "b"),
+              IsOkAndHolds(Optional(std::string("sealed3"))));
   // The last write of a key in an epoch wins.
   BACKFILL_ASSERT_OK(local->Insert(0, "e", "x"));
   BACKFILL_ASSERT_OK(local->Delete(0, "e"));
@@ -233,7 +242,8 @@ TEST_P(StateStoreConformanceTest, NewestVersionWinsAcrossCommittedSealedAndBuffe
                           Pair("e", "committed"), Pair("f", "sealed2")));
 }
 
-TEST_P(StateStoreConformanceTest, InstancesNeverSeeEachOthersUncommittedWrites) {
+TEST_P(StateStoreConformanceTest,
+       InstancesNeverSeeEachOthersUncommittedWrites) {
   auto first = NewLocal(*store_, kTable, Epoch(1));
   auto second = NewLocal(*store_, kTable, Epoch(1));
   BACKFILL_ASSERT_OK(first->Insert(0, "a", "first"));
@@ -245,8 +255,10 @@ TEST_P(StateStoreConformanceTest, InstancesNeverSeeEachOthersUncommittedWrites) 
   EXPECT_THAT(second->Get(0, "a"), IsOkAndHolds(Eq(std::nullopt)));
   EXPECT_THAT(first->Get(0, "b"), IsOkAndHolds(Eq(std::nullopt)));
   BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
-  EXPECT_THAT(LocalScan(*first, 0), ElementsAre(Pair("a", "first"), Pair("b", "second")));
-  EXPECT_THAT(LocalScan(*second, 0), ElementsAre(Pair("a", "first"), Pair("b", "second")));
+  EXPECT_THAT(LocalScan(*first, 0),
+              ElementsAre(Pair("a", "first"), Pair("b", "second")));
+  EXPECT_THAT(LocalScan(*second, 0),
+              ElementsAre(Pair("a", "first"), Pair("b", "second")));
 }
 
 TEST_P(StateStoreConformanceTest, TablesAndVnodesAreSeparate) {
@@ -260,15 +272,18 @@ TEST_P(StateStoreConformanceTest, TablesAndVnodesAreSeparate) {
   BACKFILL_ASSERT_OK(t2->Insert(0, "k", "t2v0"));
   BACKFILL_ASSERT_OK(t2->Insert(0, "", "t2v0-empty"));
   EXPECT_THAT(LocalScan(*t1, 0), ElementsAre(Pair("k", "t1v0")));
-  EXPECT_THAT(LocalScan(*t1, 1), ElementsAre(Pair("", "t1v1-empty"), Pair("k", "t1v1")));
+  EXPECT_THAT(LocalScan(*t1, 1),
+              ElementsAre(Pair("", "t1v1-empty"), Pair("k", "t1v1")));
   BACKFILL_ASSERT_OK(SealNext(*t1));
   BACKFILL_ASSERT_OK(SealNext(*t2));
   BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
-  EXPECT_THAT(GlobalScan(*store_, kTable, 0, Epoch(1)), ElementsAre(Pair("k", "t1v0")));
+  EXPECT_THAT(GlobalScan(*store_, kTable, 0, Epoch(1)),
+              ElementsAre(Pair("k", "t1v0")));
   EXPECT_THAT(GlobalScan(*store_, kTable, 1, Epoch(1)),
               ElementsAre(Pair("", "t1v1-empty"), Pair("k", "t1v1")));
   EXPECT_THAT(GlobalScan(*store_, kTable, 2, Epoch(1)), IsEmpty());
-  EXPECT_THAT(GlobalScan(*store_, kTable, kLast, Epoch(1)), ElementsAre(Pair("k", "t1last")));
+  EXPECT_THAT(GlobalScan(*store_, kTable, kLast, Epoch(1)),
+              ElementsAre(Pair("k", "t1last")));
   EXPECT_THAT(GlobalScan(*store_, kOtherTable, 0, Epoch(1)),
               ElementsAre(Pair("", "t2v0-empty"), Pair("k", "t2v0")));
   EXPECT_THAT(GlobalScan(*store_, kOtherTable, kLast, Epoch(1)), IsEmpty());
@@ -277,14 +292,19 @@ TEST_P(StateStoreConformanceTest, TablesAndVnodesAreSeparate) {
 }
 
 TEST_P(StateStoreConformanceTest, EmptyAndBinaryPksKeepByteOrder) {
-  const std::vector<std::string> pks = {
-      std::string(""),         std::string("\x00", 1),
-      std::string("\x00\x00", 2), std::string("\x00\xff", 2),
-      std::string("\x01", 1),  std::string("a\x00", 2),
-      std::string("a\x00b", 3), std::string("\x7f", 1),
-      std::string("\x80", 1),  std::string("\xff", 1),
-      std::string("\xff\x00", 2), std::string("\xff\xff", 2),
-      std::string(20, '\xff')};
+  const std::vector<std::string> pks = {std::string(""),
+                                        std::string("\x00", 1),
+                                        std::string("\x00\x00", 2),
+                                        std::string("\x00\xff", 2),
+                                        std::string("\x01", 1),
+                                        std::string("a\x00", 2),
+                                        std::string("a\x00b", 3),
+                                        std::string("\x7f", 1),
+                                        std::string("\x80", 1),
+                                        std::string("\xff", 1),
+                                        std::string("\xff\x00", 2),
+                                        std::string("\xff\xff", 2),
+                                        std::string(20, '\xff')};
   auto local = NewLocal(*store_, kTable, Epoch(1));
   // Insert in reverse so that order comes from the store.
   for (auto it = pks.rbegin(); it != pks.rend(); ++it) {
@@ -307,21 +327,28 @@ TEST_P(StateStoreConformanceTest, EmptyAndBinaryPksKeepByteOrder) {
   EXPECT_EQ(GlobalGet(*store_, kTable, 5, std::string("\x00\x01", 2), Epoch(1)),
             std::nullopt);
   // Ranges over binary bounds.
-  EXPECT_THAT(GlobalScan(*store_, kTable, 5, Epoch(1),
-                         PkRange::Between(std::string("\x00", 1), std::string("\x01", 1))),
-              ElementsAre(Pair(std::string("\x00", 1), "v" + std::string("\x00", 1)),
-                          Pair(std::string("\x00\x00", 2), "v" + std::string("\x00\x00", 2)),
-                          Pair(std::string("\x00\xff", 2), "v" + std::string("\x00\xff", 2))));
-  EXPECT_THAT(GlobalScan(*store_, kTable, 5, Epoch(1), PkRange::From(std::string("\xff\xff", 2))),
-              ElementsAre(Pair(std::string("\xff\xff", 2), "v" + std::string("\xff\xff", 2)),
-                          Pair(std::string(20, '\xff'), "v" + std::string(20, '\xff'))));
+  EXPECT_THAT(
+      GlobalScan(
+          *store_, kTable, 5, Epoch(1),
+          PkRange::Between(std::string("\x00", 1), std::string("\x01", 1))),
+      ElementsAre(
+          Pair(std::string("\x00", 1), "v" + std::string("\x00", 1)),
+          Pair(std::string("\x00\x00", 2), "v" + std::string("\x00\x00", 2)),
+          Pair(std::string("\x00\xff", 2), "v" + std::string("\x00\xff", 2))));
+  EXPECT_THAT(
+      GlobalScan(*store_, kTable, 5, Epoch(1),
+                 PkRange::From(std::string("\xff\xff", 2))),
+      ElementsAre(
+          Pair(std::string("\xff\xff", 2), "v" + std::string("\xff\xff", 2)),
+          Pair(std::string(20, '\xff'), "v" + std::string(20, '\xff'))));
 }
 
 // Runs the same range/seek checks on a committed iterator and on a local one
 // whose rows come from all three layers.
 TEST_P(StateStoreConformanceTest, IteratorRangeAndSeek) {
   auto local = NewLocal(*store_, kTable, Epoch(1));
-  for (const char* pk : {"b", "d", "f"}) BACKFILL_ASSERT_OK(local->Insert(2, pk, pk));
+  for (const char* pk : {"b", "d", "f"})
+    BACKFILL_ASSERT_OK(local->Insert(2, pk, pk));
   BACKFILL_ASSERT_OK(local->Insert(1, "zzz", "other vnode"));
   BACKFILL_ASSERT_OK(local->Insert(3, "", "other vnode"));
   BACKFILL_ASSERT_OK(SealNext(*local));
@@ -399,17 +426,21 @@ TEST_P(StateStoreConformanceTest, LocalIteratorIsASnapshot) {
   BACKFILL_ASSERT_OK(local->Insert(0, "d", "3"));
   it->SeekToFirst();
   EXPECT_THAT(Drain(*it), ElementsAre(Pair("a", "1"), Pair("c", "1")));
-  EXPECT_THAT(LocalScan(*local, 0), ElementsAre(Pair("a", "2"), Pair("b", "2"),
-                                                Pair("c", "1"), Pair("d", "3")));
+  EXPECT_THAT(LocalScan(*local, 0),
+              ElementsAre(Pair("a", "2"), Pair("b", "2"), Pair("c", "1"),
+                          Pair("d", "3")));
 }
 
 TEST_P(StateStoreConformanceTest, SealProtocolErrors) {
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
-                                store_->NewLocalStateStore(kTable, LocalOptions{}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto local, store_->NewLocalStateStore(kTable, LocalOptions{}));
   EXPECT_EQ(local->epoch(), Epoch(0));
-  EXPECT_THAT(local->Insert(0, "a", "v"), StatusIs(absl::StatusCode::kFailedPrecondition));
-  EXPECT_THAT(local->Delete(0, "a"), StatusIs(absl::StatusCode::kFailedPrecondition));
-  EXPECT_THAT(local->Get(0, "a"), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(local->Insert(0, "a", "v"),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(local->Delete(0, "a"),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(local->Get(0, "a"),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(local->NewIterator(0, PkRange::All()),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(local->Seal(EpochPair{Epoch(2), Epoch(1)}),
@@ -431,38 +462,44 @@ TEST_P(StateStoreConformanceTest, SealProtocolErrors) {
   // Nothing changed.
   EXPECT_EQ(local->epoch(), Epoch(5));
   EXPECT_THAT(local->Get(0, "a"), IsOkAndHolds(Optional(std::string("v"))));
-  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(8), Epoch(5)}));  // Gaps are fine.
+  BACKFILL_ASSERT_OK(
+      local->Seal(EpochPair{Epoch(8), Epoch(5)}));  // Gaps are fine.
   EXPECT_EQ(local->epoch(), Epoch(8));
   EXPECT_THAT(local->Insert(kMaxVnodeCount, "a", "v"),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(local->Get(kMaxVnodeCount, "a"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(local->Get(kMaxVnodeCount, "a"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(store_->Get(TableKey{kTable, kMaxVnodeCount, "a"}, Epoch(1)),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(store_->NewIterator(kTable, kMaxVnodeCount, PkRange::All(), Epoch(1)),
-              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(
+      store_->NewIterator(kTable, kMaxVnodeCount, PkRange::All(), Epoch(1)),
+      StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST_P(StateStoreConformanceTest, CheckpointProtocolErrors) {
   auto local = NewLocal(*store_, kTable, Epoch(2));
   BACKFILL_ASSERT_OK(local->Insert(0, "a", "v"));
   // The instance has not sealed epoch 2.
-  EXPECT_THAT(store_->Checkpoint(Epoch(2)),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("table 7")));
+  EXPECT_THAT(
+      store_->Checkpoint(Epoch(2)),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("table 7")));
   EXPECT_EQ(store_->CommittedEpoch(kTable), Epoch(0));
   BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));  // Nothing to commit: fine.
   BACKFILL_ASSERT_OK(SealNext(*local));
   BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(2)));
-  EXPECT_THAT(store_->Checkpoint(Epoch(2)), StatusIs(absl::StatusCode::kFailedPrecondition));
-  EXPECT_THAT(store_->Checkpoint(Epoch(1)), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(store_->Checkpoint(Epoch(2)),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(store_->Checkpoint(Epoch(1)),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
   // Init at a committed epoch would write below the committed data.
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto late,
-                                store_->NewLocalStateStore(kTable, LocalOptions{}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto late, store_->NewLocalStateStore(kTable, LocalOptions{}));
   EXPECT_THAT(late->Init(EpochPair{Epoch(2), Epoch(1)}),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   BACKFILL_ASSERT_OK(late->Init(EpochPair{Epoch(3), Epoch(2)}));
   // Uninitialised and replicated instances never block a checkpoint.
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto idle,
-                                store_->NewLocalStateStore(kTable, LocalOptions{}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto idle, store_->NewLocalStateStore(kTable, LocalOptions{}));
   auto replicated = NewLocal(*store_, kTable, Epoch(3), /*replicated=*/true);
   BACKFILL_ASSERT_OK(SealNext(*local));
   BACKFILL_ASSERT_OK(SealNext(*late));
@@ -473,7 +510,8 @@ TEST_P(StateStoreConformanceTest, CheckpointCommitsAllTablesAtOnce) {
   std::vector<std::unique_ptr<LocalStateStore>> locals;
   for (TableId table = 1; table <= 3; ++table) {
     locals.push_back(NewLocal(*store_, table, Epoch(1)));
-    BACKFILL_ASSERT_OK(locals.back()->Insert(table, "k", absl::StrCat("t", table)));
+    BACKFILL_ASSERT_OK(
+        locals.back()->Insert(table, "k", absl::StrCat("t", table)));
   }
   // A listener observes the state right after the commit: all three tables.
   std::vector<int> seen_per_listener_call;
@@ -481,19 +519,22 @@ TEST_P(StateStoreConformanceTest, CheckpointCommitsAllTablesAtOnce) {
     EXPECT_EQ(epoch, Epoch(1));
     int seen = 0;
     for (TableId table = 1; table <= 3; ++table) {
-      auto value = store_->Get(TableKey{table, static_cast<VirtualNode>(table), "k"}, epoch);
+      auto value = store_->Get(
+          TableKey{table, static_cast<VirtualNode>(table), "k"}, epoch);
       if (value.ok() && value->has_value()) ++seen;
     }
     seen_per_listener_call.push_back(seen);
   });
   for (auto& local : locals) BACKFILL_ASSERT_OK(SealNext(*local));
   for (TableId table = 1; table <= 3; ++table) {
-    EXPECT_EQ(GlobalGet(*store_, table, table, "k", Epoch::Max()), std::nullopt);
+    EXPECT_EQ(GlobalGet(*store_, table, table, "k", Epoch::Max()),
+              std::nullopt);
   }
   BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
   EXPECT_THAT(seen_per_listener_call, ElementsAre(3));
   for (TableId table = 1; table <= 3; ++table) {
-    EXPECT_EQ(GlobalGet(*store_, table, table, "k", Epoch(1)), absl::StrCat("t", table));
+    EXPECT_EQ(GlobalGet(*store_, table, table, "k", Epoch(1)),
+              absl::StrCat("t", table));
   }
   store_->RemoveCommitListener(listener);
   for (auto& local : locals) BACKFILL_ASSERT_OK(SealNext(*local));
@@ -501,7 +542,8 @@ TEST_P(StateStoreConformanceTest, CheckpointCommitsAllTablesAtOnce) {
   EXPECT_THAT(seen_per_listener_call, ElementsAre(3));  // Removed: not called.
 }
 
-TEST_P(StateStoreConformanceTest, DroppingAnInstanceDiscardsItsUncommittedData) {
+TEST_P(StateStoreConformanceTest,
+       DroppingAnInstanceDiscardsItsUncommittedData) {
   auto keeper = NewLocal(*store_, kTable, Epoch(1));
   BACKFILL_ASSERT_OK(keeper->Insert(0, "kept", "v"));
   {
@@ -512,7 +554,8 @@ TEST_P(StateStoreConformanceTest, DroppingAnInstanceDiscardsItsUncommittedData) 
   }
   BACKFILL_ASSERT_OK(SealNext(*keeper));
   BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
-  EXPECT_THAT(GlobalScan(*store_, kTable, 0, Epoch(1)), ElementsAre(Pair("kept", "v")));
+  EXPECT_THAT(GlobalScan(*store_, kTable, 0, Epoch(1)),
+              ElementsAre(Pair("kept", "v")));
   // Recovery: destroy all instances, make new ones at the committed epoch.
   BACKFILL_ASSERT_OK(keeper->Insert(0, "lost", "v"));
   BACKFILL_ASSERT_OK(SealNext(*keeper));
@@ -535,7 +578,8 @@ TEST_P(StateStoreConformanceTest, ReplicatedBatchesAreNeverCommitted) {
   EXPECT_THAT(replica->Get(0, "r"), IsOkAndHolds(Eq(std::nullopt)));
 }
 
-TEST_P(StateStoreConformanceTest, ReplicatedBatchIsDroppedOnceTheUpstreamCommits) {
+TEST_P(StateStoreConformanceTest,
+       ReplicatedBatchIsDroppedOnceTheUpstreamCommits) {
   auto upstream = NewLocal(*store_, kTable, Epoch(1));
   auto replica = NewLocal(*store_, kTable, Epoch(1), /*replicated=*/true);
   // Epoch 1: both write (the replica's copy differs only to tell them apart).
@@ -549,18 +593,22 @@ TEST_P(StateStoreConformanceTest, ReplicatedBatchIsDroppedOnceTheUpstreamCommits
   BACKFILL_ASSERT_OK(replica->Insert(0, "k", "replica2"));
   BACKFILL_ASSERT_OK(SealNext(*upstream));
   BACKFILL_ASSERT_OK(SealNext(*replica));
-  EXPECT_THAT(replica->Get(0, "k"), IsOkAndHolds(Optional(std::string("replica2"))));
+  EXPECT_THAT(replica->Get(0, "k"),
+              IsOkAndHolds(Optional(std::string("replica2"))));
   EXPECT_THAT(LocalScan(*replica, 0),
               ElementsAre(Pair("k", "replica2"), Pair("only-replica", "x")));
   BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
   // Batch 1 dropped (committed holds upstream1), batch 2 still on top.
-  EXPECT_THAT(replica->Get(0, "k"), IsOkAndHolds(Optional(std::string("replica2"))));
+  EXPECT_THAT(replica->Get(0, "k"),
+              IsOkAndHolds(Optional(std::string("replica2"))));
   EXPECT_THAT(replica->Get(0, "only-replica"), IsOkAndHolds(Eq(std::nullopt)));
   BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(2)));
-  EXPECT_THAT(replica->Get(0, "k"), IsOkAndHolds(Optional(std::string("upstream2"))));
+  EXPECT_THAT(replica->Get(0, "k"),
+              IsOkAndHolds(Optional(std::string("upstream2"))));
   EXPECT_THAT(LocalScan(*replica, 0), ElementsAre(Pair("k", "upstream2")));
   EXPECT_EQ(GlobalGet(*store_, kTable, 0, "k", Epoch(2)), "upstream2");
-  EXPECT_EQ(GlobalGet(*store_, kTable, 0, "only-replica", Epoch(2)), std::nullopt);
+  EXPECT_EQ(GlobalGet(*store_, kTable, 0, "only-replica", Epoch(2)),
+            std::nullopt);
 }
 
 TEST_P(StateStoreConformanceTest, ReplicatedWritesAreInconsistent) {
@@ -579,7 +627,8 @@ TEST_P(StateStoreConformanceTest, ReplicatedWritesAreInconsistent) {
   BACKFILL_ASSERT_OK(replica->Delete(0, "c"));
   BACKFILL_ASSERT_OK(replica->Insert(0, "c", "z"));
   BACKFILL_ASSERT_OK(SealNext(*replica));
-  EXPECT_THAT(LocalScan(*replica, 0), ElementsAre(Pair("a", "y"), Pair("c", "z")));
+  EXPECT_THAT(LocalScan(*replica, 0),
+              ElementsAre(Pair("a", "y"), Pair("c", "z")));
   BACKFILL_ASSERT_OK(replica->Delete(0, "a"));
   BACKFILL_ASSERT_OK(SealNext(*replica));
   EXPECT_THAT(LocalScan(*replica, 0), ElementsAre(Pair("c", "z")));
@@ -589,10 +638,12 @@ TEST_P(StateStoreConformanceTest, ReplicatedWritesAreInconsistent) {
 TEST_P(StateStoreConformanceTest, WaitCommittedReturnsAtOnceWhenDecided) {
   SimulatedClock clock(absl::UnixEpoch() + absl::Hours(1));
   Cancellation cancellation;
-  EXPECT_THAT(store_->WaitCommitted(kTable, Epoch(0), clock.Now(), cancellation, clock),
-              IsOk());
-  EXPECT_THAT(store_->WaitCommitted(kTable, Epoch(1), clock.Now(), cancellation, clock),
-              StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("epoch 1")));
+  EXPECT_THAT(
+      store_->WaitCommitted(kTable, Epoch(0), clock.Now(), cancellation, clock),
+      IsOk());
+  EXPECT_THAT(
+      store_->WaitCommitted(kTable, Epoch(1), clock.Now(), cancellation, clock),
+      StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("epoch 1")));
   EXPECT_THAT(store_->WaitCommitted(kTable, Epoch(1), absl::InfinitePast(),
                                     cancellation, clock),
               StatusIs(absl::StatusCode::kDeadlineExceeded));
@@ -641,8 +692,8 @@ TEST_P(StateStoreConformanceTest, WaitCommittedWakesAtTheDeadline) {
   Cancellation cancellation;
   absl::Status result;
   std::thread waiter([&] {
-    result = store_->WaitCommitted(kTable, Epoch(2), clock.Now() + absl::Seconds(10),
-                                   cancellation, clock);
+    result = store_->WaitCommitted(
+        kTable, Epoch(2), clock.Now() + absl::Seconds(10), cancellation, clock);
   });
   clock.BlockUntilWaiters(1);
   clock.AdvanceTime(absl::Seconds(5));
@@ -668,8 +719,10 @@ TEST_P(StateStoreConformanceTest, ListenersDriveANonBlockingScheduler) {
   EXPECT_THAT(notified, ElementsAre(Epoch(1), Epoch(2)));
   store_->RemoveCommitListener(id);
   // A failed checkpoint notifies nobody.
-  const uint64_t again = store_->AddCommitListener([&](Epoch epoch) { notified.push_back(epoch); });
-  EXPECT_THAT(store_->Checkpoint(Epoch(2)), StatusIs(absl::StatusCode::kFailedPrecondition));
+  const uint64_t again = store_->AddCommitListener(
+      [&](Epoch epoch) { notified.push_back(epoch); });
+  EXPECT_THAT(store_->Checkpoint(Epoch(2)),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_EQ(notified.size(), 2u);
   store_->RemoveCommitListener(again);
 }
@@ -692,7 +745,8 @@ TEST_P(StateStoreConformanceTest, ConcurrentActorsAndCheckpoints) {
       for (int epoch = 1; epoch <= kEpochs; ++epoch) {
         for (int row = 0; row < 10; ++row) {
           EXPECT_THAT(local.Insert(row % 3, absl::StrCat("k", row),
-                                   absl::StrCat(epoch)), IsOk());
+                                   absl::StrCat(epoch)),
+                      IsOk());
         }
         auto got = local.Get(0, "k0");
         EXPECT_THAT(got, IsOkAndHolds(Optional(absl::StrCat(epoch))));

@@ -49,18 +49,21 @@ class Model {
     if (version == it->second.end()) return std::nullopt;
     return version->second;
   }
-  std::map<std::string, std::string> CommittedRows(TableId table, VirtualNode vnode,
+  std::map<std::string, std::string> CommittedRows(TableId table,
+                                                   VirtualNode vnode,
                                                    Epoch epoch) const {
     std::map<std::string, std::string> rows;
     for (const auto& [key, versions] : committed_) {
       if (key.first != table || key.second.first != vnode) continue;
-      if (auto value = CommittedGet(table, key.second, epoch)) rows[key.second.second] = *value;
+      if (auto value = CommittedGet(table, key.second, epoch))
+        rows[key.second.second] = *value;
     }
     return rows;
   }
   std::map<std::string, std::string> LocalRows(const ModelInstance& instance,
                                                VirtualNode vnode) const {
-    auto rows = CommittedRows(instance.table_id, vnode, instance.local->epoch());
+    auto rows =
+        CommittedRows(instance.table_id, vnode, instance.local->epoch());
     auto apply = [&](const Batch& batch) {
       for (const auto& [key, value] : batch) {
         if (key.first != vnode) continue;
@@ -116,12 +119,13 @@ std::string RandomPk(std::mt19937_64& rng) {
   static const char kAlphabet[] = {'\x00', '\x01', 'a', '\x7f', '\x80', '\xff'};
   std::string pk;
   const int length = static_cast<int>(rng() % 4);
-  for (int i = 0; i < length; ++i) pk.push_back(kAlphabet[rng() % sizeof(kAlphabet)]);
+  for (int i = 0; i < length; ++i)
+    pk.push_back(kAlphabet[rng() % sizeof(kAlphabet)]);
   return pk;
 }
 
-Rows Expected(const std::map<std::string, std::string>& rows, const PkRange& range,
-              std::string_view seek) {
+Rows Expected(const std::map<std::string, std::string>& rows,
+              const PkRange& range, std::string_view seek) {
   Rows out;
   for (const auto& [pk, value] : rows) {
     if (range.Contains(pk) && pk >= seek) out.emplace_back(pk, value);
@@ -148,15 +152,17 @@ void RunTrace(const Factory& factory, uint64_t seed) {
   // Table 0: two writers on disjoint vnodes and a replica; tables 1, 2: one
   // writer each; a replica of table 1.
   const std::vector<std::tuple<TableId, bool, VirtualNode>> layout = {
-      {0, false, 0}, {0, false, 4}, {0, true, 0}, {1, false, 0},
-      {1, true, 0},  {2, false, 2}};
+      {0, false, 0}, {0, false, 4}, {0, true, 0},
+      {1, false, 0}, {1, true, 0},  {2, false, 2}};
   std::vector<ModelInstance> instances;
-  auto make_instance = [&](TableId table, bool replicated, VirtualNode first_vnode) {
+  auto make_instance = [&](TableId table, bool replicated,
+                           VirtualNode first_vnode) {
     ModelInstance instance{table, replicated, first_vnode, nullptr, {}, {}};
     auto local = store->NewLocalStateStore(table, LocalOptions{replicated});
     EXPECT_THAT(local, IsOk());
     instance.local = *std::move(local);
-    EXPECT_THAT(instance.local->Init(EpochPair{epoch, model.committed_epoch()}), IsOk());
+    EXPECT_THAT(instance.local->Init(EpochPair{epoch, model.committed_epoch()}),
+                IsOk());
     return instance;
   };
   for (const auto& [table, replicated, vnode] : layout) {
@@ -164,10 +170,12 @@ void RunTrace(const Factory& factory, uint64_t seed) {
   }
 
   for (int op = 0; op < factory.num_ops; ++op) {
-    if (::testing::Test::HasFatalFailure() || ::testing::Test::HasFailure()) return;
+    if (::testing::Test::HasFatalFailure() || ::testing::Test::HasFailure())
+      return;
     const int kind = static_cast<int>(rng() % 100);
     ModelInstance& instance = instances[rng() % instances.size()];
-    const VirtualNode vnode = static_cast<VirtualNode>(instance.first_vnode + rng() % 4);
+    const VirtualNode vnode =
+        static_cast<VirtualNode>(instance.first_vnode + rng() % 4);
     if (kind < 45) {  // Write.
       const std::string pk = RandomPk(rng);
       if (rng() % 4 == 0) {
@@ -195,9 +203,10 @@ void RunTrace(const Factory& factory, uint64_t seed) {
         model.Commit(instances, sealed);
         ASSERT_EQ(store->CommittedEpoch(0), model.committed_epoch());
       }
-    } else if (kind < 54) {  // An instance crashes: its uncommitted data is gone.
-      auto [table, replicated, first_vnode] =
-          std::tuple(instance.table_id, instance.replicated, instance.first_vnode);
+    } else if (kind <
+               54) {  // An instance crashes: its uncommitted data is gone.
+      auto [table, replicated, first_vnode] = std::tuple(
+          instance.table_id, instance.replicated, instance.first_vnode);
       instance.local.reset();
       instance = make_instance(table, replicated, first_vnode);
     } else if (kind < 70) {  // Local point read.
@@ -206,8 +215,9 @@ void RunTrace(const Factory& factory, uint64_t seed) {
       auto it = expected.find(pk);
       auto got = instance.local->Get(vnode, pk);
       ASSERT_THAT(got, IsOk());
-      ASSERT_EQ(*got, it == expected.end() ? std::nullopt
-                                           : std::optional<std::string>(it->second))
+      ASSERT_EQ(*got, it == expected.end()
+                          ? std::nullopt
+                          : std::optional<std::string>(it->second))
           << "op " << op << " local get pk " << absl::CHexEscape(pk);
     } else if (kind < 85) {  // Local scan with a random range and seek.
       PkRange range = PkRange::From(rng() % 2 ? RandomPk(rng) : "");
@@ -215,14 +225,17 @@ void RunTrace(const Factory& factory, uint64_t seed) {
       const std::string seek = rng() % 3 == 0 ? RandomPk(rng) : "";
       auto it = instance.local->NewIterator(vnode, range);
       ASSERT_THAT(it, IsOk());
-      ASSERT_EQ(Drain(**it, seek), Expected(model.LocalRows(instance, vnode), range, seek))
+      ASSERT_EQ(Drain(**it, seek),
+                Expected(model.LocalRows(instance, vnode), range, seek))
           << "op " << op << " local scan " << range.DebugString();
     } else {  // Committed read at a random epoch.
       const Epoch read_epoch(rng() % (epoch.value() + 2));
       const TableId table = static_cast<TableId>(rng() % 3);
       const VirtualNode any_vnode = static_cast<VirtualNode>(rng() % 8);
-      auto it = store->NewIterator(table, any_vnode, PkRange::All(), read_epoch);
-      if (!it.ok() && it.status().code() == absl::StatusCode::kFailedPrecondition &&
+      auto it =
+          store->NewIterator(table, any_vnode, PkRange::All(), read_epoch);
+      if (!it.ok() &&
+          it.status().code() == absl::StatusCode::kFailedPrecondition &&
           read_epoch < model.committed_epoch()) {
         continue;  // A historical read below the GC horizon: allowed.
       }
@@ -256,22 +269,25 @@ std::string NewTestDirectory() {
 
 INSTANTIATE_TEST_SUITE_P(
     Implementations, StateStoreModelTest,
-    ::testing::Values(
-        Factory{"Memory", [] { return NewMemoryStateStore(); }, 40, 3000},
-        Factory{"RocksDb",
-                []() -> std::unique_ptr<StateStore> {
-                  RocksDbStateStoreOptions options;
-                  options.path = NewTestDirectory();
-                  options.sync_on_checkpoint = false;
-                  // Tiny memtables: flushes and compactions (and GC) happen.
-                  options.write_buffer_bytes = 64 << 10;
-                  auto store = RocksDbStateStore::Open(options);
-                  EXPECT_THAT(store, IsOk());
-                  if (!store.ok()) return nullptr;
-                  return *std::move(store);
-                },
-                25, 3000}),
-    [](const ::testing::TestParamInfo<Factory>& info) { return info.param.name; });
+    ::testing::Values(Factory{"Memory", [] { return NewMemoryStateStore(); },
+                              40, 3000},
+                      Factory{"RocksDb",
+                              []() -> std::unique_ptr<StateStore> {
+                                RocksDbStateStoreOptions options;
+                                options.path = NewTestDirectory();
+                                options.sync_on_checkpoint = false;
+                                // Tiny memtables: flushes and compactions (and
+                                // GC) happen.
+                                options.write_buffer_bytes = 64 << 10;
+                                auto store = RocksDbStateStore::Open(options);
+                                EXPECT_THAT(store, IsOk());
+                                if (!store.ok()) return nullptr;
+                                return *std::move(store);
+                              },
+                              25, 3000}),
+    [](const ::testing::TestParamInfo<Factory>& info) {
+      return info.param.name;
+    });
 
 }  // namespace
 }  // namespace backfill

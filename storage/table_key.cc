@@ -67,13 +67,14 @@ absl::StatusOr<FullKeyView> DecodeFullKey(std::string_view encoded) {
   view.vnode = absl::big_endian::Load16(encoded.data() + 4);
   if (view.vnode >= kMaxVnodeCount) {
     return absl::DataLossError(
-        absl::StrCat("state store key has vnode ", view.vnode, " >= ",
-                     kMaxVnodeCount, "; table ", view.table_id, " key ",
+        absl::StrCat("state store key has vnode ", view.vnode,
+                     " >= ", kMaxVnodeCount, "; table ", view.table_id, " key ",
                      absl::CHexEscape(std::string(encoded))));
   }
-  view.pk = encoded.substr(kTableKeyPrefixSize,
-                           encoded.size() - kMinFullKeySize);
-  view.epoch = DecodeEpochSuffix(encoded.substr(encoded.size() - kEpochSuffixSize));
+  view.pk =
+      encoded.substr(kTableKeyPrefixSize, encoded.size() - kMinFullKeySize);
+  view.epoch =
+      DecodeEpochSuffix(encoded.substr(encoded.size() - kEpochSuffixSize));
   return view;
 }
 

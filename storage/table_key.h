@@ -8,8 +8,9 @@
 //
 //   TableKey key{.table_id = 7, .vnode = 3, .pk = "\x00\x01"};
 //   std::string encoded = EncodeFullKey(FullKey{key, Epoch(42)});
-//   absl::StatusOr<FullKeyView> view = DecodeFullKey(encoded);  // DataLoss if corrupt
-//   PkRange range = PkRange::Between("a", "m");                 // ["a", "m")
+//   absl::StatusOr<FullKeyView> view = DecodeFullKey(encoded);  // DataLoss if
+//   corrupt PkRange range = PkRange::Between("a", "m");                 //
+//   ["a", "m")
 #ifndef STORAGE_TABLE_KEY_H_
 #define STORAGE_TABLE_KEY_H_
 
@@ -69,7 +70,8 @@ struct FullKeyView {
 
 // ---- On-disk key layout (never change: persisted; see FORMAT.md) ----------
 //
-//   table_id: u32 big-endian | vnode: u16 big-endian | pk bytes | ~epoch: u64 big-endian
+//   table_id: u32 big-endian | vnode: u16 big-endian | pk bytes | ~epoch: u64
+//   big-endian
 //
 // The epoch suffix is bit-inverted so that, for one (table, vnode, pk), the
 // newest version sorts first under a bytewise comparison of the suffix.
@@ -79,7 +81,8 @@ inline constexpr size_t kTableKeyPrefixSize = 6;
 // Size of the inverted-epoch suffix.
 inline constexpr size_t kEpochSuffixSize = 8;
 // The smallest valid encoded full key (empty pk).
-inline constexpr size_t kMinFullKeySize = kTableKeyPrefixSize + kEpochSuffixSize;
+inline constexpr size_t kMinFullKeySize =
+    kTableKeyPrefixSize + kEpochSuffixSize;
 
 // Appends the 6-byte table_id | vnode prefix.
 void AppendTableKeyPrefix(TableId table_id, VirtualNode vnode,

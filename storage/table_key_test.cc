@@ -22,8 +22,8 @@ TEST(TableKeyTest, LayoutIsPinned) {
 }
 
 TEST(TableKeyTest, RoundTrips) {
-  for (const std::string& pk : {std::string(), std::string("\x00\xff", 2),
-                                std::string(100, 'x')}) {
+  for (const std::string& pk :
+       {std::string(), std::string("\x00\xff", 2), std::string(100, 'x')}) {
     const FullKey key{TableKey{7, kMaxVnodeCount - 1, pk}, Epoch(123456789)};
     const std::string encoded = EncodeFullKey(key);
     auto decoded = DecodeFullKey(encoded);

@@ -58,9 +58,10 @@ class CommittedLayer {
   // tombstone. The caller holds a pin of read_epoch for the call.
   // Errors: FailedPrecondition if versions read_epoch needs may already be
   // garbage-collected (a historical read taken too late).
-  virtual absl::StatusOr<std::optional<std::string>> Get(
-      TableId table_id, VirtualNode vnode, std::string_view pk,
-      Epoch read_epoch) = 0;
+  virtual absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
+                                                         VirtualNode vnode,
+                                                         std::string_view pk,
+                                                         Epoch read_epoch) = 0;
 
   // The live rows of (table, vnode) in `range` as of read_epoch. The
   // iterator sees a consistent snapshot: data committed after the call with

@@ -31,7 +31,8 @@ bool HasEntriesIn(const MemTable& table, VirtualNode vnode,
 
 }  // namespace
 
-// ---- Instance -----------------------------------------------------------------
+// ---- Instance
+// -----------------------------------------------------------------
 
 class LayeredStateStore::Instance final : public LocalStateStore {
  public:
@@ -54,17 +55,17 @@ class LayeredStateStore::Instance final : public LocalStateStore {
                        "; current epoch ", epoch_.value()));
     }
     if (!first.IsWellFormed()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Init with a malformed epoch pair ", first.DebugString(),
-          " (REQUIRES curr > prev); table ", table_id()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Init with a malformed epoch pair ", first.DebugString(),
+                       " (REQUIRES curr > prev); table ", table_id()));
     }
     std::lock_guard<std::mutex> lock(store_->mu_);
-    const Epoch committed = std::max(
-        store_->committed_, store_->pending_.value_or(Epoch::Zero()));
+    const Epoch committed =
+        std::max(store_->committed_, store_->pending_.value_or(Epoch::Zero()));
     if (first.curr <= committed) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "Init at ", first.DebugString(), " of table ", table_id(),
-          ": epoch ", first.curr.value(), " is already committed (committed ",
+          "Init at ", first.DebugString(), " of table ", table_id(), ": epoch ",
+          first.curr.value(), " is already committed (committed ",
           committed.value(), ")"));
     }
     initialized_ = true;
@@ -136,8 +137,9 @@ class LayeredStateStore::Instance final : public LocalStateStore {
     }
     // The common case during a backfill scan: nothing to merge.
     if (overlays.empty()) return base;
-    return std::unique_ptr<StateStoreIterator>(std::make_unique<MergingIterator>(
-        std::move(base), std::move(overlays), vnode, range));
+    return std::unique_ptr<StateStoreIterator>(
+        std::make_unique<MergingIterator>(std::move(base), std::move(overlays),
+                                          vnode, range));
   }
 
   absl::Status Seal(EpochPair next) override {
@@ -146,9 +148,9 @@ class LayeredStateStore::Instance final : public LocalStateStore {
           "Seal(", next.DebugString(), ") before Init; table ", table_id()));
     }
     if (!next.IsWellFormed()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Seal with a malformed epoch pair ", next.DebugString(),
-          " (REQUIRES curr > prev); table ", table_id()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Seal with a malformed epoch pair ", next.DebugString(),
+                       " (REQUIRES curr > prev); table ", table_id()));
     }
     if (next.prev != epoch_) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -192,11 +194,11 @@ class LayeredStateStore::Instance final : public LocalStateStore {
   }
   absl::Status Annotate(const absl::Status& status, VirtualNode vnode,
                         std::string_view pk) const {
-    return absl::Status(
-        status.code(),
-        absl::StrCat(status.message(), "; local read of table ", table_id(),
-                     " vnode ", vnode, " pk ", absl::CHexEscape(std::string(pk)), " at ",
-                     epoch_.DebugString()));
+    return absl::Status(status.code(),
+                        absl::StrCat(status.message(), "; local read of table ",
+                                     table_id(), " vnode ", vnode, " pk ",
+                                     absl::CHexEscape(std::string(pk)), " at ",
+                                     epoch_.DebugString()));
   }
   // The buffer, copied first if an iterator shares it.
   MemTable& MutableMemTable() {
@@ -216,7 +218,8 @@ class LayeredStateStore::Instance final : public LocalStateStore {
   std::string scratch_;
 };
 
-// ---- Store ----------------------------------------------------------------------
+// ---- Store
+// ----------------------------------------------------------------------
 
 LayeredStateStore::LayeredStateStore(std::unique_ptr<CommittedLayer> layer,
                                      Epoch committed_epoch)
@@ -266,16 +269,15 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!failure_.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "Checkpoint(", epoch.value(),
-          ") refused: an earlier checkpoint failed to write (",
-          failure_.ToString(), "); reopen the store"));
-    }
-    if (epoch <= committed_) {
       return absl::FailedPreconditionError(
           absl::StrCat("Checkpoint(", epoch.value(),
-                       ") is not after the committed epoch ",
-                       committed_.value()));
+                       ") refused: an earlier checkpoint failed to write (",
+                       failure_.ToString(), "); reopen the store"));
+    }
+    if (epoch <= committed_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "Checkpoint(", epoch.value(), ") is not after the committed epoch ",
+          committed_.value()));
     }
     for (const InstanceState* state : instances_) {
       if (state->replicated || !state->initialized) continue;
@@ -290,7 +292,8 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
       if (state->replicated) continue;
       for (const SealedBatch& batch : state->sealed) {
         if (batch.epoch <= epoch) {
-          batches.push_back(CommitBatch{state->table_id, batch.epoch, batch.data});
+          batches.push_back(
+              CommitBatch{state->table_id, batch.epoch, batch.data});
         }
       }
     }
@@ -308,9 +311,9 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
     pending_.reset();
     if (!status.ok()) {
       failure_ = status;
-      return absl::Status(status.code(),
-                          absl::StrCat("Checkpoint(", epoch.value(),
-                                       "): ", status.message()));
+      return absl::Status(
+          status.code(),
+          absl::StrCat("Checkpoint(", epoch.value(), "): ", status.message()));
     }
     committed_ = epoch;
     layer_->SetCommittedEpoch(epoch);
@@ -356,16 +359,14 @@ absl::Status LayeredStateStore::WaitCommitted(TableId table_id, Epoch epoch,
     if (committed_ >= epoch) {
       result = absl::OkStatus();
     } else if (cancellation.IsCancelled()) {
-      result = absl::CancelledError(
-          absl::StrCat("WaitCommitted(table ", table_id, ", epoch ",
-                       epoch.value(), ") cancelled; committed epoch ",
-                       committed_.value()));
+      result = absl::CancelledError(absl::StrCat(
+          "WaitCommitted(table ", table_id, ", epoch ", epoch.value(),
+          ") cancelled; committed epoch ", committed_.value()));
     } else {
-      result = absl::DeadlineExceededError(
-          absl::StrCat("WaitCommitted(table ", table_id, ", epoch ",
-                       epoch.value(), ") reached its deadline ",
-                       absl::FormatTime(deadline), "; committed epoch ",
-                       committed_.value()));
+      result = absl::DeadlineExceededError(absl::StrCat(
+          "WaitCommitted(table ", table_id, ", epoch ", epoch.value(),
+          ") reached its deadline ", absl::FormatTime(deadline),
+          "; committed epoch ", committed_.value()));
     }
   }
   // Not under mu_: Cancel() may be running the callback, which takes mu_.
@@ -393,10 +394,10 @@ absl::StatusOr<std::optional<std::string>> LayeredStateStore::Get(
   auto result =
       layer_->Get(key.table_id, key.vnode, key.pk, snapshot.read_epoch);
   if (!result.ok()) {
-    return absl::Status(result.status().code(),
-                        absl::StrCat(result.status().message(), "; read of ",
-                                     key.DebugString(), " at ",
-                                     read_epoch.DebugString()));
+    return absl::Status(
+        result.status().code(),
+        absl::StrCat(result.status().message(), "; read of ", key.DebugString(),
+                     " at ", read_epoch.DebugString()));
   }
   return result;
 }

@@ -20,8 +20,7 @@
 namespace backfill {
 namespace storage_internal {
 
-using MemTable =
-    std::map<std::string, std::optional<std::string>, std::less<>>;
+using MemTable = std::map<std::string, std::optional<std::string>, std::less<>>;
 
 inline constexpr size_t kMemTableVnodeSize = 2;
 

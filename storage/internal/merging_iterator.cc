@@ -23,7 +23,8 @@ MergingIterator::MergingIterator(
 }
 
 void MergingIterator::Seek(std::string_view pk) {
-  std::string_view target = std::max(pk, std::string_view(range_.inclusive_min));
+  std::string_view target =
+      std::max(pk, std::string_view(range_.inclusive_min));
   base_->Seek(target);
   SetMemTableKey(vnode_, target, &seek_key_);
   for (Cursor& cursor : cursors_) {
