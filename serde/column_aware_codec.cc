@@ -3,15 +3,17 @@
 #include <cassert>
 #include <cstring>
 
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "serde/internal/value_payload.h"
 
 namespace backfill {
 namespace {
 
-using serde_internal::AppendPayload;
+using serde_internal::DatumIndexOf;
 using serde_internal::PayloadReader;
 using serde_internal::PayloadSize;
+using serde_internal::WritePayload;
 
 // Header: the magic bit (distinguishes a column-aware row from a positional
 // one, whose first byte is 0 or 1) and the offset width. Never change.
@@ -82,6 +84,7 @@ ColumnAwareCodec::ColumnAwareCodec(Schema schema, ColumnAwareOptions options)
   for (size_t i = 0; i < schema_.size(); ++i) {
     AppendLittleEndian<int32_t>(schema_[i].column_id, &encoded_ids_[4 * i]);
     index_of_id_[schema_[i].column_id] = static_cast<int>(i);
+    datum_index_.push_back(static_cast<uint8_t>(DatumIndexOf(schema_[i].type)));
   }
 }
 
@@ -91,7 +94,7 @@ void ColumnAwareCodec::Encode(RowView row, std::string* out) const {
   // Sizes first: the offset width depends on the data length.
   size_t data_size = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (IsNull(row[i]) || !DatumMatchesType(row[i], types_[i])) {
+    if (row[i].index() != datum_index_[i]) {
       assert(IsNull(row[i]) &&
              "ColumnAwareCodec: datum does not match its type");
       continue;
@@ -106,34 +109,32 @@ void ColumnAwareCodec::Encode(RowView row, std::string* out) const {
                                               : 4;
   const size_t start = out->size();
   const size_t header_size = 1 + 4 + encoded_ids_.size() + width * n;
-  out->resize(start + header_size);
+  out->resize(start + header_size + data_size);
   char* p = out->data() + start;
   *p++ = static_cast<char>(kMagic | width_code);
   AppendLittleEndian<uint32_t>(static_cast<uint32_t>(n), p);
   p += 4;
   std::memcpy(p, encoded_ids_.data(), encoded_ids_.size());
-  const size_t offsets_at = start + 1 + 4 + encoded_ids_.size();
-  const size_t data_at = start + header_size;
-  out->reserve(data_at + data_size);
+  char* offsets = p + encoded_ids_.size();
+  char* const data = offsets + width * n;
+  char* q = data;
   for (size_t i = 0; i < n; ++i) {
-    const uint32_t offset = static_cast<uint32_t>(out->size() - data_at);
-    char* slot = out->data() + offsets_at + width * i;
+    const uint32_t offset = static_cast<uint32_t>(q - data);
     switch (width) {
       case 1:
-        *slot = static_cast<char>(offset);
+        offsets[i] = static_cast<char>(offset);
         break;
       case 2:
-        AppendLittleEndian<uint16_t>(static_cast<uint16_t>(offset), slot);
+        AppendLittleEndian<uint16_t>(static_cast<uint16_t>(offset),
+                                     offsets + 2 * i);
         break;
       default:
-        AppendLittleEndian<uint32_t>(offset, slot);
+        AppendLittleEndian<uint32_t>(offset, offsets + 4 * i);
         break;
     }
-    if (!IsNull(row[i]) && DatumMatchesType(row[i], types_[i])) {
-      AppendPayload(row[i], types_[i], out);
-    }
+    if (row[i].index() == datum_index_[i]) q = WritePayload(row[i], q);
   }
-  assert(out->size() == data_at + data_size);
+  assert(static_cast<size_t>(q - data) == data_size);
 }
 
 absl::StatusOr<Row> ColumnAwareCodec::Decode(absl::string_view bytes) const {
@@ -215,6 +216,25 @@ absl::Status ColumnAwareCodec::DecodeInto(absl::string_view bytes,
   // Fast path: written with exactly this schema.
   if (count == n &&
       std::memcmp(ids, encoded_ids_.data(), encoded_ids_.size()) == 0) {
+    // First without error detail; on any problem the loop below reports it.
+    bool ok = true;
+    for (uint32_t i = 0; i < count && ok; ++i) {
+      const uint32_t begin = ReadOffset(offsets + width * i, width);
+      const uint32_t end = i + 1 < count
+                               ? ReadOffset(offsets + width * (i + 1), width)
+                               : static_cast<uint32_t>(data_size);
+      if (begin > end || end > data_size) {
+        ok = false;
+      } else if (begin == end) {
+        (*out)[i].emplace<std::monostate>();
+      } else {
+        const char* p = data + begin;
+        ok = serde_internal::ReadPayloadFast(types_[i], p, data + end,
+                                             &(*out)[i]) &&
+             p == data + end;
+      }
+    }
+    if (ABSL_PREDICT_TRUE(ok)) return absl::OkStatus();
     for (uint32_t i = 0; i < count; ++i) {
       uint32_t begin, end;
       if (absl::Status s = span_of(i, &begin, &end); !s.ok()) return s;

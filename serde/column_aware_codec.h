@@ -54,6 +54,8 @@ class ColumnAwareCodec final : public ValueRowCodec {
 
   Schema schema_;
   std::vector<DataType> types_;
+  // Datum alternative index of each column's type.
+  std::vector<uint8_t> datum_index_;
   std::vector<Datum> defaults_;  // empty or one per column
   // The n x i32 LE column ids of the schema, as encoded.
   std::string encoded_ids_;

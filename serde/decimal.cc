@@ -1,6 +1,7 @@
 #include "serde/decimal.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <string>
 
@@ -10,18 +11,46 @@
 
 namespace backfill {
 
+namespace {
+
+// 10^0 .. 10^38: codecs call PowerOfTen and DigitCount per datum, so they are
+// table lookups rather than loops of 128-bit arithmetic.
+struct PowersOfTen {
+  absl::uint128 value[Decimal::kMaxDigits + 1];
+};
+
+const PowersOfTen& Powers() {
+  static const PowersOfTen powers = [] {
+    PowersOfTen p;
+    p.value[0] = 1;
+    for (int i = 1; i <= Decimal::kMaxDigits; ++i)
+      p.value[i] = p.value[i - 1] * 10;
+    return p;
+  }();
+  return powers;
+}
+
+}  // namespace
+
 absl::uint128 Decimal::PowerOfTen(int exponent) {
-  absl::uint128 result = 1;
-  for (int i = 0; i < exponent; ++i) result *= 10;
-  return result;
+  assert(exponent >= 0 && exponent <= kMaxDigits);
+  return Powers().value[exponent];
 }
 
 int Decimal::DigitCount(absl::uint128 value) {
-  int digits = 1;
-  while (value >= 10) {
-    value /= 10;
-    ++digits;
+  if (absl::Uint128High64(value) == 0) {
+    uint64_t low = absl::Uint128Low64(value);
+    int digits = 1;
+    while (low >= 10) {
+      low /= 10;
+      ++digits;
+    }
+    return digits;
   }
+  // value >= 2^64 > 10^19: count against the table.
+  const PowersOfTen& powers = Powers();
+  int digits = 20;
+  while (digits <= kMaxDigits && value >= powers.value[digits]) ++digits;
   return digits;
 }
 
@@ -54,8 +83,17 @@ Decimal Decimal::FromInt64(int64_t value) {
 Decimal Decimal::FromParts(bool negative, absl::uint128 mantissa, int scale) {
   Decimal d;
   if (mantissa == 0) return d;  // canonical zero: positive, scale 0
-  while (mantissa % 10 == 0 && scale > kMinScale) {
-    mantissa /= 10;
+  // Strip trailing zeros, in 64-bit arithmetic when the mantissa fits (the
+  // usual case: 128-bit division is a slow library call).
+  while (scale > kMinScale) {
+    if (absl::Uint128High64(mantissa) == 0) {
+      const uint64_t low = absl::Uint128Low64(mantissa);
+      if (low % 10 != 0) break;
+      mantissa = low / 10;
+    } else {
+      if (mantissa % 10 != 0) break;
+      mantissa /= 10;
+    }
     --scale;
   }
   d.negative_ = negative;

@@ -126,7 +126,13 @@ void AppendDecimal(const Decimal& value, std::string* out) {
   absl::uint128 mantissa = value.mantissa();
   const int exponent = Decimal::DigitCount(mantissa) - 1 - value.scale();
   assert(exponent >= -128 && exponent <= 127);
-  while (mantissa % 10 == 0) mantissa /= 10;  // only at kMinScale
+  // Trailing zeros only remain at kMinScale; the 64-bit test is the cheap
+  // common case.
+  while (absl::Uint128High64(mantissa) != 0
+             ? mantissa % 10 == 0
+             : absl::Uint128Low64(mantissa) % 10 == 0) {
+    mantissa /= 10;
+  }
   int digits = Decimal::DigitCount(mantissa);
   if (digits % 2 != 0) {
     mantissa *= 10;
@@ -452,7 +458,7 @@ absl::Status ReadDatum(KeyReader& reader, DataType type, OrderType order,
     return reader.Error(absl::StrCat("null tag ", tag, " is not 0 or 1"),
                         start);
   }
-  int64_t value;
+  int64_t value = 0;
   switch (type) {
     case DataType::kBoolean: {
       uint8_t b;

@@ -1,14 +1,19 @@
 #include "serde/positional_codec.h"
 
 #include <cassert>
+#include <cstring>
 
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "serde/internal/value_payload.h"
 
 namespace backfill {
 
-using serde_internal::AppendPayload;
+using serde_internal::AssignString;
+using serde_internal::DatumIndexOf;
 using serde_internal::PayloadReader;
+using serde_internal::PayloadSizeBound;
+using serde_internal::WritePayload;
 
 absl::StatusOr<std::unique_ptr<PositionalCodec>> PositionalCodec::Create(
     Schema schema) {
@@ -20,20 +25,36 @@ absl::StatusOr<std::unique_ptr<PositionalCodec>> PositionalCodec::Create(
 }
 
 PositionalCodec::PositionalCodec(Schema schema)
-    : schema_(std::move(schema)), types_(ColumnTypes(schema_)) {}
+    : schema_(std::move(schema)), types_(ColumnTypes(schema_)) {
+  for (DataType type : types_) {
+    datum_index_.push_back(static_cast<uint8_t>(DatumIndexOf(type)));
+  }
+}
 
 void PositionalCodec::Encode(RowView row, std::string* out) const {
   assert(row.size() == types_.size());
-  for (size_t i = 0; i < types_.size(); ++i) {
+  const size_t n = types_.size();
+  // One resize to an upper bound, raw writes, one shrink: no per-byte
+  // capacity checks.
+  size_t bound = n;
+  for (size_t i = 0; i < n; ++i) {
+    if (row[i].index() == datum_index_[i]) bound += PayloadSizeBound(row[i]);
+  }
+  const size_t start = out->size();
+  out->resize(start + bound);
+  char* const begin = out->data();
+  char* p = begin + start;
+  for (size_t i = 0; i < n; ++i) {
     const Datum& datum = row[i];
-    if (IsNull(datum) || !DatumMatchesType(datum, types_[i])) {
+    if (datum.index() != datum_index_[i]) {
       assert(IsNull(datum) && "PositionalCodec: datum does not match its type");
-      out->push_back(0);
+      *p++ = 0;
       continue;
     }
-    out->push_back(1);
-    AppendPayload(datum, types_[i], out);
+    *p++ = 1;
+    p = WritePayload(datum, p);
   }
+  out->resize(static_cast<size_t>(p - begin));
 }
 
 absl::StatusOr<Row> PositionalCodec::Decode(absl::string_view bytes) const {
@@ -44,8 +65,40 @@ absl::StatusOr<Row> PositionalCodec::Decode(absl::string_view bytes) const {
   return row;
 }
 
+bool PositionalCodec::DecodeFast(absl::string_view bytes, Row* out) const {
+  const size_t n = types_.size();
+  out->resize(n);
+  const char* p = bytes.data();
+  const char* const end = p + bytes.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (p == end) return false;
+    const char flag = *p++;
+    Datum* datum = &(*out)[i];
+    if (flag == 0) {
+      datum->emplace<std::monostate>();
+      continue;
+    }
+    if (flag != 1) return false;
+    if (!serde_internal::ReadPayloadFast(types_[i], p, end, datum)) {
+      return false;
+    }
+  }
+  return p == end;
+}
+
 absl::Status PositionalCodec::DecodeInto(absl::string_view bytes,
                                          Row* out) const {
+  if (ABSL_PREDICT_TRUE(DecodeFast(bytes, out))) return absl::OkStatus();
+  absl::Status status = DecodeChecked(bytes, out);
+  assert(!status.ok() && "DecodeFast and DecodeChecked disagree");
+  if (status.ok()) {
+    status = absl::InternalError("positional value row: decoders disagree");
+  }
+  return status;
+}
+
+absl::Status PositionalCodec::DecodeChecked(absl::string_view bytes,
+                                            Row* out) const {
   out->resize(types_.size());
   PayloadReader reader(bytes);
   for (size_t i = 0; i < types_.size(); ++i) {

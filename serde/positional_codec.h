@@ -34,9 +34,15 @@ class PositionalCodec final : public ValueRowCodec {
 
  private:
   explicit PositionalCodec(Schema schema);
+  // The common case without error reporting; false on any problem, after
+  // which DecodeChecked produces the precise error.
+  bool DecodeFast(absl::string_view bytes, Row* out) const;
+  absl::Status DecodeChecked(absl::string_view bytes, Row* out) const;
 
   Schema schema_;
   std::vector<DataType> types_;
+  // Datum alternative index of each column's type.
+  std::vector<uint8_t> datum_index_;
 };
 
 }  // namespace backfill

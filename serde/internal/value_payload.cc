@@ -1,5 +1,6 @@
 #include "serde/internal/value_payload.h"
 
+#include <bit>
 #include <cassert>
 
 #include "absl/numeric/int128.h"
@@ -17,12 +18,9 @@ constexpr uint8_t kDecimalPositiveInfinity = 2;
 constexpr uint8_t kDecimalNegativeInfinity = 3;
 
 int MantissaBytes(absl::uint128 mantissa) {
-  int bytes = 0;
-  while (mantissa != 0) {
-    ++bytes;
-    mantissa >>= 8;
-  }
-  return bytes;
+  const uint64_t high = absl::Uint128High64(mantissa);
+  if (high != 0) return 8 + (64 - std::countl_zero(high) + 7) / 8;
+  return (64 - std::countl_zero(absl::Uint128Low64(mantissa)) + 7) / 8;
 }
 
 template <typename T>
@@ -95,6 +93,109 @@ void AppendDecimalPayload(const Decimal& value, std::string* out) {
   out->append(buffer, 2 + bytes);
 }
 
+int DatumIndexOf(DataType type) {
+  switch (type) {
+    case DataType::kBoolean:
+      return 1;
+    case DataType::kInt16:
+      return 2;
+    case DataType::kInt32:
+      return 3;
+    case DataType::kInt64:
+      return 4;
+    case DataType::kFloat32:
+      return 5;
+    case DataType::kFloat64:
+      return 6;
+    case DataType::kDecimal:
+      return 7;
+    case DataType::kVarchar:
+    case DataType::kBytea:
+      return 8;
+    case DataType::kDate:
+      return 9;
+    case DataType::kTime:
+      return 10;
+    case DataType::kTimestamp:
+      return 11;
+  }
+  return -1;
+}
+
+namespace {
+
+template <typename T>
+inline char* Put(T value, char* p) {
+  std::memcpy(p, &value, sizeof(T));
+  return p + sizeof(T);
+}
+
+}  // namespace
+
+char* WritePayload(const Datum& datum, char* p) {
+  switch (datum.index()) {
+    case 1:
+      *p = *std::get_if<bool>(&datum) ? 1 : 0;
+      return p + 1;
+    case 2:
+      return Put(*std::get_if<int16_t>(&datum), p);
+    case 3:
+      return Put(*std::get_if<int32_t>(&datum), p);
+    case 4:
+      return Put(*std::get_if<int64_t>(&datum), p);
+    case 5:
+      return Put(*std::get_if<float>(&datum), p);
+    case 6:
+      return Put(*std::get_if<double>(&datum), p);
+    case 7: {
+      const Decimal& value = *std::get_if<Decimal>(&datum);
+      switch (value.kind()) {
+        case Decimal::Kind::kNaN:
+          *p = static_cast<char>(kDecimalNaN << 6);
+          return p + 1;
+        case Decimal::Kind::kPositiveInfinity:
+          *p = static_cast<char>(kDecimalPositiveInfinity << 6);
+          return p + 1;
+        case Decimal::Kind::kNegativeInfinity:
+          *p = static_cast<char>(kDecimalNegativeInfinity << 6);
+          return p + 1;
+        case Decimal::Kind::kFinite:
+          break;
+      }
+      absl::uint128 mantissa = value.mantissa();
+      const int bytes = MantissaBytes(mantissa);
+      p[0] = static_cast<char>((kDecimalFinite << 6) |
+                               (value.negative() ? 0x20 : 0) | bytes);
+      p[1] = static_cast<char>(static_cast<int8_t>(value.scale()));
+      p += 2;
+      if (absl::Uint128High64(mantissa) == 0) {
+        uint64_t low = absl::Uint128Low64(mantissa);
+        for (int i = 0; i < bytes; ++i, low >>= 8)
+          p[i] = static_cast<char>(low);
+      } else {
+        for (int i = 0; i < bytes; ++i, mantissa >>= 8) {
+          p[i] = static_cast<char>(static_cast<uint8_t>(mantissa));
+        }
+      }
+      return p + bytes;
+    }
+    case 8: {
+      const std::string& s = *std::get_if<std::string>(&datum);
+      p = Put(static_cast<uint32_t>(s.size()), p);
+      std::memcpy(p, s.data(), s.size());
+      return p + s.size();
+    }
+    case 9:
+      return Put(std::get_if<Date>(&datum)->days, p);
+    case 10:
+      return Put(std::get_if<TimeOfDay>(&datum)->micros, p);
+    case 11:
+      return Put(std::get_if<Timestamp>(&datum)->micros, p);
+  }
+  assert(false && "WritePayload of NULL");
+  return p;
+}
+
 size_t PayloadSize(const Datum& datum, DataType type) {
   if (const int fixed = FixedPayloadSize(type); fixed != 0) return fixed;
   if (type == DataType::kDecimal) {
@@ -135,6 +236,14 @@ void AppendPayload(const Datum& datum, DataType type, std::string* out) {
     case DataType::kTimestamp:
       return AppendFixed(std::get<Timestamp>(datum).micros, out);
   }
+}
+
+bool ReadPayloadSlowPath(DataType type, const char*& p, const char* end,
+                         Datum* out) {
+  PayloadReader reader(absl::string_view(p, static_cast<size_t>(end - p)));
+  if (!reader.Read(type, out).ok()) return false;
+  p += reader.position();
+  return true;
 }
 
 absl::Status PayloadReader::Error(absl::string_view what) const {
@@ -189,7 +298,10 @@ absl::Status PayloadReader::ReadDecimal(Datum* out) {
   if (mantissa == 0 && (negative || scale != 0)) {
     return Error("non-canonical decimal zero");
   }
-  if (mantissa != 0 && mantissa % 10 == 0 && scale != Decimal::kMinScale) {
+  const bool trailing_zero = absl::Uint128High64(mantissa) == 0
+                                 ? absl::Uint128Low64(mantissa) % 10 == 0
+                                 : mantissa % 10 == 0;
+  if (mantissa != 0 && trailing_zero && scale != Decimal::kMinScale) {
     return Error("non-normalised decimal mantissa (trailing zero)");
   }
   pos_ = mantissa_pos + bytes;

@@ -41,6 +41,25 @@ void AppendPayload(const Datum& datum, DataType type, std::string* out);
 void AppendDecimalPayload(const Decimal& value, std::string* out);
 size_t DecimalPayloadSize(const Decimal& value);
 
+// The Datum alternative index that holds values of `type` (Datum's variant
+// order: 1 bool .. 11 Timestamp; VARCHAR and BYTEA share 8).
+int DatumIndexOf(DataType type);
+
+// An upper bound of the payload size of non-NULL `datum` (exact except for
+// decimals, bounded by 18), from its alternative alone.
+inline size_t PayloadSizeBound(const Datum& datum) {
+  static constexpr uint8_t kFixed[12] = {0, 1, 2, 4, 8, 4, 8, 18, 4, 4, 8, 8};
+  const size_t index = datum.index();
+  if (index == 8) return 4 + std::get_if<std::string>(&datum)->size();
+  return kFixed[index];
+}
+
+// Writes the payload of non-NULL `datum` at `p`, which has room for
+// PayloadSizeBound(datum) bytes, and returns the end of what it wrote.
+// The payload is chosen by the datum's alternative (the caller has checked
+// it against the column type).
+char* WritePayload(const Datum& datum, char* p);
+
 // Sets *out to a string datum holding [data, data + size), reusing the
 // existing string's capacity when *out already holds one.
 inline void AssignString(Datum* out, const char* data, size_t size) {
@@ -48,6 +67,77 @@ inline void AssignString(Datum* out, const char* data, size_t size) {
     s->assign(data, size);
   } else {
     out->emplace<std::string>(data, size);
+  }
+}
+
+namespace payload_fast {
+
+template <typename T>
+inline bool Take(const char*& p, const char* end, T* value) {
+  if (static_cast<size_t>(end - p) < sizeof(T)) return false;
+  std::memcpy(value, p, sizeof(T));
+  p += sizeof(T);
+  return true;
+}
+
+// Assigns a value of alternative T to *out, in place when it already holds T.
+template <typename T>
+inline void Assign(Datum* out, T value) {
+  if (T* existing = std::get_if<T>(out)) {
+    *existing = value;
+  } else {
+    out->emplace<T>(value);
+  }
+}
+
+}  // namespace payload_fast
+
+// Decodes one payload of `type` from [*p, end) into *out and advances *p;
+// false on any problem (no error detail: callers fall back to PayloadReader
+// to report it). Inline fast paths for the common fixed-width types and
+// strings.
+bool ReadPayloadSlowPath(DataType type, const char*& p, const char* end,
+                         Datum* out);
+inline bool ReadPayloadFast(DataType type, const char*& p, const char* end,
+                            Datum* out) {
+  using payload_fast::Assign;
+  using payload_fast::Take;
+  switch (type) {
+    case DataType::kInt64: {
+      int64_t v;
+      if (!Take(p, end, &v)) return false;
+      Assign(out, v);
+      return true;
+    }
+    case DataType::kInt32: {
+      int32_t v;
+      if (!Take(p, end, &v)) return false;
+      Assign(out, v);
+      return true;
+    }
+    case DataType::kFloat64: {
+      double v;
+      if (!Take(p, end, &v)) return false;
+      Assign(out, v);
+      return true;
+    }
+    case DataType::kTimestamp: {
+      int64_t v;
+      if (!Take(p, end, &v)) return false;
+      Assign(out, Timestamp{v});
+      return true;
+    }
+    case DataType::kVarchar:
+    case DataType::kBytea: {
+      uint32_t length;
+      if (!Take(p, end, &length)) return false;
+      if (static_cast<size_t>(end - p) < length) return false;
+      AssignString(out, p, length);
+      p += length;
+      return true;
+    }
+    default:
+      return ReadPayloadSlowPath(type, p, end, out);
   }
 }
 
