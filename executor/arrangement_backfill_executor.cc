@@ -413,8 +413,8 @@ absl::Status ArrangementBackfillExecutor::HandleSnapshotChunk(
   BACKFILL_RETURN_IF_ERROR(state_->UpdateProgress(vnode, std::move(pos), rows));
   snapshot_rows_this_epoch_ += rows;
   total_snapshot_rows_ += rows;
-  StreamChunk chunk(std::vector<Op>(data.capacity(), Op::kInsert),
-                    std::move(data));
+  std::vector<Op> ops(data.capacity(), Op::kInsert);
+  StreamChunk chunk(std::move(ops), std::move(data));
   QueueOutput(output_mapping_.MapChunk(std::move(chunk)));
   return absl::OkStatus();
 }
