@@ -87,5 +87,34 @@ TEST(DecimalTest, OrderMatchesDoubleForSmallValues) {
   }
 }
 
+TEST(DecimalTest, PowerOfTenAndDigitCountAtEveryBoundary) {
+  absl::uint128 power = 1;
+  for (int k = 0; k <= Decimal::kMaxDigits; ++k) {
+    EXPECT_TRUE(Decimal::PowerOfTen(k) == power) << k;
+    EXPECT_EQ(Decimal::DigitCount(power), k + 1) << k;
+    if (k > 0) {
+      EXPECT_EQ(Decimal::DigitCount(power - 1), k) << k;
+    }
+    power *= 10;
+  }
+  EXPECT_EQ(Decimal::DigitCount(0), 1);
+  EXPECT_EQ(Decimal::DigitCount(absl::MakeUint128(1, 0)), 20);  // 2^64
+}
+
+TEST(DecimalTest, FromPartsNormalisesWideMantissas) {
+  // 12 * 10^30 at scale 40 is 1.2 * 10^-9, whatever the width.
+  const Decimal wide =
+      Decimal::FromParts(false, 12 * Decimal::PowerOfTen(30), 40);
+  EXPECT_TRUE(wide.mantissa() == 12);
+  EXPECT_EQ(wide.scale(), 10);
+  EXPECT_EQ(wide, D("0.0000000012"));
+  // Stripping stops at kMinScale, leaving the zeros in the mantissa.
+  const Decimal huge = Decimal::FromParts(false, 1000, Decimal::kMinScale);
+  EXPECT_TRUE(huge.mantissa() == 1000);
+  EXPECT_EQ(huge.scale(), Decimal::kMinScale);
+  EXPECT_EQ(Decimal::FromParts(true, 0, 5), Decimal());
+  EXPECT_FALSE(Decimal::FromParts(true, 0, 5).negative());
+}
+
 }  // namespace
 }  // namespace backfill
