@@ -151,7 +151,14 @@ absl::Status RunSeed(uint64_t seed, StateStore& store) {
 
   const int checkpoint_frequency = Uniform(rng, 1, 5);
   const int epochs = Uniform(rng, 5, 40);
+  VnodeBitmap owned = *options.owned;
   for (int e = 0; e < epochs; ++e) {
+    if (Chance(rng, 0.05)) {
+      // Crash and recover, the actor taking over more vnodes (a rescale).
+      h->Crash();
+      owned = VnodeBitmap::Union(owned, RandomOwnership(rng, shape.catalog.vnode_count));
+      BACKFILL_RETURN_IF_ERROR(h->Restart(owned));
+    }
     BACKFILL_RETURN_IF_ERROR(RandomEpochDml(*h, rng, key_space, pk_updates));
     const BarrierKind kind = Uniform(rng, 1, checkpoint_frequency) == 1
                                  ? BarrierKind::kCheckpoint

@@ -51,7 +51,14 @@ absl::Status BackfillHarness::Init() {
   BACKFILL_RETURN_IF_ERROR(
       upstream_table_->InitEpoch(EpochPair{Epoch(1), Epoch(0)}));
   epoch_ = 1;
+  return CreateExecutor();
+}
 
+absl::Status BackfillHarness::CreateExecutor() {
+  const TableCatalog& upstream = options_.upstream;
+  s2_to_s1_.clear();
+  s2_types_.clear();
+  s3_types_.clear();
   BACKFILL_ASSIGN_OR_RETURN(
       std::unique_ptr<ReplicatedStateTable> replicated,
       ReplicatedStateTable::Create(upstream, store_, *options_.owned,
@@ -74,11 +81,13 @@ absl::Status BackfillHarness::Init() {
                       static_cast<uint32_t>(options_.owned->Count())}}));
   reporter_ = std::make_unique<ProgressReporter>(options_.backfill.actor_id,
                                                  *tracker_);
-  BACKFILL_ASSIGN_OR_RETURN(
-      BackfillMetrics metrics,
-      BackfillMetrics::Create(registry_, upstream.table_id,
-                              options_.backfill.actor_id));
-  metrics_.emplace(std::move(metrics));
+  if (!metrics_.has_value()) {
+    BACKFILL_ASSIGN_OR_RETURN(
+        BackfillMetrics metrics,
+        BackfillMetrics::Create(registry_, upstream.table_id,
+                                options_.backfill.actor_id));
+    metrics_.emplace(std::move(metrics));
+  }
   ExecutorInfo input_info;
   input_info.schema = s2_types_;
   input_info.identity = "dispatcher output";
@@ -113,8 +122,51 @@ size_t BackfillHarness::view_size() const {
   return total;
 }
 
+void BackfillHarness::Crash() {
+  executor_.reset();
+  input_ = nullptr;
+  upstream_table_.reset();
+  pending_rows_.clear();
+  model_ = checkpoint_model_;
+  view_ = checkpoint_view_;
+}
+
+absl::Status BackfillHarness::Restart(std::optional<VnodeBitmap> owned,
+                                      std::optional<Mutation> mutation) {
+  if (executor_ != nullptr) {
+    return absl::FailedPreconditionError("Restart without Crash");
+  }
+  options_.owned = std::move(owned);
+  if (!options_.owned.has_value()) {
+    options_.owned = VnodeBitmap::All(options_.upstream.vnode_count);
+  }
+  const uint64_t committed =
+      store_.CommittedEpoch(options_.upstream.table_id).value();
+  const EpochPair first{Epoch(committed + 1), Epoch(committed)};
+  BACKFILL_ASSIGN_OR_RETURN(
+      upstream_table_,
+      StateTable::Create(options_.upstream, store_,
+                         VnodeBitmap::All(options_.upstream.vnode_count)));
+  BACKFILL_RETURN_IF_ERROR(upstream_table_->InitEpoch(first));
+  BACKFILL_RETURN_IF_ERROR(CreateExecutor());
+  epoch_ = committed;
+  clock_.AdvanceTime(options_.barrier_interval);
+  backfill::Barrier barrier;
+  barrier.epoch = first;
+  barrier.kind = BarrierKind::kInitial;
+  if (mutation.has_value()) {
+    barrier.mutation = std::make_shared<const Mutation>(std::move(*mutation));
+  }
+  input_->Push(std::move(barrier));
+  BACKFILL_RETURN_IF_ERROR(Drive(first.curr));
+  epoch_ = committed + 1;
+  // The first barrier is emitted before the actor loads its progress, so the
+  // invariant can only be checked from the next barrier on.
+  return absl::OkStatus();
+}
+
 void BackfillHarness::Route(Op op, const Row& s1) {
-  if (executor_ == nullptr || epoch_ < 3) return;  // not started yet
+  if (executor_ == nullptr || !started_) return;
   const VirtualNode vnode = upstream_table_->ComputeVnode(s1);
   if (!options_.owned->Test(vnode)) return;
   pending_rows_.emplace_back(op, ToS2(s1));
@@ -128,7 +180,8 @@ absl::Status BackfillHarness::Insert(const Row& row) {
   return absl::OkStatus();
 }
 
-absl::Status BackfillHarness::Delete(const Row& row) {
+absl::Status BackfillHarness::Delete(const Row& row_ref) {
+  const Row row = row_ref;  // may refer into the model, which changes below
   BACKFILL_RETURN_IF_ERROR(upstream_table_->Delete(row));
   model_.erase(upstream_table_->pk_serde().Serialize(
       ProjectRow(row, options_.upstream.pk_indices)));
@@ -136,7 +189,8 @@ absl::Status BackfillHarness::Delete(const Row& row) {
   return absl::OkStatus();
 }
 
-absl::Status BackfillHarness::Update(const Row& old_row, const Row& new_row) {
+absl::Status BackfillHarness::Update(const Row& old_ref, const Row& new_ref) {
+  const Row old_row = old_ref, new_row = new_ref;  // may refer into the model
   BACKFILL_RETURN_IF_ERROR(upstream_table_->Update(old_row, new_row));
   model_.erase(upstream_table_->pk_serde().Serialize(
       ProjectRow(old_row, options_.upstream.pk_indices)));
@@ -146,7 +200,7 @@ absl::Status BackfillHarness::Update(const Row& old_row, const Row& new_row) {
   // splits it into Delete + Insert otherwise.
   if (upstream_table_->ComputeVnode(old_row) ==
       upstream_table_->ComputeVnode(new_row)) {
-    if (executor_ != nullptr && epoch_ >= 3 &&
+    if (executor_ != nullptr && started_ &&
         options_.owned->Test(upstream_table_->ComputeVnode(old_row))) {
       pending_rows_.emplace_back(Op::kUpdateDelete, ToS2(old_row));
       pending_rows_.emplace_back(Op::kUpdateInsert, ToS2(new_row));
@@ -194,7 +248,8 @@ absl::Status BackfillHarness::Barrier(BarrierKind kind,
                                       std::optional<Mutation> mutation) {
   const EpochPair pair{Epoch(epoch_ + 1), Epoch(epoch_)};
   BACKFILL_RETURN_IF_ERROR(upstream_table_->Commit(pair));
-  const bool backfill_running = epoch_ >= 2;
+  const bool backfill_running = started_ || epoch_ >= 2;
+  started_ = backfill_running;
   if (backfill_running) {
     FlushChunk();
     clock_.AdvanceTime(options_.barrier_interval);
@@ -209,6 +264,8 @@ absl::Status BackfillHarness::Barrier(BarrierKind kind,
   }
   if (kind == BarrierKind::kCheckpoint) {
     BACKFILL_RETURN_IF_ERROR(store_.Checkpoint(pair.prev));
+    checkpoint_model_ = model_;
+    checkpoint_view_ = view_;
   }
   ++epoch_;
   if (backfill_running) return CheckInvariant(pair);

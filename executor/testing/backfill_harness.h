@@ -92,6 +92,16 @@ class BackfillHarness {
   absl::Status Barrier(BarrierKind kind = BarrierKind::kCheckpoint,
                        std::optional<Mutation> mutation = std::nullopt);
 
+  // A crash: drops the executor and every table instance (their uncommitted
+  // data is lost), and reverts the upstream and view models to the last
+  // checkpoint.
+  void Crash();
+  // Recovery after Crash(): the upstream and a new backfill actor owning
+  // `owned` start again from the last checkpoint with an Initial barrier
+  // (carrying `mutation`); the actor loads each vnode's persisted progress.
+  absl::Status Restart(std::optional<VnodeBitmap> owned,
+                       std::optional<Mutation> mutation = std::nullopt);
+
   bool finished() const { return executor_ != nullptr && executor_->is_finished(); }
   Epoch epoch() const { return Epoch(epoch_); }
   ArrangementBackfillExecutor& executor() { return *executor_; }
@@ -111,6 +121,7 @@ class BackfillHarness {
   BackfillHarness(StateStore& store, SimulatedClock& clock,
                   HarnessOptions options);
   absl::Status Init();
+  absl::Status CreateExecutor();
   void Route(Op op, const Row& s1);
   absl::Status Drive(Epoch until_curr);
   absl::Status ApplyOutput(const Message& message);
@@ -134,6 +145,10 @@ class BackfillHarness {
   std::optional<BackfillMetrics> metrics_;
   std::unique_ptr<ArrangementBackfillExecutor> executor_;
   std::map<std::string, int> view_;  // encoded S3 row -> multiplicity
+  // The models as of the last checkpoint (what a crash reverts to).
+  std::map<std::string, Row> checkpoint_model_;
+  std::map<std::string, int> checkpoint_view_;
+  bool started_ = false;
   std::vector<Message> last_output_;
   uint64_t epoch_ = 1;
 };
