@@ -83,6 +83,12 @@ std::pair<pid_t, FILE*> StartChild(const std::string& path, uint64_t seed) {
 }
 
 TEST(RocksDbCrashTest, EveryReopenHoldsExactlyTheLastCheckpoint) {
+#ifdef THREAD_SANITIZER
+  // This test is about process crashes, not threads. Under TSan, Debian's
+  // uninstrumented librocksdb reports false races (block decompression on
+  // RocksDB's threads) whose stacks are too truncated to suppress.
+  GTEST_SKIP() << "not meaningful under TSan (uninstrumented librocksdb)";
+#endif
   const uint64_t seed = 20240601;
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937_64 rng(seed);
