@@ -1,0 +1,615 @@
+#include "tools/scenario.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+#include "serde/vnode.h"
+
+namespace backfill {
+namespace {
+
+// Upper bounds that keep every count inside an int.
+constexpr uint32_t kMaxChunkSize = 1u << 20;
+constexpr uint32_t kMaxCheckpointFrequency = 1'000'000;
+constexpr uint32_t kMaxExtraCheckpoints = 1'000'000;
+
+// Records the first error of a TextFormat parse.
+class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (!error_.has_value()) {
+      error_ = absl::StrCat(line + 1, ":", column + 1, ": ", message);
+    }
+  }
+  void AddWarning(int, google::protobuf::io::ColumnNumber,
+                  const std::string&) override {}
+
+  const std::optional<std::string>& error() const { return error_; }
+
+ private:
+  std::optional<std::string> error_;
+};
+
+absl::Status Invalid(absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(field, " ", what));
+}
+
+bool IsKnownDataType(int value) { return DataTypeFromValue(value).has_value(); }
+
+// Distinct non-NULL values of a key column of `type` (saturated at 2^64-1).
+uint64_t DistinctValues(DataType type) {
+  constexpr uint64_t kMany = std::numeric_limits<uint64_t>::max();
+  switch (type) {
+    case DataType::kBoolean:
+      return 2;
+    case DataType::kInt16:
+      return uint64_t{1} << 16;
+    case DataType::kInt32:
+    case DataType::kFloat32:
+    case DataType::kDate:
+      return uint64_t{1} << 32;
+    case DataType::kTime:
+      return uint64_t{86'400'000'000};
+    default:
+      return kMany;
+  }
+}
+
+uint64_t SaturatingMultiply(uint64_t a, uint64_t b) {
+  if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) {
+    return std::numeric_limits<uint64_t>::max();
+  }
+  return a * b;
+}
+
+absl::Status ValidateTable(const tools::Scenario& scenario) {
+  const tools::Table& table = scenario.table();
+  const int num_columns = table.columns_size();
+  if (num_columns == 0) return Invalid("table.columns", "is empty");
+  absl::flat_hash_map<std::string, int> names;
+  for (int i = 0; i < num_columns; ++i) {
+    const tools::Column& column = table.columns(i);
+    const std::string field = absl::StrCat("table.columns[", i, "]");
+    if (column.name().empty()) return Invalid(field + ".name", "is empty");
+    if (auto [it, inserted] = names.emplace(column.name(), i); !inserted) {
+      return Invalid(
+          absl::StrCat(field, ".name"),
+          absl::StrCat("= \"", column.name(), "\" duplicates table.columns[",
+                       it->second, "].name"));
+    }
+    if (column.type() == tools::DATA_TYPE_UNSPECIFIED) {
+      return Invalid(absl::StrCat(field, ".type"),
+                     absl::StrCat("is DATA_TYPE_UNSPECIFIED (column \"",
+                                  column.name(), "\")"));
+    }
+    if (!IsKnownDataType(column.type())) {
+      return Invalid(
+          absl::StrCat(field, ".type"),
+          absl::StrCat("= ", column.type(), " is not a data type (column \"",
+                       column.name(), "\")"));
+    }
+  }
+  if (table.primary_key_size() == 0) {
+    return Invalid("table.primary_key", "is empty");
+  }
+  absl::flat_hash_set<uint32_t> pk_set;
+  for (int i = 0; i < table.primary_key_size(); ++i) {
+    const tools::KeyColumn& key = table.primary_key(i);
+    const std::string field = absl::StrCat("table.primary_key[", i, "]");
+    if (key.column() >= static_cast<uint32_t>(num_columns)) {
+      return Invalid(absl::StrCat(field, ".column"),
+                     absl::StrCat("= ", key.column(), " is out of range (",
+                                  num_columns, " columns)"));
+    }
+    if (!pk_set.insert(key.column()).second) {
+      return Invalid(absl::StrCat(field, ".column"),
+                     absl::StrCat("= ", key.column(), " appears twice"));
+    }
+    if (!tools::NullsOrder_IsValid(key.nulls())) {
+      return Invalid(absl::StrCat(field, ".nulls"),
+                     absl::StrCat("= ", key.nulls(), " is unknown"));
+    }
+  }
+  if (table.singleton() && table.distribution_key_size() > 0) {
+    return Invalid("table.distribution_key",
+                   absl::StrCat("has ", table.distribution_key_size(),
+                                " columns but table.singleton is set"));
+  }
+  absl::flat_hash_set<uint32_t> dist_set;
+  for (int i = 0; i < table.distribution_key_size(); ++i) {
+    const uint32_t column = table.distribution_key(i);
+    const std::string field = absl::StrCat("table.distribution_key[", i, "]");
+    if (!pk_set.contains(column)) {
+      return Invalid(
+          field, absl::StrCat("= ", column, " is not a primary-key column"));
+    }
+    if (!dist_set.insert(column).second) {
+      return Invalid(field, absl::StrCat("= ", column, " appears twice"));
+    }
+  }
+  if (table.vnode_count() > static_cast<uint32_t>(kMaxVnodeCount)) {
+    return Invalid(
+        "table.vnode_count",
+        absl::StrCat("= ", table.vnode_count(), " exceeds ", kMaxVnodeCount));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateFinite(absl::string_view field, double value) {
+  if (!std::isfinite(value)) {
+    return Invalid(field, absl::StrCat("= ", value, " is not finite"));
+  }
+  if (value < 0) return Invalid(field, absl::StrCat("< 0 (", value, ")"));
+  return absl::OkStatus();
+}
+
+absl::Status ValidateWorkload(const tools::Scenario& scenario,
+                              const tools::Scenario& defaulted) {
+  const tools::Workload& workload = scenario.workload();
+  if (absl::Status s =
+          ValidateFinite("workload.ops_per_second", workload.ops_per_second());
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          ValidateFinite("workload.insert_weight", workload.insert_weight());
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          ValidateFinite("workload.update_weight", workload.update_weight());
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          ValidateFinite("workload.delete_weight", workload.delete_weight());
+      !s.ok()) {
+    return s;
+  }
+  if (workload.ops_per_second() > 0 && workload.insert_weight() +
+                                               workload.update_weight() +
+                                               workload.delete_weight() <=
+                                           0) {
+    return Invalid("workload.insert_weight, update_weight, delete_weight",
+                   absl::StrCat("are all 0 but workload.ops_per_second = ",
+                                workload.ops_per_second()));
+  }
+  if (!(workload.null_fraction() >= 0 && workload.null_fraction() <= 1)) {
+    return Invalid(
+        "workload.null_fraction",
+        absl::StrCat("= ", workload.null_fraction(), " is outside [0, 1]"));
+  }
+  const uint64_t key_space = defaulted.workload().key_space();
+  if (key_space < scenario.initial_rows()) {
+    return Invalid("workload.key_space",
+                   absl::StrCat("= ", key_space, " is below initial_rows = ",
+                                scenario.initial_rows()));
+  }
+  uint64_t capacity = 1;
+  for (const tools::KeyColumn& key : scenario.table().primary_key()) {
+    const tools::Column& column = scenario.table().columns(key.column());
+    uint64_t distinct = DistinctValues(ScenarioDataType(column.type()));
+    if (column.nullable() && workload.null_fraction() > 0 &&
+        distinct < std::numeric_limits<uint64_t>::max()) {
+      ++distinct;
+    }
+    capacity = SaturatingMultiply(capacity, distinct);
+  }
+  if (key_space > capacity) {
+    return Invalid("workload.key_space",
+                   absl::StrCat("= ", key_space, " exceeds the ", capacity,
+                                " distinct primary keys the pk column types "
+                                "allow"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateBackfill(const tools::Scenario& scenario,
+                              const tools::Scenario& defaulted) {
+  const tools::Backfill& backfill = scenario.backfill();
+  const int num_columns = scenario.table().columns_size();
+  const uint32_t vnode_count = defaulted.table().vnode_count();
+  if (defaulted.backfill().parallelism() > vnode_count) {
+    return Invalid("backfill.parallelism",
+                   absl::StrCat("= ", defaulted.backfill().parallelism(),
+                                " exceeds table.vnode_count = ", vnode_count));
+  }
+  if (backfill.chunk_size() > kMaxChunkSize) {
+    return Invalid(
+        "backfill.chunk_size",
+        absl::StrCat("= ", backfill.chunk_size(), " exceeds ", kMaxChunkSize));
+  }
+  absl::flat_hash_set<uint32_t> seen;
+  for (int i = 0; i < backfill.output_columns_size(); ++i) {
+    const uint32_t column = backfill.output_columns(i);
+    const std::string field = absl::StrCat("backfill.output_columns[", i, "]");
+    if (column >= static_cast<uint32_t>(num_columns)) {
+      return Invalid(field, absl::StrCat("= ", column, " is out of range (",
+                                         num_columns, " columns)"));
+    }
+    if (!seen.insert(column).second) {
+      return Invalid(field, absl::StrCat("= ", column, " appears twice"));
+    }
+  }
+  const uint32_t upstream = defaulted.table().table_id();
+  const uint32_t view = defaulted.backfill().view_table_id();
+  const uint32_t progress = defaulted.backfill().progress_table_id();
+  if (view == upstream) {
+    return Invalid("backfill.view_table_id",
+                   absl::StrCat("= ", view, " equals table.table_id"));
+  }
+  if (progress == upstream || progress == view) {
+    return Invalid(
+        "backfill.progress_table_id",
+        absl::StrCat("= ", progress, " equals ",
+                     progress == upstream ? "table.table_id"
+                                          : "backfill.view_table_id"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRuntime(const tools::Scenario& scenario) {
+  const tools::Runtime& runtime = scenario.runtime();
+  if (runtime.checkpoint_frequency() > kMaxCheckpointFrequency) {
+    return Invalid("runtime.checkpoint_frequency",
+                   absl::StrCat("= ", runtime.checkpoint_frequency(),
+                                " exceeds ", kMaxCheckpointFrequency));
+  }
+  if (runtime.extra_checkpoints_after_finish() > kMaxExtraCheckpoints) {
+    return Invalid("runtime.extra_checkpoints_after_finish",
+                   absl::StrCat("= ", runtime.extra_checkpoints_after_finish(),
+                                " exceeds ", kMaxExtraCheckpoints));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateActions(const tools::Scenario& scenario) {
+  for (int i = 0; i < scenario.actions_size(); ++i) {
+    const tools::Action& action = scenario.actions(i);
+    const std::string field = absl::StrCat("actions[", i, "]");
+    if (action.at_epoch() == 0) {
+      return Invalid(absl::StrCat(field, ".at_epoch"),
+                     "= 0 (epochs count from 1, the view's creation)");
+    }
+    switch (action.action_case()) {
+      case tools::Action::kPause:
+        if (!action.pause()) {
+          return Invalid(absl::StrCat(field, ".pause"),
+                         "= false (write `pause: true`)");
+        }
+        break;
+      case tools::Action::kResume:
+        if (!action.resume()) {
+          return Invalid(absl::StrCat(field, ".resume"),
+                         "= false (write `resume: true`)");
+        }
+        break;
+      case tools::Action::kStopUpstream:
+        if (!action.stop_upstream()) {
+          return Invalid(absl::StrCat(field, ".stop_upstream"),
+                         "= false (write `stop_upstream: true`)");
+        }
+        break;
+      case tools::Action::kSetRateLimit:
+        break;
+      default:
+        return Invalid(field,
+                       "has no action (one of pause, resume, set_rate_limit, "
+                       "stop_upstream)");
+    }
+  }
+  return absl::OkStatus();
+}
+
+void AddColumn(tools::Table& table, absl::string_view name,
+               tools::DataType type, bool nullable) {
+  tools::Column* column = table.add_columns();
+  column->set_name(std::string(name));
+  column->set_type(type);
+  column->set_nullable(nullable);
+}
+
+}  // namespace
+
+absl::StatusOr<tools::Scenario> ParseScenario(absl::string_view text,
+                                              absl::string_view source) {
+  tools::Scenario scenario;
+  FirstErrorCollector errors;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(std::string(text), &scenario)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ":",
+        errors.error().value_or("0:0: cannot parse the scenario")));
+  }
+  return scenario;
+}
+
+absl::StatusOr<tools::Scenario> LoadScenarioFile(absl::string_view path) {
+  const std::string path_string(path);
+  std::ifstream in(path_string, std::ios::binary);
+  if (!in) {
+    const int error = errno;
+    const std::string message = absl::StrCat("cannot open scenario file ", path,
+                                             ": ", std::strerror(error));
+    if (error == ENOENT) return absl::NotFoundError(message);
+    if (error == EACCES) return absl::PermissionDeniedError(message);
+    return absl::InternalError(message);
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    return absl::InternalError(
+        absl::StrCat("cannot read scenario file ", path));
+  }
+  return ParseScenario(text.str(), path);
+}
+
+tools::Scenario DefaultScenario() {
+  tools::Scenario scenario;
+  scenario.set_name("default");
+  tools::Table& table = *scenario.mutable_table();
+  table.set_name("orders");
+  AddColumn(table, "id", tools::INT64, false);
+  AddColumn(table, "customer", tools::VARCHAR, false);
+  AddColumn(table, "price", tools::FLOAT64, false);
+  AddColumn(table, "amount", tools::DECIMAL, false);
+  AddColumn(table, "created_at", tools::TIMESTAMP, false);
+  AddColumn(table, "quantity", tools::INT32, true);
+  table.add_primary_key()->set_column(0);
+  table.set_vnode_count(256);
+  scenario.set_initial_rows(1'000'000);
+  scenario.set_seed(7);
+  tools::Workload& workload = *scenario.mutable_workload();
+  workload.set_ops_per_second(20'000);
+  workload.set_insert_weight(0.4);
+  workload.set_update_weight(0.4);
+  workload.set_delete_weight(0.2);
+  workload.set_null_fraction(0.1);
+  workload.set_key_space(4'000'000);
+  tools::Backfill& backfill = *scenario.mutable_backfill();
+  backfill.set_parallelism(2);
+  backfill.set_chunk_size(256);
+  tools::Runtime& runtime = *scenario.mutable_runtime();
+  runtime.set_barrier_interval_ms(100);
+  runtime.set_checkpoint_frequency(2);
+  return scenario;
+}
+
+tools::Scenario WithDefaults(tools::Scenario scenario) {
+  tools::Table& table = *scenario.mutable_table();
+  if (table.name().empty()) table.set_name("upstream");
+  if (table.table_id() == 0) table.set_table_id(kDefaultUpstreamTableId);
+  if (table.vnode_count() == 0)
+    table.set_vnode_count(kDefaultScenarioVnodeCount);
+  if (!table.singleton() && table.distribution_key_size() == 0) {
+    for (const tools::KeyColumn& key : table.primary_key()) {
+      table.add_distribution_key(key.column());
+    }
+  }
+  tools::Workload& workload = *scenario.mutable_workload();
+  if (workload.key_space() == 0) {
+    const uint64_t rows = scenario.initial_rows();
+    workload.set_key_space(rows == 0 ? kMinDefaultKeySpace
+                                     : SaturatingMultiply(rows, 4));
+  }
+  tools::Backfill& backfill = *scenario.mutable_backfill();
+  if (backfill.parallelism() == 0) {
+    backfill.set_parallelism(kDefaultScenarioParallelism);
+  }
+  if (backfill.chunk_size() == 0) {
+    backfill.set_chunk_size(kDefaultScenarioChunkSize);
+  }
+  if (backfill.output_columns_size() == 0) {
+    for (int i = 0; i < table.columns_size(); ++i) {
+      backfill.add_output_columns(static_cast<uint32_t>(i));
+    }
+  }
+  if (backfill.view_table_id() == 0) {
+    backfill.set_view_table_id(kDefaultViewTableId);
+  }
+  if (backfill.progress_table_id() == 0) {
+    backfill.set_progress_table_id(kDefaultProgressTableId);
+  }
+  tools::Runtime& runtime = *scenario.mutable_runtime();
+  if (runtime.barrier_interval_ms() == 0) {
+    runtime.set_barrier_interval_ms(kDefaultScenarioBarrierIntervalMs);
+  }
+  if (runtime.checkpoint_frequency() == 0) {
+    runtime.set_checkpoint_frequency(kDefaultScenarioCheckpointFrequency);
+  }
+  if (runtime.max_seconds() == 0) {
+    runtime.set_max_seconds(kDefaultScenarioMaxSeconds);
+  }
+  if (!runtime.has_extra_checkpoints_after_finish()) {
+    runtime.set_extra_checkpoints_after_finish(
+        kDefaultScenarioExtraCheckpoints);
+  }
+  return scenario;
+}
+
+absl::Status ValidateScenario(const tools::Scenario& scenario) {
+  if (absl::Status s = ValidateTable(scenario); !s.ok()) return s;
+  const tools::Scenario defaulted = WithDefaults(scenario);
+  if (absl::Status s = ValidateWorkload(scenario, defaulted); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateBackfill(scenario, defaulted); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateRuntime(scenario); !s.ok()) return s;
+  return ValidateActions(scenario);
+}
+
+DataType ScenarioDataType(tools::DataType type) {
+  const std::optional<DataType> data_type = DataTypeFromValue(type);
+  assert(data_type.has_value());
+  return data_type.value_or(DataType::kInt64);
+}
+
+OrderType ScenarioOrderType(const tools::KeyColumn& key) {
+  OrderType order =
+      key.descending() ? OrderType::Descending() : OrderType::Ascending();
+  if (key.nulls() == tools::NULLS_FIRST) order.nulls = NullsOrder::kFirst;
+  if (key.nulls() == tools::NULLS_LAST) order.nulls = NullsOrder::kLast;
+  return order;
+}
+
+TableCatalog ScenarioTableCatalog(const tools::Scenario& raw,
+                                  TableId table_id) {
+  const tools::Scenario scenario = WithDefaults(raw);
+  const tools::Table& table = scenario.table();
+  TableCatalog catalog;
+  catalog.table_id = table_id;
+  catalog.name = table.name();
+  for (int i = 0; i < table.columns_size(); ++i) {
+    const tools::Column& column = table.columns(i);
+    catalog.columns.push_back(
+        ColumnDesc{column.name(), ScenarioDataType(column.type()),
+                   /*column_id=*/i + 1, column.nullable()});
+    catalog.value_indices.push_back(i);
+  }
+  for (const tools::KeyColumn& key : table.primary_key()) {
+    catalog.pk_indices.push_back(static_cast<int>(key.column()));
+    catalog.pk_orders.push_back(ScenarioOrderType(key));
+  }
+  if (!table.singleton()) {
+    for (uint32_t column : table.distribution_key()) {
+      catalog.dist_key_indices.push_back(static_cast<int>(column));
+    }
+  }
+  catalog.vnode_count = static_cast<int>(table.vnode_count());
+  catalog.value_encoding = table.column_aware_encoding()
+                               ? ValueEncoding::kColumnAware
+                               : ValueEncoding::kPositional;
+  return catalog;
+}
+
+std::vector<int> ScenarioViewInputColumns(const tools::Scenario& raw) {
+  const tools::Scenario scenario = WithDefaults(raw);
+  std::vector<int> columns;
+  for (uint32_t column : scenario.backfill().output_columns()) {
+    columns.push_back(static_cast<int>(column));
+  }
+  for (const tools::KeyColumn& key : scenario.table().primary_key()) {
+    const int column = static_cast<int>(key.column());
+    if (std::find(columns.begin(), columns.end(), column) == columns.end()) {
+      columns.push_back(column);
+    }
+  }
+  return columns;
+}
+
+TableCatalog ScenarioViewCatalog(const tools::Scenario& scenario,
+                                 TableId table_id) {
+  const TableCatalog upstream = ScenarioTableCatalog(scenario, table_id);
+  const std::vector<int> input = ScenarioViewInputColumns(scenario);
+  // Upstream column index -> view column index.
+  absl::flat_hash_map<int, int> position;
+  for (size_t i = 0; i < input.size(); ++i) {
+    position.emplace(input[i], static_cast<int>(i));
+  }
+  TableCatalog view;
+  view.table_id = table_id;
+  view.name = absl::StrCat(upstream.name, "_view");
+  for (size_t i = 0; i < input.size(); ++i) {
+    ColumnDesc column = upstream.columns[input[i]];
+    column.column_id = static_cast<int32_t>(i + 1);
+    view.columns.push_back(std::move(column));
+    view.value_indices.push_back(static_cast<int>(i));
+  }
+  for (int column : upstream.pk_indices) {
+    view.pk_indices.push_back(position.at(column));
+  }
+  view.pk_orders = upstream.pk_orders;
+  for (int column : upstream.dist_key_indices) {
+    view.dist_key_indices.push_back(position.at(column));
+  }
+  view.vnode_count = upstream.vnode_count;
+  view.value_encoding = upstream.value_encoding;
+  return view;
+}
+
+absl::StatusOr<ScenarioSpec> ScenarioSpecFromProto(const tools::Scenario& raw) {
+  if (absl::Status s = ValidateScenario(raw); !s.ok()) return s;
+  const tools::Scenario scenario = WithDefaults(raw);
+  ScenarioSpec spec;
+  spec.name = scenario.name();
+  spec.initial_rows = scenario.initial_rows();
+  spec.seed = scenario.seed();
+  spec.table = ScenarioTableCatalog(scenario, scenario.table().table_id());
+  spec.view =
+      ScenarioViewCatalog(scenario, scenario.backfill().view_table_id());
+  spec.view_input_columns = ScenarioViewInputColumns(scenario);
+  for (uint32_t column : scenario.backfill().output_columns()) {
+    spec.output_columns.push_back(static_cast<int>(column));
+    spec.output_column_names.push_back(spec.table.columns[column].name);
+    spec.output_column_types.push_back(spec.table.columns[column].type);
+  }
+  spec.progress_table_id = scenario.backfill().progress_table_id();
+
+  const tools::Workload& workload = scenario.workload();
+  spec.workload.ops_per_second = workload.ops_per_second();
+  spec.workload.insert_weight = workload.insert_weight();
+  spec.workload.update_weight = workload.update_weight();
+  spec.workload.delete_weight = workload.delete_weight();
+  spec.workload.update_primary_key = workload.update_primary_key();
+  spec.workload.max_ops = workload.max_ops();
+  spec.workload.null_fraction = workload.null_fraction();
+  spec.workload.key_space = workload.key_space();
+
+  spec.parallelism = static_cast<int>(scenario.backfill().parallelism());
+  spec.chunk_size = static_cast<int>(scenario.backfill().chunk_size());
+  spec.rate_limit = scenario.backfill().rate_limit();
+
+  const tools::Runtime& runtime = scenario.runtime();
+  spec.barrier_interval = absl::Milliseconds(runtime.barrier_interval_ms());
+  spec.checkpoint_frequency = static_cast<int>(runtime.checkpoint_frequency());
+  spec.max_duration = absl::Seconds(runtime.max_seconds());
+  spec.extra_checkpoints_after_finish =
+      static_cast<int>(runtime.extra_checkpoints_after_finish());
+
+  for (const tools::Action& action : scenario.actions()) {
+    ScenarioAction out;
+    out.at_epoch = action.at_epoch();
+    switch (action.action_case()) {
+      case tools::Action::kPause:
+        out.kind = ScenarioActionKind::kPause;
+        break;
+      case tools::Action::kResume:
+        out.kind = ScenarioActionKind::kResume;
+        break;
+      case tools::Action::kSetRateLimit:
+        out.kind = ScenarioActionKind::kSetRateLimit;
+        out.rate_limit = action.set_rate_limit();
+        break;
+      default:
+        out.kind = ScenarioActionKind::kStopUpstream;
+        break;
+    }
+    spec.actions.push_back(out);
+  }
+  std::stable_sort(spec.actions.begin(), spec.actions.end(),
+                   [](const ScenarioAction& a, const ScenarioAction& b) {
+                     return a.at_epoch < b.at_epoch;
+                   });
+  if (absl::Status s = ValidateTableCatalog(spec.table); !s.ok()) return s;
+  if (absl::Status s = ValidateTableCatalog(spec.view); !s.ok()) return s;
+  return spec;
+}
+
+}  // namespace backfill

@@ -1,0 +1,506 @@
+#include "tools/scenario.h"
+
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "serde/data_type.h"
+#include "serde/order_type.h"
+#include "storage/table_catalog.h"
+#include "third_party/absl_extras/status_matchers.h"
+#include "tools/scenario.pb.h"
+#include "tools/scenario_spec.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::IsOk;
+using ::backfill::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kScenarioDir[] = "tools/scenarios";
+
+// A small valid scenario the error cases mutate.
+tools::Scenario SmallScenario() {
+  tools::Scenario scenario;
+  auto parsed =
+      ParseScenario(R"pb(
+                      name: "small"
+                      table {
+                        columns { name: "a" type: INT64 }
+                        columns { name: "b" type: VARCHAR nullable: true }
+                        columns { name: "c" type: INT32 nullable: true }
+                        primary_key { column: 0 }
+                        primary_key { column: 2 descending: true }
+                      }
+                      initial_rows: 100
+                      workload { ops_per_second: 10 insert_weight: 1 }
+                    )pb",
+                    "small");
+  EXPECT_THAT(parsed.status(), IsOk());
+  if (parsed.ok()) scenario = *parsed;
+  return scenario;
+}
+
+TEST(ScenarioTest, SmallScenarioIsValid) {
+  EXPECT_THAT(ValidateScenario(SmallScenario()), IsOk());
+  EXPECT_THAT(ValidateScenario(WithDefaults(SmallScenario())), IsOk());
+}
+
+TEST(ScenarioTest, ParseErrorNamesLineAndColumn) {
+  auto parsed = ParseScenario(
+      "name: \"x\"\ntable {\n  columns { nme: \"a\" }\n}\n", "bad.textproto");
+  EXPECT_THAT(parsed.status(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                        HasSubstr("bad.textproto:3:")));
+  EXPECT_THAT(parsed.status().message(), HasSubstr("nme"));
+
+  auto syntax = ParseScenario("name: \"x\"\ninitial_rows: -\n", "s");
+  EXPECT_THAT(syntax.status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("s:2:")));
+  auto bad_enum = ParseScenario("table { columns { type: INTEGER } }", "e");
+  EXPECT_THAT(bad_enum.status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("e:1:")));
+  EXPECT_THAT(bad_enum.status().message(), HasSubstr("INTEGER"));
+}
+
+TEST(ScenarioTest, LoadMissingFileIsNotFound) {
+  EXPECT_THAT(LoadScenarioFile("tools/scenarios/no_such.textproto").status(),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("no_such")));
+}
+
+TEST(ScenarioTest, DefaultScenarioIsTheDocumentedDemo) {
+  const tools::Scenario scenario = DefaultScenario();
+  EXPECT_THAT(ValidateScenario(scenario), IsOk());
+  EXPECT_GE(scenario.initial_rows(), 1'000'000u);
+  ASSERT_EQ(scenario.table().columns_size(), 6);
+  std::vector<tools::DataType> types;
+  for (const auto& column : scenario.table().columns()) {
+    types.push_back(column.type());
+  }
+  EXPECT_THAT(types,
+              ElementsAre(tools::INT64, tools::VARCHAR, tools::FLOAT64,
+                          tools::DECIMAL, tools::TIMESTAMP, tools::INT32));
+  EXPECT_TRUE(scenario.table().columns(5).nullable());
+  EXPECT_FALSE(scenario.table().columns(0).nullable());
+  EXPECT_EQ(scenario.backfill().parallelism(), 2u);
+  EXPECT_NEAR(scenario.workload().ops_per_second(), 20'000, 1);
+  EXPECT_GT(scenario.workload().insert_weight(), 0);
+  EXPECT_GT(scenario.workload().update_weight(), 0);
+  EXPECT_GT(scenario.workload().delete_weight(), 0);
+  EXPECT_EQ(scenario.runtime().barrier_interval_ms(), 100u);
+  EXPECT_GE(scenario.runtime().checkpoint_frequency(), 1u);
+  EXPECT_LE(scenario.runtime().checkpoint_frequency(), 2u);
+}
+
+TEST(ScenarioTest, DefaultFileEqualsDefaultScenario) {
+  auto loaded =
+      LoadScenarioFile(std::string(kScenarioDir) + "/default.textproto");
+  ASSERT_THAT(loaded.status(), IsOk());
+  std::string diff;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&diff);
+  EXPECT_TRUE(differencer.Compare(*loaded, DefaultScenario())) << diff;
+}
+
+TEST(ScenarioTest, EveryShippedScenarioLoadsAndValidates) {
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(kScenarioDir)) {
+    const std::string path = entry.path().string();
+    SCOPED_TRACE(path);
+    if (entry.path().extension() != ".textproto") continue;
+    auto loaded = LoadScenarioFile(path);
+    ASSERT_THAT(loaded.status(), IsOk());
+    EXPECT_THAT(ValidateScenario(*loaded), IsOk());
+    auto spec = ScenarioSpecFromProto(*loaded);
+    ASSERT_THAT(spec.status(), IsOk());
+    EXPECT_EQ(entry.path().stem().string(), loaded->name());
+    if (loaded->name() != "default") {
+      EXPECT_LE(loaded->initial_rows(), 50'000u);
+    }
+    names.insert(loaded->name());
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"column_pruned", "default",
+                                          "heavy_churn", "rate_limited",
+                                          "singleton", "wide_composite_pk"}));
+}
+
+TEST(ScenarioTest, ShippedScenariosCoverTheirFeatures) {
+  auto load = [](const std::string& name) {
+    auto loaded =
+        LoadScenarioFile(std::string(kScenarioDir) + "/" + name + ".textproto");
+    EXPECT_THAT(loaded.status(), IsOk());
+    return loaded.ok() ? *loaded : tools::Scenario();
+  };
+  {
+    const tools::Scenario s = load("wide_composite_pk");
+    const TableCatalog catalog = ScenarioTableCatalog(s, 1);
+    EXPECT_GE(catalog.pk_indices.size(), 2u);
+    bool has_desc = false, has_nulls_first_asc = false;
+    for (OrderType order : catalog.pk_orders) {
+      has_desc |= order.is_descending();
+      has_nulls_first_asc |= !order.is_descending() && order.nulls_first();
+    }
+    EXPECT_TRUE(has_desc);
+    EXPECT_TRUE(has_nulls_first_asc);
+    EXPECT_GT(s.workload().null_fraction(), 0);
+  }
+  {
+    const tools::Scenario s = load("heavy_churn");
+    EXPECT_TRUE(s.workload().update_primary_key());
+    EXPECT_GT(s.workload().delete_weight(), 0);
+    EXPECT_LE(s.workload().key_space(), 2 * s.initial_rows());
+  }
+  {
+    const tools::Scenario s = load("rate_limited");
+    EXPECT_GT(s.backfill().rate_limit(), 0u);
+    std::set<int> kinds;
+    for (const auto& action : s.actions()) kinds.insert(action.action_case());
+    EXPECT_EQ(kinds,
+              (std::set<int>{tools::Action::kPause, tools::Action::kResume,
+                             tools::Action::kSetRateLimit}));
+  }
+  {
+    const tools::Scenario s = load("column_pruned");
+    auto spec = ScenarioSpecFromProto(s);
+    ASSERT_THAT(spec.status(), IsOk());
+    EXPECT_LT(spec->output_columns.size(), spec->table.columns.size());
+    bool drops_pk_column = false;
+    for (int pk : spec->table.pk_indices) {
+      drops_pk_column |=
+          std::find(spec->output_columns.begin(), spec->output_columns.end(),
+                    pk) == spec->output_columns.end();
+    }
+    EXPECT_TRUE(drops_pk_column);
+  }
+  {
+    const tools::Scenario s = load("singleton");
+    EXPECT_TRUE(ScenarioTableCatalog(s, 1).dist_key_indices.empty());
+  }
+}
+
+TEST(ScenarioTest, WithDefaultsFillsEveryDefault) {
+  tools::Scenario scenario = SmallScenario();
+  const tools::Scenario d = WithDefaults(scenario);
+  EXPECT_EQ(d.backfill().parallelism(), 2u);
+  EXPECT_EQ(d.backfill().chunk_size(), 256u);
+  EXPECT_EQ(d.table().vnode_count(), 256u);
+  EXPECT_EQ(d.runtime().barrier_interval_ms(), 100u);
+  EXPECT_EQ(d.runtime().checkpoint_frequency(), 1u);
+  EXPECT_EQ(d.runtime().max_seconds(), 600u);
+  EXPECT_TRUE(d.runtime().has_extra_checkpoints_after_finish());
+  EXPECT_EQ(d.runtime().extra_checkpoints_after_finish(), 3u);
+  EXPECT_EQ(d.workload().key_space(), 400u);
+  EXPECT_THAT(d.table().distribution_key(), ElementsAre(0u, 2u));
+  EXPECT_THAT(d.backfill().output_columns(), ElementsAre(0u, 1u, 2u));
+  EXPECT_EQ(d.table().table_id(), 1u);
+  EXPECT_EQ(d.backfill().view_table_id(), 2u);
+  EXPECT_EQ(d.backfill().progress_table_id(), 3u);
+  EXPECT_EQ(d.table().name(), "upstream");
+
+  // Idempotent.
+  google::protobuf::util::MessageDifferencer differencer;
+  EXPECT_TRUE(differencer.Compare(WithDefaults(d), d));
+
+  // Explicit values and an explicit 0 extra checkpoints are kept.
+  scenario.mutable_runtime()->set_extra_checkpoints_after_finish(0);
+  scenario.mutable_backfill()->set_parallelism(5);
+  scenario.set_initial_rows(0);
+  const tools::Scenario e = WithDefaults(scenario);
+  EXPECT_EQ(e.runtime().extra_checkpoints_after_finish(), 0u);
+  EXPECT_EQ(e.backfill().parallelism(), 5u);
+  EXPECT_EQ(e.workload().key_space(), kMinDefaultKeySpace);
+
+  // A singleton keeps an empty distribution key.
+  scenario.mutable_table()->set_singleton(true);
+  EXPECT_EQ(WithDefaults(scenario).table().distribution_key_size(), 0);
+}
+
+struct BadCase {
+  std::string name;
+  std::function<void(tools::Scenario&)> mutate;
+  std::string message;
+};
+
+TEST(ScenarioTest, EveryErrorNamesItsField) {
+  const std::vector<BadCase> cases = {
+      {"no columns", [](auto& s) { s.mutable_table()->clear_columns(); },
+       "table.columns is empty"},
+      {"empty name",
+       [](auto& s) { s.mutable_table()->mutable_columns(1)->set_name(""); },
+       "table.columns[1].name is empty"},
+      {"duplicate name",
+       [](auto& s) { s.mutable_table()->mutable_columns(2)->set_name("a"); },
+       "table.columns[2].name = \"a\" duplicates table.columns[0].name"},
+      {"unspecified type",
+       [](auto& s) {
+         s.mutable_table()->mutable_columns(1)->set_type(
+             tools::DATA_TYPE_UNSPECIFIED);
+       },
+       "table.columns[1].type is DATA_TYPE_UNSPECIFIED"},
+      {"unknown type",
+       [](auto& s) {
+         s.mutable_table()->mutable_columns(1)->set_type(
+             static_cast<tools::DataType>(42));
+       },
+       "table.columns[1].type = 42 is not a data type"},
+      {"no pk", [](auto& s) { s.mutable_table()->clear_primary_key(); },
+       "table.primary_key is empty"},
+      {"pk out of range",
+       [](auto& s) {
+         s.mutable_table()->mutable_primary_key(1)->set_column(7);
+       },
+       "table.primary_key[1].column = 7 is out of range (3 columns)"},
+      {"pk twice",
+       [](auto& s) {
+         s.mutable_table()->mutable_primary_key(1)->set_column(0);
+       },
+       "table.primary_key[1].column = 0 appears twice"},
+      {"unknown nulls",
+       [](auto& s) {
+         s.mutable_table()->mutable_primary_key(0)->set_nulls(
+             static_cast<tools::NullsOrder>(9));
+       },
+       "table.primary_key[0].nulls = 9 is unknown"},
+      {"dist not in pk",
+       [](auto& s) { s.mutable_table()->add_distribution_key(1); },
+       "table.distribution_key[0] = 1 is not a primary-key column"},
+      {"dist twice",
+       [](auto& s) {
+         s.mutable_table()->add_distribution_key(0);
+         s.mutable_table()->add_distribution_key(0);
+       },
+       "table.distribution_key[1] = 0 appears twice"},
+      {"singleton with dist",
+       [](auto& s) {
+         s.mutable_table()->set_singleton(true);
+         s.mutable_table()->add_distribution_key(0);
+       },
+       "table.distribution_key has 1 columns but table.singleton is set"},
+      {"too many vnodes",
+       [](auto& s) { s.mutable_table()->set_vnode_count(32769); },
+       "table.vnode_count = 32769 exceeds 32768"},
+      {"negative ops",
+       [](auto& s) { s.mutable_workload()->set_ops_per_second(-1); },
+       "workload.ops_per_second < 0"},
+      {"infinite ops",
+       [](auto& s) {
+         s.mutable_workload()->set_ops_per_second(
+             std::numeric_limits<double>::infinity());
+       },
+       "workload.ops_per_second = inf is not finite"},
+      {"negative insert weight",
+       [](auto& s) { s.mutable_workload()->set_insert_weight(-0.5); },
+       "workload.insert_weight < 0"},
+      {"negative update weight",
+       [](auto& s) { s.mutable_workload()->set_update_weight(-1); },
+       "workload.update_weight < 0"},
+      {"negative delete weight",
+       [](auto& s) { s.mutable_workload()->set_delete_weight(-1); },
+       "workload.delete_weight < 0"},
+      {"zero weights",
+       [](auto& s) { s.mutable_workload()->set_insert_weight(0); },
+       "are all 0 but workload.ops_per_second = 10"},
+      {"null fraction",
+       [](auto& s) { s.mutable_workload()->set_null_fraction(1.5); },
+       "workload.null_fraction = 1.5 is outside [0, 1]"},
+      {"key space below rows",
+       [](auto& s) { s.mutable_workload()->set_key_space(50); },
+       "workload.key_space = 50 is below initial_rows = 100"},
+      {"key space beyond pk types",
+       [](auto& s) {
+         auto* table = s.mutable_table();
+         table->mutable_columns(0)->set_type(tools::BOOLEAN);
+         table->mutable_primary_key()->RemoveLast();
+       },
+       "workload.key_space = 400 exceeds the 2 distinct primary keys"},
+      {"parallelism above vnodes",
+       [](auto& s) {
+         s.mutable_table()->set_vnode_count(4);
+         s.mutable_backfill()->set_parallelism(5);
+       },
+       "backfill.parallelism = 5 exceeds table.vnode_count = 4"},
+      {"default parallelism above vnodes",
+       [](auto& s) { s.mutable_table()->set_vnode_count(1); },
+       "backfill.parallelism = 2 exceeds table.vnode_count = 1"},
+      {"chunk size",
+       [](auto& s) { s.mutable_backfill()->set_chunk_size(1u << 21); },
+       "backfill.chunk_size = 2097152 exceeds"},
+      {"output column out of range",
+       [](auto& s) { s.mutable_backfill()->add_output_columns(9); },
+       "backfill.output_columns[0] = 9 is out of range (3 columns)"},
+      {"output column twice",
+       [](auto& s) {
+         s.mutable_backfill()->add_output_columns(1);
+         s.mutable_backfill()->add_output_columns(1);
+       },
+       "backfill.output_columns[1] = 1 appears twice"},
+      {"view id clash",
+       [](auto& s) { s.mutable_backfill()->set_view_table_id(1); },
+       "backfill.view_table_id = 1 equals table.table_id"},
+      {"progress id clash",
+       [](auto& s) { s.mutable_backfill()->set_progress_table_id(2); },
+       "backfill.progress_table_id = 2 equals backfill.view_table_id"},
+      {"checkpoint frequency",
+       [](auto& s) {
+         s.mutable_runtime()->set_checkpoint_frequency(2'000'000);
+       },
+       "runtime.checkpoint_frequency = 2000000 exceeds"},
+      {"action at epoch 0", [](auto& s) { s.add_actions()->set_pause(true); },
+       "actions[0].at_epoch = 0"},
+      {"action without oneof",
+       [](auto& s) {
+         s.add_actions()->set_at_epoch(3);
+         s.add_actions()->set_at_epoch(4);
+         s.mutable_actions(0)->set_pause(true);
+       },
+       "actions[1] has no action"},
+      {"pause false",
+       [](auto& s) {
+         auto* action = s.add_actions();
+         action->set_at_epoch(3);
+         action->set_pause(false);
+       },
+       "actions[0].pause = false"},
+      {"resume false",
+       [](auto& s) {
+         auto* action = s.add_actions();
+         action->set_at_epoch(3);
+         action->set_resume(false);
+       },
+       "actions[0].resume = false"},
+      {"stop false",
+       [](auto& s) {
+         auto* action = s.add_actions();
+         action->set_at_epoch(3);
+         action->set_stop_upstream(false);
+       },
+       "actions[0].stop_upstream = false"},
+  };
+  for (const BadCase& bad : cases) {
+    SCOPED_TRACE(bad.name);
+    tools::Scenario scenario = SmallScenario();
+    bad.mutate(scenario);
+    EXPECT_THAT(
+        ValidateScenario(scenario),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(bad.message)));
+    EXPECT_THAT(
+        ScenarioSpecFromProto(scenario).status(),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(bad.message)));
+  }
+}
+
+TEST(ScenarioTest, ZeroChunkSizeAndSetRateLimitZeroAreFine) {
+  tools::Scenario scenario = SmallScenario();
+  scenario.mutable_backfill()->set_chunk_size(0);
+  tools::Action* action = scenario.add_actions();
+  action->set_at_epoch(2);
+  action->set_set_rate_limit(0);
+  EXPECT_THAT(ValidateScenario(scenario), IsOk());
+}
+
+TEST(ScenarioTest, TableCatalogFromScenario) {
+  tools::Scenario scenario = SmallScenario();
+  scenario.mutable_table()->mutable_primary_key(0)->set_nulls(
+      tools::NULLS_FIRST);
+  scenario.mutable_table()->set_vnode_count(64);
+  scenario.mutable_table()->set_column_aware_encoding(true);
+  scenario.mutable_table()->set_name("t");
+  const TableCatalog catalog = ScenarioTableCatalog(scenario, 9);
+  EXPECT_THAT(ValidateTableCatalog(catalog), IsOk());
+  EXPECT_EQ(catalog.table_id, 9u);
+  EXPECT_EQ(catalog.name, "t");
+  ASSERT_EQ(catalog.columns.size(), 3u);
+  EXPECT_EQ(catalog.columns[0].name, "a");
+  EXPECT_EQ(catalog.columns[0].column_id, 1);
+  EXPECT_EQ(catalog.columns[2].column_id, 3);
+  EXPECT_EQ(catalog.columns[1].type, DataType::kVarchar);
+  EXPECT_FALSE(catalog.columns[0].nullable);
+  EXPECT_TRUE(catalog.columns[1].nullable);
+  EXPECT_THAT(catalog.pk_indices, ElementsAre(0, 2));
+  EXPECT_THAT(catalog.pk_orders, ElementsAre(OrderType::AscendingNullsFirst(),
+                                             OrderType::Descending()));
+  EXPECT_THAT(catalog.dist_key_indices, ElementsAre(0, 2));
+  EXPECT_EQ(catalog.vnode_count, 64);
+  EXPECT_EQ(catalog.value_encoding, ValueEncoding::kColumnAware);
+  EXPECT_THAT(catalog.value_indices, ElementsAre(0, 1, 2));
+
+  scenario.mutable_table()->mutable_primary_key(1)->set_nulls(
+      tools::NULLS_LAST);
+  scenario.mutable_table()->set_column_aware_encoding(false);
+  scenario.mutable_table()->add_distribution_key(2);
+  const TableCatalog other = ScenarioTableCatalog(scenario, 1);
+  EXPECT_EQ(other.pk_orders[1], OrderType::DescendingNullsLast());
+  EXPECT_THAT(other.dist_key_indices, ElementsAre(2));
+  EXPECT_EQ(other.value_encoding, ValueEncoding::kPositional);
+}
+
+TEST(ScenarioTest, ViewCatalogKeepsHiddenPkColumns) {
+  tools::Scenario scenario = SmallScenario();
+  scenario.mutable_backfill()->add_output_columns(1);
+  EXPECT_THAT(ScenarioViewInputColumns(scenario), ElementsAre(1, 0, 2));
+  const TableCatalog view = ScenarioViewCatalog(scenario, 2);
+  EXPECT_THAT(ValidateTableCatalog(view), IsOk());
+  EXPECT_EQ(view.name, "upstream_view");
+  ASSERT_EQ(view.columns.size(), 3u);
+  EXPECT_EQ(view.columns[0].name, "b");
+  EXPECT_EQ(view.columns[1].name, "a");
+  EXPECT_EQ(view.columns[2].name, "c");
+  EXPECT_EQ(view.columns[0].column_id, 1);
+  EXPECT_THAT(view.pk_indices, ElementsAre(1, 2));
+  EXPECT_THAT(view.pk_orders,
+              ElementsAre(OrderType::Ascending(), OrderType::Descending()));
+  EXPECT_THAT(view.dist_key_indices, ElementsAre(1, 2));
+}
+
+TEST(ScenarioTest, SpecFromProto) {
+  tools::Scenario scenario = SmallScenario();
+  scenario.mutable_backfill()->add_output_columns(2);
+  scenario.mutable_backfill()->set_rate_limit(500);
+  scenario.mutable_runtime()->set_barrier_interval_ms(50);
+  scenario.mutable_runtime()->set_max_seconds(30);
+  auto add = [&](uint64_t epoch) {
+    tools::Action* action = scenario.add_actions();
+    action->set_at_epoch(epoch);
+    return action;
+  };
+  add(9)->set_stop_upstream(true);
+  add(3)->set_pause(true);
+  add(5)->set_set_rate_limit(77);
+  add(3)->set_resume(true);
+  auto spec = ScenarioSpecFromProto(scenario);
+  ASSERT_THAT(spec.status(), IsOk());
+  EXPECT_EQ(spec->name, "small");
+  EXPECT_EQ(spec->initial_rows, 100u);
+  EXPECT_EQ(spec->table.table_id, 1u);
+  EXPECT_EQ(spec->view.table_id, 2u);
+  EXPECT_EQ(spec->progress_table_id, 3u);
+  EXPECT_THAT(spec->output_columns, ElementsAre(2));
+  EXPECT_THAT(spec->output_column_names, ElementsAre("c"));
+  EXPECT_THAT(spec->output_column_types, ElementsAre(DataType::kInt32));
+  EXPECT_THAT(spec->view_input_columns, ElementsAre(2, 0));
+  EXPECT_EQ(spec->parallelism, 2);
+  EXPECT_EQ(spec->chunk_size, 256);
+  EXPECT_EQ(spec->rate_limit, 500u);
+  EXPECT_EQ(spec->barrier_interval, absl::Milliseconds(50));
+  EXPECT_EQ(spec->checkpoint_frequency, 1);
+  EXPECT_EQ(spec->max_duration, absl::Seconds(30));
+  EXPECT_EQ(spec->extra_checkpoints_after_finish, 3);
+  EXPECT_EQ(spec->workload.key_space, 400u);
+  EXPECT_EQ(spec->workload.ops_per_second, 10);
+  ASSERT_EQ(spec->actions.size(), 4u);
+  EXPECT_EQ(spec->actions[0].at_epoch, 3u);
+  EXPECT_EQ(spec->actions[0].kind, ScenarioActionKind::kPause);
+  EXPECT_EQ(spec->actions[1].kind, ScenarioActionKind::kResume);
+  EXPECT_EQ(spec->actions[2].kind, ScenarioActionKind::kSetRateLimit);
+  EXPECT_EQ(spec->actions[2].rate_limit, 77u);
+  EXPECT_EQ(spec->actions[3].kind, ScenarioActionKind::kStopUpstream);
+}
+
+}  // namespace
+}  // namespace backfill
