@@ -1,0 +1,374 @@
+#include "tools/progress_display.h"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace backfill {
+namespace {
+
+// Erase the whole current line, then go to its start.
+constexpr char kClearLine[] = "\r\033[2K";
+
+std::string FormatRate(double per_second) {
+  if (!std::isfinite(per_second) || per_second < 0) return "--";
+  return FormatCount(static_cast<uint64_t>(std::llround(per_second)));
+}
+
+std::string FormatMs(double ms) {
+  if (!std::isfinite(ms) || ms < 0) return "--";
+  return absl::StrFormat("%.1f ms", ms);
+}
+
+double Percent(uint64_t part, uint64_t whole) {
+  if (whole == 0) return 0;
+  return 100.0 * static_cast<double>(std::min(part, whole)) /
+         static_cast<double>(whole);
+}
+
+// Length of the valid UTF-8 sequence at the start of `text`, or 0.
+size_t Utf8SequenceLength(absl::string_view text) {
+  const auto byte = [&](size_t i) {
+    return static_cast<unsigned char>(text[i]);
+  };
+  const unsigned char lead = byte(0);
+  size_t length;
+  uint32_t code_point;
+  if (lead < 0x80) return 1;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+    code_point = lead & 0x1f;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    code_point = lead & 0x0f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    code_point = lead & 0x07;
+  } else {
+    return 0;
+  }
+  if (text.size() < length) return 0;
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xc0) != 0x80) return 0;
+    code_point = (code_point << 6) | (byte(i) & 0x3f);
+  }
+  // Overlong forms, surrogates, beyond U+10FFFF.
+  if ((length == 3 && code_point < 0x800) ||
+      (length == 4 && (code_point < 0x10000 || code_point > 0x10ffff)) ||
+      (code_point >= 0xd800 && code_point <= 0xdfff)) {
+    return 0;
+  }
+  return length;
+}
+
+}  // namespace
+
+std::optional<double> EstimateEtaSeconds(const JobProgressSample& sample) {
+  if (sample.vnodes_total > 0 &&
+      sample.vnodes_completed >= sample.vnodes_total) {
+    return 0.0;
+  }
+  if (sample.estimated_total_rows == 0 ||
+      !(sample.snapshot_rows_per_second > 0) ||
+      !std::isfinite(sample.snapshot_rows_per_second)) {
+    return std::nullopt;
+  }
+  const uint64_t remaining =
+      sample.estimated_total_rows > sample.snapshot_rows
+          ? sample.estimated_total_rows - sample.snapshot_rows
+          : 0;
+  return static_cast<double>(remaining) / sample.snapshot_rows_per_second;
+}
+
+std::string FormatCount(uint64_t value) {
+  std::string digits = absl::StrCat(value);
+  std::string out;
+  const size_t n = digits.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0 && (n - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string FormatDuration(std::optional<double> seconds) {
+  if (!seconds.has_value() || !std::isfinite(*seconds) || *seconds < 0) {
+    return "--";
+  }
+  if (*seconds < 10) return absl::StrFormat("%.1fs", *seconds);
+  const uint64_t total = static_cast<uint64_t>(std::llround(*seconds));
+  const uint64_t hours = total / 3600;
+  const uint64_t minutes = (total / 60) % 60;
+  const uint64_t secs = total % 60;
+  if (hours > 0) return absl::StrFormat("%dh%02dm%02ds", hours, minutes, secs);
+  if (minutes > 0) return absl::StrFormat("%dm%02ds", minutes, secs);
+  return absl::StrFormat("%ds", secs);
+}
+
+std::string FormatProgressLine(const JobProgressSample& sample) {
+  const bool done =
+      sample.vnodes_total > 0 && sample.vnodes_completed >= sample.vnodes_total;
+  std::string rows = FormatCount(sample.snapshot_rows);
+  if (sample.estimated_total_rows > 0) {
+    absl::StrAppend(&rows, "/", done ? "" : "~",
+                    FormatCount(sample.estimated_total_rows));
+  }
+  return absl::StrFormat(
+      "%6.1f%% vnodes %d/%d | rows %s | %s rows/s | upstream %s ops/s | "
+      "ETA %s | barrier p50 %s p99 %s | epoch %d ckpt %d | %s",
+      Percent(sample.vnodes_completed, sample.vnodes_total),
+      sample.vnodes_completed, sample.vnodes_total, rows,
+      FormatRate(sample.snapshot_rows_per_second),
+      FormatRate(sample.upstream_ops_per_second),
+      FormatDuration(EstimateEtaSeconds(sample)),
+      FormatMs(sample.barrier_latency_p50_ms),
+      FormatMs(sample.barrier_latency_p99_ms), sample.epochs,
+      sample.checkpoints, FormatDuration(sample.seconds));
+}
+
+DisplayMode DetectDisplayMode(int fd) {
+  if (isatty(fd) == 0) return DisplayMode::kPlain;
+  const char* term = std::getenv("TERM");
+  if (term != nullptr && std::strcmp(term, "dumb") == 0) {
+    return DisplayMode::kPlain;
+  }
+  return DisplayMode::kTerminal;
+}
+
+int TerminalWidth(int fd) {
+  struct winsize size;
+  if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
+  return size.ws_col;
+}
+
+ProgressDisplay::ProgressDisplay(std::ostream& out,
+                                 ProgressDisplayOptions options)
+    : out_(out), options_(options) {}
+
+void ProgressDisplay::Update(const JobProgressSample& sample) {
+  std::string line = FormatProgressLine(sample);
+  if (options_.mode == DisplayMode::kTerminal) {
+    // Keep the last column free: some terminals wrap when it is written.
+    if (options_.width > 1 &&
+        line.size() >= static_cast<size_t>(options_.width)) {
+      line.resize(static_cast<size_t>(options_.width) - 1);
+    }
+    out_ << kClearLine << line << std::flush;
+    line_open_ = true;
+    return;
+  }
+  if (last_printed_seconds_.has_value() &&
+      sample.seconds - *last_printed_seconds_ <
+          options_.plain_interval_seconds) {
+    unprinted_ = sample;
+    return;
+  }
+  out_ << line << "\n" << std::flush;
+  last_printed_seconds_ = sample.seconds;
+  unprinted_.reset();
+}
+
+void ProgressDisplay::Finish() {
+  if (options_.mode == DisplayMode::kTerminal) {
+    if (line_open_) out_ << "\n" << std::flush;
+    line_open_ = false;
+    return;
+  }
+  if (unprinted_.has_value()) {
+    out_ << FormatProgressLine(*unprinted_) << "\n" << std::flush;
+  }
+  unprinted_.reset();
+  last_printed_seconds_.reset();
+}
+
+std::string FormatSummaryTable(const RunSummary& summary) {
+  std::vector<std::pair<std::string, std::string>> rows = {
+      {"verdict", summary.error.has_value()
+                      ? "ERROR"
+                      : (summary.consistent ? "CONSISTENT" : "INCONSISTENT")},
+      {"upstream rows", FormatCount(summary.upstream_rows)},
+      {"view rows", FormatCount(summary.view_rows)},
+      {"snapshot rows read", FormatCount(summary.snapshot_rows)},
+      {"snapshot rows/s", FormatRate(summary.snapshot_rows_per_second)},
+      {"upstream ops", FormatCount(summary.upstream_ops)},
+      {"epochs", FormatCount(summary.epochs)},
+      {"checkpoints", FormatCount(summary.checkpoints)},
+      {"parallelism", absl::StrCat(summary.parallelism)},
+      {"resumed", summary.resumed ? "yes" : "no"},
+      {"barrier latency p50", FormatMs(summary.barrier_latency_p50_ms)},
+      {"barrier latency p99", FormatMs(summary.barrier_latency_p99_ms)},
+      {"elapsed", FormatDuration(summary.seconds)},
+  };
+  if (summary.error.has_value()) rows.push_back({"error", *summary.error});
+  size_t label_width = 0;
+  size_t value_width = 0;
+  for (const auto& [label, value] : rows) {
+    label_width = std::max(label_width, label.size());
+    value_width = std::max(value_width, value.size());
+  }
+  std::string title = "Backfill summary";
+  if (!summary.scenario.empty()) {
+    absl::StrAppend(&title, " (", summary.scenario, ")");
+  }
+  const size_t line_width =
+      std::max(label_width + 2 + value_width, title.size());
+  std::string out = title + "\n";
+  out.append(line_width, '-');
+  out += '\n';
+  for (const auto& [label, value] : rows) {
+    std::string line = label;
+    line.append(line_width - label.size() - value.size(), ' ');
+    line += value;
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string JsonQuote(absl::string_view text) {
+  std::string out = "\"";
+  size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      const size_t length = Utf8SequenceLength(text.substr(i));
+      if (length == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(text.data() + i, length);
+        i += length;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          absl::StrAppendFormat(&out, "\\u%04x", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    ++i;
+  }
+  out += '"';
+  return out;
+}
+
+std::string JsonNumber(double value) {
+  if (!std::isfinite(value)) return "null";
+  char buffer[64];
+  const std::to_chars_result result =
+      std::to_chars(buffer, buffer + sizeof(buffer), value);
+  assert(result.ec == std::errc());
+  return std::string(buffer, result.ptr);
+}
+
+JsonObject& JsonObject::AddRaw(absl::string_view key, std::string json) {
+  for (auto& member : members_) {
+    if (member.first == key) {
+      member.second = std::move(json);
+      return *this;
+    }
+  }
+  members_.emplace_back(std::string(key), std::move(json));
+  return *this;
+}
+
+JsonObject& JsonObject::Add(absl::string_view key, bool value) {
+  return AddRaw(key, value ? "true" : "false");
+}
+JsonObject& JsonObject::Add(absl::string_view key, int value) {
+  return AddRaw(key, absl::StrCat(value));
+}
+JsonObject& JsonObject::Add(absl::string_view key, unsigned value) {
+  return AddRaw(key, absl::StrCat(value));
+}
+JsonObject& JsonObject::Add(absl::string_view key, int64_t value) {
+  return AddRaw(key, absl::StrCat(value));
+}
+JsonObject& JsonObject::Add(absl::string_view key, uint64_t value) {
+  return AddRaw(key, absl::StrCat(value));
+}
+JsonObject& JsonObject::Add(absl::string_view key, double value) {
+  return AddRaw(key, JsonNumber(value));
+}
+JsonObject& JsonObject::Add(absl::string_view key, absl::string_view value) {
+  return AddRaw(key, JsonQuote(value));
+}
+JsonObject& JsonObject::Add(absl::string_view key, const char* value) {
+  return AddRaw(key, JsonQuote(value));
+}
+JsonObject& JsonObject::AddNull(absl::string_view key) {
+  return AddRaw(key, "null");
+}
+
+std::string JsonObject::ToString() const {
+  std::string out = "{";
+  for (size_t i = 0; i < members_.size(); ++i) {
+    if (i > 0) out += ',';
+    out += JsonQuote(members_[i].first);
+    out += ':';
+    out += members_[i].second;
+  }
+  out += '}';
+  return out;
+}
+
+JsonObject RunSummaryJsonObject(const RunSummary& summary) {
+  JsonObject json;
+  json.Add("consistent", summary.consistent)
+      .Add("upstream_rows", summary.upstream_rows)
+      .Add("view_rows", summary.view_rows)
+      .Add("snapshot_rows", summary.snapshot_rows)
+      .Add("upstream_ops", summary.upstream_ops)
+      .Add("epochs", summary.epochs)
+      .Add("checkpoints", summary.checkpoints)
+      .Add("parallelism", summary.parallelism)
+      .Add("resumed", summary.resumed)
+      .Add("seconds", summary.seconds)
+      .Add("snapshot_rows_per_second", summary.snapshot_rows_per_second)
+      .Add("barrier_latency_p50_ms", summary.barrier_latency_p50_ms)
+      .Add("barrier_latency_p99_ms", summary.barrier_latency_p99_ms)
+      .Add("scenario", absl::string_view(summary.scenario));
+  if (summary.error.has_value()) {
+    json.Add("error", absl::string_view(*summary.error));
+  }
+  return json;
+}
+
+std::string RunSummaryJson(const RunSummary& summary) {
+  return RunSummaryJsonObject(summary).ToString();
+}
+
+}  // namespace backfill

@@ -1,0 +1,178 @@
+// What //tools:backfill shows while and after it runs: a live progress line
+// (refreshed in place on a terminal, plain periodic lines otherwise), a final
+// summary table, and the one-line JSON result that ends standard output.
+//
+//   ProgressDisplay display(std::cout, {.mode = DetectDisplayMode(1)});
+//   while (running) display.Update(SampleProgress());   // any cadence
+//   display.Finish();
+//   std::cout << FormatSummaryTable(summary);
+//   std::cout << RunSummaryJson(summary) << "\n";
+//
+// Nothing here reads a clock: samples carry their own time. Every function
+// writes to the std::ostream it is given, so tests render into strings.
+// Thread-safety: ProgressDisplay is not thread-safe; the rest is pure.
+#ifndef TOOLS_PROGRESS_DISPLAY_H_
+#define TOOLS_PROGRESS_DISPLAY_H_
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace backfill {
+
+// One observation of a running job.
+struct JobProgressSample {
+  // Seconds since the view's creation (this run), >= 0.
+  double seconds = 0;
+  // Vnodes whose snapshot is fully read, out of the table's vnode count.
+  uint64_t vnodes_completed = 0;
+  uint64_t vnodes_total = 0;
+  // Snapshot rows read so far, and an estimate of the total (0 = unknown).
+  uint64_t snapshot_rows = 0;
+  uint64_t estimated_total_rows = 0;
+  double snapshot_rows_per_second = 0;
+  // Upstream changes applied so far and their recent rate.
+  uint64_t upstream_ops = 0;
+  double upstream_ops_per_second = 0;
+  // Latency of a barrier from injection to collection, recent window.
+  double barrier_latency_p50_ms = 0;
+  double barrier_latency_p99_ms = 0;
+  // Barriers (epochs) and checkpoints completed.
+  uint64_t epochs = 0;
+  uint64_t checkpoints = 0;
+};
+
+// Seconds until the snapshot is read at the current rate: 0 when every vnode
+// is done; nullopt when the total or the rate is unknown (0).
+std::optional<double> EstimateEtaSeconds(const JobProgressSample& sample);
+
+// "1,234,567".
+std::string FormatCount(uint64_t value);
+// "0.4s", "12s", "3m05s", "1h02m03s"; "--" for nullopt, negative or not
+// finite.
+std::string FormatDuration(std::optional<double> seconds);
+
+// The progress line, without "\r" or newline:
+// "  42.6% vnodes 109/256 | rows 425,000/~1,000,000 | 52,300 rows/s |
+//  upstream 19,870 ops/s | ETA 11s | barrier p50 3.1 ms p99 12.0 ms |
+//  epoch 85 ckpt 42 | 8.1s" (one line).
+std::string FormatProgressLine(const JobProgressSample& sample);
+
+enum class DisplayMode {
+  kTerminal,  // one line rewritten in place ("\r" + ANSI erase-line)
+  kPlain,     // a new line every `plain_interval_seconds` of sample time
+};
+
+// kTerminal iff `fd` is a terminal (isatty) and TERM is not "dumb".
+DisplayMode DetectDisplayMode(int fd);
+// Columns of the terminal on `fd`, or 0 when unknown.
+int TerminalWidth(int fd);
+
+struct ProgressDisplayOptions {
+  DisplayMode mode = DisplayMode::kPlain;
+  // kPlain: minimum sample time between two lines, in seconds (>= 0; the
+  // first sample is always printed).
+  double plain_interval_seconds = 5;
+  // kTerminal: truncate the line to this many columns (0 = no limit) so
+  // that it never wraps (a wrapped line cannot be rewritten in place).
+  int width = 0;
+};
+
+class ProgressDisplay {
+ public:
+  ProgressDisplay(std::ostream& out, ProgressDisplayOptions options);
+
+  // Shows `sample`: on a terminal rewrites the line; in plain mode prints a
+  // line if at least plain_interval_seconds passed since the last one.
+  void Update(const JobProgressSample& sample);
+
+  // Ends the display: a terminal's live line is completed with a newline;
+  // in plain mode the last sample is printed if it was skipped. Idempotent;
+  // Update after Finish starts a new display.
+  void Finish();
+
+ private:
+  std::ostream& out_;
+  const ProgressDisplayOptions options_;
+  std::optional<double> last_printed_seconds_;
+  std::optional<JobProgressSample> unprinted_;
+  bool line_open_ = false;
+};
+
+// The result of a run (the summary table and the JSON line).
+struct RunSummary {
+  std::string scenario;
+  bool consistent = false;
+  uint64_t upstream_rows = 0;
+  uint64_t view_rows = 0;
+  uint64_t snapshot_rows = 0;
+  uint64_t upstream_ops = 0;
+  uint64_t epochs = 0;
+  uint64_t checkpoints = 0;
+  int parallelism = 0;
+  // The run resumed an existing data directory.
+  bool resumed = false;
+  double seconds = 0;
+  double snapshot_rows_per_second = 0;
+  double barrier_latency_p50_ms = 0;
+  double barrier_latency_p99_ms = 0;
+  // Set when the run failed (then `consistent` is false).
+  std::optional<std::string> error;
+};
+
+// A title, a rule, then a two-column table, labels left-aligned and values
+// right-aligned; every line ends in '\n' and all but the title are equally
+// long:
+//   Backfill summary (default)
+//   ------------------------------
+//   verdict              CONSISTENT
+//   upstream rows         1,012,345
+//   ...
+std::string FormatSummaryTable(const RunSummary& summary);
+
+// Builds one JSON object on one line: keys in insertion order (adding a key
+// again replaces its value), strings escaped (control characters, quotes,
+// backslashes; invalid UTF-8 bytes become U+FFFD), non-finite doubles as
+// null.
+class JsonObject {
+ public:
+  JsonObject& Add(absl::string_view key, bool value);
+  JsonObject& Add(absl::string_view key, int value);
+  JsonObject& Add(absl::string_view key, unsigned value);
+  JsonObject& Add(absl::string_view key, int64_t value);
+  JsonObject& Add(absl::string_view key, uint64_t value);
+  JsonObject& Add(absl::string_view key, double value);
+  JsonObject& Add(absl::string_view key, absl::string_view value);
+  JsonObject& Add(absl::string_view key, const char* value);
+  JsonObject& AddNull(absl::string_view key);
+
+  // {"key":value,...}, no newline.
+  std::string ToString() const;
+
+ private:
+  JsonObject& AddRaw(absl::string_view key, std::string json);
+
+  std::vector<std::pair<std::string, std::string>> members_;
+};
+
+// `text` as a JSON string literal, quotes included.
+std::string JsonQuote(absl::string_view text);
+// A JSON number for `value` (shortest round-trip), or "null" if not finite.
+std::string JsonNumber(double value);
+
+// The result line: "consistent", "upstream_rows", "view_rows",
+// "snapshot_rows", "upstream_ops", "epochs", "checkpoints", "parallelism",
+// "resumed", "seconds", "snapshot_rows_per_second",
+// "barrier_latency_p50_ms", "barrier_latency_p99_ms", "scenario", and
+// "error" when set. No newline.
+JsonObject RunSummaryJsonObject(const RunSummary& summary);
+std::string RunSummaryJson(const RunSummary& summary);
+
+}  // namespace backfill
+
+#endif  // TOOLS_PROGRESS_DISPLAY_H_
