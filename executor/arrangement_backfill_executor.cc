@@ -656,9 +656,16 @@ void ArrangementBackfillExecutor::ApplyMutation(const Barrier& barrier) {
     }
   }
   if (const auto* throttle = barrier.MutationAs<ThrottleMutation>()) {
-    auto it = throttle->rate_limits.find(options_.fragment_id);
-    if (it != throttle->rate_limits.end()) {
-      const RateLimit limit = RateLimit::FromOptionalU32(it->second);
+    std::optional<std::optional<uint32_t>> entry;
+    if (auto it = throttle->actor_rate_limits.find(options_.actor_id);
+        it != throttle->actor_rate_limits.end()) {
+      entry = it->second;
+    } else if (auto it = throttle->rate_limits.find(options_.fragment_id);
+               it != throttle->rate_limits.end()) {
+      entry = it->second;
+    }
+    if (entry.has_value()) {
+      const RateLimit limit = RateLimit::FromOptionalU32(*entry);
       if (limit != limiter_->limit()) {
         limiter_->Update(limit);
         if (phase_ == Phase::kBackfill) RebuildBuilders();

@@ -393,6 +393,11 @@ TEST_F(ArrangementBackfillTest, ThrottleThisFragmentOnlyRebuildsBuilders) {
     // 1 s per epoch at 5 rows/s: one chunk of 5 (the burst) at most.
     EXPECT_LE(rows, 10);
   }
+  ThrottleMutation share;  // a per-actor share wins over the fragment entry
+  share.rate_limits[10] = 5;
+  share.actor_rate_limits[1] = 7;
+  BACKFILL_ASSERT_OK(h->Barrier(BarrierKind::kCheckpoint, share));
+  EXPECT_EQ(h->executor().rate_limit(), RateLimit::Fixed(7));
   ThrottleMutation pause;
   pause.rate_limits[10] = 0;
   BACKFILL_ASSERT_OK(h->Barrier(BarrierKind::kCheckpoint, pause));

@@ -1,0 +1,650 @@
+#include "executor/runtime/streaming_job.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "executor/arrangement_backfill_executor.h"
+#include "executor/channel.h"
+#include "executor/progress_reporter.h"
+#include "executor/runtime/dml_source_executor.h"
+#include "executor/runtime/hash_dispatcher.h"
+#include "executor/runtime/materialize_executor.h"
+#include "executor/runtime/merge_executor.h"
+#include "metrics/backfill_metrics.h"
+#include "ratelimit/rate_limit_split.h"
+#include "serde/memcmp_codec.h"
+#include "serde/vnode_bitmap.h"
+#include "serde/vnode_hash.h"
+#include "storage/replicated_state_table.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+namespace {
+
+constexpr ActorId kSourceActor = 1;
+constexpr ActorId kViewActor = 2;
+constexpr ActorId kFirstBackfillActor = 100;
+constexpr FragmentId kBackfillFragment = 10;
+
+std::vector<int> OutputColumns(const StreamingJobOptions& options) {
+  if (!options.output_columns.empty()) return options.output_columns;
+  std::vector<int> all;
+  for (size_t i = 0; i < options.upstream.columns.size(); ++i) {
+    all.push_back(static_cast<int>(i));
+  }
+  return all;
+}
+
+// S1 indices of the view's columns: the output columns, then hidden pk ones.
+std::vector<int> ViewColumns(const StreamingJobOptions& options) {
+  std::vector<int> columns = OutputColumns(options);
+  for (int pk : options.upstream.pk_indices) {
+    if (std::find(columns.begin(), columns.end(), pk) == columns.end()) {
+      columns.push_back(pk);
+    }
+  }
+  return columns;
+}
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t index = std::min(values.size() - 1,
+                                static_cast<size_t>(p * values.size()));
+  return values[index];
+}
+
+// Shared between the coordinator and the actor threads.
+struct JobShared {
+  std::mutex mu;
+  std::condition_variable cv;
+  Epoch collected ABSL_GUARDED_BY(mu);
+  absl::Status error ABSL_GUARDED_BY(mu);
+  int threads_running ABSL_GUARDED_BY(mu) = 0;
+
+  void Fail(const absl::Status& status) {
+    std::lock_guard<std::mutex> guard(mu);
+    if (error.ok()) error = status;
+    cv.notify_all();
+  }
+  void Collect(Epoch epoch) {
+    std::lock_guard<std::mutex> guard(mu);
+    collected = std::max(collected, epoch);
+    cv.notify_all();
+  }
+};
+
+absl::Status BulkLoad(StateStore& store, const StreamingJobOptions& options) {
+  // Rows are a pure function of their key, so reloading is idempotent; the
+  // "loaded" row in the offset table says the load completed.
+  BACKFILL_ASSIGN_OR_RETURN(
+      auto marker_table,
+      StateTable::Create(
+          DmlSourceExecutor::OffsetTableCatalog(options.source_offset_table_id),
+          store, VnodeBitmap::All(1)));
+  const Epoch committed = store.CommittedEpoch(options.upstream.table_id);
+  EpochPair epoch{Epoch(committed.value() + 1), committed};
+  BACKFILL_RETURN_IF_ERROR(marker_table->InitEpoch(epoch));
+  BACKFILL_ASSIGN_OR_RETURN(std::optional<Row> loaded,
+                            marker_table->GetRow(Row{int16_t{1}}));
+  if (loaded.has_value()) return absl::OkStatus();
+  StateTableOptions table_options;
+  table_options.op_consistency = OpConsistency::kInconsistent;
+  BACKFILL_ASSIGN_OR_RETURN(
+      auto table,
+      StateTable::Create(options.upstream, store,
+                         VnodeBitmap::All(options.upstream.vnode_count),
+                         table_options));
+  BACKFILL_RETURN_IF_ERROR(table->InitEpoch(epoch));
+  constexpr uint64_t kRowsPerEpoch = 200000;
+  for (uint64_t key = 0; key < options.initial_rows; ++key) {
+    BACKFILL_RETURN_IF_ERROR(table->Insert(
+        WorkloadRow(options.upstream, options.workload.seed, key, 0,
+                    options.workload.null_fraction)));
+    if ((key + 1) % kRowsPerEpoch == 0) {
+      const EpochPair next{Epoch(epoch.curr.value() + 1), epoch.curr};
+      BACKFILL_RETURN_IF_ERROR(table->Commit(next));
+      BACKFILL_RETURN_IF_ERROR(marker_table->Commit(next));
+      BACKFILL_RETURN_IF_ERROR(store.Checkpoint(next.prev));
+      epoch = next;
+    }
+  }
+  BACKFILL_RETURN_IF_ERROR(marker_table->Insert(Row{int16_t{1}, int64_t{1}}));
+  const EpochPair next{Epoch(epoch.curr.value() + 1), epoch.curr};
+  BACKFILL_RETURN_IF_ERROR(table->Commit(next));
+  BACKFILL_RETURN_IF_ERROR(marker_table->Commit(next));
+  return store.Checkpoint(next.prev);
+}
+
+// One run of the actor graph from the last checkpoint until the job ends or
+// an actor fails.
+class JobAttempt {
+ public:
+  JobAttempt(StateStore& store, const StreamingJobOptions& options,
+             Registry* registry,
+             const std::function<void(const JobProgress&)>& observer,
+             Clock& clock, JobResult& result, absl::Time job_start,
+             uint64_t& epochs_since_creation)
+      : store_(store),
+        options_(options),
+        registry_(registry),
+        observer_(observer),
+        clock_(clock),
+        result_(result),
+        job_start_(job_start),
+        epochs_since_creation_(epochs_since_creation) {}
+
+  // OK when the job completed; an actor/storage error otherwise.
+  absl::Status Run();
+
+ private:
+  absl::Status Build();
+  void StartThreads();
+  void StopThreads();
+  absl::Status InjectAndWait(EpochPair epoch, BarrierKind kind,
+                             std::shared_ptr<const Mutation> mutation);
+  std::shared_ptr<const Mutation> ThrottleFor(RateLimit job_limit) const;
+
+  StateStore& store_;
+  const StreamingJobOptions& options_;
+  Registry* registry_;
+  const std::function<void(const JobProgress&)>& observer_;
+  Clock& clock_;
+  JobResult& result_;
+  absl::Time job_start_;
+  uint64_t& epochs_since_creation_;
+
+  JobShared shared_;
+  std::shared_ptr<std::atomic<bool>> stop_generating_ =
+      std::make_shared<std::atomic<bool>>(false);
+  std::optional<ChannelSender> barrier_sender_;
+  std::unique_ptr<DmlSourceExecutor> source_;
+  DmlSourceExecutor* source_view_ = nullptr;
+  std::unique_ptr<HashDispatcher> dispatcher_;
+  std::vector<std::unique_ptr<ArrangementBackfillExecutor>> backfills_;
+  std::vector<ArrangementBackfillExecutor*> backfill_views_;
+  std::vector<ChannelSender> view_senders_;
+  std::unique_ptr<MaterializeExecutor> view_;
+  std::unique_ptr<JobProgressTracker> tracker_;
+  std::vector<std::unique_ptr<ProgressReporter>> reporters_;
+  std::vector<BackfillMetrics> metrics_;
+  std::vector<uint32_t> owned_counts_;
+  std::vector<std::thread> threads_;
+  std::vector<double> latencies_ms_;
+};
+
+absl::Status JobAttempt::Build() {
+  const TableCatalog& upstream = options_.upstream;
+  const std::vector<int> view_columns = ViewColumns(options_);
+  std::vector<int32_t> s2_ids;
+  for (int column : view_columns) s2_ids.push_back(upstream.columns[column].column_id);
+
+  // Source -> dispatcher.
+  auto [barrier_tx, barrier_rx] = MakeChannel({options_.channel_capacity});
+  barrier_sender_.emplace(std::move(barrier_tx));
+  BACKFILL_ASSIGN_OR_RETURN(
+      auto upstream_table,
+      StateTable::Create(upstream, store_, VnodeBitmap::All(upstream.vnode_count)));
+  BACKFILL_ASSIGN_OR_RETURN(
+      auto offset_table,
+      StateTable::Create(
+          DmlSourceExecutor::OffsetTableCatalog(options_.source_offset_table_id),
+          store_, VnodeBitmap::All(1)));
+  ExecutorInfo source_info;
+  source_info.identity = absl::StrCat("DmlSource(actor ", kSourceActor, ")");
+  source_ = std::make_unique<DmlSourceExecutor>(
+      std::move(barrier_rx), std::move(upstream_table), std::move(offset_table),
+      options_.workload, stop_generating_, source_info);
+  source_view_ = source_.get();
+
+  const uint32_t parallelism = options_.parallelism;
+  BACKFILL_ASSIGN_OR_RETURN(std::vector<VnodeBitmap> split,
+                            VnodeBitmap::EvenSplit(upstream.vnode_count,
+                                                   static_cast<int>(parallelism)));
+  std::vector<int> owner(upstream.vnode_count, 0);
+  for (uint32_t i = 0; i < parallelism; ++i) {
+    for (VirtualNode vnode : split[i].set_vnodes()) owner[vnode] = static_cast<int>(i);
+    owned_counts_.push_back(static_cast<uint32_t>(split[i].Count()));
+  }
+  std::vector<ChannelSender> dispatch_senders;
+  std::vector<ChannelReceiver> dispatch_receivers;
+  for (uint32_t i = 0; i < parallelism; ++i) {
+    auto [tx, rx] = MakeChannel({options_.channel_capacity});
+    dispatch_senders.push_back(std::move(tx));
+    dispatch_receivers.push_back(std::move(rx));
+  }
+  BACKFILL_ASSIGN_OR_RETURN(
+      VnodeHasher hasher,
+      VnodeHasher::Create(upstream.dist_key_indices, upstream.vnode_count));
+  dispatcher_ = std::make_unique<HashDispatcher>(
+      std::move(dispatch_senders), std::move(hasher), std::move(owner),
+      view_columns, clock_);
+
+  // Backfill actors.
+  std::vector<TrackedActor> tracked;
+  for (uint32_t i = 0; i < parallelism; ++i) {
+    tracked.push_back({kFirstBackfillActor + i, owned_counts_[i]});
+  }
+  BACKFILL_ASSIGN_OR_RETURN(tracker_, JobProgressTracker::Create(tracked));
+  const std::vector<RateLimit> shares =
+      SplitJobRateLimit(options_.rate_limit, owned_counts_);
+  std::vector<BoxedExecutor> view_inputs;
+  metrics_.reserve(parallelism);  // executors keep pointers into it
+  for (uint32_t i = 0; i < parallelism; ++i) {
+    const ActorId actor = kFirstBackfillActor + i;
+    BACKFILL_ASSIGN_OR_RETURN(
+        auto replicated,
+        ReplicatedStateTable::Create(upstream, store_, split[i], s2_ids));
+    BACKFILL_ASSIGN_OR_RETURN(
+        auto progress,
+        StateTable::Create(BackfillProgressCatalog(upstream, options_.progress_table_id),
+                           store_, split[i]));
+    reporters_.push_back(std::make_unique<ProgressReporter>(actor, *tracker_));
+    BackfillMetrics* metrics = nullptr;
+    if (registry_ != nullptr) {
+      BACKFILL_ASSIGN_OR_RETURN(
+          BackfillMetrics created,
+          BackfillMetrics::Create(*registry_, upstream.table_id, actor));
+      metrics_.push_back(std::move(created));
+      metrics = &metrics_.back();
+    }
+    ArrangementBackfillOptions backfill_options;
+    backfill_options.actor_id = actor;
+    backfill_options.fragment_id = kBackfillFragment;
+    for (size_t c = 0; c < view_columns.size(); ++c) {
+      backfill_options.output_indices.push_back(static_cast<int>(c));
+    }
+    backfill_options.chunk_size = options_.chunk_size;
+    backfill_options.rate_limit = shares[i];
+    backfill_options.clock = &clock_;
+    ExecutorInfo input_info;
+    input_info.identity = absl::StrCat("Exchange(to actor ", actor, ")");
+    auto input = std::make_unique<ReceiverExecutor>(
+        input_info, std::move(dispatch_receivers[i]));
+    BACKFILL_ASSIGN_OR_RETURN(
+        auto backfill,
+        ArrangementBackfillExecutor::Create(
+            std::move(replicated), std::move(input), std::move(progress),
+            reporters_.back().get(), metrics, backfill_options));
+    backfill_views_.push_back(backfill.get());
+    backfills_.push_back(std::move(backfill));
+    auto [tx, rx] = MakeChannel({options_.channel_capacity});
+    view_senders_.push_back(std::move(tx));
+    ExecutorInfo merge_input_info;
+    merge_input_info.identity = absl::StrCat("Exchange(from actor ", actor, ")");
+    view_inputs.push_back(
+        std::make_unique<ReceiverExecutor>(merge_input_info, std::move(rx)));
+  }
+  // View: merge -> materialize.
+  ExecutorInfo merge_info;
+  merge_info.identity = "Merge(view)";
+  auto merge = std::make_unique<MergeExecutor>(std::move(view_inputs), merge_info);
+  BACKFILL_ASSIGN_OR_RETURN(
+      auto view_table,
+      StateTable::Create(ViewCatalog(options_), store_,
+                         VnodeBitmap::All(upstream.vnode_count)));
+  ExecutorInfo view_info;
+  view_info.identity = absl::StrCat("Materialize(view, actor ", kViewActor, ")");
+  view_ = std::make_unique<MaterializeExecutor>(std::move(merge),
+                                                std::move(view_table), view_info);
+  return absl::OkStatus();
+}
+
+void JobAttempt::StartThreads() {
+  // Upstream actor: source -> dispatcher.
+  threads_.emplace_back([this] {
+    while (true) {
+      absl::StatusOr<std::optional<Message>> next = NextMessage(*source_, clock_);
+      if (!next.ok()) {
+        shared_.Fail(next.status());
+        break;
+      }
+      if (!next->has_value()) break;
+      const bool stop = std::holds_alternative<Barrier>(**next) &&
+                        std::get<Barrier>(**next).MutationAs<StopMutation>() != nullptr;
+      if (absl::Status status = dispatcher_->Dispatch(std::move(**next));
+          !status.ok()) {
+        shared_.Fail(absl::Status(status.code(),
+                                  absl::StrCat("dispatcher: ", status.message())));
+        break;
+      }
+      if (stop) break;
+    }
+    dispatcher_->Close();
+  });
+  for (size_t i = 0; i < backfills_.size(); ++i) {
+    threads_.emplace_back([this, i] {
+      ArrangementBackfillExecutor& executor = *backfills_[i];
+      while (true) {
+        absl::StatusOr<std::optional<Message>> next = NextMessage(executor, clock_);
+        if (!next.ok()) {
+          shared_.Fail(next.status());
+          break;
+        }
+        if (!next->has_value()) break;
+        if (absl::Status status = view_senders_[i].Send(std::move(**next), clock_);
+            !status.ok()) {
+          shared_.Fail(status);
+          break;
+        }
+      }
+      view_senders_[i].Close();
+    });
+  }
+  threads_.emplace_back([this] {
+    while (true) {
+      absl::StatusOr<std::optional<Message>> next = NextMessage(*view_, clock_);
+      if (!next.ok()) {
+        shared_.Fail(next.status());
+        break;
+      }
+      if (!next->has_value()) break;
+      if (const auto* barrier = std::get_if<Barrier>(&**next)) {
+        shared_.Collect(barrier->epoch.curr);
+        if (barrier->MutationAs<StopMutation>() != nullptr) break;
+      }
+    }
+  });
+}
+
+void JobAttempt::StopThreads() {
+  if (barrier_sender_.has_value()) barrier_sender_->Close();
+  for (std::thread& thread : threads_) thread.join();
+  threads_.clear();
+}
+
+std::shared_ptr<const Mutation> JobAttempt::ThrottleFor(RateLimit job_limit) const {
+  const std::vector<RateLimit> shares = SplitJobRateLimit(job_limit, owned_counts_);
+  ThrottleMutation throttle;
+  throttle.rate_limits[kBackfillFragment] = job_limit.ToOptionalU32();
+  for (size_t i = 0; i < shares.size(); ++i) {
+    throttle.actor_rate_limits[kFirstBackfillActor + static_cast<ActorId>(i)] =
+        shares[i].ToOptionalU32();
+  }
+  return std::make_shared<const Mutation>(std::move(throttle));
+}
+
+absl::Status JobAttempt::InjectAndWait(EpochPair epoch, BarrierKind kind,
+                                       std::shared_ptr<const Mutation> mutation) {
+  Barrier barrier;
+  barrier.epoch = epoch;
+  barrier.kind = kind;
+  barrier.mutation = std::move(mutation);
+  const absl::Time injected = clock_.Now();
+  if (absl::Status status = barrier_sender_->Send(std::move(barrier), clock_);
+      !status.ok()) {
+    std::lock_guard<std::mutex> guard(shared_.mu);
+    return shared_.error.ok() ? status : shared_.error;
+  }
+  std::unique_lock<std::mutex> lock(shared_.mu);
+  const absl::Time deadline = job_start_ + options_.max_duration;
+  const bool done = clock_.WaitUntil(
+      lock, shared_.cv,
+      [&] { return !shared_.error.ok() || shared_.collected >= epoch.curr; },
+      deadline);
+  if (!shared_.error.ok()) return shared_.error;
+  if (!done) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "barrier ", epoch.DebugString(), " not collected within the job's ",
+        absl::FormatDuration(options_.max_duration)));
+  }
+  lock.unlock();
+  latencies_ms_.push_back(absl::ToDoubleMilliseconds(clock_.Now() - injected));
+  ++result_.epochs;
+  if (kind == BarrierKind::kCheckpoint) {
+    BACKFILL_RETURN_IF_ERROR(store_.Checkpoint(epoch.prev));
+    ++result_.checkpoints;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobAttempt::Run() {
+  BACKFILL_RETURN_IF_ERROR(Build());
+  StartThreads();
+  absl::Status status = [&]() -> absl::Status {
+    const Epoch committed = store_.CommittedEpoch(options_.upstream.table_id);
+    EpochPair epoch{Epoch(committed.value() + 1), committed};
+    BACKFILL_RETURN_IF_ERROR(InjectAndWait(epoch, BarrierKind::kInitial,
+                                           ThrottleFor(options_.rate_limit)));
+    result_.resumed |= source_view_->resumed();
+    uint32_t checkpoints_after_finish = 0;
+    uint64_t barrier_index = 0;
+    absl::Time next_tick = clock_.Now();
+    while (true) {
+      next_tick += options_.barrier_interval;
+      clock_.SleepUntil(next_tick);
+      ++barrier_index;
+      ++epochs_since_creation_;
+      const bool checkpoint =
+          barrier_index % std::max<uint32_t>(options_.checkpoint_frequency, 1) == 0;
+      std::shared_ptr<const Mutation> mutation;
+      for (const JobAction& action : options_.actions) {
+        if (action.at_epoch != epochs_since_creation_) continue;
+        switch (action.kind) {
+          case JobAction::Kind::kPause:
+            mutation = std::make_shared<const Mutation>(PauseMutation{});
+            break;
+          case JobAction::Kind::kResume:
+            mutation = std::make_shared<const Mutation>(ResumeMutation{});
+            break;
+          case JobAction::Kind::kSetRateLimit:
+            mutation = ThrottleFor(action.rate_limit == 0
+                                       ? RateLimit::Disabled()
+                                       : RateLimit::Fixed(static_cast<uint32_t>(
+                                             std::min<uint64_t>(action.rate_limit, UINT32_MAX))));
+            break;
+          case JobAction::Kind::kStopUpstream:
+            stop_generating_->store(true);
+            break;
+        }
+      }
+      const bool done = tracker_->IsDone();
+      const bool last = done && checkpoint &&
+                        checkpoints_after_finish >= options_.extra_checkpoints_after_finish;
+      if (last) {
+        stop_generating_->store(true);
+        StopMutation stop;
+        stop.actors.insert(kSourceActor);
+        stop.actors.insert(kViewActor);
+        for (size_t i = 0; i < backfills_.size(); ++i) {
+          stop.actors.insert(kFirstBackfillActor + static_cast<ActorId>(i));
+        }
+        mutation = std::make_shared<const Mutation>(std::move(stop));
+      }
+      epoch = EpochPair{Epoch(epoch.curr.value() + 1), epoch.curr};
+      BACKFILL_RETURN_IF_ERROR(InjectAndWait(
+          epoch, checkpoint ? BarrierKind::kCheckpoint : BarrierKind::kBarrier,
+          mutation));
+      if (done && checkpoint) ++checkpoints_after_finish;
+      result_.upstream_ops = source_view_->offset();
+      if (observer_) {
+        JobProgress progress;
+        progress.seconds = absl::ToDoubleSeconds(clock_.Now() - job_start_);
+        progress.snapshot_rows = tracker_->consumed_rows();
+        progress.upstream_ops = source_view_->offset();
+        progress.epochs = result_.epochs;
+        progress.checkpoints = result_.checkpoints;
+        for (size_t i = 0; i < backfill_views_.size(); ++i) {
+          progress.vnodes_total += owned_counts_[i];
+          std::optional<ActorProgress> actor =
+              tracker_->GetActorProgress(kFirstBackfillActor + static_cast<ActorId>(i));
+          if (actor.has_value() && actor->state == ActorProgress::State::kDone) {
+            progress.vnodes_completed += owned_counts_[i];
+          }
+        }
+        progress.estimated_total_rows = options_.initial_rows;
+        progress.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
+        progress.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
+        progress.backfill_done = done;
+        observer_(progress);
+      }
+      if (last) break;
+    }
+    result_.snapshot_rows = tracker_->consumed_rows();
+    result_.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
+    result_.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
+    return absl::OkStatus();
+  }();
+  if (!status.ok()) shared_.Fail(status);
+  StopThreads();
+  return status;
+}
+
+std::string EncodedRow(const Row& row, const std::vector<DataType>& types) {
+  std::string key;
+  EncodeKey(row, types, std::vector<OrderType>(types.size(), OrderType::Ascending()),
+            &key);
+  return key;
+}
+
+}  // namespace
+
+TableCatalog ViewCatalog(const StreamingJobOptions& options) {
+  const TableCatalog& upstream = options.upstream;
+  const std::vector<int> columns = ViewColumns(options);
+  TableCatalog view;
+  view.table_id = options.view_table_id;
+  view.name = absl::StrCat(upstream.name, "_view");
+  for (size_t i = 0; i < columns.size(); ++i) {
+    ColumnDesc column = upstream.columns[columns[i]];
+    column.column_id = static_cast<int32_t>(i + 1);
+    view.columns.push_back(column);
+  }
+  auto position = [&](int s1) {
+    return static_cast<int>(std::find(columns.begin(), columns.end(), s1) -
+                            columns.begin());
+  };
+  for (size_t i = 0; i < upstream.pk_indices.size(); ++i) {
+    view.pk_indices.push_back(position(upstream.pk_indices[i]));
+    view.pk_orders.push_back(upstream.pk_orders[i]);
+  }
+  for (int column : upstream.dist_key_indices) {
+    view.dist_key_indices.push_back(position(column));
+  }
+  view.vnode_count = upstream.vnode_count;
+  view.value_encoding = ValueEncoding::kPositional;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    view.value_indices.push_back(static_cast<int>(i));
+  }
+  return view;
+}
+
+absl::StatusOr<std::vector<Row>> ReadCommittedRows(
+    StateStore& store, const TableCatalog& catalog,
+    const std::vector<int>& columns) {
+  std::vector<DataType> types;
+  for (int column : columns) types.push_back(catalog.columns[column].type);
+  std::vector<std::pair<std::string, Row>> rows;
+  for (int vnode = 0; vnode < catalog.vnode_count; ++vnode) {
+    BACKFILL_ASSIGN_OR_RETURN(
+        auto it, store.NewIterator(catalog.table_id, static_cast<VirtualNode>(vnode),
+                                   PkRange::All(), store.CommittedEpoch(catalog.table_id)));
+    BACKFILL_ASSIGN_OR_RETURN(
+        auto codec,
+        MakeValueRowCodec(catalog.value_encoding == ValueEncoding::kColumnAware
+                              ? ValueRowEncoding::kColumnAware
+                              : ValueRowEncoding::kPositional,
+                          [&] {
+                            Schema schema;
+                            for (int c : catalog.value_indices) {
+                              schema.push_back(catalog.columns[c]);
+                            }
+                            return schema;
+                          }()));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const std::string_view value = it->value();
+      BACKFILL_ASSIGN_OR_RETURN(Row values,
+                                codec->Decode(absl::string_view(value.data(), value.size())));
+      Row full(catalog.columns.size());
+      for (size_t i = 0; i < catalog.value_indices.size(); ++i) {
+        full[catalog.value_indices[i]] = std::move(values[i]);
+      }
+      Row projected = ProjectRow(full, columns);
+      std::string key = EncodedRow(projected, types);
+      rows.emplace_back(std::move(key), std::move(projected));
+    }
+    BACKFILL_RETURN_IF_ERROR(it->status());
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Row> out;
+  out.reserve(rows.size());
+  for (auto& [key, row] : rows) out.push_back(std::move(row));
+  return out;
+}
+
+absl::StatusOr<JobResult> RunStreamingJob(
+    StateStore& store, const StreamingJobOptions& options, Registry* registry,
+    std::function<void(const JobProgress&)> observer, Clock& clock) {
+  BACKFILL_RETURN_IF_ERROR(ValidateTableCatalog(options.upstream));
+  if (options.parallelism < 1 ||
+      options.parallelism > static_cast<uint32_t>(options.upstream.vnode_count)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parallelism = ", options.parallelism, " must be in [1, ",
+        options.upstream.vnode_count, "] (the vnode count)"));
+  }
+  for (int column : options.output_columns) {
+    if (column < 0 || column >= static_cast<int>(options.upstream.columns.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output column ", column, " is out of range"));
+    }
+  }
+  const absl::Time start = clock.Now();
+  BACKFILL_RETURN_IF_ERROR(BulkLoad(store, options));
+  JobResult result;
+  result.parallelism = options.parallelism;
+  uint64_t epochs_since_creation = 0;
+  while (true) {
+    JobAttempt attempt(store, options, registry, observer, clock, result, start,
+                       epochs_since_creation);
+    absl::Status status = attempt.Run();
+    if (status.ok()) break;
+    if (result.recoveries >= options.max_recoveries ||
+        status.code() == absl::StatusCode::kDeadlineExceeded ||
+        status.code() == absl::StatusCode::kDataLoss) {
+      return status;
+    }
+    ++result.recoveries;
+    result.resumed = true;
+  }
+  result.seconds = absl::ToDoubleSeconds(clock.Now() - start);
+  if (result.seconds > 0) {
+    result.snapshot_rows_per_second =
+        static_cast<double>(result.snapshot_rows) / result.seconds;
+  }
+  // Verify: the view equals the table projected to the output columns.
+  const std::vector<int> output = OutputColumns(options);
+  BACKFILL_ASSIGN_OR_RETURN(std::vector<Row> upstream_rows,
+                            ReadCommittedRows(store, options.upstream, output));
+  const TableCatalog view = ViewCatalog(options);
+  std::vector<int> view_output;
+  for (size_t i = 0; i < output.size(); ++i) view_output.push_back(static_cast<int>(i));
+  BACKFILL_ASSIGN_OR_RETURN(std::vector<Row> view_rows,
+                            ReadCommittedRows(store, view, view_output));
+  result.upstream_rows = upstream_rows.size();
+  result.view_rows = view_rows.size();
+  result.consistent = upstream_rows.size() == view_rows.size();
+  for (size_t i = 0; result.consistent && i < upstream_rows.size(); ++i) {
+    if (!RowsEqual(upstream_rows[i], view_rows[i])) {
+      result.consistent = false;
+      result.mismatch = absl::StrCat("row ", i, ": table ",
+                                     RowDebugString(upstream_rows[i]), " view ",
+                                     RowDebugString(view_rows[i]));
+    }
+  }
+  if (!result.consistent && result.mismatch.empty()) {
+    result.mismatch = absl::StrCat("table has ", upstream_rows.size(),
+                                   " rows, view has ", view_rows.size());
+  }
+  return result;
+}
+
+}  // namespace backfill

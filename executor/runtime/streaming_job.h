@@ -1,0 +1,142 @@
+// StreamingJob: the small streaming runtime that runs one backfill end to
+// end: a DML source over an upstream table, a hash dispatcher, N
+// ArrangementBackfillExecutor actors, a merge + materialize actor writing the
+// new view, and a barrier coordinator; one thread per actor, bounded
+// channels between them.
+//
+//   StreamingJobOptions options = ...;             // table, workload, parallelism
+//   BACKFILL_ASSIGN_OR_RETURN(JobResult result,
+//                             RunStreamingJob(*store, options, &registry, observer));
+//   if (!result.consistent) ...                    // view != table
+//
+// Lifecycle: on a fresh store the initial rows are bulk-loaded and
+// checkpointed; then the job starts at {committed + 1, committed} (Initial
+// barrier). On a store that already holds the job (a restart after a crash,
+// possibly at another parallelism) everything resumes from the last
+// checkpoint: the source from its persisted offset, each backfill actor from
+// its vnodes' persisted progress; a finished job just keeps the view in sync.
+// The coordinator injects a barrier every `barrier_interval` (every
+// `checkpoint_frequency`-th a checkpoint, which commits all tables in one
+// atomic write), delivers the scenario's mutations, and after the backfill
+// finished runs `extra_checkpoints_after_finish` more checkpoints, stops the
+// upstream, stops the actors, and compares the view with the table.
+// An actor error tears the graph down and recovers from the last checkpoint
+// (at most `max_recoveries` times; then the error is returned).
+#ifndef EXECUTOR_RUNTIME_STREAMING_JOB_H_
+#define EXECUTOR_RUNTIME_STREAMING_JOB_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "executor/runtime/workload.h"
+#include "metrics/registry.h"
+#include "ratelimit/rate_limit.h"
+#include "serde/row.h"
+#include "storage/state_store.h"
+#include "storage/table_catalog.h"
+#include "third_party/absl_extras/clock.h"
+
+namespace backfill {
+
+// A timeline entry: at the `at_epoch`-th barrier after the view's creation.
+struct JobAction {
+  enum class Kind { kPause, kResume, kSetRateLimit, kStopUpstream };
+  uint64_t at_epoch = 1;
+  Kind kind = Kind::kPause;
+  // kSetRateLimit: job-wide snapshot rows/s; 0 = no limit.
+  uint64_t rate_limit = 0;
+};
+
+struct StreamingJobOptions {
+  // The upstream table (S1). Its table id must differ from the internal
+  // ids below.
+  TableCatalog upstream;
+  // Indices of upstream columns the view keeps; empty = all.
+  std::vector<int> output_columns;
+  // Rows loaded before the view is created (keys 0 .. initial_rows - 1).
+  uint64_t initial_rows = 0;
+  WorkloadOptions workload;
+  // Backfill actors, 1 .. vnode count. Default 2.
+  uint32_t parallelism = 2;
+  // Snapshot rows per chunk. Default 256.
+  uint32_t chunk_size = 256;
+  // Job-wide snapshot rows/s, split among actors by vnode share. Default
+  // Disabled.
+  RateLimit rate_limit = RateLimit::Disabled();
+  absl::Duration barrier_interval = absl::Milliseconds(100);
+  // Every n-th barrier is a checkpoint (>= 1). Default 1.
+  uint32_t checkpoint_frequency = 1;
+  std::vector<JobAction> actions;
+  // Checkpoints that keep the upstream running after the backfill finished.
+  uint32_t extra_checkpoints_after_finish = 3;
+  // The job fails with DeadlineExceeded after this long. Default 10 min.
+  absl::Duration max_duration = absl::Minutes(10);
+  // Recoveries from actor errors before giving up. Default 3.
+  uint32_t max_recoveries = 3;
+  // Capacity of each channel, in messages. Default 16.
+  size_t channel_capacity = 16;
+  // Table ids of the internal tables.
+  TableId source_offset_table_id = 1001;
+  TableId view_table_id = 1002;
+  TableId progress_table_id = 1003;
+};
+
+// A periodic observation for progress displays.
+struct JobProgress {
+  double seconds = 0;
+  uint64_t vnodes_completed = 0;
+  uint64_t vnodes_total = 0;
+  uint64_t snapshot_rows = 0;
+  uint64_t estimated_total_rows = 0;
+  uint64_t upstream_ops = 0;
+  uint64_t epochs = 0;
+  uint64_t checkpoints = 0;
+  double barrier_latency_p50_ms = 0;
+  double barrier_latency_p99_ms = 0;
+  bool backfill_done = false;
+};
+
+struct JobResult {
+  bool consistent = false;
+  // Why not consistent: the first differing rows.
+  std::string mismatch;
+  uint64_t upstream_rows = 0;
+  uint64_t view_rows = 0;
+  uint64_t snapshot_rows = 0;
+  uint64_t upstream_ops = 0;
+  uint64_t epochs = 0;
+  uint64_t checkpoints = 0;
+  uint32_t parallelism = 0;
+  bool resumed = false;
+  uint32_t recoveries = 0;
+  double seconds = 0;
+  double snapshot_rows_per_second = 0;
+  double barrier_latency_p50_ms = 0;
+  double barrier_latency_p99_ms = 0;
+};
+
+// The view's catalog for `options`: the output columns, then any upstream pk
+// column not among them (hidden, so the view is keyed by the upstream pk).
+TableCatalog ViewCatalog(const StreamingJobOptions& options);
+
+// Runs the job to completion (see the file comment). `registry` (may be
+// null) receives the backfill metrics; `observer` (may be empty) is called
+// after every barrier. Errors: InvalidArgument for bad options; storage and
+// actor errors (after `max_recoveries`) with context; DeadlineExceeded.
+absl::StatusOr<JobResult> RunStreamingJob(
+    StateStore& store, const StreamingJobOptions& options, Registry* registry,
+    std::function<void(const JobProgress&)> observer, Clock& clock);
+
+// The committed rows of `catalog` projected to `columns`, sorted by their
+// memcomparable encoding (a canonical order). For dumps and verification.
+absl::StatusOr<std::vector<Row>> ReadCommittedRows(
+    StateStore& store, const TableCatalog& catalog,
+    const std::vector<int>& columns);
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_RUNTIME_STREAMING_JOB_H_

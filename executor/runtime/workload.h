@@ -1,0 +1,62 @@
+// Workload: the deterministic rows and operations of the runtime's upstream
+// DML source. Everything is a pure function of (seed, key, version) or
+// (seed, offset), so a source that restarts from a checkpointed offset over
+// the checkpointed table produces exactly the same changes again.
+//
+//   Row row = WorkloadRow(catalog, /*key=*/42, /*version=*/0, 0.0);
+//   WorkloadOp op = NextWorkloadOp(options, /*offset=*/1000);
+#ifndef EXECUTOR_RUNTIME_WORKLOAD_H_
+#define EXECUTOR_RUNTIME_WORKLOAD_H_
+
+#include <cstdint>
+
+#include "serde/row.h"
+#include "storage/table_catalog.h"
+
+namespace backfill {
+
+struct WorkloadOptions {
+  // Seed of every random choice. Default 0.
+  uint64_t seed = 0;
+  // Upstream changes per second; 0 = no changes. Default 0.
+  double ops_per_second = 0;
+  // Relative weights of the operation kinds (>= 0, not all 0 if
+  // ops_per_second > 0). Default 1 each.
+  double insert_weight = 1;
+  double update_weight = 1;
+  double delete_weight = 1;
+  // Updates may move a row to another key (and vnode). Default false.
+  bool update_primary_key = false;
+  // Stop after this many operations; 0 = never. Default 0.
+  uint64_t max_ops = 0;
+  // Share of NULLs in nullable columns, pk included, in [0, 1]. Default 0.
+  double null_fraction = 0;
+  // Keys are drawn from [0, key_space). >= 1. Default 1000.
+  uint64_t key_space = 1000;
+  // Rows per generated chunk, at most. Default 256.
+  uint32_t max_chunk_rows = 256;
+};
+
+enum class WorkloadOpKind { kInsert, kUpdate, kDelete };
+
+// The op at `offset`: a kind and a key; `target_key` is where a pk-changing
+// update moves the row (== key for an in-place update); `version` seeds the
+// new values.
+struct WorkloadOp {
+  WorkloadOpKind kind = WorkloadOpKind::kInsert;
+  uint64_t key = 0;
+  uint64_t target_key = 0;
+  uint64_t version = 0;
+};
+
+WorkloadOp NextWorkloadOp(const WorkloadOptions& options, uint64_t offset);
+
+// The row of `key` with values of `version`: pk columns are a function of the
+// key only (NULL for a fraction `null_fraction` of keys in nullable pk
+// columns), other columns of (key, version).
+Row WorkloadRow(const TableCatalog& catalog, uint64_t seed, uint64_t key,
+                uint64_t version, double null_fraction);
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_RUNTIME_WORKLOAD_H_
