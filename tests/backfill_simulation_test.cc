@@ -1,0 +1,113 @@
+// A few hundred seeds of the whole-pipeline simulation (memory store) and
+// some on RocksDB under TEST_TMPDIR, plus the regression seeds. The long run
+// is `bazel run -c opt //tests:backfill_simulation -- --seeds=100000`.
+// Environment: BACKFILL_SIM_SEEDS / BACKFILL_SIM_ROCKSDB_SEEDS /
+// BACKFILL_SIM_FIRST_SEED override the counts and the first seed.
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/simulation/pipeline_simulation.h"
+
+namespace backfill {
+namespace {
+
+using simulation::ReproductionCommand;
+using simulation::RunSimulationSeed;
+using simulation::SeedOutcome;
+using simulation::SimulationOptions;
+
+// Seeds that once diverged or found a bug; each runs in both modes.
+constexpr uint64_t kRegressionSeeds[] = {0};
+
+uint64_t EnvU64(const char* name, uint64_t fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::strtoull(value, nullptr, 10) : fallback;
+}
+
+void ExpectNoDivergence(uint64_t seed, const SimulationOptions& options,
+                        int* crashes, int* rescales) {
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  const SeedOutcome outcome = RunSimulationSeed(seed, options);
+  ASSERT_EQ(outcome.setup_error, "");
+  ASSERT_FALSE(outcome.divergence.has_value())
+      << outcome.divergence->ToString()
+      << "\n  reproduce: " << ReproductionCommand(seed, options);
+  *crashes += outcome.crashes;
+  *rescales += outcome.rescales;
+}
+
+SimulationOptions RocksDbOptions(const std::string& name) {
+  SimulationOptions options;
+  options.store = SimulationOptions::StoreKind::kRocksDb;
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  options.rocksdb_root = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/", name);
+  std::filesystem::create_directories(options.rocksdb_root);
+  return options;
+}
+
+TEST(BackfillSimulationTest, MemoryStore) {
+  const uint64_t first = EnvU64("BACKFILL_SIM_FIRST_SEED", 1);
+  const uint64_t seeds = EnvU64("BACKFILL_SIM_SEEDS", 500);
+  int crashes = 0, rescales = 0;
+  for (uint64_t seed = first; seed < first + seeds; ++seed) {
+    ExpectNoDivergence(seed, SimulationOptions(), &crashes, &rescales);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  // The run must actually exercise recovery.
+  EXPECT_GT(crashes, static_cast<int>(seeds));
+  EXPECT_GT(rescales, static_cast<int>(seeds) / 2);
+}
+
+TEST(BackfillSimulationTest, RocksDbStore) {
+  const uint64_t first = EnvU64("BACKFILL_SIM_FIRST_SEED", 1) + 1'000'000;
+  const uint64_t seeds = EnvU64("BACKFILL_SIM_ROCKSDB_SEEDS", 100);
+  const SimulationOptions options = RocksDbOptions("sim_rocksdb");
+  int crashes = 0, rescales = 0;
+  for (uint64_t seed = first; seed < first + seeds; ++seed) {
+    ExpectNoDivergence(seed, options, &crashes, &rescales);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_GT(crashes, 0);
+}
+
+// The oracle is not vacuous: deliberate pipeline bugs are caught.
+void ExpectSabotageCaught(SimulationOptions::Sabotage sabotage,
+                          int min_caught) {
+  SimulationOptions options;
+  options.sabotage = sabotage;
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    if (RunSimulationSeed(seed, options).divergence.has_value()) ++caught;
+  }
+  EXPECT_GE(caught, min_caught);
+}
+
+TEST(BackfillSimulationTest, OracleCatchesALostChange) {
+  ExpectSabotageCaught(SimulationOptions::Sabotage::kDropChange, 30);
+}
+
+TEST(BackfillSimulationTest, OracleCatchesADuplicatedChunk) {
+  ExpectSabotageCaught(SimulationOptions::Sabotage::kDuplicateChunk, 30);
+}
+
+TEST(BackfillSimulationTest, OracleCatchesAViewNotRevertedOnCrash) {
+  ExpectSabotageCaught(SimulationOptions::Sabotage::kKeepViewOnCrash, 10);
+}
+
+TEST(BackfillSimulationTest, RegressionSeeds) {
+  int crashes = 0, rescales = 0;
+  const SimulationOptions rocksdb = RocksDbOptions("sim_regressions");
+  for (uint64_t seed : kRegressionSeeds) {
+    ExpectNoDivergence(seed, SimulationOptions(), &crashes, &rescales);
+    if (::testing::Test::HasFatalFailure()) return;
+    ExpectNoDivergence(seed, rocksdb, &crashes, &rescales);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace backfill
