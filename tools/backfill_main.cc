@@ -199,6 +199,7 @@ int Main(int argc, char** argv) {
   }
   ProgressDisplayOptions display_options;
   display_options.mode = DetectDisplayMode(STDOUT_FILENO);
+  display_options.plain_interval_seconds = 1;
   ProgressDisplay display(std::cout, display_options);
   uint64_t last_rows = 0, last_ops = 0;
   double last_seconds = 0;

@@ -33,6 +33,24 @@ out=$("$BIN" --scenario="$TMP/unparsable.textproto" 2>&1); code=$?
 [[ $code -eq 2 ]] || fail "unparsable scenario: exit $code"
 
 # --- SIGKILL during the backfill, resume, possibly at another parallelism ---
+# A rate-limited backfill of 40k rows under pk-changing churn (~5 s a run).
+SCENARIO="$TMP/crash.textproto"
+cat > "$SCENARIO" <<'X'
+name: "crash"
+table {
+  columns { name: "id" type: INT64 }
+  columns { name: "tag" type: VARCHAR nullable: true }
+  columns { name: "v" type: DECIMAL nullable: true }
+  primary_key { column: 0 descending: true }
+  vnode_count: 64
+}
+initial_rows: 40000
+seed: 5
+workload { ops_per_second: 3000 insert_weight: 1 update_weight: 2 delete_weight: 1
+           update_primary_key: true null_fraction: 0.1 }
+backfill { parallelism: 2 chunk_size: 64 rate_limit: 8000 }
+runtime { barrier_interval_ms: 50 checkpoint_frequency: 2 }
+X
 DATA="$TMP/crash"
 rm -rf "$DATA"
 kills=0
