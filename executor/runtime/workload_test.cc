@@ -1,0 +1,63 @@
+#include "executor/runtime/workload.h"
+
+#include "gtest/gtest.h"
+
+namespace backfill {
+namespace {
+
+TableCatalog Catalog() {
+  TableCatalog catalog;
+  catalog.table_id = 1;
+  catalog.columns = {{"id", DataType::kInt64, 1, true},
+                     {"name", DataType::kVarchar, 2, true},
+                     {"price", DataType::kDecimal, 3, true}};
+  catalog.pk_indices = {0};
+  catalog.pk_orders = {OrderType::Ascending()};
+  catalog.value_indices = {0, 1, 2};
+  return catalog;
+}
+
+TEST(WorkloadTest, OpsAreAPureFunctionOfSeedAndOffset) {
+  WorkloadOptions options;
+  options.seed = 9;
+  options.key_space = 100;
+  options.update_primary_key = true;
+  int kinds[3] = {0, 0, 0};
+  for (uint64_t offset = 0; offset < 3000; ++offset) {
+    const WorkloadOp a = NextWorkloadOp(options, offset);
+    const WorkloadOp b = NextWorkloadOp(options, offset);
+    EXPECT_EQ(a.key, b.key);
+    EXPECT_EQ(a.target_key, b.target_key);
+    EXPECT_EQ(a.kind, b.kind);
+    EXPECT_LT(a.key, 100u);
+    ++kinds[static_cast<int>(a.kind)];
+  }
+  for (int count : kinds) EXPECT_GT(count, 700);  // equal weights
+  options.seed = 10;
+  int different = 0;
+  WorkloadOptions other = options;
+  other.seed = 11;
+  for (uint64_t offset = 0; offset < 100; ++offset) {
+    different += NextWorkloadOp(options, offset).key != NextWorkloadOp(other, offset).key;
+  }
+  EXPECT_GT(different, 50);
+}
+
+TEST(WorkloadTest, RowsDependOnKeyAndVersion) {
+  const TableCatalog catalog = Catalog();
+  const Row a = WorkloadRow(catalog, 1, 42, 0, 0.0);
+  EXPECT_TRUE(RowsEqual(a, WorkloadRow(catalog, 1, 42, 0, 0.0)));
+  const Row b = WorkloadRow(catalog, 1, 42, 7, 0.0);
+  EXPECT_TRUE(DatumsEqual(a[0], b[0])) << "same key, same pk";
+  EXPECT_FALSE(RowsEqual(a, b)) << "another version, other values";
+  EXPECT_FALSE(DatumsEqual(a[0], WorkloadRow(catalog, 1, 43, 0, 0.0)[0]));
+  int nulls = 0;
+  for (uint64_t key = 0; key < 1000; ++key) {
+    nulls += IsNull(WorkloadRow(catalog, 1, key, 0, 0.3)[0]);
+  }
+  EXPECT_GT(nulls, 200);
+  EXPECT_LT(nulls, 400);
+}
+
+}  // namespace
+}  // namespace backfill
