@@ -12,6 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/arrangement_backfill_executor.h"
+#include "executor/arrangement_backfill_plan.h"
+#include "executor/plan.pb.h"
 #include "executor/channel.h"
 #include "executor/progress_reporter.h"
 #include "executor/runtime/dml_source_executor.h"
@@ -240,13 +242,6 @@ absl::Status JobAttempt::Build() {
   metrics_.reserve(parallelism);  // executors keep pointers into it
   for (uint32_t i = 0; i < parallelism; ++i) {
     const ActorId actor = kFirstBackfillActor + i;
-    BACKFILL_ASSIGN_OR_RETURN(
-        auto replicated,
-        ReplicatedStateTable::Create(upstream, store_, split[i], s2_ids));
-    BACKFILL_ASSIGN_OR_RETURN(
-        auto progress,
-        StateTable::Create(BackfillProgressCatalog(upstream, options_.progress_table_id),
-                           store_, split[i]));
     reporters_.push_back(std::make_unique<ProgressReporter>(actor, *tracker_));
     BackfillMetrics* metrics = nullptr;
     if (registry_ != nullptr) {
@@ -256,24 +251,32 @@ absl::Status JobAttempt::Build() {
       metrics_.push_back(std::move(created));
       metrics = &metrics_.back();
     }
-    ArrangementBackfillOptions backfill_options;
-    backfill_options.actor_id = actor;
-    backfill_options.fragment_id = kBackfillFragment;
+    // The actor is built from its plan node, as a planner would hand it over.
+    proto::ArrangementBackfillNode node;
+    *node.mutable_upstream_table() = TableCatalogToProto(upstream);
+    *node.mutable_progress_table() = TableCatalogToProto(
+        BackfillProgressCatalog(upstream, options_.progress_table_id));
+    for (int32_t id : s2_ids) node.add_upstream_column_ids(id);
     for (size_t c = 0; c < view_columns.size(); ++c) {
-      backfill_options.output_indices.push_back(static_cast<int>(c));
+      node.add_output_indices(static_cast<uint32_t>(c));
     }
-    backfill_options.chunk_size = options_.chunk_size;
-    backfill_options.rate_limit = shares[i];
-    backfill_options.clock = &clock_;
+    node.set_chunk_size(options_.chunk_size);
+    if (std::optional<uint32_t> limit = shares[i].ToOptionalU32()) {
+      node.set_rate_limit(*limit);
+    }
+    node.set_actor_id(actor);
+    node.set_fragment_id(kBackfillFragment);
+    node.set_vnode_bitmap(split[i].Serialize());
     ExecutorInfo input_info;
     input_info.identity = absl::StrCat("Exchange(to actor ", actor, ")");
     auto input = std::make_unique<ReceiverExecutor>(
         input_info, std::move(dispatch_receivers[i]));
+    ArrangementBackfillDeps deps;
+    deps.reporter = reporters_.back().get();
+    deps.metrics = metrics;
+    deps.clock = &clock_;
     BACKFILL_ASSIGN_OR_RETURN(
-        auto backfill,
-        ArrangementBackfillExecutor::Create(
-            std::move(replicated), std::move(input), std::move(progress),
-            reporters_.back().get(), metrics, backfill_options));
+        auto backfill, BuildArrangementBackfillFromPlan(node, store_, std::move(input), deps));
     backfill_views_.push_back(backfill.get());
     backfills_.push_back(std::move(backfill));
     auto [tx, rx] = MakeChannel({options_.channel_capacity});
