@@ -37,7 +37,9 @@ Scenario MakeScenario(std::mt19937_64& rng) {
   shape_options.vnode_counts = SimulationVnodeCounts();
   shape_options.allow_pruning = false;  // S3 keeps the pk
   s.shape = testing::MakeRandomShape(rng, 7, shape_options);
-  s.initial_rows = Chance(rng, 0.1) ? 0 : Uniform(rng, 1, 200);
+  s.initial_rows = Chance(rng, 0.1)    ? 0
+                   : Chance(rng, 0.25) ? Uniform(rng, 200, 800)
+                                       : Uniform(rng, 1, 200);
   s.key_space = 3 * static_cast<uint64_t>(s.initial_rows) + 20;
   s.pk_updates = Chance(rng, 0.7);
   s.barrier_probability = UniformReal(rng, 0.01, 0.15);
@@ -46,7 +48,7 @@ Scenario MakeScenario(std::mt19937_64& rng) {
   s.pending_probability = UniformReal(rng, 0.0, 0.1);
   s.checkpoint_frequency = Uniform(rng, 1, 5);
   s.max_inflight_barriers = Uniform(rng, 1, 3);
-  s.chaos_epochs = Uniform(rng, 3, 25);
+  s.chaos_epochs = Uniform(rng, 3, 40);
   s.steady_epochs = Uniform(rng, 2, 6);
   s.mutation_probability = UniformReal(rng, 0.0, 0.3);
   static const uint32_t kChunkSizes[] = {1, 2, 3, 7, 16, 64, 256, 300};
@@ -71,7 +73,7 @@ Scenario MakeScenario(std::mt19937_64& rng) {
   s.pair_split = Chance(rng, 0.5) ? HashDispatcher::PairSplit::kByActor
                                   : HashDispatcher::PairSplit::kByVnode;
   s.max_actors = Uniform(rng, 1, 8);
-  s.max_crashes = Chance(rng, 0.15) ? 0 : Uniform(rng, 1, 6);
+  s.max_crashes = Chance(rng, 0.1) ? 0 : Uniform(rng, 1, 8);
   s.rescale_probability = UniformReal(rng, 0.3, 1.0);
   s.reopen_probability = UniformReal(rng, 0.0, 0.6);
   return s;
