@@ -461,6 +461,9 @@ absl::Status ArrangementBackfillExecutor::ReadSnapshot(PollContext* cx,
     std::optional<DataChunk> full = builders_.at(vnode).Append(reader_->row());
     if (limited) --permits_;
     reader_->Next();
+    // A failed read ends the reader: report it now, even with a full chunk
+    // in hand (never swallowed by a later reset of the reader).
+    BACKFILL_RETURN_IF_ERROR(reader_->status());
     if (full.has_value()) {
       BACKFILL_RETURN_IF_ERROR(HandleSnapshotChunk(std::move(*full), vnode));
       *emitted = true;
@@ -573,6 +576,7 @@ absl::Status ArrangementBackfillExecutor::ProcessBarrier(Barrier barrier,
     }
   }
   (void)cx;
+  if (reader_ != nullptr) BACKFILL_RETURN_IF_ERROR(reader_->status());
   reader_.reset();  // the replicated table is written below
   // (a) flush the builders: positions now cover every row sent this epoch.
   BACKFILL_RETURN_IF_ERROR(FlushBuilders());

@@ -58,24 +58,25 @@ absl::Status DmlSourceExecutor::OnBarrier(const Barrier& barrier,
       if (offset == nullptr || *offset < 0) {
         return absl::DataLossError("corrupt source offset row");
       }
-      offset_ = static_cast<uint64_t>(*offset);
-      persisted_offset_ = offset_;
-      resumed_ = true;
+      offset_.store(static_cast<uint64_t>(*offset));
+      persisted_offset_ = static_cast<uint64_t>(*offset);
+      resumed_.store(true);
     }
     start_time_ = now;
-    start_offset_ = offset_;
+    start_offset_ = offset_.load();
     initialised_ = true;
     return absl::OkStatus();
   }
-  if (persisted_offset_ != offset_) {
-    const Row row{int16_t{0}, static_cast<int64_t>(offset_)};
+  const uint64_t offset = offset_.load();
+  if (persisted_offset_ != offset) {
+    const Row row{int16_t{0}, static_cast<int64_t>(offset)};
     if (persisted_offset_.has_value()) {
       BACKFILL_RETURN_IF_ERROR(offset_table_->Update(
           Row{int16_t{0}, static_cast<int64_t>(*persisted_offset_)}, row));
     } else {
       BACKFILL_RETURN_IF_ERROR(offset_table_->Insert(row));
     }
-    persisted_offset_ = offset_;
+    persisted_offset_ = offset;
   }
   BACKFILL_RETURN_IF_ERROR(table_->Commit(barrier.epoch));
   return offset_table_->Commit(barrier.epoch);
@@ -85,8 +86,8 @@ absl::StatusOr<StreamChunk> DmlSourceExecutor::Generate(uint64_t count) {
   const TableCatalog& catalog = table_->catalog();
   std::vector<Op> ops;
   std::vector<Row> rows;
-  for (uint64_t i = 0; i < count; ++i, ++offset_) {
-    const WorkloadOp op = NextWorkloadOp(options_, offset_);
+  for (uint64_t i = 0; i < count; ++i, offset_.fetch_add(1)) {
+    const WorkloadOp op = NextWorkloadOp(options_, offset_.load());
     Row fresh = WorkloadRow(catalog, options_.seed, op.key, op.version,
                             options_.null_fraction);
     BACKFILL_ASSIGN_OR_RETURN(
@@ -140,20 +141,21 @@ PollResult DmlSourceExecutor::PollNext(PollContext& cx) {
   }
   if (!initialised_ || options_.ops_per_second <= 0 ||
       (stop_generating_ != nullptr && stop_generating_->load()) ||
-      (options_.max_ops > 0 && offset_ >= options_.max_ops)) {
+      (options_.max_ops > 0 && offset_.load() >= options_.max_ops)) {
     return PollResult::Pending();
   }
   const double elapsed = absl::ToDoubleSeconds(cx.clock().Now() - start_time_);
   const uint64_t target =
       start_offset_ + static_cast<uint64_t>(elapsed * options_.ops_per_second);
-  if (target <= offset_) {
+  const uint64_t offset = offset_.load();
+  if (target <= offset) {
     const double next_seconds =
-        static_cast<double>(offset_ + 1 - start_offset_) / options_.ops_per_second;
+        static_cast<double>(offset + 1 - start_offset_) / options_.ops_per_second;
     cx.WakeNoLaterThan(start_time_ + absl::Seconds(next_seconds));
     return PollResult::Pending();
   }
-  uint64_t count = std::min<uint64_t>(target - offset_, options_.max_chunk_rows);
-  if (options_.max_ops > 0) count = std::min(count, options_.max_ops - offset_);
+  uint64_t count = std::min<uint64_t>(target - offset, options_.max_chunk_rows);
+  if (options_.max_ops > 0) count = std::min(count, options_.max_ops - offset);
   absl::StatusOr<StreamChunk> chunk = Generate(count);
   if (!chunk.ok()) return Fail(chunk.status());
   return PollResult::Ready(std::move(*chunk));

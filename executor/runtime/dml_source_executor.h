@@ -41,8 +41,9 @@ class DmlSourceExecutor final : public Executor {
   const ExecutorInfo& info() const override { return info_; }
 
   // Operations generated so far, including those before a restart.
-  uint64_t offset() const { return offset_; }
-  bool resumed() const { return resumed_; }
+  // Thread-safe (the coordinator reads it while the actor runs).
+  uint64_t offset() const { return offset_.load(std::memory_order_relaxed); }
+  bool resumed() const { return resumed_.load(std::memory_order_relaxed); }
 
  private:
   absl::Status OnBarrier(const Barrier& barrier, absl::Time now);
@@ -57,8 +58,8 @@ class DmlSourceExecutor final : public Executor {
   const ExecutorInfo info_;
   std::vector<DataType> types_;
   bool initialised_ = false;
-  bool resumed_ = false;
-  uint64_t offset_ = 0;
+  std::atomic<bool> resumed_{false};
+  std::atomic<uint64_t> offset_{0};
   std::optional<uint64_t> persisted_offset_;
   absl::Time start_time_;
   uint64_t start_offset_ = 0;
