@@ -84,7 +84,9 @@ struct JobShared {
   }
 };
 
-absl::Status BulkLoad(StateStore& store, const StreamingJobOptions& options) {
+// Returns true if it loaded the table now (a fresh job), false if the load
+// had completed in an earlier run.
+absl::StatusOr<bool> BulkLoad(StateStore& store, const StreamingJobOptions& options) {
   // Rows are a pure function of their key, so reloading is idempotent; the
   // "loaded" row in the offset table says the load completed.
   BACKFILL_ASSIGN_OR_RETURN(
@@ -97,7 +99,7 @@ absl::Status BulkLoad(StateStore& store, const StreamingJobOptions& options) {
   BACKFILL_RETURN_IF_ERROR(marker_table->InitEpoch(epoch));
   BACKFILL_ASSIGN_OR_RETURN(std::optional<Row> loaded,
                             marker_table->GetRow(Row{int16_t{1}}));
-  if (loaded.has_value()) return absl::OkStatus();
+  if (loaded.has_value()) return false;
   StateTableOptions table_options;
   table_options.op_consistency = OpConsistency::kInconsistent;
   BACKFILL_ASSIGN_OR_RETURN(
@@ -123,7 +125,8 @@ absl::Status BulkLoad(StateStore& store, const StreamingJobOptions& options) {
   const EpochPair next{Epoch(epoch.curr.value() + 1), epoch.curr};
   BACKFILL_RETURN_IF_ERROR(table->Commit(next));
   BACKFILL_RETURN_IF_ERROR(marker_table->Commit(next));
-  return store.Checkpoint(next.prev);
+  BACKFILL_RETURN_IF_ERROR(store.Checkpoint(next.prev));
+  return true;
 }
 
 // One run of the actor graph from the last checkpoint until the job ends or
@@ -134,8 +137,9 @@ class JobAttempt {
              Registry* registry,
              const std::function<void(const JobProgress&)>& observer,
              Clock& clock, JobResult& result, absl::Time job_start,
-             uint64_t& epochs_since_creation)
-      : store_(store),
+             uint64_t& epochs_since_creation, bool creating)
+      : creating_(creating),
+        store_(store),
         options_(options),
         registry_(registry),
         observer_(observer),
@@ -149,12 +153,16 @@ class JobAttempt {
 
  private:
   absl::Status Build();
+  std::shared_ptr<const Mutation> FirstMutation() const;
   void StartThreads();
   void StopThreads();
   absl::Status InjectAndWait(EpochPair epoch, BarrierKind kind,
                              std::shared_ptr<const Mutation> mutation);
   std::shared_ptr<const Mutation> ThrottleFor(RateLimit job_limit) const;
 
+  // True for the job's creation (Add), false for a restart or recovery
+  // (Update), as RisingWave marks its first barriers.
+  const bool creating_;
   StateStore& store_;
   const StreamingJobOptions& options_;
   Registry* registry_;
@@ -364,6 +372,17 @@ void JobAttempt::StopThreads() {
   threads_.clear();
 }
 
+std::shared_ptr<const Mutation> JobAttempt::FirstMutation() const {
+  if (!creating_) return std::make_shared<const Mutation>(UpdateMutation{});
+  AddMutation add;
+  add.added_actors.insert(kSourceActor);
+  add.added_actors.insert(kViewActor);
+  for (size_t i = 0; i < backfills_.size(); ++i) {
+    add.added_actors.insert(kFirstBackfillActor + static_cast<ActorId>(i));
+  }
+  return std::make_shared<const Mutation>(std::move(add));
+}
+
 std::shared_ptr<const Mutation> JobAttempt::ThrottleFor(RateLimit job_limit) const {
   const std::vector<RateLimit> shares = SplitJobRateLimit(job_limit, owned_counts_);
   ThrottleMutation throttle;
@@ -415,8 +434,8 @@ absl::Status JobAttempt::Run() {
   absl::Status status = [&]() -> absl::Status {
     const Epoch committed = store_.CommittedEpoch(options_.upstream.table_id);
     EpochPair epoch{Epoch(committed.value() + 1), committed};
-    BACKFILL_RETURN_IF_ERROR(InjectAndWait(epoch, BarrierKind::kInitial,
-                                           ThrottleFor(options_.rate_limit)));
+    BACKFILL_RETURN_IF_ERROR(
+        InjectAndWait(epoch, BarrierKind::kInitial, FirstMutation()));
     result_.resumed |= source_view_->resumed();
     uint32_t checkpoints_after_finish = 0;
     uint64_t barrier_index = 0;
@@ -601,15 +620,16 @@ absl::StatusOr<JobResult> RunStreamingJob(
     }
   }
   const absl::Time start = clock.Now();
-  BACKFILL_RETURN_IF_ERROR(BulkLoad(store, options));
+  BACKFILL_ASSIGN_OR_RETURN(bool creating, BulkLoad(store, options));
   JobResult result;
   result.parallelism = options.parallelism;
   uint64_t epochs_since_creation = 0;
   while (true) {
     JobAttempt attempt(store, options, registry, observer, clock, result, start,
-                       epochs_since_creation);
+                       epochs_since_creation, creating);
     absl::Status status = attempt.Run();
     if (status.ok()) break;
+    creating = false;
     if (result.recoveries >= options.max_recoveries ||
         status.code() == absl::StatusCode::kDeadlineExceeded ||
         status.code() == absl::StatusCode::kDataLoss) {
