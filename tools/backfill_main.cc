@@ -202,7 +202,7 @@ int Main(int argc, char** argv) {
   display_options.plain_interval_seconds = 1;
   ProgressDisplay display(std::cout, display_options);
   uint64_t last_rows = 0, last_ops = 0;
-  double last_seconds = 0;
+  double last_seconds = 0, rows_per_second = 0, ops_per_second = 0;
   auto observer = [&](const JobProgress& progress) {
     if (flags->json) return;
     JobProgressSample sample;
@@ -211,14 +211,17 @@ int Main(int argc, char** argv) {
     sample.vnodes_total = progress.vnodes_total;
     sample.snapshot_rows = progress.snapshot_rows;
     sample.estimated_total_rows = progress.estimated_total_rows;
+    // Rates over windows of at least half a second, kept between windows.
     const double dt = progress.seconds - last_seconds;
     if (dt > 0.5) {
-      sample.snapshot_rows_per_second = (progress.snapshot_rows - last_rows) / dt;
-      sample.upstream_ops_per_second = (progress.upstream_ops - last_ops) / dt;
+      rows_per_second = (progress.snapshot_rows - last_rows) / dt;
+      ops_per_second = (progress.upstream_ops - last_ops) / dt;
       last_rows = progress.snapshot_rows;
       last_ops = progress.upstream_ops;
       last_seconds = progress.seconds;
     }
+    sample.snapshot_rows_per_second = rows_per_second;
+    sample.upstream_ops_per_second = ops_per_second;
     sample.upstream_ops = progress.upstream_ops;
     sample.barrier_latency_p50_ms = progress.barrier_latency_p50_ms;
     sample.barrier_latency_p99_ms = progress.barrier_latency_p99_ms;

@@ -437,6 +437,7 @@ absl::Status JobAttempt::Run() {
     BACKFILL_RETURN_IF_ERROR(
         InjectAndWait(epoch, BarrierKind::kInitial, FirstMutation()));
     result_.resumed |= source_view_->resumed();
+    std::optional<uint64_t> rows_at_start;  // persisted progress of a restart
     uint32_t checkpoints_after_finish = 0;
     uint64_t barrier_index = 0;
     absl::Time next_tick = clock_.Now();
@@ -486,6 +487,7 @@ absl::Status JobAttempt::Run() {
           epoch, checkpoint ? BarrierKind::kCheckpoint : BarrierKind::kBarrier,
           mutation));
       if (done && checkpoint) ++checkpoints_after_finish;
+      if (!rows_at_start.has_value()) rows_at_start = tracker_->consumed_rows();
       result_.upstream_ops = source_view_->offset();
       if (observer_) {
         JobProgress progress;
@@ -511,6 +513,10 @@ absl::Status JobAttempt::Run() {
       if (last) break;
     }
     result_.snapshot_rows = tracker_->consumed_rows();
+    // Rows read in this run (a restart's persisted rows are not counted;
+    // the first barrier's report includes them).
+    result_.snapshot_rows_this_run +=
+        result_.snapshot_rows - (result_.resumed ? rows_at_start.value_or(0) : 0);
     result_.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
     result_.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
     return absl::OkStatus();
@@ -641,7 +647,7 @@ absl::StatusOr<JobResult> RunStreamingJob(
   result.seconds = absl::ToDoubleSeconds(clock.Now() - start);
   if (result.seconds > 0) {
     result.snapshot_rows_per_second =
-        static_cast<double>(result.snapshot_rows) / result.seconds;
+        static_cast<double>(result.snapshot_rows_this_run) / result.seconds;
   }
   // Verify: the view equals the table projected to the output columns.
   const std::vector<int> output = OutputColumns(options);

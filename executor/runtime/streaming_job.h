@@ -106,7 +106,10 @@ struct JobResult {
   std::string mismatch;
   uint64_t upstream_rows = 0;
   uint64_t view_rows = 0;
+  // Snapshot rows sent in total (persisted progress included) and in this
+  // run only (what snapshot_rows_per_second is computed from).
   uint64_t snapshot_rows = 0;
+  uint64_t snapshot_rows_this_run = 0;
   uint64_t upstream_ops = 0;
   uint64_t epochs = 0;
   uint64_t checkpoints = 0;
