@@ -81,6 +81,12 @@ absl::StatusOr<std::unique_ptr<StateTable>> StateTable::Create(
                             ? ValueRowEncoding::kColumnAware
                             : ValueRowEncoding::kPositional,
                         value_schema));
+  BACKFILL_ASSIGN_OR_RETURN(
+      VnodeHasher row_hasher,
+      VnodeHasher::Create(catalog.dist_key_indices, catalog.vnode_count));
+  BACKFILL_ASSIGN_OR_RETURN(
+      VnodeHasher pk_hasher,
+      VnodeHasher::Create(catalog.DistKeyInPk(), catalog.vnode_count));
   LocalOptions local_options;
   local_options.replicated = options.replicated;
   BACKFILL_ASSIGN_OR_RETURN(
@@ -88,11 +94,12 @@ absl::StatusOr<std::unique_ptr<StateTable>> StateTable::Create(
       store.NewLocalStateStore(catalog.table_id, local_options));
   return std::unique_ptr<StateTable>(new StateTable(
       catalog, std::move(owned_vnodes), std::move(pk_serde),
-      std::move(value_codec), std::move(local), store, options));
+      std::move(row_hasher), std::move(pk_hasher), std::move(value_codec), std::move(local), store, options));
 }
 
 StateTable::StateTable(TableCatalog catalog, VnodeBitmap vnodes,
-                       KeySerde pk_serde,
+                       KeySerde pk_serde, VnodeHasher row_hasher,
+                       VnodeHasher pk_hasher,
                        std::unique_ptr<ValueRowCodec> value_codec,
                        std::unique_ptr<LocalStateStore> local,
                        StateStore& store, StateTableOptions options)
@@ -103,11 +110,9 @@ StateTable::StateTable(TableCatalog catalog, VnodeBitmap vnodes,
       local_(std::move(local)),
       store_(store),
       options_(options),
-      dist_key_in_pk_(catalog_.DistKeyInPk()),
+      row_hasher_(std::move(row_hasher)),
+      pk_hasher_(std::move(pk_hasher)),
       column_types_(ColumnTypes(catalog_.columns)) {
-  for (int column : catalog_.dist_key_indices) {
-    dist_key_types_.push_back(catalog_.columns[column].type);
-  }
   if (catalog_.vnode_column.has_value()) {
     for (size_t i = 0; i < catalog_.pk_indices.size(); ++i) {
       if (catalog_.pk_indices[i] == *catalog_.vnode_column) {
@@ -165,24 +170,14 @@ VirtualNode StateTable::ComputeVnodeByPk(RowView pk) const {
   if (vnode_column_in_pk_ >= 0) {
     return VnodeFromColumn(pk[vnode_column_in_pk_], catalog_.vnode_count);
   }
-  if (catalog_.dist_key_indices.empty()) return 0;
-  Row dist_key;
-  dist_key.reserve(dist_key_in_pk_.size());
-  for (int position : dist_key_in_pk_) dist_key.push_back(pk[position]);
-  return backfill::ComputeVnode(dist_key, dist_key_types_,
-                                catalog_.vnode_count);
+  return pk_hasher_.VnodeOf(pk);
 }
 
 VirtualNode StateTable::ComputeVnode(RowView row) const {
   if (catalog_.vnode_column.has_value()) {
     return VnodeFromColumn(row[*catalog_.vnode_column], catalog_.vnode_count);
   }
-  if (catalog_.dist_key_indices.empty()) return 0;
-  Row dist_key;
-  dist_key.reserve(catalog_.dist_key_indices.size());
-  for (int column : catalog_.dist_key_indices) dist_key.push_back(row[column]);
-  return backfill::ComputeVnode(dist_key, dist_key_types_,
-                                catalog_.vnode_count);
+  return row_hasher_.VnodeOf(row);
 }
 
 std::string StateTable::ErrorContext(VirtualNode vnode,

@@ -31,6 +31,7 @@
 #include "serde/value_codec.h"
 #include "serde/vnode.h"
 #include "serde/vnode_bitmap.h"
+#include "serde/vnode_hash.h"
 #include "storage/cancellation.h"
 #include "storage/epoch.h"
 #include "storage/state_store.h"
@@ -166,6 +167,7 @@ class StateTable {
 
  private:
   StateTable(TableCatalog catalog, VnodeBitmap vnodes, KeySerde pk_serde,
+             VnodeHasher row_hasher, VnodeHasher pk_hasher,
              std::unique_ptr<ValueRowCodec> value_codec,
              std::unique_ptr<LocalStateStore> local, StateStore& store,
              StateTableOptions options);
@@ -182,10 +184,12 @@ class StateTable {
   std::unique_ptr<LocalStateStore> local_;
   StateStore& store_;
   StateTableOptions options_;
-  std::vector<int> dist_key_in_pk_;
+  // The table's vnode function over full rows and over pk rows (the same
+  // dist key, indexed in the row or in the pk).
+  VnodeHasher row_hasher_;
+  VnodeHasher pk_hasher_;
   // Position of the vnode column in the pk, or -1.
   int vnode_column_in_pk_ = -1;
-  std::vector<DataType> dist_key_types_;
   std::vector<DataType> column_types_;
   // Pk columns that are not stored in the value: (position in pk, column).
   std::vector<std::pair<int, int>> pk_only_columns_;

@@ -26,35 +26,39 @@ absl::Status HashDispatcher::Dispatch(Message message) {
   }
   const StreamChunk& chunk = std::get<StreamChunk>(message);
   const size_t n = outputs_.size();
+  // The vnodes of the whole chunk at once, column-wise.
+  std::vector<absl::Span<const Datum>> columns;
+  columns.reserve(chunk.num_columns());
+  for (int c = 0; c < chunk.num_columns(); ++c) {
+    columns.push_back(chunk.column(c).values());
+  }
+  hasher_.VnodesOfColumns(columns, chunk.capacity(), &vnodes_);
   std::vector<std::vector<Op>> ops(n);
   std::vector<std::vector<Row>> rows(n);
   std::vector<DataType> s2_types;
-  const std::vector<DataType> s1_types = chunk.data_types();
-  for (int index : s2_indices_) s2_types.push_back(s1_types[index]);
+  for (int index : s2_indices_) s2_types.push_back(chunk.column(index).type());
+  // A U-/U+ pair is two adjacent visible rows: remember the U-'s owner.
+  int update_delete_owner = -1;
+  size_t update_delete_row = 0;
   for (size_t i = 0; i < chunk.capacity(); ++i) {
     if (!chunk.is_visible(i)) continue;
-    const Row row = chunk.RowAt(i);
-    const int owner = vnode_owner_[hasher_.VnodeOf(row)];
+    const int owner = vnode_owner_[vnodes_[i]];
     Op op = chunk.op(i);
-    if (op == Op::kUpdateDelete || op == Op::kUpdateInsert) {
-      // Find the other half (the adjacent visible row).
-      size_t j = i;
-      if (op == Op::kUpdateDelete) {
-        for (j = i + 1; j < chunk.capacity() && !chunk.is_visible(j); ++j) {
-        }
-      } else {
-        while (j > 0 && !chunk.is_visible(--j)) {
-        }
+    if (op == Op::kUpdateDelete) {
+      update_delete_owner = owner;
+      update_delete_row = ops[owner].size();
+    } else if (op == Op::kUpdateInsert && update_delete_owner >= 0) {
+      if (update_delete_owner != owner) {
+        ops[update_delete_owner][update_delete_row] = Op::kDelete;
+        op = Op::kInsert;
       }
-      if (j < chunk.capacity() && j != i) {
-        const int other = vnode_owner_[hasher_.VnodeOf(chunk.RowAt(j))];
-        if (other != owner) {
-          op = op == Op::kUpdateDelete ? Op::kDelete : Op::kInsert;
-        }
-      }
+      update_delete_owner = -1;
     }
+    Row projected;
+    projected.reserve(s2_indices_.size());
+    for (int index : s2_indices_) projected.push_back(chunk.column(index).value(i));
     ops[owner].push_back(op);
-    rows[owner].push_back(ProjectRow(row, s2_indices_));
+    rows[owner].push_back(std::move(projected));
   }
   for (size_t actor = 0; actor < n; ++actor) {
     if (rows[actor].empty()) continue;

@@ -43,6 +43,8 @@ class HashDispatcher {
   std::vector<int> vnode_owner_;
   std::vector<int> s2_indices_;
   Clock& clock_;
+  // Per-chunk scratch: the vnode of each row.
+  std::vector<VirtualNode> vnodes_;
 };
 
 }  // namespace backfill

@@ -568,34 +568,24 @@ TableCatalog ViewCatalog(const StreamingJobOptions& options) {
 absl::StatusOr<std::vector<Row>> ReadCommittedRows(
     StateStore& store, const TableCatalog& catalog,
     const std::vector<int>& columns) {
+  // A read-only view through a replicated instance: it decodes rows exactly
+  // as the table's own state table does, and is never part of a checkpoint.
+  std::vector<int32_t> all_ids;
+  for (const ColumnDesc& column : catalog.columns) all_ids.push_back(column.column_id);
+  BACKFILL_ASSIGN_OR_RETURN(
+      auto table, ReplicatedStateTable::Create(
+                      catalog, store, VnodeBitmap::All(catalog.vnode_count), all_ids));
+  const Epoch committed = store.CommittedEpoch(catalog.table_id);
+  BACKFILL_RETURN_IF_ERROR(
+      table->InitEpoch(EpochPair{Epoch(committed.value() + 1), committed}));
   std::vector<DataType> types;
   for (int column : columns) types.push_back(catalog.columns[column].type);
   std::vector<std::pair<std::string, Row>> rows;
   for (int vnode = 0; vnode < catalog.vnode_count; ++vnode) {
-    BACKFILL_ASSIGN_OR_RETURN(
-        auto it, store.NewIterator(catalog.table_id, static_cast<VirtualNode>(vnode),
-                                   PkRange::All(), store.CommittedEpoch(catalog.table_id)));
-    BACKFILL_ASSIGN_OR_RETURN(
-        auto codec,
-        MakeValueRowCodec(catalog.value_encoding == ValueEncoding::kColumnAware
-                              ? ValueRowEncoding::kColumnAware
-                              : ValueRowEncoding::kPositional,
-                          [&] {
-                            Schema schema;
-                            for (int c : catalog.value_indices) {
-                              schema.push_back(catalog.columns[c]);
-                            }
-                            return schema;
-                          }()));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      const std::string_view value = it->value();
-      BACKFILL_ASSIGN_OR_RETURN(Row values,
-                                codec->Decode(absl::string_view(value.data(), value.size())));
-      Row full(catalog.columns.size());
-      for (size_t i = 0; i < catalog.value_indices.size(); ++i) {
-        full[catalog.value_indices[i]] = std::move(values[i]);
-      }
-      Row projected = ProjectRow(full, columns);
+    BACKFILL_ASSIGN_OR_RETURN(auto it,
+                              table->IterWithVnode(static_cast<VirtualNode>(vnode)));
+    for (; it->Valid(); it->Next()) {
+      Row projected = ProjectRow(it->row(), columns);
       std::string key = EncodedRow(projected, types);
       rows.emplace_back(std::move(key), std::move(projected));
     }
