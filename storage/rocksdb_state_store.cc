@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -61,8 +63,10 @@ absl::Status FromRocksDb(const rocksdb::Status& status,
       break;
     case rocksdb::Status::kIOError:
       // A failed disk operation: the store is no longer trustworthy for
-      // writes until reopened.
-      code = absl::StatusCode::kInternal;
+      // writes until reopened. A full disk is ResourceExhausted.
+      code = status.subcode() == rocksdb::Status::kNoSpace
+                 ? absl::StatusCode::kResourceExhausted
+                 : absl::StatusCode::kInternal;
       break;
     case rocksdb::Status::kBusy:
     case rocksdb::Status::kTimedOut:
@@ -243,6 +247,13 @@ class MvccCompactionFilterFactory final
     return std::make_unique<MvccCompactionFilter>(gc_->BeginCompaction(),
                                                   context.is_full_compaction);
   }
+  // Flushes filter too: a version shadowed inside one memtable never reaches
+  // an SST file (tombstones stay: a flush is never a full compaction).
+  bool ShouldFilterTableFileCreation(
+      rocksdb::TableFileCreationReason reason) const override {
+    return reason == rocksdb::TableFileCreationReason::kFlush ||
+           reason == rocksdb::TableFileCreationReason::kCompaction;
+  }
   const char* Name() const override {
     return "backfill.MvccCompactionFilterFactory";
   }
@@ -259,6 +270,10 @@ rocksdb::IOStatus CheckFault(FaultInjector& injector,
                              const std::string& file_name) {
   absl::Status status = injector.Check(operation, file_name);
   if (status.ok()) return rocksdb::IOStatus::OK();
+  if (absl::IsResourceExhausted(status)) {  // A full disk: ENOSPC.
+    return rocksdb::IOStatus::NoSpace(rocksdb::Slice(
+        absl::StrCat("injected fault: ", std::string(status.message()))));
+  }
   return rocksdb::IOStatus::IOError(
       rocksdb::Slice(absl::StrCat("injected fault: ", status.ToString())));
 }
@@ -620,16 +635,32 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
                       std::shared_ptr<rocksdb::FileSystem> file_system,
                       std::unique_ptr<rocksdb::DB> db,
                       std::vector<rocksdb::ColumnFamilyHandle*> handles,
-                      std::shared_ptr<GcState> gc, bool sync)
+                      std::shared_ptr<GcState> gc, bool sync,
+                      double gc_tombstone_fraction, uint64_t gc_min_tombstones)
       : file_system_(std::move(file_system)),
         env_(std::move(env)),
         db_(std::move(db)),
         meta_(handles[0]),
         data_(handles[1]),
         gc_(std::move(gc)),
-        sync_(sync) {}
+        sync_(sync),
+        gc_tombstone_fraction_(gc_tombstone_fraction),
+        gc_min_tombstones_(gc_min_tombstones) {
+    if (gc_tombstone_fraction_ > 0) {
+      gc_thread_ = std::thread([this] { RunGcThread(); });
+    }
+  }
 
   ~RocksCommittedLayer() override {
+    if (gc_thread_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(gc_mu_);
+        stopping_ = true;
+      }
+      gc_cv_.notify_all();
+      db_->DisableManualCompaction();  // Aborts a running full compaction.
+      gc_thread_.join();
+    }
     db_->DestroyColumnFamilyHandle(data_);
     db_->DestroyColumnFamilyHandle(meta_);
     db_->Close().PermitUncheckedError();
@@ -646,6 +677,7 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
     rocksdb::WriteBatch batch;
     std::string key;
     std::string value;
+    uint64_t tombstones = 0;
     for (const CommitBatch& commit : batches) {
       for (const auto& [memtable_key, entry] : *commit.data) {
         key.clear();
@@ -660,6 +692,7 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
           value.append(*entry);
         } else {
           value.push_back(kTombstoneTag);
+          ++tombstones;
         }
         BACKFILL_RETURN_IF_ERROR(
             FromRocksDb(batch.Put(data_, key, value), "checkpoint batch"));
@@ -672,10 +705,12 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
         "checkpoint batch"));
     rocksdb::WriteOptions write_options;
     write_options.sync = sync_;
-    return FromRocksDb(
+    BACKFILL_RETURN_IF_ERROR(FromRocksDb(
         db_->Write(write_options, &batch),
         absl::StrCat("checkpoint write of epoch ", committed_epoch.value(),
-                     " (", batch.Count(), " entries)"));
+                     " (", batch.Count(), " entries)")));
+    if (tombstones > 0) NoteTombstones(tombstones);
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
@@ -706,6 +741,12 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
   }
 
   absl::Status Compact() {
+    std::lock_guard<std::mutex> compact_lock(compact_mu_);
+    {
+      std::lock_guard<std::mutex> lock(gc_mu_);
+      pending_tombstones_ = 0;  // This compaction sees every one so far.
+      ++full_compactions_;
+    }
     BACKFILL_RETURN_IF_ERROR(FromRocksDb(
         db_->Flush(rocksdb::FlushOptions(), data_), "flush before compaction"));
     rocksdb::CompactRangeOptions options;
@@ -713,6 +754,17 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
         rocksdb::BottommostLevelCompaction::kForce;
     return FromRocksDb(db_->CompactRange(options, data_, nullptr, nullptr),
                        "full compaction");
+  }
+
+  GcStats WaitForGc() {
+    std::unique_lock<std::mutex> lock(gc_mu_);
+    gc_idle_cv_.wait(lock,
+                     [&] { return stopping_ || (!gc_due_ && !gc_running_); });
+    GcStats stats;
+    stats.full_compactions = full_compactions_;
+    stats.pending_tombstones = pending_tombstones_;
+    stats.last_error = last_gc_error_;
+    return stats;
   }
 
   absl::StatusOr<uint64_t> CountStoredVersions() {
@@ -737,6 +789,48 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
     return absl::OkStatus();
   }
 
+  // Counts checkpointed tombstones; wakes the GC thread at the threshold.
+  void NoteTombstones(uint64_t count) {
+    uint64_t pending;
+    {
+      std::lock_guard<std::mutex> lock(gc_mu_);
+      pending_tombstones_ += count;
+      pending = pending_tombstones_;
+      if (!gc_thread_.joinable() || gc_due_) return;
+    }
+    if (pending < gc_min_tombstones_) return;
+    uint64_t stored = 0;
+    if (!db_->GetIntProperty(data_, "rocksdb.estimate-num-keys", &stored)) {
+      stored = 0;
+    }
+    if (static_cast<double>(pending) <
+        gc_tombstone_fraction_ * static_cast<double>(stored)) {
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(gc_mu_);
+      gc_due_ = true;
+    }
+    gc_cv_.notify_all();
+  }
+
+  void RunGcThread() {
+    std::unique_lock<std::mutex> lock(gc_mu_);
+    while (true) {
+      gc_cv_.wait(lock, [&] { return stopping_ || gc_due_; });
+      if (stopping_) break;
+      gc_due_ = false;
+      gc_running_ = true;
+      lock.unlock();
+      absl::Status status = Compact();
+      lock.lock();
+      gc_running_ = false;
+      if (!stopping_) last_gc_error_ = status;
+      gc_idle_cv_.notify_all();
+    }
+    gc_idle_cv_.notify_all();
+  }
+
   // Destroyed last: the DB uses them.
   const std::shared_ptr<rocksdb::FileSystem> file_system_;
   const std::unique_ptr<rocksdb::Env> env_;
@@ -745,6 +839,20 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
   rocksdb::ColumnFamilyHandle* const data_;
   const std::shared_ptr<GcState> gc_;
   const bool sync_;
+  const double gc_tombstone_fraction_;
+  const uint64_t gc_min_tombstones_;
+
+  std::mutex compact_mu_;  // One full compaction at a time.
+  std::mutex gc_mu_;
+  std::condition_variable gc_cv_;       // Wakes the GC thread.
+  std::condition_variable gc_idle_cv_;  // Signals WaitForGc.
+  uint64_t pending_tombstones_ ABSL_GUARDED_BY(gc_mu_) = 0;
+  uint64_t full_compactions_ ABSL_GUARDED_BY(gc_mu_) = 0;
+  bool gc_due_ ABSL_GUARDED_BY(gc_mu_) = false;
+  bool gc_running_ ABSL_GUARDED_BY(gc_mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(gc_mu_) = false;
+  absl::Status last_gc_error_ ABSL_GUARDED_BY(gc_mu_);
+  std::thread gc_thread_;  // Started last, joined first.
 };
 
 absl::Status ValidateOptions(const RocksDbStateStoreOptions& options) {
@@ -756,6 +864,17 @@ absl::Status ValidateOptions(const RocksDbStateStoreOptions& options) {
         absl::StrCat("RocksDbStateStoreOptions.write_buffer_bytes must be >= "
                      "65536; got ",
                      options.write_buffer_bytes));
+  }
+  if (!(options.gc_tombstone_fraction >= 0 &&
+        options.gc_tombstone_fraction <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RocksDbStateStoreOptions.gc_tombstone_fraction must be "
+                     "in [0, 1]; got ",
+                     options.gc_tombstone_fraction));
+  }
+  if (options.gc_min_tombstones < 1) {
+    return absl::InvalidArgumentError(
+        "RocksDbStateStoreOptions.gc_min_tombstones must be >= 1; got 0");
   }
   if (options.max_background_jobs < 1) {
     return absl::InvalidArgumentError(
@@ -843,6 +962,17 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
   // One filter per compaction sees every version of a key in order.
   db_options.max_subcompactions = 1;
   db_options.keep_log_file_num = 4;
+  // Corruption is an error, never silently skipped: paranoid checks (the
+  // default, stated) stop at a corrupt file, and a corrupt write-ahead-log
+  // record is DataLoss. Only an incomplete record at the end of the log (a
+  // write cut short by a crash, which no acknowledged checkpoint can be:
+  // Commit returns after the whole record is written) is dropped.
+  // RocksDB's default, kPointInTimeRecovery, instead stops replaying at the
+  // first corrupt record and opens without the rest: acknowledged
+  // checkpoints silently gone.
+  db_options.paranoid_checks = true;
+  db_options.wal_recovery_mode =
+      rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
 
   // The committed epoch, before the DB exists: the compaction filter may run
   // during Open (it then uses epoch 0, a no-op).
@@ -880,6 +1010,16 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
     return FromRocksDb(status, absl::StrCat("open ", options.path));
   }
   std::unique_ptr<rocksdb::DB> db(raw_db);
+  if (options.verify_checksums_on_open) {
+    // Reads every block of every table file: a corrupt block is DataLoss now,
+    // before anything is written, not when some read reaches it.
+    rocksdb::Status verified = db->VerifyChecksum();
+    if (!verified.ok()) {
+      for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
+      return FromRocksDb(verified,
+                         absl::StrCat("open ", options.path, ": verify checksums"));
+    }
+  }
   absl::StatusOr<Epoch> committed = LoadMetadata(*db, handles[0], options.path);
   if (!committed.ok()) {
     for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
@@ -888,7 +1028,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
   gc->SetCommitted(*committed);
   auto layer = std::make_unique<RocksCommittedLayer>(
       std::move(env), std::move(file_system), std::move(db), std::move(handles),
-      gc, options.sync_on_checkpoint);
+      gc, options.sync_on_checkpoint, options.gc_tombstone_fraction,
+      options.gc_min_tombstones);
   return std::unique_ptr<RocksDbStateStore>(new RocksDbStateStore(
       std::make_unique<Impl>(std::move(layer), *committed)));
 }
@@ -936,6 +1077,7 @@ RocksDbStateStore::NewIterator(TableId table_id, VirtualNode vnode,
   return impl_->store_.NewIterator(table_id, vnode, range, read_epoch, options);
 }
 absl::Status RocksDbStateStore::Compact() { return impl_->layer_->Compact(); }
+GcStats RocksDbStateStore::WaitForGc() { return impl_->layer_->WaitForGc(); }
 absl::StatusOr<uint64_t> RocksDbStateStore::CountStoredVersions() {
   return impl_->layer_->CountStoredVersions();
 }

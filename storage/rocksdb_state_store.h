@@ -39,7 +39,8 @@ class FaultInjector {
   };
   virtual ~FaultInjector() = default;
   // Called before each operation on `file_name` (a path); a non-OK status
-  // fails the operation (RocksDB sees an I/O error).
+  // fails the operation (RocksDB sees an I/O error; ResourceExhausted is a
+  // full disk, ENOSPC "No space left on device").
   virtual absl::Status Check(Operation operation,
                              std::string_view file_name) = 0;
 };
@@ -59,17 +60,44 @@ struct RocksDbStateStoreOptions {
   // machine crash (not a process crash) may lose the newest checkpoints, but
   // never leaves a partial one.
   bool sync_on_checkpoint = true;
+  // Verify the checksum of every block of every table file when opening: a
+  // corrupt file is DataLoss from Open instead of from whichever read first
+  // reaches the block. Default false (it reads the whole database).
+  bool verify_checksums_on_open = false;
   // Background flush and compaction threads. Default 2; >= 1.
   int max_background_jobs = 2;
   // Optional fault injection into every file operation. Default none.
   std::shared_ptr<FaultInjector> fault_injector;
+  // Automatic garbage collection of tombstones. Flushes and compactions drop
+  // versions shadowed by a newer one that every reader sees, but a tombstone
+  // can only go in a compaction over every file (see Compact()). The store
+  // runs one on a background thread once the tombstones checkpointed since
+  // the last one reach max(gc_min_tombstones, gc_tombstone_fraction x the
+  // estimated number of stored versions). Default 0.2, in [0, 1];
+  // 0 disables automatic GC (call Compact() yourself).
+  double gc_tombstone_fraction = 0.2;
+  // Default 65536 tombstones; >= 1.
+  uint64_t gc_min_tombstones = 65536;
+};
+
+// What automatic garbage collection has done (RocksDbStateStore::GcStats).
+struct GcStats {
+  // Full compactions run, by the background thread or Compact().
+  uint64_t full_compactions = 0;
+  // Tombstones checkpointed since the last full compaction started.
+  uint64_t pending_tombstones = 0;
+  // The last background compaction's error (OK if none). A failed background
+  // compaction is retried at the next trigger; it never fails a checkpoint.
+  absl::Status last_error;
 };
 
 class RocksDbStateStore final : public StateStore {
  public:
   // Opens (or creates) the database at options.path and restores the
   // committed epoch. Errors: InvalidArgument for bad options; NotFound if
-  // absent and !create_if_missing; DataLoss if the metadata is corrupt;
+  // absent and !create_if_missing; DataLoss if any file is found corrupt
+  // (CURRENT, MANIFEST, a write-ahead-log record, a table file block; never
+  // skipped to open anyway);
   // FailedPrecondition if the directory holds another format; storage
   // errors name the operation ("open ...").
   static absl::StatusOr<std::unique_ptr<RocksDbStateStore>> Open(
@@ -96,10 +124,15 @@ class RocksDbStateStore final : public StateStore {
   // Flushes memtables and compacts the whole database, dropping every
   // version that no read at or after the safe epoch (min of the committed
   // epoch and the oldest pinned read) can see, tombstones included.
-  // Background compactions drop shadowed versions too, but tombstones only
-  // here (only a full compaction sees every older version). Run it
-  // periodically under churn. Thread-safe; blocks.
+  // Flushes and background compactions drop shadowed versions too, but
+  // tombstones only here (only a full compaction sees every older version).
+  // The store also runs it by itself under churn (gc_tombstone_fraction).
+  // Thread-safe; blocks.
   absl::Status Compact();
+
+  // Blocks until no automatic garbage collection is due or running (for
+  // tests, benchmarks and orderly shutdown), then returns its statistics.
+  GcStats WaitForGc();
 
   // The number of stored versions (physical entries, tombstones included)
   // of all tables. Scans everything: for tests and operations.

@@ -134,6 +134,88 @@ TEST(RocksDbStateStoreTest, ChurnStaysBoundedAfterCompaction) {
               IsOkAndHolds(std::nullopt));
 }
 
+// A queue-like workload: every epoch inserts new keys and deletes the
+// previous epoch's. Only a full compaction removes the tombstones; returns
+// the stored versions once automatic GC (if enabled) is idle.
+uint64_t StoredVersionsAfterQueueChurn(RocksDbStateStoreOptions options,
+                                       GcStats* stats) {
+  auto store = RocksDbStateStore::Open(options);
+  EXPECT_THAT(store.status(), IsOk());
+  if (!store.ok()) return 0;
+  // Another table's rows in their own SST files: automatic compactions of
+  // the churned table no longer include every file, so they are not "full"
+  // and cannot drop tombstones; only the GC's full compactions can.
+  {
+    auto other = (*store)->NewLocalStateStore(kTable + 1, {});
+    EXPECT_THAT(other.status(), IsOk());
+    if (!other.ok()) return 0;
+    EXPECT_THAT((*other)->Init(EpochPair::ForInitial(Epoch(1))), IsOk());
+    WriteEpoch(**store, **other, 5000, std::string(40, 'o'));
+    EXPECT_THAT((*store)->Compact(), IsOk());
+  }
+  auto local = (*store)->NewLocalStateStore(kTable, {});
+  EXPECT_THAT(local.status(), IsOk());
+  if (!local.ok()) return 0;
+  EXPECT_THAT((*local)->Init(EpochPair{Epoch(2), Epoch(1)}), IsOk());
+  constexpr int kKeys = 500;
+  constexpr int kRounds = 40;
+  for (int round = 0; round < kRounds; ++round) {
+    for (int i = 0; i < kKeys; ++i) {
+      EXPECT_THAT((*local)->Insert(0, absl::StrCat("r", round, "k", i),
+                                   std::string(40, 'v')),
+                  IsOk());
+      if (round > 0) {
+        EXPECT_THAT((*local)->Delete(0, absl::StrCat("r", round - 1, "k", i)),
+                    IsOk());
+      }
+    }
+    const Epoch epoch = (*local)->epoch();
+    EXPECT_THAT((*local)->Seal(EpochPair{Epoch(epoch.value() + 1), epoch}),
+                IsOk());
+    EXPECT_THAT((*store)->Checkpoint(epoch), IsOk());
+  }
+  *stats = (*store)->WaitForGc();
+  auto versions = (*store)->CountStoredVersions();
+  EXPECT_THAT(versions.status(), IsOk());
+  return versions.value_or(0);
+}
+
+TEST(RocksDbStateStoreTest, AutomaticGcRemovesTombstonesUnderChurn) {
+  // 39 rounds x 500 tombstones were written; 500 + 5000 rows are live.
+  RocksDbStateStoreOptions disabled = SmallOptions(NewTestDirectory());
+  disabled.gc_tombstone_fraction = 0;
+  GcStats stats;
+  // Only the set-up's explicit Compact(); all 19 500 tombstones stay.
+  EXPECT_GE(StoredVersionsAfterQueueChurn(disabled, &stats),
+            5000u + 39 * 500 + 500);
+  EXPECT_EQ(stats.full_compactions, 1u);
+
+  RocksDbStateStoreOptions automatic = SmallOptions(NewTestDirectory());
+  automatic.gc_min_tombstones = 2000;
+  automatic.gc_tombstone_fraction = 0.2;
+  const uint64_t versions = StoredVersionsAfterQueueChurn(automatic, &stats);
+  EXPECT_GE(stats.full_compactions, 2u);
+  EXPECT_THAT(stats.last_error, IsOk());
+  // The live rows plus what was written since the last full compaction
+  // (below the trigger of max(2000, 0.2 x stored) tombstones, plus the rows
+  // they delete): far below the 25 000 versions kept without GC.
+  EXPECT_LE(versions, 5000u + 500 + 3 * 4000);
+  EXPECT_LT(stats.pending_tombstones, 4000u);
+}
+
+TEST(RocksDbStateStoreTest, OpenValidatesGcOptions) {
+  RocksDbStateStoreOptions options = SmallOptions(NewTestDirectory());
+  options.gc_tombstone_fraction = 1.5;
+  EXPECT_THAT(RocksDbStateStore::Open(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("gc_tombstone_fraction")));
+  options.gc_tombstone_fraction = 0.2;
+  options.gc_min_tombstones = 0;
+  EXPECT_THAT(RocksDbStateStore::Open(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("gc_min_tombstones")));
+}
+
 TEST(RocksDbStateStoreTest, PinnedIteratorKeepsItsVersionsAcrossCompaction) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto store, RocksDbStateStore::Open(SmallOptions(NewTestDirectory())));
