@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/compaction_filter.h"
 #include "rocksdb/comparator.h"
@@ -929,6 +931,58 @@ absl::StatusOr<Epoch> LoadMetadata(rocksdb::DB& db,
   return Epoch(absl::big_endian::Load64(epoch_bytes.data()));
 }
 
+// The database files in `path` (MANIFEST-*, *.sst, *.log), sorted; empty
+// if there are none or the directory cannot be listed.
+std::vector<std::string> DatabaseFiles(const std::string& path) {
+  std::vector<std::string> files;
+  std::error_code error;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(path, error)) {
+    const std::string name = entry.path().filename().string();
+    const bool wal = name.size() > 4 && name.ends_with(".log");
+    if (name.starts_with("MANIFEST-") || name.ends_with(".sst") || wal) {
+      files.push_back(name);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Before RocksDB creates a database where CURRENT is missing: if database
+// files are there, CURRENT was lost and creating would silently start over
+// without their data (RocksDB would write a new CURRENT and MANIFEST).
+absl::Status CheckNotOrphaned(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::exists(std::filesystem::path(path) / "CURRENT", error)) {
+    return absl::OkStatus();
+  }
+  const std::vector<std::string> files = DatabaseFiles(path);
+  if (files.empty()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      "open ", path, ": the CURRENT file is missing but database files are "
+      "there (", absl::StrJoin(files, ", "),
+      "); refusing to create a new database over them"));
+}
+
+// RocksDB reports a corrupt write-ahead-log record without the file name;
+// says which files those are.
+absl::Status NameCorruptFile(absl::Status status, const std::string& path) {
+  if (status.code() != absl::StatusCode::kDataLoss) return status;
+  const std::string_view message(status.message().data(),
+                                 status.message().size());
+  for (const char* named : {".sst", "MANIFEST", "CURRENT", ".log"}) {
+    if (message.find(named) != std::string_view::npos) return status;
+  }
+  std::vector<std::string> logs;
+  for (const std::string& file : DatabaseFiles(path)) {
+    if (file.ends_with(".log")) logs.push_back(file);
+  }
+  return absl::DataLossError(absl::StrCat(
+      status.message(), " (no file named: RocksDB reports corrupt "
+      "write-ahead-log records so; the write-ahead log here is ",
+      logs.empty() ? std::string("absent") : absl::StrJoin(logs, ", "), ")"));
+}
+
 }  // namespace
 
 // ---- RocksDbStateStore
@@ -995,6 +1049,9 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
       {kDataColumnFamily, data_options}};
+  if (options.create_if_missing) {
+    BACKFILL_RETURN_IF_ERROR(CheckNotOrphaned(options.path));
+  }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw_db = nullptr;
   rocksdb::Status status =
@@ -1007,7 +1064,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
                        ": no state store there (create_if_missing "
                        "is false)"));
     }
-    return FromRocksDb(status, absl::StrCat("open ", options.path));
+    return NameCorruptFile(
+        FromRocksDb(status, absl::StrCat("open ", options.path)), options.path);
   }
   std::unique_ptr<rocksdb::DB> db(raw_db);
   if (options.verify_checksums_on_open) {

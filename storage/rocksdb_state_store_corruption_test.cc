@@ -1,0 +1,244 @@
+// Corrupt and missing files of a RocksDbStateStore directory are DataLoss
+// from Open (naming the file), never a store that opens without the data;
+// an injected full disk is ResourceExhausted. The black-box version over the
+// real command is tests/e2e/backfill_corruption_test.sh.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/rocksdb_state_store.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::IsOk;
+using ::backfill::testing::IsOkAndHolds;
+using ::backfill::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Optional;
+
+constexpr TableId kTable = 3;
+
+std::string NewTestDirectory() {
+  static std::atomic<int> counter{0};
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/rocksdb_corruption_",
+                      ::getpid(), "_", counter.fetch_add(1));
+}
+
+RocksDbStateStoreOptions Options(std::string path) {
+  RocksDbStateStoreOptions options;
+  options.path = std::move(path);
+  options.block_cache_bytes = 0;  // Every read reaches the file.
+  options.write_buffer_bytes = 16 << 20;  // One write-ahead log.
+  return options;
+}
+
+// Checkpoints epochs 1..num_epochs, each writing 200 keys of vnode 0 with
+// ~100-byte values; leaves the newest data in the write-ahead log unless
+// `compact`, which moves everything into table files.
+void WriteStore(const std::string& path, int num_epochs, bool compact) {
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(Options(path)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+  for (int e = 1; e <= num_epochs; ++e) {
+    for (int i = 0; i < 200; ++i) {
+      BACKFILL_ASSERT_OK(local->Insert(0, absl::StrCat("key", i),
+                                       absl::StrCat(std::string(100, 'v'), e)));
+    }
+    BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(e + 1), Epoch(e)}));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(e)));
+  }
+  if (compact) {
+    BACKFILL_ASSERT_OK(store->Compact());
+  }
+}
+
+std::vector<std::string> FilesEndingIn(const std::string& path,
+                                       const std::string& suffix) {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(path)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      files.push_back(entry.path().string());
+    }
+  }
+  return files;
+}
+
+// Flips `length` bytes at `fraction` of the file's size.
+void Corrupt(const std::string& file, double fraction, int length = 8) {
+  std::fstream stream(file, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(stream.good()) << file;
+  const auto size = static_cast<int64_t>(std::filesystem::file_size(file));
+  const int64_t offset =
+      std::max<int64_t>(0, std::min<int64_t>(size * fraction, size - length));
+  std::string bytes(length, '\0');
+  stream.seekg(offset);
+  stream.read(bytes.data(), length);
+  for (char& c : bytes) c = static_cast<char>(c ^ 0x5a);
+  stream.seekp(offset);
+  stream.write(bytes.data(), length);
+}
+
+TEST(RocksDbCorruptionTest, CorruptWriteAheadLogRecordIsDataLoss) {
+  // RocksDB's default recovery mode would stop replaying at the corrupt
+  // record and open at an older epoch, silently without the rest.
+  for (double fraction : {0.1, 0.5, 0.9}) {
+    SCOPED_TRACE(fraction);
+    const std::string path = NewTestDirectory();
+    WriteStore(path, 20, /*compact=*/false);
+    const std::vector<std::string> logs = FilesEndingIn(path, ".log");
+    ASSERT_EQ(logs.size(), 1u);
+    Corrupt(logs[0], fraction);
+    EXPECT_THAT(RocksDbStateStore::Open(Options(path)),
+                StatusIs(absl::StatusCode::kDataLoss,
+                         AllOf(HasSubstr("open " + path),
+                               HasSubstr(std::filesystem::path(logs[0])
+                                             .filename()
+                                             .string()))));
+  }
+}
+
+TEST(RocksDbCorruptionTest, TornTailOfTheLogIsNotAnError) {
+  // A write cut short by a crash: the incomplete last record (a checkpoint
+  // that was never acknowledged) is dropped, every complete one is kept.
+  const std::string path = NewTestDirectory();
+  WriteStore(path, 20, /*compact=*/false);
+  const std::vector<std::string> logs = FilesEndingIn(path, ".log");
+  ASSERT_EQ(logs.size(), 1u);
+  std::filesystem::resize_file(logs[0], std::filesystem::file_size(logs[0]) - 100);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(Options(path)));
+  EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(19));
+}
+
+TEST(RocksDbCorruptionTest, CorruptTableFileBlockIsDataLossAtOpenWhenVerifying) {
+  const std::string path = NewTestDirectory();
+  WriteStore(path, 20, /*compact=*/true);
+  const std::vector<std::string> tables = FilesEndingIn(path, ".sst");
+  ASSERT_FALSE(tables.empty());
+  std::string largest = tables[0];
+  for (const std::string& t : tables) {
+    if (std::filesystem::file_size(t) > std::filesystem::file_size(largest)) {
+      largest = t;
+    }
+  }
+  Corrupt(largest, 0.3);  // A data block.
+  RocksDbStateStoreOptions options = Options(path);
+  options.verify_checksums_on_open = true;
+  EXPECT_THAT(RocksDbStateStore::Open(options),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("verify checksums"),
+                             HasSubstr(std::filesystem::path(largest)
+                                           .filename()
+                                           .string()))));
+  // Without the full check Open succeeds, and the read that reaches the
+  // block fails with DataLoss instead of returning bad or no rows.
+  options.verify_checksums_on_open = false;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto it, store->NewIterator(kTable, 0, PkRange::All(), Epoch(20)));
+  int rows = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows;
+  EXPECT_LT(rows, 200);
+  EXPECT_THAT(it->status(), StatusIs(absl::StatusCode::kDataLoss,
+                                     HasSubstr("checksum mismatch")));
+}
+
+TEST(RocksDbCorruptionTest, CorruptManifestAndCurrentAreDataLoss) {
+  for (const char* file : {"MANIFEST", "CURRENT"}) {
+    SCOPED_TRACE(file);
+    const std::string path = NewTestDirectory();
+    WriteStore(path, 5, /*compact=*/true);
+    std::string target;
+    for (const auto& entry : std::filesystem::directory_iterator(path)) {
+      if (entry.path().filename().string().rfind(file, 0) == 0) {
+        target = entry.path().string();
+      }
+    }
+    ASSERT_FALSE(target.empty());
+    Corrupt(target, 0.5, 4);
+    EXPECT_THAT(RocksDbStateStore::Open(Options(path)),
+                StatusIs(absl::StatusCode::kDataLoss, HasSubstr(file)));
+  }
+}
+
+TEST(RocksDbCorruptionTest, MissingCurrentIsDataLossNotANewDatabase) {
+  const std::string path = NewTestDirectory();
+  WriteStore(path, 5, /*compact=*/true);
+  ASSERT_TRUE(std::filesystem::remove(std::filesystem::path(path) / "CURRENT"));
+  for (const std::string& log : FilesEndingIn(path, ".log")) {
+    std::filesystem::remove(log);
+  }
+  EXPECT_THAT(RocksDbStateStore::Open(Options(path)),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("CURRENT file is missing"),
+                             HasSubstr("MANIFEST-"), HasSubstr(".sst"))));
+  // Nothing was created over the old files.
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(path) / "CURRENT"));
+  // An empty or absent directory still makes a new store.
+  EXPECT_THAT(RocksDbStateStore::Open(Options(NewTestDirectory())), IsOk());
+}
+
+class FullDisk final : public FaultInjector {
+ public:
+  absl::Status Check(Operation operation, std::string_view file) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (full_ && operation == Operation::kWrite &&
+        file.find(".log") != std::string_view::npos) {
+      return absl::ResourceExhaustedError("disk full");
+    }
+    return absl::OkStatus();
+  }
+  void Fill() {
+    std::lock_guard<std::mutex> lock(mu_);
+    full_ = true;
+  }
+
+ private:
+  std::mutex mu_;
+  bool full_ = false;
+};
+
+TEST(RocksDbCorruptionTest, FullDiskIsResourceExhaustedAndLosesNothing) {
+  const std::string path = NewTestDirectory();
+  auto injector = std::make_shared<FullDisk>();
+  RocksDbStateStoreOptions options = Options(path);
+  options.fault_injector = injector;
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+    BACKFILL_ASSERT_OK(local->Insert(0, "k", "committed"));
+    BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(2), Epoch(1)}));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+    BACKFILL_ASSERT_OK(local->Insert(0, "k", "lost"));
+    BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(3), Epoch(2)}));
+    injector->Fill();
+    EXPECT_THAT(store->Checkpoint(Epoch(2)),
+                StatusIs(absl::StatusCode::kResourceExhausted,
+                         AllOf(HasSubstr("checkpoint write of epoch 2"),
+                               HasSubstr("No space left on device"))));
+  }
+  options.fault_injector = nullptr;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+  EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(1));
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "k"}, Epoch::Max()),
+              IsOkAndHolds(Optional(std::string("committed"))));
+}
+
+}  // namespace
+}  // namespace backfill
