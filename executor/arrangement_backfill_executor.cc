@@ -11,19 +11,6 @@
 namespace backfill {
 namespace {
 
-// A rough size of a chunk in memory, for the buffer gauge.
-size_t EstimateBytes(const StreamChunk& chunk) {
-  size_t bytes = chunk.capacity() * (1 + chunk.num_columns() * sizeof(Datum));
-  for (int c = 0; c < chunk.num_columns(); ++c) {
-    for (const Datum& datum : chunk.column(c).values()) {
-      if (const std::string* s = std::get_if<std::string>(&datum)) {
-        bytes += s->size();
-      }
-    }
-  }
-  return bytes;
-}
-
 RowOp ToRowOp(Op op) {
   switch (op) {
     case Op::kInsert:
@@ -485,7 +472,9 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollBackfill(
       chunk->Compact();
       if (chunk->cardinality() > 0) {
         upstream_buffer_rows_ += chunk->cardinality();
-        upstream_buffer_bytes_ += EstimateBytes(*chunk);
+        upstream_buffer_bytes_ += chunk->EstimatedBytes();
+        peak_upstream_buffer_bytes_ =
+            std::max(peak_upstream_buffer_bytes_, upstream_buffer_bytes_);
         if (metrics_ != nullptr) {
           metrics_->upstream_buffer_rows.Set(
               static_cast<double>(upstream_buffer_rows_));

@@ -107,6 +107,11 @@ class ArrangementBackfillExecutor final : public Executor {
     return phase_ == Phase::kSteady || phase_ == Phase::kEnded;
   }
   RateLimit rate_limit() const { return limiter_->limit(); }
+  // The most upstream change data (StreamChunk::EstimatedBytes) buffered in
+  // one epoch so far: what the backfill holds in memory for the upstream.
+  size_t peak_upstream_buffer_bytes() const {
+    return peak_upstream_buffer_bytes_;
+  }
 
  private:
   // The outcome of one internal step: kProgress = state changed or output
@@ -200,6 +205,7 @@ class ArrangementBackfillExecutor final : public Executor {
   std::vector<StreamChunk> upstream_buffer_;
   size_t upstream_buffer_rows_ = 0;
   size_t upstream_buffer_bytes_ = 0;
+  size_t peak_upstream_buffer_bytes_ = 0;
   uint64_t snapshot_rows_this_epoch_ = 0;
   uint64_t permits_ = 0;
   uint64_t total_snapshot_rows_ = 0;

@@ -97,4 +97,16 @@ std::string StreamChunk::DebugString() const {
   return out;
 }
 
+size_t StreamChunk::EstimatedBytes() const {
+  size_t bytes = capacity() * (1 + num_columns() * sizeof(Datum));
+  for (int c = 0; c < num_columns(); ++c) {
+    for (const Datum& datum : column(c).values()) {
+      if (const std::string* s = std::get_if<std::string>(&datum)) {
+        bytes += s->size();
+      }
+    }
+  }
+  return bytes;
+}
+
 }  // namespace backfill

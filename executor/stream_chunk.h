@@ -64,6 +64,9 @@ class StreamChunk {
   bool is_visible(size_t row) const { return data_.is_visible(row); }
   // A copy of physical row `row`'s values. REQUIRES: row < capacity().
   Row RowAt(size_t row) const { return data_.RowAt(row); }
+  // A rough size in memory (ops, datums, string bytes), for buffer gauges and
+  // benchmarks.
+  size_t EstimatedBytes() const;
 
   // REQUIRES: visibility.size() == capacity().
   void SetVisibility(std::vector<bool> visibility) {

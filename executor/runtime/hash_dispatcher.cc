@@ -20,7 +20,7 @@ absl::Status HashDispatcher::Dispatch(Message message) {
   if (std::holds_alternative<Watermark>(message)) return absl::OkStatus();
   if (std::holds_alternative<Barrier>(message)) {
     for (ChannelSender& output : outputs_) {
-      BACKFILL_RETURN_IF_ERROR(output.Send(message, clock_));
+      BACKFILL_RETURN_IF_ERROR(SendTo(output, message));
     }
     return absl::OkStatus();
   }
@@ -64,9 +64,27 @@ absl::Status HashDispatcher::Dispatch(Message message) {
     if (rows[actor].empty()) continue;
     Message out = StreamChunk::FromRows(s2_types, std::move(ops[actor]),
                                         rows[actor]);
-    BACKFILL_RETURN_IF_ERROR(outputs_[actor].Send(std::move(out), clock_));
+    BACKFILL_RETURN_IF_ERROR(SendTo(outputs_[actor], std::move(out)));
   }
   return absl::OkStatus();
+}
+
+absl::Status HashDispatcher::SendTo(ChannelSender& output, Message message) {
+  switch (output.TrySend(message)) {
+    case SendResult::kSent:
+      return absl::OkStatus();
+    case SendResult::kClosed:
+    case SendResult::kFull:
+      break;
+  }
+  const absl::Time start = clock_.Now();
+  absl::Status status = output.Send(std::move(message), clock_);
+  const int64_t waited = absl::ToInt64Nanoseconds(clock_.Now() - start);
+  int64_t seen = max_blocked_ns_.load(std::memory_order_relaxed);
+  while (waited > seen && !max_blocked_ns_.compare_exchange_weak(
+                              seen, waited, std::memory_order_relaxed)) {
+  }
+  return status;
 }
 
 void HashDispatcher::Close() {

@@ -12,9 +12,11 @@
 #ifndef EXECUTOR_RUNTIME_HASH_DISPATCHER_H_
 #define EXECUTOR_RUNTIME_HASH_DISPATCHER_H_
 
+#include <atomic>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "executor/channel.h"
 #include "executor/message.h"
 #include "serde/vnode_hash.h"
@@ -37,7 +39,17 @@ class HashDispatcher {
   // Closes every output (end of stream for the actors).
   void Close();
 
+  // The longest a single send waited for room in a full output (back-pressure
+  // from a backfill actor onto the upstream). Thread-safe.
+  absl::Duration max_blocked() const {
+    return absl::Nanoseconds(max_blocked_ns_.load(std::memory_order_relaxed));
+  }
+
  private:
+  // Sends without waiting when there is room; otherwise waits (Send) and
+  // records how long.
+  absl::Status SendTo(ChannelSender& output, Message message);
+
   std::vector<ChannelSender> outputs_;
   VnodeHasher hasher_;
   std::vector<int> vnode_owner_;
@@ -45,6 +57,7 @@ class HashDispatcher {
   Clock& clock_;
   // Per-chunk scratch: the vnode of each row.
   std::vector<VirtualNode> vnodes_;
+  std::atomic<int64_t> max_blocked_ns_{0};
 };
 
 }  // namespace backfill
