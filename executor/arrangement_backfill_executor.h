@@ -84,8 +84,10 @@ class ArrangementBackfillExecutor final : public Executor {
   // progress, metrics, chunk_size, rate_limit, fragment_id)`.
   // Errors: InvalidArgument naming the field when an output index is out of
   // range, the chunk size is 0, the progress table does not have the shape
-  // of BackfillProgressCatalog(upstream), or the two tables own different
-  // vnodes. `reporter` and `metrics` may be null (not reported).
+  // of BackfillProgressCatalog(upstream) (the same column types, pk [vnode]
+  // as the vnode column, vnode count; every non-key column in the value; the
+  // position columns nullable), or the two tables own different vnodes.
+  // `reporter` and `metrics` may be null (not reported).
   static absl::StatusOr<std::unique_ptr<ArrangementBackfillExecutor>> Create(
       std::unique_ptr<ReplicatedStateTable> upstream_table,
       BoxedExecutor upstream, std::unique_ptr<StateTable> progress_table,
@@ -200,6 +202,9 @@ class ArrangementBackfillExecutor final : public Executor {
   // The epoch loop.
   std::optional<BackfillState> state_;
   std::map<VirtualNode, DataChunkBuilder> builders_;
+  // The builder of the vnode the reader is in (points into builders_).
+  DataChunkBuilder* current_builder_ = nullptr;
+  VirtualNode current_builder_vnode_ = 0;
   std::unique_ptr<VnodeSnapshotReader> reader_;
   bool reader_exhausted_ = false;
   std::vector<StreamChunk> upstream_buffer_;

@@ -134,6 +134,12 @@ ReplicatedStateTable::IterWithVnode(VirtualNode vnode,
                                     const PkRowRange& range) {
   BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<RowIterator> inner,
                             table_->IterWithVnode(vnode, range));
+  // S2 = S1 (every column, in order): the stored rows as they are.
+  bool identity = output_indices_.size() == catalog().columns.size();
+  for (size_t i = 0; identity && i < output_indices_.size(); ++i) {
+    identity = output_indices_[i] == static_cast<int>(i);
+  }
+  if (identity) return inner;
   return std::unique_ptr<RowIterator>(
       new ProjectingRowIterator(std::move(inner), output_indices_));
 }

@@ -128,6 +128,13 @@ StateTable::StateTable(TableCatalog catalog, VnodeBitmap vnodes,
     }
     if (!in_value) pk_only_columns_.emplace_back(static_cast<int>(i), column);
   }
+  value_is_whole_row_ =
+      pk_only_columns_.empty() &&
+      catalog_.value_indices.size() == catalog_.columns.size();
+  for (size_t i = 0; value_is_whole_row_ && i < catalog_.value_indices.size();
+       ++i) {
+    value_is_whole_row_ = catalog_.value_indices[i] == static_cast<int>(i);
+  }
 }
 
 StateTable::~StateTable() = default;
@@ -242,6 +249,15 @@ absl::Status StateTable::Put(RowView row, VirtualNode vnode,
 
 absl::Status StateTable::DecodeRow(VirtualNode vnode, absl::string_view pk_bytes,
                                    absl::string_view value, Row* out) const {
+  if (value_is_whole_row_) {  // The scan's fast path: no copies.
+    absl::Status status = value_codec_->DecodeInto(value, out);
+    if (!status.ok()) {
+      return absl::DataLossError(absl::StrCat("corrupt value: ",
+                                              status.message(), ": ",
+                                              ErrorContext(vnode, pk_bytes)));
+    }
+    return absl::OkStatus();
+  }
   absl::StatusOr<Row> decoded = value_codec_->Decode(value);
   if (!decoded.ok()) {
     return absl::DataLossError(absl::StrCat("corrupt value: ",

@@ -193,6 +193,9 @@ class StateTable {
   std::vector<DataType> column_types_;
   // Pk columns that are not stored in the value: (position in pk, column).
   std::vector<std::pair<int, int>> pk_only_columns_;
+  // The value holds every column in order (the default): a stored row
+  // decodes straight into the output row, reusing its storage.
+  bool value_is_whole_row_ = false;
   bool initialised_ = false;
   // Scratch buffers reused by writes.
   std::string scratch_value_;
