@@ -82,6 +82,15 @@ struct JobShared {
     collected = std::max(collected, epoch);
     cv.notify_all();
   }
+
+  // Set by the coordinator once it will not checkpoint any more (the attempt
+  // is over): from then on actors may drop their state.
+  bool checkpoints_stopped ABSL_GUARDED_BY(mu) = false;
+  void StopCheckpoints() {
+    std::lock_guard<std::mutex> guard(mu);
+    checkpoints_stopped = true;
+    cv.notify_all();
+  }
 };
 
 // Returns true if it loaded the table now (a fresh job), false if the load
@@ -156,6 +165,15 @@ class JobAttempt {
   std::shared_ptr<const Mutation> FirstMutation() const;
   void StartThreads();
   void StopThreads();
+  // For an actor thread that ends before its stop barrier (it failed, or its
+  // input ended early): fails the attempt if nothing did yet, waits until
+  // the coordinator checkpoints no more (a checkpoint must see the sealed
+  // data of every table instance, so none may go before), then destroys
+  // `executor`. That closes its input channels: an upstream actor blocked
+  // on a full channel to it returns (Cancelled) instead of waiting forever,
+  // and the graph can be torn down.
+  template <typename T>
+  void AbandonActor(std::unique_ptr<T>& executor);
   absl::Status InjectAndWait(EpochPair epoch, BarrierKind kind,
                              std::shared_ptr<const Mutation> mutation);
   std::shared_ptr<const Mutation> ThrottleFor(RateLimit job_limit) const;
@@ -309,6 +327,25 @@ absl::Status JobAttempt::Build() {
   return absl::OkStatus();
 }
 
+bool IsStopBarrier(const Message& message) {
+  const auto* barrier = std::get_if<Barrier>(&message);
+  return barrier != nullptr && barrier->MutationAs<StopMutation>() != nullptr;
+}
+
+template <typename T>
+void JobAttempt::AbandonActor(std::unique_ptr<T>& executor) {
+  std::unique_lock<std::mutex> lock(shared_.mu);
+  if (shared_.error.ok()) {
+    shared_.error = absl::InternalError(absl::StrCat(
+        executor->info().identity, ": input ended before the stop barrier"));
+    shared_.cv.notify_all();
+  }
+  clock_.WaitUntil(lock, shared_.cv, [&] { return shared_.checkpoints_stopped; },
+                   absl::InfiniteFuture());
+  lock.unlock();
+  executor.reset();
+}
+
 void JobAttempt::StartThreads() {
   // Upstream actor: source -> dispatcher.
   threads_.emplace_back([this] {
@@ -334,6 +371,7 @@ void JobAttempt::StartThreads() {
   for (size_t i = 0; i < backfills_.size(); ++i) {
     threads_.emplace_back([this, i] {
       ArrangementBackfillExecutor& executor = *backfills_[i];
+      bool stopped = false;
       while (true) {
         absl::StatusOr<std::optional<Message>> next = NextMessage(executor, clock_);
         if (!next.ok()) {
@@ -341,6 +379,7 @@ void JobAttempt::StartThreads() {
           break;
         }
         if (!next->has_value()) break;
+        if (IsStopBarrier(**next)) stopped = true;
         if (absl::Status status = view_senders_[i].Send(std::move(**next), clock_);
             !status.ok()) {
           shared_.Fail(status);
@@ -348,9 +387,11 @@ void JobAttempt::StartThreads() {
         }
       }
       view_senders_[i].Close();
+      if (!stopped) AbandonActor(backfills_[i]);
     });
   }
   threads_.emplace_back([this] {
+    bool stopped = false;
     while (true) {
       absl::StatusOr<std::optional<Message>> next = NextMessage(*view_, clock_);
       if (!next.ok()) {
@@ -360,9 +401,13 @@ void JobAttempt::StartThreads() {
       if (!next->has_value()) break;
       if (const auto* barrier = std::get_if<Barrier>(&**next)) {
         shared_.Collect(barrier->epoch.curr);
-        if (barrier->MutationAs<StopMutation>() != nullptr) break;
+        if (barrier->MutationAs<StopMutation>() != nullptr) {
+          stopped = true;
+          break;
+        }
       }
     }
+    if (!stopped) AbandonActor(view_);
   });
 }
 
@@ -522,6 +567,7 @@ absl::Status JobAttempt::Run() {
     return absl::OkStatus();
   }();
   if (!status.ok()) shared_.Fail(status);
+  shared_.StopCheckpoints();
   StopThreads();
   return status;
 }
@@ -616,38 +662,121 @@ absl::StatusOr<JobResult> RunStreamingJob(
     }
   }
   const absl::Time start = clock.Now();
-  BACKFILL_ASSIGN_OR_RETURN(bool creating, BulkLoad(store, options));
   JobResult result;
   result.parallelism = options.parallelism;
+  StateStore* current = &store;
+  // The newest checkpoint a store acknowledged: every reopen must keep it.
+  Epoch acknowledged = store.CommittedEpoch(options.upstream.table_id);
+  // Decides whether to retry after `error`; if so logs it, backs off,
+  // reopens the store and checks that it kept every acknowledged
+  // checkpoint. Returns the error to give up with otherwise.
+  uint32_t consecutive = 0;
+  auto recover = [&](absl::Status error) -> absl::Status {
+    while (true) {
+      if (error.code() == absl::StatusCode::kDataLoss ||
+          error.code() == absl::StatusCode::kDeadlineExceeded) {
+        return error;
+      }
+      if (result.recoveries >= options.max_recoveries) {
+        return absl::Status(
+            error.code(), absl::StrCat(error.message(), " (giving up after ",
+                                       result.recoveries, " recoveries)"));
+      }
+      ++result.recoveries;
+      ++consecutive;
+      result.resumed = true;
+      if (options.on_recovery) options.on_recovery(error, result.recoveries);
+      absl::Duration backoff = options.recovery_backoff;
+      for (uint32_t i = 1; i < consecutive && backoff < absl::Seconds(5); ++i) {
+        backoff *= 2;
+      }
+      backoff = std::min(backoff, absl::Seconds(5));
+      if (clock.Now() + backoff > start + options.max_duration) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "no time left within the job's ",
+            absl::FormatDuration(options.max_duration),
+            " to recover from: ", error.message()));
+      }
+      clock.SleepUntil(clock.Now() + backoff);
+      if (!options.reopen_store) return absl::OkStatus();
+      if (current != nullptr) {
+        acknowledged = std::max(
+            acknowledged, current->CommittedEpoch(options.upstream.table_id));
+      }
+      current = nullptr;  // The reopen closes it.
+      absl::StatusOr<StateStore*> reopened = options.reopen_store();
+      if (!reopened.ok()) {
+        error = absl::Status(reopened.status().code(),
+                             absl::StrCat("reopening the state store: ",
+                                          reopened.status().message()));
+        continue;
+      }
+      current = *reopened;
+      const Epoch committed = current->CommittedEpoch(options.upstream.table_id);
+      if (committed < acknowledged) {
+        return absl::DataLossError(absl::StrCat(
+            "the reopened state store lost acknowledged checkpoints: its "
+            "committed epoch is ",
+            committed.value(), ", but checkpoint ", acknowledged.value(),
+            " had been acknowledged"));
+      }
+      return absl::OkStatus();
+    }
+  };
+  // The bulk load (idempotent: rows are a function of their key).
+  bool creating = false;
+  while (true) {
+    absl::StatusOr<bool> loaded = BulkLoad(*current, options);
+    if (loaded.ok()) {
+      creating = *loaded;
+      break;
+    }
+    BACKFILL_RETURN_IF_ERROR(recover(absl::Status(
+        loaded.status().code(),
+        absl::StrCat("bulk load: ", loaded.status().message()))));
+  }
   uint64_t epochs_since_creation = 0;
   while (true) {
-    JobAttempt attempt(store, options, registry, observer, clock, result, start,
-                       epochs_since_creation, creating);
-    absl::Status status = attempt.Run();
+    const uint64_t checkpoints_before = result.checkpoints;
+    absl::Status status;
+    {
+      JobAttempt attempt(*current, options, registry, observer, clock, result,
+                         start, epochs_since_creation, creating);
+      status = attempt.Run();
+    }  // Nothing made on the store survives the attempt.
     if (status.ok()) break;
+    // A recovery restarts an existing job, even if this attempt created it.
     creating = false;
-    if (result.recoveries >= options.max_recoveries ||
-        status.code() == absl::StatusCode::kDeadlineExceeded ||
-        status.code() == absl::StatusCode::kDataLoss) {
-      return status;
-    }
-    ++result.recoveries;
-    result.resumed = true;
+    // An attempt that got a checkpoint through ends a run of failures.
+    if (result.checkpoints > checkpoints_before) consecutive = 0;
+    BACKFILL_RETURN_IF_ERROR(recover(status));
   }
+  consecutive = 0;
   result.seconds = absl::ToDoubleSeconds(clock.Now() - start);
   if (result.seconds > 0) {
     result.snapshot_rows_per_second =
         static_cast<double>(result.snapshot_rows_this_run) / result.seconds;
   }
-  // Verify: the view equals the table projected to the output columns.
+  // Verify: the view equals the table projected to the output columns. The
+  // reads are retried like the job (a failed read says nothing about the
+  // data).
   const std::vector<int> output = OutputColumns(options);
-  BACKFILL_ASSIGN_OR_RETURN(std::vector<Row> upstream_rows,
-                            ReadCommittedRows(store, options.upstream, output));
   const TableCatalog view = ViewCatalog(options);
   std::vector<int> view_output;
   for (size_t i = 0; i < output.size(); ++i) view_output.push_back(static_cast<int>(i));
-  BACKFILL_ASSIGN_OR_RETURN(std::vector<Row> view_rows,
-                            ReadCommittedRows(store, view, view_output));
+  std::vector<Row> upstream_rows, view_rows;
+  while (true) {
+    absl::Status status = [&]() -> absl::Status {
+      BACKFILL_ASSIGN_OR_RETURN(upstream_rows,
+                                ReadCommittedRows(*current, options.upstream, output));
+      BACKFILL_ASSIGN_OR_RETURN(view_rows,
+                                ReadCommittedRows(*current, view, view_output));
+      return absl::OkStatus();
+    }();
+    if (status.ok()) break;
+    BACKFILL_RETURN_IF_ERROR(recover(absl::Status(
+        status.code(), absl::StrCat("verification: ", status.message()))));
+  }
   result.upstream_rows = upstream_rows.size();
   result.view_rows = view_rows.size();
   result.consistent = upstream_rows.size() == view_rows.size();

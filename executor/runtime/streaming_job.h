@@ -20,8 +20,14 @@
 // atomic write), delivers the scenario's mutations, and after the backfill
 // finished runs `extra_checkpoints_after_finish` more checkpoints, stops the
 // upstream, stops the actors, and compares the view with the table.
-// An actor error tears the graph down and recovers from the last checkpoint
-// (at most `max_recoveries` times; then the error is returned).
+// An error (an actor's, a checkpoint's, the bulk load's or the final
+// check's reads) tears the graph down and recovers from the last checkpoint:
+// after a growing back-off it reopens the store if the caller gave a way to
+// (options.reopen_store: a store whose write or sync failed
+// refuses further checkpoints until reopened), checks that the reopened
+// store still holds every acknowledged checkpoint, and starts a new graph.
+// At most `max_recoveries` times; then the last error is returned. DataLoss
+// (corrupt bytes) and DeadlineExceeded are never retried.
 #ifndef EXECUTOR_RUNTIME_STREAMING_JOB_H_
 #define EXECUTOR_RUNTIME_STREAMING_JOB_H_
 
@@ -75,10 +81,23 @@ struct StreamingJobOptions {
   uint32_t extra_checkpoints_after_finish = 3;
   // The job fails with DeadlineExceeded after this long. Default 10 min.
   absl::Duration max_duration = absl::Minutes(10);
-  // Recoveries from actor errors before giving up. Default 3.
+  // Recoveries from errors before giving up. Default 3.
   uint32_t max_recoveries = 3;
+  // Wait before the n-th consecutive recovery: recovery_backoff x 2^(n-1),
+  // at most 5 s. Default 100 ms.
+  absl::Duration recovery_backoff = absl::Milliseconds(100);
   // Capacity of each channel, in messages. Default 16.
   size_t channel_capacity = 16;
+  // Optional: called when the job is about to recover from `error`
+  // (`recovery` counts from 1), before the back-off and the reopen. For logs.
+  std::function<void(const absl::Status& error, uint32_t recovery)> on_recovery;
+  // Optional: closes the store and opens it again, returning the store to
+  // use from then on (the old one is not used after the call). Called
+  // between graphs, when nothing the job made on the old store is alive. A
+  // failed reopen counts as a failed recovery (the next one calls it
+  // again). Empty: the same store throughout, so a failed storage write
+  // (after which the store refuses checkpoints) exhausts the recoveries.
+  std::function<absl::StatusOr<StateStore*>()> reopen_store;
   // Table ids of the internal tables.
   TableId source_offset_table_id = 1001;
   TableId view_table_id = 1002;
@@ -115,6 +134,7 @@ struct JobResult {
   uint64_t checkpoints = 0;
   uint32_t parallelism = 0;
   bool resumed = false;
+  // Recoveries from errors in this run (each reopened the store if it could).
   uint32_t recoveries = 0;
   double seconds = 0;
   double snapshot_rows_per_second = 0;
@@ -128,8 +148,10 @@ TableCatalog ViewCatalog(const StreamingJobOptions& options);
 
 // Runs the job to completion (see the file comment). `registry` (may be
 // null) receives the backfill metrics; `observer` (may be empty) is called
-// after every barrier. Errors: InvalidArgument for bad options; storage and
-// actor errors (after `max_recoveries`) with context; DeadlineExceeded.
+// after every barrier. `store` is used until options.reopen_store replaces
+// it. Errors: InvalidArgument for bad options; storage and actor errors
+// (after `max_recoveries`, at once for DataLoss) with context; DataLoss if
+// a reopened store lost an acknowledged checkpoint; DeadlineExceeded.
 absl::StatusOr<JobResult> RunStreamingJob(
     StateStore& store, const StreamingJobOptions& options, Registry* registry,
     std::function<void(const JobProgress&)> observer, Clock& clock);

@@ -1,7 +1,12 @@
 #include "executor/runtime/streaming_job.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -13,6 +18,8 @@ namespace backfill {
 namespace {
 
 using ::backfill::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 TableCatalog Table(int vnode_count) {
   TableCatalog catalog;
@@ -103,6 +110,241 @@ TEST(StreamingJobTest, RejectsBadOptions) {
   options.output_columns = {9};
   EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
               StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// Fails operations `op` on files containing `file` from the (after+1)-th on,
+// `count` times (0 = for ever).
+class CountingFaults final : public FaultInjector {
+ public:
+  CountingFaults(Operation op, std::string file, int after, int count)
+      : op_(op), file_(std::move(file)), after_(after), count_(count) {}
+  absl::Status Check(Operation op, std::string_view file) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!armed_ || op != op_ || file.find(file_) == std::string_view::npos) {
+      return absl::OkStatus();
+    }
+    if (seen_++ < after_ || (count_ > 0 && fired_ >= count_)) return absl::OkStatus();
+    ++fired_;
+    return absl::InternalError(absl::StrCat("test fault on ", std::string(file)));
+  }
+  void Arm() {
+    std::lock_guard<std::mutex> lock(mu_);
+    armed_ = true;
+  }
+  int fired() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fired_;
+  }
+
+ private:
+  const Operation op_;
+  const std::string file_;
+  const int after_;
+  const int count_;
+  std::mutex mu_;
+  bool armed_ = false;
+  int seen_ = 0;
+  int fired_ = 0;
+};
+
+// A RocksDB store the job can reopen after an error, as //tools:backfill
+// does.
+struct ReopenableStore {
+  RocksDbStateStoreOptions options;
+  std::unique_ptr<RocksDbStateStore> store;
+  int reopens = 0;
+
+  void Hook(StreamingJobOptions& job, std::vector<std::string>* errors) {
+    job.reopen_store = [this]() -> absl::StatusOr<StateStore*> {
+      ++reopens;
+      store.reset();
+      absl::StatusOr<std::unique_ptr<RocksDbStateStore>> reopened =
+          RocksDbStateStore::Open(options);
+      if (!reopened.ok()) return reopened.status();
+      store = *std::move(reopened);
+      return static_cast<StateStore*>(store.get());
+    };
+    job.on_recovery = [errors](const absl::Status& error, uint32_t) {
+      errors->push_back(error.ToString());
+    };
+  }
+};
+
+RocksDbStateStoreOptions FaultStoreOptions(const std::string& name) {
+  RocksDbStateStoreOptions options;
+  options.path = std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+  options.block_cache_bytes = 0;  // Reads reach the files.
+  std::filesystem::remove_all(options.path);
+  return options;
+}
+
+struct StorageFaultCase {
+  const char* name;
+  FaultInjector::Operation op;
+  const char* file;
+  int after;
+  int count;
+  const char* message;  // What the logged error says.
+};
+
+class StreamingJobStorageFaultTest
+    : public ::testing::TestWithParam<StorageFaultCase> {};
+
+// A failed write or sync leaves RocksDB refusing writes (and the store
+// refusing checkpoints) until reopened: the job recovers by reopening the
+// store, resumes from the last checkpoint and the view still equals the
+// table. Reads fail inside an actor (on files from an earlier run).
+TEST_P(StreamingJobStorageFaultTest, RecoversByReopeningTheStore) {
+  const StorageFaultCase& fault = GetParam();
+  ReopenableStore reopenable;
+  reopenable.options = FaultStoreOptions(fault.name);
+  StreamingJobOptions options = SmallJob();
+  options.rate_limit = RateLimit::Fixed(6000);  // ~25 checkpoints
+  if (fault.op == FaultInjector::Operation::kRead) {
+    // Table files to read: a first run, closed (reopening flushes the log).
+    {
+      BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                    RocksDbStateStore::Open(reopenable.options));
+      BACKFILL_ASSERT_OK(
+          RunStreamingJob(*store, options, nullptr, {}, Clock::Real()).status());
+    }
+    { BACKFILL_ASSERT_OK(RocksDbStateStore::Open(reopenable.options).status()); }
+  }
+  auto injector = std::make_shared<CountingFaults>(fault.op, fault.file,
+                                                   fault.after, fault.count);
+  reopenable.options.fault_injector = injector;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(reopenable.store,
+                                RocksDbStateStore::Open(reopenable.options));
+  injector->Arm();
+  std::vector<std::string> errors;
+  reopenable.Hook(options, &errors);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult result,
+      RunStreamingJob(*reopenable.store, options, nullptr, {}, Clock::Real()));
+  EXPECT_GT(injector->fired(), 0);
+  EXPECT_TRUE(result.consistent) << result.mismatch;
+  EXPECT_GE(result.recoveries, 1u);
+  EXPECT_EQ(result.recoveries, errors.size());
+  EXPECT_GE(reopenable.reopens, 1);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_THAT(errors[0], AllOf(HasSubstr("test fault on"), HasSubstr(fault.message)));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, StreamingJobStorageFaultTest,
+    ::testing::Values(
+        StorageFaultCase{"WalWrite", FaultInjector::Operation::kWrite, ".log", 3, 1,
+                         "checkpoint write"},
+        StorageFaultCase{"WalSync", FaultInjector::Operation::kSync, ".log", 3, 1,
+                         "checkpoint write"},
+        StorageFaultCase{"WalWriteTwice", FaultInjector::Operation::kWrite, ".log", 3,
+                         2, "checkpoint write"}),
+    [](const ::testing::TestParamInfo<StorageFaultCase>& info) {
+      return std::string(info.param.name);
+    });
+
+TEST(StreamingJobTest, PersistentStorageFaultFailsInBoundedTimeNamingTheOperation) {
+  ReopenableStore reopenable;
+  reopenable.options = FaultStoreOptions("persistent");
+  auto injector = std::make_shared<CountingFaults>(FaultInjector::Operation::kSync,
+                                                   "", 3, /*count=*/0);
+  reopenable.options.fault_injector = injector;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(reopenable.store,
+                                RocksDbStateStore::Open(reopenable.options));
+  injector->Arm();
+  StreamingJobOptions options = SmallJob();
+  std::vector<std::string> errors;
+  reopenable.Hook(options, &errors);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT(RunStreamingJob(*reopenable.store, options, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kInternal,
+                       AllOf(HasSubstr("test fault on"),
+                             HasSubstr("giving up after 3 recoveries"))));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  EXPECT_EQ(errors.size(), 3u);
+}
+
+TEST(StreamingJobTest, WithoutReopenAFailedCheckpointWriteGivesUp) {
+  RocksDbStateStoreOptions store_options = FaultStoreOptions("no_reopen");
+  auto injector = std::make_shared<CountingFaults>(FaultInjector::Operation::kWrite,
+                                                   ".log", 3, 1);
+  store_options.fault_injector = injector;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(store_options));
+  injector->Arm();
+  StreamingJobOptions options = SmallJob();
+  options.recovery_backoff = absl::Milliseconds(1);
+  // The store refuses checkpoints after the failed write ("reopen the
+  // store"): every recovery fails the same way.
+  EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("reopen the store"),
+                             HasSubstr("giving up after 3 recoveries"))));
+}
+
+TEST(StreamingJobTest, ReopenedStoreThatLostCheckpointsIsDataLoss) {
+  RocksDbStateStoreOptions store_options = FaultStoreOptions("lost");
+  auto injector = std::make_shared<CountingFaults>(FaultInjector::Operation::kSync,
+                                                   ".log", 2, 1);
+  store_options.fault_injector = injector;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(store_options));
+  injector->Arm();
+  std::unique_ptr<StateStore> replacement;
+  StreamingJobOptions options = SmallJob();
+  options.reopen_store = [&]() -> absl::StatusOr<StateStore*> {
+    store.reset();
+    replacement = NewMemoryStateStore();  // Nothing committed survived.
+    return replacement.get();
+  };
+  EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("lost acknowledged checkpoints")));
+}
+
+// A read fails inside whichever actor (or the bulk load, or the final
+// check) reaches the faulty block first; the job recovers, and the graph
+// tears down although upstream actors may be blocked sending to the failed
+// one (each failed actor drops its input once checkpoints stopped).
+TEST(StreamingJobTest, ReadFaultsAnywhereRecover) {
+  RocksDbStateStoreOptions base = FaultStoreOptions("read_base");
+  StreamingJobOptions options = SmallJob();
+  // Tiny channels and long barrier intervals: after an actor fails, its
+  // upstream soon blocks on a full channel to it.
+  options.channel_capacity = 1;
+  options.barrier_interval = absl::Milliseconds(50);
+  options.checkpoint_frequency = 1;
+  {
+    // Table files to read: a finished job, closed, reopened (which flushes
+    // the log into table files).
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(base));
+    BACKFILL_ASSERT_OK(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()).status());
+  }
+  { BACKFILL_ASSERT_OK(RocksDbStateStore::Open(base).status()); }
+  int recovered = 0;
+  for (int after : {0, 10, 30, 80, 160}) {
+    SCOPED_TRACE(absl::StrCat("read fault after ", after, " reads"));
+    ReopenableStore reopenable;
+    reopenable.options = FaultStoreOptions(absl::StrCat("read_", after));
+    std::filesystem::copy(base.path, reopenable.options.path);
+    auto injector = std::make_shared<CountingFaults>(FaultInjector::Operation::kRead,
+                                                     ".sst", after, 1);
+    reopenable.options.fault_injector = injector;
+    BACKFILL_ASSERT_OK_AND_ASSIGN(reopenable.store,
+                                  RocksDbStateStore::Open(reopenable.options));
+    injector->Arm();
+    StreamingJobOptions job = options;
+    std::vector<std::string> errors;
+    reopenable.Hook(job, &errors);
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        JobResult result,
+        RunStreamingJob(*reopenable.store, job, nullptr, {}, Clock::Real()));
+    EXPECT_TRUE(result.consistent) << result.mismatch;
+    EXPECT_EQ(result.recoveries, static_cast<uint32_t>(injector->fired()));
+    if (!errors.empty()) {
+      ++recovered;
+      EXPECT_THAT(errors[0], AllOf(HasSubstr("test fault on"), HasSubstr(".sst")));
+    }
+  }
+  EXPECT_GE(recovered, 3);
 }
 
 }  // namespace
