@@ -106,6 +106,22 @@ absl::Status ValidateTableCatalog(const TableCatalog& catalog) {
   if (catalog.value_indices.empty()) {
     return Invalid(catalog, "value_indices is empty");
   }
+  // A column stored neither in the value nor in the key reads back as NULL:
+  // it must allow NULL (found by //storage:table_catalog_fuzz: the table
+  // returned rows its own schema rejects).
+  for (int column = 0; column < num_columns; ++column) {
+    const ColumnDesc& desc = catalog.columns[column];
+    if (desc.nullable || pk_set.contains(column) ||
+        std::find(catalog.value_indices.begin(), catalog.value_indices.end(),
+                  column) != catalog.value_indices.end()) {
+      continue;
+    }
+    return Invalid(catalog,
+                   absl::StrCat("columns[", column, "] (", desc.name,
+                                ") is NOT NULL but stored neither in "
+                                "value_indices nor in the primary key (it "
+                                "would read back as NULL)"));
+  }
   if (catalog.vnode_column.has_value()) {
     const int column = *catalog.vnode_column;
     if (!pk_set.contains(column)) {

@@ -43,6 +43,8 @@ struct TableCatalog {
   int vnode_count = 256;
   ValueEncoding value_encoding = ValueEncoding::kPositional;
   // Columns stored in the value, ascending and distinct; by default all.
+  // A column neither here nor in the pk is not stored (reads back as NULL),
+  // so it must be nullable.
   std::vector<int> value_indices;
   // When set: an INT16 pk column whose value is the row's vnode (then
   // dist_key_indices only documents the distribution; the vnode is not

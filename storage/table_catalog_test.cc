@@ -81,6 +81,13 @@ TEST(TableCatalogTest, RejectsInconsistencyNamingTheField) {
        "vnode_column_index = 1 is not a primary-key column"},
       {[](auto& p) { p.set_vnode_column_index(0); },
        "vnode_column_index = 0 is not an INT16 column"},
+      // Found by //storage:table_catalog_fuzz.
+      {[](auto& p) {
+         p.mutable_columns(1)->set_nullable(false);
+         p.add_value_indices(0);
+       },
+       "columns[1] (b) is NOT NULL but stored neither in value_indices nor "
+       "in the primary key"},
   };
   for (const Case& c : cases) {
     proto::TableCatalog proto = GoodProto();
