@@ -13,9 +13,7 @@
 
 namespace backfill {
 
-// The source's offset table id: outside the ids scenarios use (1-3 by
-// default; any id a scenario names is validated to differ from the others).
-inline constexpr TableId kSourceOffsetTableId = 0x7fff0001;
+// The source's offset table id is kSourceOffsetTableId (scenario_spec.h).
 
 StreamingJobOptions JobOptionsFromScenario(const ScenarioSpec& spec);
 

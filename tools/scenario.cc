@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -258,6 +259,17 @@ absl::Status ValidateBackfill(const tools::Scenario& scenario,
         absl::StrCat("= ", progress, " equals ",
                      progress == upstream ? "table.table_id"
                                           : "backfill.view_table_id"));
+  }
+  const std::pair<absl::string_view, uint32_t> ids[] = {
+      {"table.table_id", upstream},
+      {"backfill.view_table_id", view},
+      {"backfill.progress_table_id", progress}};
+  for (const auto& [field, id] : ids) {
+    if (id == kSourceOffsetTableId) {
+      return Invalid(field, absl::StrCat("= ", id,
+                                         " is reserved (the runtime's source "
+                                         "offset table)"));
+    }
   }
   return absl::OkStatus();
 }

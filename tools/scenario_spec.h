@@ -21,6 +21,11 @@
 
 namespace backfill {
 
+// The runtime's source offset table id for scenario runs
+// (JobOptionsFromScenario): outside the ids scenarios use by default (1-3);
+// ValidateScenario rejects a scenario naming it for one of its tables.
+inline constexpr TableId kSourceOffsetTableId = 0x7fff0001;
+
 // The upstream DML generator's parameters (Scenario.workload).
 struct WorkloadSpec {
   // Operations per second, >= 0; 0 = no upstream changes.

@@ -346,6 +346,14 @@ TEST(ScenarioTest, EveryErrorNamesItsField) {
       {"progress id clash",
        [](auto& s) { s.mutable_backfill()->set_progress_table_id(2); },
        "backfill.progress_table_id = 2 equals backfill.view_table_id"},
+      {"source offset table id (found by //tools:scenario_fuzz)",
+       [](auto& s) { s.mutable_table()->set_table_id(kSourceOffsetTableId); },
+       "table.table_id = 2147418113 is reserved"},
+      {"source offset table id as the progress table",
+       [](auto& s) {
+         s.mutable_backfill()->set_progress_table_id(kSourceOffsetTableId);
+       },
+       "backfill.progress_table_id = 2147418113 is reserved"},
       {"checkpoint frequency",
        [](auto& s) {
          s.mutable_runtime()->set_checkpoint_frequency(2'000'000);
