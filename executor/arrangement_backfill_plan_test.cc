@@ -90,6 +90,21 @@ TEST(ArrangementBackfillPlanTest, RejectsEveryInconsistencyNamingTheField) {
       {[](auto& n) { *n.mutable_progress_table() = TableCatalogToProto(
                          BackfillProgressCatalog(TableCatalog{}, 99)); },
        "progress_table"},
+      // Found by //executor:arrangement_backfill_plan_fuzz: progress such a
+      // table stores does not load again.
+      {[](auto& n) {
+         n.mutable_progress_table()->clear_value_indices();
+         n.mutable_progress_table()->add_value_indices(1);
+         n.mutable_progress_table()->add_value_indices(2);
+         // (Nullable: a valid catalog, whose unstored columns read NULL.)
+         n.mutable_progress_table()->mutable_columns(3)->set_nullable(true);
+         n.mutable_progress_table()->mutable_columns(4)->set_nullable(true);
+       },
+       "progress_table column 3 (backfill_finished) is not in value_indices"},
+      {[](auto& n) {
+         n.mutable_progress_table()->mutable_columns(2)->set_nullable(false);
+       },
+       "progress_table column 2 (k) is not nullable"},
   };
   for (const Case& c : cases) {
     auto store = NewMemoryStateStore();

@@ -71,11 +71,6 @@ absl::Status BackfillHarness::CreateExecutor() {
     s3_types_.push_back(s2_types_.at(s2));
   }
   BACKFILL_ASSIGN_OR_RETURN(
-      std::unique_ptr<StateTable> progress,
-      StateTable::Create(
-          BackfillProgressCatalog(upstream, options_.progress_table_id), store_,
-          *options_.owned));
-  BACKFILL_ASSIGN_OR_RETURN(
       tracker_, JobProgressTracker::Create(
                     {{options_.backfill.actor_id,
                       static_cast<uint32_t>(options_.owned->Count())}}));
@@ -95,6 +90,18 @@ absl::Status BackfillHarness::CreateExecutor() {
   input_options.when_exhausted = ScriptedExecutorOptions::WhenExhausted::kPending;
   auto input = std::make_unique<ScriptedExecutor>(input_info, input_options);
   input_ = input.get();
+  if (options_.make_executor) {
+    replicated.reset();
+    BACKFILL_ASSIGN_OR_RETURN(
+        executor_, options_.make_executor(std::move(input), reporter_.get(),
+                                          &*metrics_, &clock_));
+    return absl::OkStatus();
+  }
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::unique_ptr<StateTable> progress,
+      StateTable::Create(
+          BackfillProgressCatalog(upstream, options_.progress_table_id), store_,
+          *options_.owned));
   ArrangementBackfillOptions backfill = options_.backfill;
   backfill.clock = &clock_;
   BACKFILL_ASSIGN_OR_RETURN(

@@ -27,6 +27,7 @@
 #define EXECUTOR_TESTING_BACKFILL_HARNESS_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,6 +66,15 @@ struct HarnessOptions {
   TableId progress_table_id = 1000;
   // Simulated time per epoch (lets rate-limit permits accrue).
   absl::Duration barrier_interval = absl::Milliseconds(100);
+  // When set, builds the executor (at creation and at every Restart) instead
+  // of ArrangementBackfillExecutor::Create over the fields above, e.g. from a
+  // plan node; `upstream`, `s2_column_ids`, `backfill.output_indices`,
+  // `backfill.actor_id` and `owned` must then describe what it builds (the
+  // oracle uses them). `input` is the backfill's scripted upstream.
+  std::function<absl::StatusOr<std::unique_ptr<ArrangementBackfillExecutor>>(
+      BoxedExecutor input, ProgressReporter* reporter,
+      BackfillMetrics* metrics, Clock* clock)>
+      make_executor;
 };
 
 class BackfillHarness {
