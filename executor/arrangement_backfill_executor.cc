@@ -522,8 +522,12 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollBackfill(
     }
     return Step::kProgress;
   }
-  // Upstream has nothing ready (and will wake us): read the snapshot.
+  // Upstream has nothing ready (and will wake us): read the snapshot, if
+  // downstream has room for it (else it wakes us when it has).
   if (Paused()) return Step::kPending;
+  if (options_.output_ready && !options_.output_ready(cx)) {
+    return Step::kPending;
+  }
   bool exhausted = false, emitted = false, blocked = false;
   const size_t max_rows = std::max<size_t>(options_.chunk_size, 64);
   if (absl::Status status =

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,6 +70,12 @@ struct ArrangementBackfillOptions {
   // The clock of the rate limiter; default Clock::Real(). A driver on
   // simulated time passes its clock (the same as its PollContext's).
   Clock* clock = nullptr;
+  // Optional back-pressure from downstream: the executor reads snapshot rows
+  // only while this returns true (when false it has registered the
+  // context's waker for when there is room). Upstream messages are consumed
+  // regardless, so a slow downstream throttles the snapshot, not the
+  // upstream. Default: always ready.
+  std::function<bool(PollContext&)> output_ready;
 };
 
 // The catalog of a backfill progress table for `upstream` (reference §2.2):

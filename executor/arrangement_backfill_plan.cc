@@ -80,6 +80,7 @@ BuildArrangementBackfillFromPlan(const proto::ArrangementBackfillNode& node,
                            ? RateLimit::FromOptionalU32(node.rate_limit())
                            : RateLimit::Disabled();
   options.clock = deps.clock;
+  options.output_ready = deps.output_ready;
   for (int i = 0; i < node.output_indices_size(); ++i) {
     const uint32_t index = node.output_indices(i);
     if (index >= column_ids.size()) {

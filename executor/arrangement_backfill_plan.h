@@ -13,6 +13,7 @@
 #ifndef EXECUTOR_ARRANGEMENT_BACKFILL_PLAN_H_
 #define EXECUTOR_ARRANGEMENT_BACKFILL_PLAN_H_
 
+#include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -32,6 +33,8 @@ struct ArrangementBackfillDeps {
   BackfillMetrics* metrics = nullptr;
   // Default Clock::Real().
   Clock* clock = nullptr;
+  // ArrangementBackfillOptions::output_ready. Default: always ready.
+  std::function<bool(PollContext&)> output_ready;
 };
 
 absl::StatusOr<std::unique_ptr<ArrangementBackfillExecutor>>

@@ -89,6 +89,16 @@ SendResult ChannelSender::PollSend(Message& message, PollContext& cx) {
   return result;
 }
 
+bool ChannelSender::PollReady(PollContext& cx) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  if (state_->receiver_closed ||
+      state_->queue.size() < state_->capacity) {
+    return true;
+  }
+  state_->sender_waker = cx.waker();
+  return false;
+}
+
 absl::Status ChannelSender::Send(Message message, Clock& clock) {
   auto waker = std::make_shared<BlockingWaker>();
   while (true) {

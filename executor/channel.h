@@ -69,6 +69,12 @@ class ChannelSender {
   // slot frees up or the receiver closes.
   SendResult PollSend(Message& message, PollContext& cx);
 
+  // True if a message would be buffered now (or the receiver is gone, so a
+  // send would not wait); otherwise registers cx.waker(), woken when a slot
+  // frees up, and returns false. Lets a producer hold back optional work
+  // (the backfill's snapshot reads) while its consumer is behind.
+  bool PollReady(PollContext& cx);
+
   // Blocks until `message` is buffered. Cancelled if the receiver is gone.
   absl::Status Send(Message message, Clock& clock);
 

@@ -91,6 +91,18 @@ struct JobShared {
     checkpoints_stopped = true;
     cv.notify_all();
   }
+
+  // Barrier latency in the backfill: injection (by the coordinator) to
+  // emission (by the last backfill actor), per epoch.
+  std::map<uint64_t, absl::Time> injected_at ABSL_GUARDED_BY(mu);
+  std::map<uint64_t, absl::Duration> backfill_latency ABSL_GUARDED_BY(mu);
+  void BackfillEmitted(Epoch epoch, absl::Time now) {
+    std::lock_guard<std::mutex> guard(mu);
+    auto it = injected_at.find(epoch.value());
+    if (it == injected_at.end()) return;
+    absl::Duration& latency = backfill_latency[epoch.value()];
+    latency = std::max(latency, now - it->second);
+  }
 };
 
 // Returns true if it loaded the table now (a fresh job), false if the load
@@ -207,6 +219,12 @@ class JobAttempt {
   std::vector<uint32_t> owned_counts_;
   std::vector<std::thread> threads_;
   std::vector<double> latencies_ms_;
+  // Backfill barrier latencies while it ran and after it finished.
+  std::vector<double> backfill_latencies_ms_;
+  std::vector<double> steady_latencies_ms_;
+  double last_backfill_latency_ms_ = 0;
+  // Written by actor i's thread before it ends; read after the join.
+  std::vector<size_t> peak_buffer_bytes_;
 };
 
 absl::Status JobAttempt::Build() {
@@ -234,6 +252,7 @@ absl::Status JobAttempt::Build() {
   source_view_ = source_.get();
 
   const uint32_t parallelism = options_.parallelism;
+  peak_buffer_bytes_.assign(parallelism, 0);
   BACKFILL_ASSIGN_OR_RETURN(std::vector<VnodeBitmap> split,
                             VnodeBitmap::EvenSplit(upstream.vnode_count,
                                                    static_cast<int>(parallelism)));
@@ -301,6 +320,11 @@ absl::Status JobAttempt::Build() {
     deps.reporter = reporters_.back().get();
     deps.metrics = metrics;
     deps.clock = &clock_;
+    // A view that falls behind throttles the snapshot reads, never the
+    // upstream: the actor keeps draining its input.
+    deps.output_ready = [this, i](PollContext& cx) {
+      return view_senders_[i].PollReady(cx);
+    };
     BACKFILL_ASSIGN_OR_RETURN(
         auto backfill, BuildArrangementBackfillFromPlan(node, store_, std::move(input), deps));
     backfill_views_.push_back(backfill.get());
@@ -379,6 +403,9 @@ void JobAttempt::StartThreads() {
           break;
         }
         if (!next->has_value()) break;
+        if (const auto* barrier = std::get_if<Barrier>(&**next)) {
+          shared_.BackfillEmitted(barrier->epoch.curr, clock_.Now());
+        }
         if (IsStopBarrier(**next)) stopped = true;
         if (absl::Status status = view_senders_[i].Send(std::move(**next), clock_);
             !status.ok()) {
@@ -387,6 +414,7 @@ void JobAttempt::StartThreads() {
         }
       }
       view_senders_[i].Close();
+      peak_buffer_bytes_[i] = executor.peak_upstream_buffer_bytes();
       if (!stopped) AbandonActor(backfills_[i]);
     });
   }
@@ -446,6 +474,10 @@ absl::Status JobAttempt::InjectAndWait(EpochPair epoch, BarrierKind kind,
   barrier.kind = kind;
   barrier.mutation = std::move(mutation);
   const absl::Time injected = clock_.Now();
+  {
+    std::lock_guard<std::mutex> guard(shared_.mu);
+    shared_.injected_at[epoch.curr.value()] = injected;
+  }
   if (absl::Status status = barrier_sender_->Send(std::move(barrier), clock_);
       !status.ok()) {
     std::lock_guard<std::mutex> guard(shared_.mu);
@@ -463,6 +495,10 @@ absl::Status JobAttempt::InjectAndWait(EpochPair epoch, BarrierKind kind,
         "barrier ", epoch.DebugString(), " not collected within the job's ",
         absl::FormatDuration(options_.max_duration)));
   }
+  last_backfill_latency_ms_ = absl::ToDoubleMilliseconds(
+      shared_.backfill_latency[epoch.curr.value()]);
+  shared_.injected_at.erase(epoch.curr.value());
+  shared_.backfill_latency.erase(epoch.curr.value());
   lock.unlock();
   latencies_ms_.push_back(absl::ToDoubleMilliseconds(clock_.Now() - injected));
   ++result_.epochs;
@@ -531,6 +567,8 @@ absl::Status JobAttempt::Run() {
       BACKFILL_RETURN_IF_ERROR(InjectAndWait(
           epoch, checkpoint ? BarrierKind::kCheckpoint : BarrierKind::kBarrier,
           mutation));
+      (done ? steady_latencies_ms_ : backfill_latencies_ms_)
+          .push_back(last_backfill_latency_ms_);
       if (done && checkpoint) ++checkpoints_after_finish;
       if (!rows_at_start.has_value()) rows_at_start = tracker_->consumed_rows();
       result_.upstream_ops = source_view_->offset();
@@ -552,6 +590,7 @@ absl::Status JobAttempt::Run() {
         progress.estimated_total_rows = options_.initial_rows;
         progress.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
         progress.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
+        progress.last_backfill_barrier_latency_ms = last_backfill_latency_ms_;
         progress.backfill_done = done;
         observer_(progress);
       }
@@ -564,11 +603,26 @@ absl::Status JobAttempt::Run() {
         result_.snapshot_rows - (result_.resumed ? rows_at_start.value_or(0) : 0);
     result_.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
     result_.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
+    result_.backfill_barrier_latency_p50_ms =
+        Percentile(backfill_latencies_ms_, 0.5);
+    result_.backfill_barrier_latency_p99_ms =
+        Percentile(backfill_latencies_ms_, 0.99);
+    result_.steady_barrier_latency_p50_ms = Percentile(steady_latencies_ms_, 0.5);
+    result_.steady_barrier_latency_p99_ms =
+        Percentile(steady_latencies_ms_, 0.99);
     return absl::OkStatus();
   }();
   if (!status.ok()) shared_.Fail(status);
   shared_.StopCheckpoints();
   StopThreads();
+  if (dispatcher_ != nullptr) {
+    result_.upstream_blocked_seconds =
+        std::max(result_.upstream_blocked_seconds,
+                 absl::ToDoubleSeconds(dispatcher_->max_blocked()));
+  }
+  uint64_t peak = 0;
+  for (size_t bytes : peak_buffer_bytes_) peak += bytes;
+  result_.peak_buffer_bytes = std::max(result_.peak_buffer_bytes, peak);
   return status;
 }
 
@@ -793,6 +847,12 @@ absl::StatusOr<JobResult> RunStreamingJob(
                                    " rows, view has ", view_rows.size());
   }
   return result;
+}
+
+absl::StatusOr<bool> LoadInitialRows(StateStore& store,
+                                     const StreamingJobOptions& options) {
+  BACKFILL_RETURN_IF_ERROR(ValidateTableCatalog(options.upstream));
+  return BulkLoad(store, options);
 }
 
 }  // namespace backfill

@@ -116,6 +116,9 @@ struct JobProgress {
   uint64_t checkpoints = 0;
   double barrier_latency_p50_ms = 0;
   double barrier_latency_p99_ms = 0;
+  // The latest barrier's time from injection until every backfill actor
+  // emitted it.
+  double last_backfill_barrier_latency_ms = 0;
   bool backfill_done = false;
 };
 
@@ -138,8 +141,21 @@ struct JobResult {
   uint32_t recoveries = 0;
   double seconds = 0;
   double snapshot_rows_per_second = 0;
+  // Injection until the view collected the barrier, over all barriers.
   double barrier_latency_p50_ms = 0;
   double barrier_latency_p99_ms = 0;
+  // Injection until every backfill actor emitted the barrier: while the
+  // backfill ran, and after it finished (the same pipeline without it).
+  double backfill_barrier_latency_p50_ms = 0;
+  double backfill_barrier_latency_p99_ms = 0;
+  double steady_barrier_latency_p50_ms = 0;
+  double steady_barrier_latency_p99_ms = 0;
+  // The longest a single upstream send waited for a full backfill input
+  // (back-pressure onto the upstream).
+  double upstream_blocked_seconds = 0;
+  // Sum over actors of the most upstream change data each buffered in one
+  // epoch (StreamChunk::EstimatedBytes).
+  uint64_t peak_buffer_bytes = 0;
 };
 
 // The view's catalog for `options`: the output columns, then any upstream pk
@@ -155,6 +171,13 @@ TableCatalog ViewCatalog(const StreamingJobOptions& options);
 absl::StatusOr<JobResult> RunStreamingJob(
     StateStore& store, const StreamingJobOptions& options, Registry* registry,
     std::function<void(const JobProgress&)> observer, Clock& clock);
+
+// Loads options.initial_rows rows into options.upstream and marks the load
+// done (in the source's offset table) in the same checkpoint, unless an
+// earlier load completed. RunStreamingJob calls it first; benchmarks call it
+// to build a table once. Returns true if it loaded the rows now.
+absl::StatusOr<bool> LoadInitialRows(StateStore& store,
+                                     const StreamingJobOptions& options);
 
 // The committed rows of `catalog` projected to `columns`, sorted by their
 // memcomparable encoding (a canonical order). For dumps and verification.

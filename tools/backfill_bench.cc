@@ -1,0 +1,1025 @@
+// bazel run -c opt //tools:backfill_bench -- [--rows=N] [--load=OPS]
+//     [--json] [--plot=FILE.png] [--dir=DIR]
+//
+// Measures, in one process and one run, the arrangement backfill against the
+// physical limit of this machine (a raw RocksDB scan of the same rows) and
+// against the two designs a team would otherwise write (stop-the-world,
+// buffer-everything). Prints a table; with --json the last line is one JSON
+// object (keys in tools/README.md). Every figure comes from this run: compare
+// ratios, not absolute numbers, across machines.
+//
+// The upstream is the default scenario's orders table (INT64 pk, VARCHAR,
+// FLOAT64, DECIMAL, TIMESTAMP, nullable INT32; 256 vnodes) in RocksDB, built
+// once and copied for each run that needs a pristine store. The cost-growth
+// runs are child processes of this binary (--child_snapshot) so that their
+// peak RSS is their own.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "executor/arrangement_backfill_executor.h"
+#include "executor/arrangement_backfill_plan.h"
+#include "executor/channel.h"
+#include "executor/plan.pb.h"
+#include "executor/progress_reporter.h"
+#include "executor/runtime/dml_source_executor.h"
+#include "executor/runtime/streaming_job.h"
+#include "executor/runtime/workload.h"
+#include "serde/value_codec.h"
+#include "serde/vnode_bitmap.h"
+#include "storage/raw_rocksdb_for_test.h"
+#include "storage/rocksdb_state_store.h"
+#include "storage/state_table.h"
+#include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/status_macros.h"
+#include "tools/job_options.h"
+#include "tools/progress_display.h"
+#include "tools/scenario.h"
+#include "tools/scenario_spec.h"
+
+namespace backfill {
+namespace {
+
+struct Flags {
+  uint64_t rows = 2'000'000;
+  double load = 50'000;
+  bool json = false;
+  std::string plot;
+  std::string dir;
+  // Child mode (cost growth): snapshot-backfill table `child_table` of the
+  // store at `dir` with one actor, print "seconds rows".
+  bool child_snapshot = false;
+  uint64_t child_table = 0;
+  // For profiling: build, then only the snapshot runs.
+  bool only_snapshot = false;
+};
+
+[[noreturn]] void Die(const absl::Status& status, const char* what) {
+  std::fprintf(stderr, "backfill_bench: %s: %s\n", what,
+               status.ToString().c_str());
+  std::exit(2);
+}
+
+template <typename T>
+T OrDie(absl::StatusOr<T> value, const char* what) {
+  if (!value.ok()) Die(value.status(), what);
+  return *std::move(value);
+}
+
+void Check(const absl::Status& status, const char* what) {
+  if (!status.ok()) Die(status, what);
+}
+
+double SecondsSince(absl::Time start) {
+  return absl::ToDoubleSeconds(absl::Now() - start);
+}
+
+// ---- The table
+// ---------------------------------------------------------------------
+
+// The default scenario's job with `rows` initial rows and no upstream load.
+StreamingJobOptions BaseOptions(uint64_t rows) {
+  ScenarioSpec spec =
+      OrDie(ScenarioSpecFromProto(DefaultScenario()), "default scenario");
+  StreamingJobOptions options = JobOptionsFromScenario(spec);
+  options.initial_rows = rows;
+  options.workload.ops_per_second = 0;
+  options.actions.clear();
+  options.max_duration = absl::Minutes(30);
+  return options;
+}
+
+RocksDbStateStoreOptions StoreOptions(const std::string& path) {
+  RocksDbStateStoreOptions options;  // The command's defaults.
+  options.path = path;
+  return options;
+}
+
+std::unique_ptr<RocksDbStateStore> OpenStore(const std::string& path) {
+  return OrDie(RocksDbStateStore::Open(StoreOptions(path)), "open store");
+}
+
+void CopyStore(const std::string& from, const std::string& to) {
+  std::filesystem::remove_all(to);
+  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+}
+
+// ---- (a) The physical limit: a raw RocksDB iterator + value decode
+// -----------------------------------------------
+
+double RawScanRowsPerSecond(const std::string& path,
+                            const TableCatalog& catalog, uint64_t* rows_out) {
+  std::unique_ptr<raw_rocksdb_for_test::RawDb> raw;
+  rocksdb::Status opened = raw_rocksdb_for_test::Open(path, 64 << 20, &raw);
+  if (!opened.ok()) {
+    Die(absl::InternalError(opened.ToString()), "raw open");
+  }
+  Schema value_schema;
+  for (int index : catalog.value_indices) {
+    value_schema.push_back(catalog.columns[index]);
+  }
+  std::unique_ptr<ValueRowCodec> codec = OrDie(
+      MakeValueRowCodec(ValueRowEncoding::kPositional, value_schema), "codec");
+  char prefix[4] = {static_cast<char>(catalog.table_id >> 24),
+                    static_cast<char>(catalog.table_id >> 16),
+                    static_cast<char>(catalog.table_id >> 8),
+                    static_cast<char>(catalog.table_id)};
+  double best = 0;
+  Row row;
+  for (int pass = 0; pass < 3; ++pass) {  // Pass 0 warms the page cache.
+    const absl::Time start = absl::Now();
+    rocksdb::ReadOptions read_options;
+    read_options.fill_cache = false;
+    std::unique_ptr<rocksdb::Iterator> it(
+        raw->db->NewIterator(read_options, raw->data()));
+    uint64_t rows = 0;
+    for (it->Seek(rocksdb::Slice(prefix, 4)); it->Valid(); it->Next()) {
+      const rocksdb::Slice key = it->key();
+      if (key.size() < 4 || std::memcmp(key.data(), prefix, 4) != 0) break;
+      const rocksdb::Slice value = it->value();  // tag byte, then the row
+      Check(codec->DecodeInto(
+                absl::string_view(value.data() + 1, value.size() - 1), &row),
+            "raw decode");
+      ++rows;
+    }
+    *rows_out = rows;
+    if (pass > 0) best = std::max(best, rows / SecondsSince(start));
+  }
+  return best;
+}
+
+// ---- (b) The backfill alone: N actors into counting sinks
+// ----------------------------------------------------------
+
+struct SnapshotRun {
+  // From the creation barrier to the last snapshot row, and to the end (the
+  // finish barrier, one barrier interval later at most, and the stop).
+  double seconds = 0;
+  double total_seconds = 0;
+  uint64_t rows = 0;
+  double rows_per_second() const { return seconds > 0 ? rows / seconds : 0; }
+};
+
+// Backfills `upstream` with `parallelism` actors whose output is only
+// counted: no upstream changes, barriers every `interval`, a checkpoint at
+// each (the progress table's). `progress_table_id` must be new to the store.
+absl::StatusOr<SnapshotRun> RunSnapshotOnly(StateStore& store,
+                                            const TableCatalog& upstream,
+                                            uint32_t parallelism,
+                                            TableId progress_table_id,
+                                            absl::Duration interval) {
+  Clock& clock = Clock::Real();
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::vector<VnodeBitmap> split,
+      VnodeBitmap::EvenSplit(upstream.vnode_count,
+                             static_cast<int>(parallelism)));
+  std::vector<TrackedActor> tracked;
+  for (uint32_t i = 0; i < parallelism; ++i) {
+    tracked.push_back(
+        {static_cast<ActorId>(100 + i), static_cast<uint32_t>(split[i].Count())});
+  }
+  BACKFILL_ASSIGN_OR_RETURN(auto tracker, JobProgressTracker::Create(tracked));
+  std::vector<std::unique_ptr<ProgressReporter>> reporters;
+  std::vector<ChannelSender> barrier_senders;
+  std::vector<std::unique_ptr<ArrangementBackfillExecutor>> actors;
+  for (uint32_t i = 0; i < parallelism; ++i) {
+    const ActorId actor = 100 + i;
+    proto::ArrangementBackfillNode node;
+    *node.mutable_upstream_table() = TableCatalogToProto(upstream);
+    *node.mutable_progress_table() = TableCatalogToProto(
+        BackfillProgressCatalog(upstream, progress_table_id));
+    for (size_t c = 0; c < upstream.columns.size(); ++c) {
+      node.add_upstream_column_ids(upstream.columns[c].column_id);
+      node.add_output_indices(static_cast<uint32_t>(c));
+    }
+    node.set_chunk_size(256);
+    node.set_actor_id(actor);
+    node.set_fragment_id(10);
+    node.set_vnode_bitmap(split[i].Serialize());
+    auto [tx, rx] = MakeChannel({16});
+    barrier_senders.push_back(std::move(tx));
+    reporters.push_back(std::make_unique<ProgressReporter>(actor, *tracker));
+    ArrangementBackfillDeps deps;
+    deps.reporter = reporters.back().get();
+    deps.clock = &clock;
+    BACKFILL_ASSIGN_OR_RETURN(
+        auto executor,
+        BuildArrangementBackfillFromPlan(
+            node, store,
+            std::make_unique<ReceiverExecutor>(ExecutorInfo{}, std::move(rx)),
+            deps));
+    actors.push_back(std::move(executor));
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Epoch> collected(parallelism);
+  absl::Status error;
+  std::atomic<uint64_t> rows{0};
+  std::atomic<double> actor_cpu_seconds{0};
+  absl::Time last_row_at = absl::InfinitePast();  // Guarded by mu.
+  std::vector<std::thread> threads;
+  for (uint32_t i = 0; i < parallelism; ++i) {
+    threads.emplace_back([&, i] {
+      uint64_t mine = 0;
+      while (true) {
+        absl::StatusOr<std::optional<Message>> next =
+            NextMessage(*actors[i], clock);
+        std::lock_guard<std::mutex> lock(mu);
+        if (!next.ok()) {
+          if (error.ok()) error = next.status();
+          cv.notify_all();
+          break;
+        }
+        if (!next->has_value()) break;
+        if (const auto* chunk = std::get_if<StreamChunk>(&**next)) {
+          mine += chunk->cardinality();
+          last_row_at = std::max(last_row_at, absl::Now());
+        } else if (const auto* barrier = std::get_if<Barrier>(&**next)) {
+          collected[i] = barrier->epoch.curr;
+          cv.notify_all();
+          if (barrier->IsStopFor(100 + i)) break;
+        }
+      }
+      rows += mine;
+      timespec cpu{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+      actor_cpu_seconds += cpu.tv_sec + cpu.tv_nsec * 1e-9;
+      actors[i].reset();
+    });
+  }
+
+  auto inject = [&](EpochPair epoch, BarrierKind kind,
+                    std::shared_ptr<const Mutation> mutation) -> absl::Status {
+    for (ChannelSender& sender : barrier_senders) {
+      Barrier barrier;
+      barrier.epoch = epoch;
+      barrier.kind = kind;
+      barrier.mutation = mutation;
+      BACKFILL_RETURN_IF_ERROR(sender.Send(Message(std::move(barrier)), clock));
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] {
+      if (!error.ok()) return true;
+      for (Epoch e : collected) {
+        if (e < epoch.curr) return false;
+      }
+      return true;
+    });
+    BACKFILL_RETURN_IF_ERROR(error);
+    lock.unlock();
+    if (kind != BarrierKind::kInitial) {
+      BACKFILL_RETURN_IF_ERROR(store.Checkpoint(epoch.prev));
+    }
+    return absl::OkStatus();
+  };
+
+  const absl::Time start = absl::Now();
+  absl::Status status = [&]() -> absl::Status {
+    const Epoch committed = store.CommittedEpoch(upstream.table_id);
+    EpochPair epoch{Epoch(committed.value() + 1), committed};
+    AddMutation add;
+    for (uint32_t i = 0; i < parallelism; ++i) add.added_actors.insert(100 + i);
+    BACKFILL_RETURN_IF_ERROR(
+        inject(epoch, BarrierKind::kInitial,
+               std::make_shared<const Mutation>(std::move(add))));
+    absl::Time next_tick = absl::Now();
+    while (!tracker->IsDone()) {
+      next_tick += interval;
+      clock.SleepUntil(next_tick);
+      epoch = EpochPair{Epoch(epoch.curr.value() + 1), epoch.curr};
+      BACKFILL_RETURN_IF_ERROR(inject(epoch, BarrierKind::kCheckpoint, nullptr));
+    }
+    StopMutation stop;
+    for (uint32_t i = 0; i < parallelism; ++i) stop.actors.insert(100 + i);
+    epoch = EpochPair{Epoch(epoch.curr.value() + 1), epoch.curr};
+    return inject(epoch, BarrierKind::kCheckpoint,
+                  std::make_shared<const Mutation>(std::move(stop)));
+  }();
+  const double seconds = SecondsSince(start);
+  barrier_senders.clear();  // Ends the actors' inputs if we failed early.
+  for (std::thread& thread : threads) thread.join();
+  BACKFILL_RETURN_IF_ERROR(status);
+  BACKFILL_RETURN_IF_ERROR(error);
+  const double to_last_row = absl::ToDoubleSeconds(last_row_at - start);
+  if (std::getenv("BACKFILL_BENCH_VERBOSE") != nullptr) {
+    std::fprintf(stderr,
+                 "  snapshot: %u actors, %.2f s to the last row, %.2f s in "
+                 "all, %.2f s actor CPU\n",
+                 parallelism, to_last_row, seconds, actor_cpu_seconds.load());
+  }
+  return SnapshotRun{to_last_row, seconds, rows.load()};
+}
+
+// ---- Cost growth: the snapshot run in a child process
+// -------------------------------------------------------------
+
+struct ChildRun {
+  double seconds = 0;
+  uint64_t rows = 0;
+  long max_rss_kb = 0;
+};
+
+int ChildSnapshotMain(const Flags& flags) {
+  auto store = OpenStore(flags.dir);
+  TableCatalog upstream = BaseOptions(0).upstream;
+  upstream.table_id = static_cast<TableId>(flags.child_table);
+  SnapshotRun run = OrDie(RunSnapshotOnly(*store, upstream, 1, 900,
+                                          absl::Milliseconds(100)),
+                          "child snapshot");
+  // The peak RSS of this process image (VmHWM: reset by exec, unlike
+  // getrusage's ru_maxrss, which keeps the forking parent's peak).
+  long hwm_kb = 0;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) hwm_kb = std::atol(line.c_str() + 6);
+  }
+  std::printf("%.6f %" PRIu64 " %ld\n", run.seconds, run.rows, hwm_kb);
+  return 0;
+}
+
+ChildRun RunChild(const std::string& self, const std::string& dir,
+                  TableId table) {
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) Die(absl::InternalError("pipe"), "child");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    close(pipe_fds[0]);
+    const std::string dir_flag = "--dir=" + dir;
+    const std::string table_flag = absl::StrCat("--child_table=", table);
+    execl(self.c_str(), self.c_str(), "--child_snapshot", dir_flag.c_str(),
+          table_flag.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  std::string output;
+  char buffer[256];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) {
+    output.append(buffer, static_cast<size_t>(n));
+  }
+  close(pipe_fds[0]);
+  int wstatus = 0;
+  waitpid(pid, &wstatus, 0);
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    Die(absl::InternalError(absl::StrCat("child failed: ", output)), "child");
+  }
+  ChildRun run;
+  if (std::sscanf(output.c_str(), "%lf %" SCNu64 " %ld", &run.seconds,
+                  &run.rows, &run.max_rss_kb) != 3) {
+    Die(absl::InternalError(absl::StrCat("child said: ", output)), "child");
+  }
+  return run;
+}
+
+// ---- Building tables
+// ----------------------------------------------------------------------
+
+// Writes rows `keys` of `catalog` (WorkloadRow values, version 0), or deletes
+// them, in epochs of 200k rows, each checkpointed.
+void WriteRows(RocksDbStateStore& store, const StreamingJobOptions& options,
+               const TableCatalog& catalog, uint64_t begin, uint64_t end,
+               uint64_t step, bool erase) {
+  StateTableOptions table_options;
+  table_options.op_consistency = OpConsistency::kInconsistent;
+  auto table = OrDie(StateTable::Create(catalog, store,
+                                        VnodeBitmap::All(catalog.vnode_count),
+                                        table_options),
+                     "table");
+  const Epoch committed = store.CommittedEpoch(catalog.table_id);
+  EpochPair epoch{Epoch(committed.value() + 1), committed};
+  Check(table->InitEpoch(epoch), "init");
+  uint64_t in_epoch = 0;
+  for (uint64_t key = begin; key < end; key += step) {
+    Row row = WorkloadRow(catalog, options.workload.seed, key, 0,
+                          options.workload.null_fraction);
+    Check(erase ? table->Delete(std::move(row)) : table->Insert(std::move(row)),
+          "write");
+    if (++in_epoch == 200'000 || key + step >= end) {
+      const EpochPair next{Epoch(epoch.curr.value() + 1), epoch.curr};
+      Check(table->Commit(next), "commit");
+      Check(store.Checkpoint(next.prev), "checkpoint");
+      epoch = next;
+      in_epoch = 0;
+    }
+  }
+}
+
+// ---- The naive designs
+// --------------------------------------------------------------------
+
+// Copies the rows of `from` committed at `read_at` into a new table `to_id`
+// (same shape), committed in one checkpoint, as a team would: a committed
+// scan at a fixed epoch, vnode by vnode, decoding each value, inserting it.
+// The view lives in `target_store` (the naive designs keep it apart from
+// the live upstream's checkpoints).
+void CopyTable(RocksDbStateStore& store, const TableCatalog& from,
+               Epoch read_at, RocksDbStateStore& target_store, TableId to_id) {
+  Schema value_schema;
+  for (int index : from.value_indices) {
+    value_schema.push_back(from.columns[index]);
+  }
+  std::unique_ptr<ValueRowCodec> codec = OrDie(
+      MakeValueRowCodec(ValueRowEncoding::kPositional, value_schema), "codec");
+  TableCatalog to = from;
+  to.table_id = to_id;
+  StateTableOptions write_options;
+  write_options.op_consistency = OpConsistency::kInconsistent;
+  auto target = OrDie(StateTable::Create(to, target_store,
+                                         VnodeBitmap::All(to.vnode_count),
+                                         write_options),
+                      "target");
+  const Epoch committed = target_store.CommittedEpoch(to_id);
+  EpochPair epoch{Epoch(committed.value() + 1), committed};
+  Check(target->InitEpoch(epoch), "init target");
+  // Pins read_at for the whole copy (as a RocksDB snapshot would): garbage
+  // collection may not pass it between the vnodes' scans.
+  auto pin = OrDie(store.NewIterator(from.table_id, 0, PkRange{}, read_at),
+                   "pin");
+  Row values;
+  for (int vnode = 0; vnode < from.vnode_count; ++vnode) {
+    auto it = OrDie(store.NewIterator(from.table_id,
+                                      static_cast<VirtualNode>(vnode),
+                                      PkRange{}, read_at),
+                    "iter");
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      Check(codec->DecodeInto(absl::string_view(it->value().data(),
+                                                it->value().size()),
+                              &values),
+            "decode");
+      Row row(from.columns.size());
+      for (size_t i = 0; i < from.value_indices.size(); ++i) {
+        row[from.value_indices[i]] = std::move(values[i]);
+      }
+      Check(target->Insert(std::move(row)), "insert");
+    }
+    Check(it->status(), "scan");
+  }
+  const EpochPair next{Epoch(epoch.curr.value() + 1), epoch.curr};
+  Check(target->Commit(next), "commit");
+  Check(target_store.Checkpoint(next.prev), "checkpoint");
+}
+
+// A live upstream for the naive designs: the runtime's DML source (the same
+// workload as the job's) driven by barriers every 100 ms, each checkpointed.
+// `on_chunk` sees every change after it was written to the table.
+class LiveUpstream {
+ public:
+  LiveUpstream(RocksDbStateStore& store, const StreamingJobOptions& options,
+               std::function<void(const StreamChunk&)> on_chunk)
+      : store_(store), options_(options), on_chunk_(std::move(on_chunk)) {}
+
+  void Start() {
+    auto [tx, rx] = MakeChannel({16});
+    sender_.emplace(std::move(tx));
+    auto table = OrDie(
+        StateTable::Create(options_.upstream, store_,
+                           VnodeBitmap::All(options_.upstream.vnode_count)),
+        "upstream table");
+    auto offsets = OrDie(
+        StateTable::Create(DmlSourceExecutor::OffsetTableCatalog(
+                               options_.source_offset_table_id),
+                           store_, VnodeBitmap::All(1)),
+        "offset table");
+    source_ = std::make_unique<DmlSourceExecutor>(
+        std::move(rx), std::move(table), std::move(offsets), options_.workload,
+        stop_, ExecutorInfo{});
+    actor_ = std::thread([this] {
+      while (true) {
+        auto next = NextMessage(*source_, Clock::Real());
+        Check(next.status(), "upstream");
+        if (!next->has_value()) break;
+        if (const auto* chunk = std::get_if<StreamChunk>(&**next)) {
+          on_chunk_(*chunk);
+        } else if (const auto* barrier = std::get_if<Barrier>(&**next)) {
+          std::lock_guard<std::mutex> lock(mu_);
+          collected_ = barrier->epoch.curr;
+          cv_.notify_all();
+          if (barrier->MutationAs<StopMutation>() != nullptr) break;
+        }
+      }
+    });
+    coordinator_ = std::thread([this] {
+      const Epoch committed = store_.CommittedEpoch(options_.upstream.table_id);
+      EpochPair epoch{Epoch(committed.value() + 1), committed};
+      Inject(epoch, BarrierKind::kInitial, nullptr);
+      absl::Time next_tick = absl::Now();
+      while (true) {
+        next_tick += absl::Milliseconds(100);
+        Clock::Real().SleepUntil(next_tick);
+        const bool stop = stopping_.load();
+        epoch = EpochPair{Epoch(epoch.curr.value() + 1), epoch.curr};
+        std::shared_ptr<const Mutation> mutation;
+        if (stop) {
+          stop_->store(true);
+          mutation = std::make_shared<const Mutation>(StopMutation{{1}});
+        }
+        Inject(epoch, BarrierKind::kCheckpoint, mutation);
+        if (stop) break;
+      }
+    });
+  }
+
+  // Stops the upstream after its next checkpoint.
+  void Stop() {
+    stopping_ = true;
+    coordinator_.join();
+    actor_.join();
+    source_.reset();
+  }
+
+  uint64_t ops() const { return source_ != nullptr ? source_->offset() : 0; }
+
+ private:
+  void Inject(EpochPair epoch, BarrierKind kind,
+              std::shared_ptr<const Mutation> mutation) {
+    Barrier barrier;
+    barrier.epoch = epoch;
+    barrier.kind = kind;
+    barrier.mutation = std::move(mutation);
+    Check(sender_->Send(Message(std::move(barrier)), Clock::Real()), "send");
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return collected_ >= epoch.curr; });
+    lock.unlock();
+    if (kind != BarrierKind::kInitial) {
+      Check(store_.Checkpoint(epoch.prev), "checkpoint");
+    }
+  }
+
+  RocksDbStateStore& store_;
+  const StreamingJobOptions& options_;
+  std::function<void(const StreamChunk&)> on_chunk_;
+  std::shared_ptr<std::atomic<bool>> stop_ =
+      std::make_shared<std::atomic<bool>>(false);
+  std::atomic<bool> stopping_{false};
+  std::optional<ChannelSender> sender_;
+  std::unique_ptr<DmlSourceExecutor> source_;
+  std::thread actor_;
+  std::thread coordinator_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Epoch collected_;
+};
+
+// ---- The run
+// ----------------------------------------------------------------------
+
+absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value_of = [&](const char* name) -> std::optional<std::string> {
+      const std::string prefix = absl::StrCat("--", name, "=");
+      if (arg.rfind(prefix, 0) != 0) return std::nullopt;
+      return arg.substr(prefix.size());
+    };
+    if (arg == "--json") {
+      flags.json = true;
+    } else if (arg == "--only_snapshot") {
+      flags.only_snapshot = true;
+    } else if (arg == "--child_snapshot") {
+      flags.child_snapshot = true;
+    } else if (auto v = value_of("rows")) {
+      if (!absl::SimpleAtoi(*v, &flags.rows) || flags.rows < 1000) {
+        return absl::InvalidArgumentError("--rows must be an integer >= 1000");
+      }
+    } else if (auto v = value_of("load")) {
+      if (!absl::SimpleAtod(*v, &flags.load) || !(flags.load >= 0)) {
+        return absl::InvalidArgumentError("--load must be a number >= 0");
+      }
+    } else if (auto v = value_of("plot")) {
+      flags.plot = *v;
+    } else if (auto v = value_of("dir")) {
+      flags.dir = *v;
+    } else if (auto v = value_of("child_table")) {
+      if (!absl::SimpleAtoi(*v, &flags.child_table)) {
+        return absl::InvalidArgumentError("--child_table must be an integer");
+      }
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown argument \"", arg,
+          "\"; usage: backfill_bench [--rows=N] [--load=OPS] [--json] "
+          "[--plot=FILE.png] [--dir=DIR]"));
+    }
+  }
+  return flags;
+}
+
+// One observation of the loaded run, per barrier.
+struct Sample {
+  double seconds = 0;
+  double snapshot_rows_per_second = 0;
+  double upstream_ops_per_second = 0;
+  double barrier_latency_ms = 0;
+};
+
+// What the streaming job under load measured.
+struct JobRun {
+  JobResult result;
+  double backfill_seconds = 0;  // Creation to the finish barrier.
+  uint64_t snapshot_rows = 0;
+  uint64_t upstream_ops_during_backfill = 0;
+  std::vector<Sample> timeline;
+};
+
+JobRun RunJob(RocksDbStateStore& store, const StreamingJobOptions& options) {
+  JobRun run;
+  JobProgress previous;
+  bool done = false;
+  auto observer = [&](const JobProgress& progress) {
+    const double dt = progress.seconds - previous.seconds;
+    Sample sample;
+    sample.seconds = progress.seconds;
+    if (dt > 0) {
+      sample.snapshot_rows_per_second =
+          (progress.snapshot_rows - previous.snapshot_rows) / dt;
+      sample.upstream_ops_per_second =
+          (progress.upstream_ops - previous.upstream_ops) / dt;
+    }
+    sample.barrier_latency_ms = progress.last_backfill_barrier_latency_ms;
+    run.timeline.push_back(sample);
+    previous = progress;
+    if (progress.backfill_done && !done) {
+      done = true;
+      run.backfill_seconds = progress.seconds;
+      run.snapshot_rows = progress.snapshot_rows;
+      run.upstream_ops_during_backfill = progress.upstream_ops;
+    }
+  };
+  run.result = OrDie(RunStreamingJob(store, options, nullptr, observer,
+                                     Clock::Real()),
+                     "streaming job");
+  if (!run.result.consistent) {
+    Die(absl::InternalError(run.result.mismatch), "the view is inconsistent");
+  }
+  return run;
+}
+
+void Plot(const std::string& file, const std::vector<Sample>& timeline,
+          double backfill_seconds) {
+  const std::string data = file + ".dat";
+  {
+    std::ofstream out(data);
+    out << "# seconds snapshot_rows_per_second upstream_ops_per_second "
+           "barrier_latency_ms\n";
+    for (const Sample& s : timeline) {
+      out << s.seconds << " " << s.snapshot_rows_per_second << " "
+          << s.upstream_ops_per_second << " " << s.barrier_latency_ms << "\n";
+    }
+  }
+  FILE* gnuplot = popen("gnuplot", "w");
+  if (gnuplot == nullptr) {
+    std::fprintf(stderr, "backfill_bench: cannot run gnuplot; data in %s\n",
+                 data.c_str());
+    return;
+  }
+  std::fprintf(gnuplot,
+               "set terminal png size 1000,900\n"
+               "set output '%s'\n"
+               "set multiplot layout 3,1 title 'backfill under load "
+               "(backfill done at %.1f s)'\n"
+               "set xlabel 'seconds'\nset grid\n"
+               "set arrow from %f, graph 0 to %f, graph 1 nohead dt 2\n"
+               "plot '%s' using 1:2 with lines title 'snapshot rows/s'\n"
+               "plot '%s' using 1:3 with lines title 'upstream ops/s'\n"
+               "plot '%s' using 1:4 with lines title 'barrier latency in "
+               "the backfill (ms)'\n"
+               "unset multiplot\n",
+               file.c_str(), backfill_seconds, backfill_seconds,
+               backfill_seconds, data.c_str(), data.c_str(), data.c_str());
+  const int status = pclose(gnuplot);
+  if (status != 0) {
+    std::fprintf(stderr, "backfill_bench: gnuplot failed; data in %s\n",
+                 data.c_str());
+  }
+}
+
+int Main(int argc, char** argv) {
+  const Flags flags = OrDie(ParseFlags(argc, argv), "flags");
+  if (flags.child_snapshot) return ChildSnapshotMain(flags);
+  const absl::Time bench_start = absl::Now();
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir =
+      !flags.dir.empty() ? flags.dir
+                         : std::string(tmp != nullptr ? tmp : "/tmp") +
+                               "/backfill_bench";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto log = [&](const std::string& what) {
+    std::fprintf(stderr, "[%6.1f s] %s\n", SecondsSince(bench_start),
+                 what.c_str());
+  };
+
+  const StreamingJobOptions base = BaseOptions(flags.rows);
+  const TableCatalog& upstream = base.upstream;
+  const std::string base_dir = dir + "/base";
+  const std::string small_dir = dir + "/base_quarter";
+  log(absl::StrCat("building the upstream table: ", flags.rows, " rows"));
+  const absl::Time build_start = absl::Now();
+  {
+    auto store = OpenStore(base_dir);
+    OrDie(LoadInitialRows(*store, base), "load");
+  }
+  const double build_seconds = SecondsSince(build_start);
+  {
+    auto store = OpenStore(small_dir);
+    OrDie(LoadInitialRows(*store, BaseOptions(flags.rows / 4)), "load");
+  }
+
+  // (a) The physical limit.
+  log("raw RocksDB scan");
+  uint64_t raw_rows = 0;
+  const double raw_rate = RawScanRowsPerSecond(base_dir, upstream, &raw_rows);
+
+  // (b) The backfill alone, 1 and 2 actors, counting sinks.
+  log("snapshot backfill, 1 and 2 actors");
+  SnapshotRun snapshot1, snapshot2;
+  {
+    const std::string work = dir + "/snapshot";
+    CopyStore(base_dir, work);
+    auto store = OpenStore(work);
+    snapshot1 = OrDie(RunSnapshotOnly(*store, upstream, 1, 901,
+                                      absl::Milliseconds(100)),
+                      "snapshot, 1 actor");
+    snapshot2 = OrDie(RunSnapshotOnly(*store, upstream, 2, 902,
+                                      absl::Milliseconds(100)),
+                      "snapshot, 2 actors");
+  }
+  if (snapshot1.rows != raw_rows || snapshot2.rows != raw_rows) {
+    Die(absl::InternalError(absl::StrCat("snapshot rows ", snapshot1.rows, "/",
+                                         snapshot2.rows, " != table rows ",
+                                         raw_rows)),
+        "snapshot");
+  }
+
+  if (flags.only_snapshot) {
+    std::printf("raw %.0f rows/s; snapshot 1 actor %.0f (%.2f), 2 actors %.0f "
+                "(speedup %.2f)\n",
+                raw_rate, snapshot1.rows_per_second(),
+                snapshot1.rows_per_second() / raw_rate,
+                snapshot2.rows_per_second(),
+                snapshot2.rows_per_second() / snapshot1.rows_per_second());
+    return 0;
+  }
+
+  // End to end, no load: the streaming job with 1 actor, view in RocksDB.
+  log("end to end, no load");
+  JobRun e2e;
+  {
+    const std::string work = dir + "/e2e";
+    CopyStore(base_dir, work);
+    auto store = OpenStore(work);
+    StreamingJobOptions options = base;
+    options.parallelism = 1;
+    e2e = RunJob(*store, options);
+  }
+
+  // Under load.
+  log(absl::StrCat("end to end under ", flags.load, " upstream ops/s"));
+  JobRun loaded;
+  {
+    const std::string work = dir + "/loaded";
+    CopyStore(base_dir, work);
+    auto store = OpenStore(work);
+    StreamingJobOptions options = base;
+    options.parallelism = 1;
+    options.workload.ops_per_second = flags.load;
+    // Keep the pipeline running after the view is complete: the baseline.
+    options.extra_checkpoints_after_finish = 30;
+    loaded = RunJob(*store, options);
+  }
+
+  // Stop-the-world: pause the upstream, copy, resume.
+  log("naive: stop the world");
+  double stw_blocked = 0;
+  {
+    const std::string work = dir + "/stw";
+    CopyStore(base_dir, work);
+    auto store = OpenStore(work);
+    auto view_store = OpenStore(dir + "/stw_view");
+    const absl::Time paused = absl::Now();
+    CopyTable(*store, upstream, store->CommittedEpoch(upstream.table_id),
+              *view_store, 951);
+    stw_blocked = SecondsSince(paused);
+  }
+
+  // Buffer-everything: snapshot at E while every later change is kept in
+  // memory; applied once the snapshot is done.
+  log("naive: buffer everything");
+  size_t buffer_all_peak = 0;
+  {
+    const std::string work = dir + "/buffer_all";
+    CopyStore(base_dir, work);
+    auto store = OpenStore(work);
+    auto view_store = OpenStore(dir + "/buffer_all_view");
+    std::mutex mu;
+    bool buffering = true;
+    std::vector<StreamChunk> buffer;
+    size_t bytes = 0;
+    StreamingJobOptions options = base;
+    options.workload.ops_per_second = flags.load;
+    LiveUpstream live(*store, options, [&](const StreamChunk& chunk) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!buffering) return;
+      bytes += chunk.EstimatedBytes();
+      buffer.push_back(chunk);
+    });
+    const Epoch snapshot_epoch = store->CommittedEpoch(upstream.table_id);
+    live.Start();
+    CopyTable(*store, upstream, snapshot_epoch, *view_store, 952);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      buffering = false;
+      buffer_all_peak = bytes;
+    }
+    live.Stop();
+    // Apply the buffered changes to the view (upsert semantics).
+    TableCatalog view = upstream;
+    view.table_id = 952;
+    StateTableOptions table_options;
+    table_options.op_consistency = OpConsistency::kInconsistent;
+    auto table = OrDie(StateTable::Create(view, *view_store,
+                                          VnodeBitmap::All(view.vnode_count),
+                                          table_options),
+                       "view");
+    const Epoch committed = view_store->CommittedEpoch(952);
+    const EpochPair epoch{Epoch(committed.value() + 1), committed};
+    Check(table->InitEpoch(epoch), "init view");
+    for (const StreamChunk& chunk : buffer) {
+      for (size_t i = 0; i < chunk.capacity(); ++i) {
+        if (!chunk.is_visible(i)) continue;
+        const Op op = chunk.op(i);
+        Row row = chunk.RowAt(i);
+        Check(op == Op::kInsert || op == Op::kUpdateInsert
+                  ? table->Insert(std::move(row))
+                  : table->Delete(std::move(row)),
+              "apply");
+      }
+    }
+    const EpochPair next{Epoch(epoch.curr.value() + 1), epoch.curr};
+    Check(table->Commit(next), "commit view");
+    Check(view_store->Checkpoint(next.prev), "checkpoint view");
+  }
+
+  // Cost growth: N and 4N rows, each in its own process.
+  log("cost growth: N and 4N rows in child processes");
+  CopyStore(small_dir, dir + "/growth_1x");
+  CopyStore(base_dir, dir + "/growth_4x");
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  const ChildRun growth1 = RunChild(self, dir + "/growth_1x", upstream.table_id);
+  const ChildRun growth4 = RunChild(self, dir + "/growth_4x", upstream.table_id);
+
+  // Tombstones: a table whose every other row was deleted vs a clean table
+  // of the same live rows, before and after garbage collection.
+  log("tombstones");
+  double tomb_before = 0, clean_before = 0, tomb_after = 0, clean_after = 0;
+  {
+    RocksDbStateStoreOptions options = StoreOptions(dir + "/tombstones");
+    options.gc_tombstone_fraction = 0;  // Measured before GC, then after.
+    auto store = OrDie(RocksDbStateStore::Open(options), "open");
+    TableCatalog churned = upstream;
+    churned.table_id = 21;
+    TableCatalog clean = upstream;
+    clean.table_id = 22;
+    WriteRows(*store, base, churned, 0, flags.rows, 1, false);
+    WriteRows(*store, base, churned, 0, flags.rows, 2, true);
+    WriteRows(*store, base, clean, 1, flags.rows, 2, false);
+    auto measure = [&](const TableCatalog& table, TableId progress) {
+      return OrDie(RunSnapshotOnly(*store, table, 1, progress,
+                                   absl::Milliseconds(100)),
+                   "tombstone snapshot")
+          .rows_per_second();
+    };
+    tomb_before = measure(churned, 931);
+    clean_before = measure(clean, 932);
+    Check(store->Compact(), "compact");
+    tomb_after = measure(churned, 933);
+    clean_after = measure(clean, 934);
+  }
+  std::filesystem::remove_all(dir);
+
+  // ---- Report.
+  const JobResult& lr = loaded.result;
+  const double snapshot_rate = snapshot1.rows_per_second();
+  const double e2e_rate =
+      e2e.backfill_seconds > 0 ? e2e.snapshot_rows / e2e.backfill_seconds : 0;
+  const double loaded_rate = loaded.backfill_seconds > 0
+                                 ? loaded.snapshot_rows / loaded.backfill_seconds
+                                 : 0;
+  const double loaded_ops =
+      loaded.backfill_seconds > 0
+          ? loaded.upstream_ops_during_backfill / loaded.backfill_seconds
+          : 0;
+  const double total_seconds = SecondsSince(bench_start);
+  JsonObject json;
+  json.Add("rows", flags.rows)
+      .Add("upstream_load_ops_per_second", flags.load)
+      .Add("build_seconds", build_seconds)
+      .Add("raw_scan_rows_per_second", raw_rate)
+      .Add("snapshot_rows_per_second", snapshot_rate)
+      .Add("snapshot_vs_raw_scan", snapshot_rate / raw_rate)
+      .Add("end_to_end_rows_per_second", e2e_rate)
+      .Add("snapshot_2_actors_rows_per_second", snapshot2.rows_per_second())
+      .Add("parallel_speedup_2_vs_1",
+           snapshot2.rows_per_second() / snapshot_rate)
+      .Add("loaded_snapshot_rows_per_second", loaded_rate)
+      .Add("loaded_upstream_ops_per_second", loaded_ops)
+      .Add("barrier_latency_p50_ms", lr.backfill_barrier_latency_p50_ms)
+      .Add("barrier_latency_p99_ms", lr.backfill_barrier_latency_p99_ms)
+      .Add("baseline_barrier_latency_p50_ms", lr.steady_barrier_latency_p50_ms)
+      .Add("baseline_barrier_latency_p99_ms", lr.steady_barrier_latency_p99_ms)
+      .Add("stop_the_world_upstream_blocked_seconds", stw_blocked)
+      .Add("buffer_all_peak_bytes", static_cast<uint64_t>(buffer_all_peak))
+      .Add("upstream_blocked_seconds", lr.upstream_blocked_seconds)
+      .Add("peak_buffer_bytes", lr.peak_buffer_bytes)
+      .Add("buffer_vs_buffer_all",
+           buffer_all_peak > 0
+               ? static_cast<double>(lr.peak_buffer_bytes) / buffer_all_peak
+               : 0.0)
+      .Add("time_1x_seconds", growth1.seconds)
+      .Add("time_4x_seconds", growth4.seconds)
+      .Add("time_ratio_4x_vs_1x", growth4.seconds / growth1.seconds)
+      .Add("rss_1x_kb", static_cast<int64_t>(growth1.max_rss_kb))
+      .Add("rss_4x_kb", static_cast<int64_t>(growth4.max_rss_kb))
+      .Add("rss_ratio_4x_vs_1x",
+           static_cast<double>(growth4.max_rss_kb) / growth1.max_rss_kb)
+      .Add("tombstone_vs_clean", tomb_after / clean_after)
+      .Add("tombstone_vs_clean_before_gc", tomb_before / clean_before)
+      .Add("total_seconds", total_seconds);
+
+  std::printf("backfill bench: %" PRIu64
+              " rows (orders table, 6 columns, 256 vnodes), load %.0f ops/s\n",
+              flags.rows, flags.load);
+  auto line = [](const char* what, const std::string& value,
+                 const std::string& note) {
+    std::printf("  %-46s %16s  %s\n", what, value.c_str(), note.c_str());
+  };
+  auto rate = [](double r) { return absl::StrFormat("%.0f", r); };
+  line("raw RocksDB scan + decode (limit), rows/s", rate(raw_rate), "");
+  line("snapshot, 1 actor, rows/s", rate(snapshot_rate),
+       absl::StrFormat("%.2f of raw (goal >= 0.7)", snapshot_rate / raw_rate));
+  line("snapshot, 2 actors, rows/s", rate(snapshot2.rows_per_second()),
+       absl::StrFormat("speedup %.2f (goal >= 1.6)",
+                       snapshot2.rows_per_second() / snapshot_rate));
+  line("end to end (view in RocksDB), rows/s", rate(e2e_rate), "");
+  line("under load: snapshot rows/s", rate(loaded_rate), "");
+  line("under load: upstream ops/s", rate(loaded_ops),
+       absl::StrFormat("target %.0f", flags.load));
+  line("barrier latency in backfill p50 / p99, ms",
+       absl::StrFormat("%.1f / %.1f", lr.backfill_barrier_latency_p50_ms,
+                       lr.backfill_barrier_latency_p99_ms),
+       absl::StrFormat("baseline %.1f / %.1f (goal p99 <= baseline + 10)",
+                       lr.steady_barrier_latency_p50_ms,
+                       lr.steady_barrier_latency_p99_ms));
+  line("upstream blocked: ours / stop-the-world, s",
+       absl::StrFormat("%.3f / %.2f", lr.upstream_blocked_seconds, stw_blocked),
+       "(goal: ours 0)");
+  line("peak buffer: ours / buffer-everything, bytes",
+       absl::StrFormat("%" PRIu64 " / %zu", lr.peak_buffer_bytes,
+                       buffer_all_peak),
+       "(goal <= 1/10)");
+  line("cost growth 4N vs N: time, RSS",
+       absl::StrFormat("%.2f, %.2f", growth4.seconds / growth1.seconds,
+                       static_cast<double>(growth4.max_rss_kb) /
+                           growth1.max_rss_kb),
+       "(goals <= 4.4, <= 1.3)");
+  line("tombstones vs clean: after GC / before GC",
+       absl::StrFormat("%.2f / %.2f", tomb_after / clean_after,
+                       tomb_before / clean_before),
+       "(goal >= 0.5)");
+  line("total run, s", absl::StrFormat("%.0f", total_seconds),
+       "(goal <= 300)");
+  if (!flags.plot.empty()) Plot(flags.plot, loaded.timeline,
+                                loaded.backfill_seconds);
+  if (flags.json) std::printf("%s\n", json.ToString().c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace backfill
+
+int main(int argc, char** argv) { return backfill::Main(argc, argv); }
