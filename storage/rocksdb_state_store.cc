@@ -26,9 +26,11 @@
 #include "rocksdb/db.h"
 #include "rocksdb/env.h"
 #include "rocksdb/file_system.h"
+#include "rocksdb/filter_policy.h"
 #include "rocksdb/iterator.h"
 #include "rocksdb/options.h"
 #include "rocksdb/slice.h"
+#include "rocksdb/slice_transform.h"
 #include "rocksdb/status.h"
 #include "rocksdb/table.h"
 #include "rocksdb/write_batch.h"
@@ -479,6 +481,21 @@ absl::Status CorruptValue(TableId table_id, VirtualNode vnode,
       epoch.DebugString()));
 }
 
+// The user key (table | vnode | pk) of an MVCC key: the prefix of its
+// versions. SST files keep a bloom filter of these prefixes, so a point
+// lookup skips every file that has no version of the key (the common case
+// for inserts, whose consistency check looks for a key that is absent).
+class UserKeyPrefix final : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "backfill.UserKeyPrefix.v1"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return rocksdb::Slice(key.data(), key.size() - kEpochSuffixSize);
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    return key.size() >= kMinFullKeySize;
+  }
+};
+
 // Iterates the MVCC keys of one (table, vnode) within a pk range, emitting
 // per pk the newest version <= read_epoch unless it is a tombstone. The
 // RocksDB iterator is bounded to the range, so it never leaves the vnode.
@@ -487,7 +504,7 @@ class RocksIterator final : public StateStoreIterator {
   RocksIterator(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* data,
                 TableId table_id, VirtualNode vnode, const PkRange& range,
                 Epoch read_epoch, const ScanOptions& options,
-                std::unique_ptr<EpochPin> pin)
+                std::unique_ptr<EpochPin> pin, bool point_lookup = false)
       : table_id_(table_id),
         vnode_(vnode),
         range_min_(range.inclusive_min),
@@ -513,6 +530,10 @@ class RocksIterator final : public StateStoreIterator {
     read_options.fill_cache = options.fill_cache;
     read_options.iterate_lower_bound = &lower_slice_;
     read_options.iterate_upper_bound = &upper_slice_;
+    // A point lookup reads the versions of one user key: the prefix bloom
+    // filters apply. Scans cross prefixes: total order.
+    read_options.prefix_same_as_start = point_lookup;
+    read_options.total_order_seek = !point_lookup;
     iterator_.reset(db->NewIterator(read_options, data));
   }
 
@@ -631,6 +652,12 @@ class RocksIterator final : public StateStoreIterator {
 // ---- The layer
 // --------------------------------------------------------------------
 
+rocksdb::ReadOptions TotalOrder() {
+  rocksdb::ReadOptions options;
+  options.total_order_seek = true;
+  return options;
+}
+
 class RocksCommittedLayer final : public storage_internal::CommittedLayer {
  public:
   RocksCommittedLayer(std::unique_ptr<rocksdb::Env> env,
@@ -725,7 +752,7 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
     upper.push_back('\0');
     RocksIterator it(db_.get(), data_, table_id, vnode,
                      PkRange::Between(pk, upper), read_epoch, ScanOptions{},
-                     nullptr);
+                     nullptr, /*point_lookup=*/true);
     it.SeekToFirst();
     BACKFILL_RETURN_IF_ERROR(it.status());
     if (!it.Valid()) return std::nullopt;
@@ -771,7 +798,7 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
 
   absl::StatusOr<uint64_t> CountStoredVersions() {
     std::unique_ptr<rocksdb::Iterator> it(
-        db_->NewIterator(rocksdb::ReadOptions(), data_));
+        db_->NewIterator(TotalOrder(), data_));
     uint64_t count = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) ++count;
     BACKFILL_RETURN_IF_ERROR(
@@ -1037,12 +1064,15 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
   data_options.compaction_filter_factory =
       std::make_shared<MvccCompactionFilterFactory>(gc);
   data_options.write_buffer_size = options.write_buffer_bytes;
+  data_options.prefix_extractor = std::make_shared<UserKeyPrefix>();
   rocksdb::BlockBasedTableOptions table_options;
   if (options.block_cache_bytes == 0) {
     table_options.no_block_cache = true;
   } else {
     table_options.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
   }
+  table_options.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table_options.whole_key_filtering = false;  // Whole keys carry the epoch.
   data_options.table_factory.reset(
       rocksdb::NewBlockBasedTableFactory(table_options));
 
