@@ -1,5 +1,6 @@
 #include "executor/backfill_state.h"
 
+#include <algorithm>
 #include <cassert>
 #include <limits>
 #include <utility>
@@ -71,9 +72,14 @@ absl::Status BackfillState::UpdateProgress(VirtualNode vnode, Row pos,
         "UpdateProgress of a Completed vnode: vnode ", vnode, " ",
         ProgressDebugString(current), ", new pos ", RowDebugString(pos)));
   }
-  uint64_t count = delta;
+  // Saturates at the persisted range (a loaded count near INT64_MAX, only
+  // from corrupt or absurd data, must not wrap or fail the encoding; found
+  // by //executor:backfill_state_fuzz).
+  constexpr uint64_t kMaxCount =
+      static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  uint64_t count = std::min(delta, kMaxCount);
   if (const auto* in_progress = std::get_if<InProgress>(&current)) {
-    count += in_progress->row_count;
+    count = std::min(in_progress->row_count, kMaxCount - count) + count;
   }
   current = InProgress{std::move(pos), count};
   return absl::OkStatus();
@@ -118,13 +124,16 @@ bool BackfillState::IsCompletelyFinished() const {
 }
 
 uint64_t BackfillState::total_row_count() const {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
   uint64_t total = 0;
   for (const auto& entry : vnodes_) {
+    uint64_t count = 0;
     if (const auto* p = std::get_if<InProgress>(&entry.second.current)) {
-      total += p->row_count;
+      count = p->row_count;
     } else if (const auto* c = std::get_if<Completed>(&entry.second.current)) {
-      total += c->row_count;
+      count = c->row_count;
     }
+    total = count > kMax - total ? kMax : total + count;
   }
   return total;
 }

@@ -80,7 +80,8 @@ class BackfillState {
 
   // Records that the snapshot rows of `vnode` up to `pos` (inclusive) were
   // sent, `delta` more of them: NotStarted -> InProgress{pos, delta};
-  // InProgress -> InProgress{pos, count + delta}.
+  // InProgress -> InProgress{pos, count + delta}. Counts saturate at
+  // INT64_MAX (what the progress table can hold).
   // Errors: FailedPrecondition if `vnode` is Completed or not owned.
   absl::Status UpdateProgress(VirtualNode vnode, Row pos, uint64_t delta);
 
@@ -95,7 +96,7 @@ class BackfillState {
   bool HasProgress() const;
   // True iff every owned vnode is Completed (vacuously true for none).
   bool IsCompletelyFinished() const;
-  // Sum of the current row counts.
+  // Sum of the current row counts (saturating at UINT64_MAX).
   uint64_t total_row_count() const;
 
   // Vnodes whose current progress must be written: not NotStarted and

@@ -1,6 +1,7 @@
 #include "executor/backfill_state.h"
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -60,6 +61,27 @@ TEST(BackfillStateTest, UpdateOfCompletedOrUnownedVnodeIsAnError) {
               StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_EQ(state.Get(4), nullptr);
   EXPECT_TRUE(state.IsCompletelyFinished());
+}
+
+// A loaded count at the top of the persisted range (corrupt or absurd data)
+// saturates instead of wrapping past what EncodeProgressValue can write.
+// Found by //executor:backfill_state_fuzz (an assertion failure there).
+TEST(BackfillStateTest, RowCountsSaturate) {
+  constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
+  BackfillState state({{0, InProgress{Pos(1), kMax - 1}},
+                       {1, InProgress{Pos(1), kMax}},
+                       {2, NotStarted{}}});
+  EXPECT_THAT(state.UpdateProgress(0, Pos(2), 5), IsOk());
+  EXPECT_TRUE(IsInProgress(state.Get(0), 2, kMax));
+  EXPECT_THAT(state.UpdateProgress(1, Pos(2), ~uint64_t{0}), IsOk());
+  EXPECT_TRUE(IsInProgress(state.Get(1), 2, kMax));
+  EXPECT_THAT(state.UpdateProgress(2, Pos(2), ~uint64_t{0}), IsOk());
+  EXPECT_TRUE(IsInProgress(state.Get(2), 2, kMax));
+  EXPECT_EQ(state.total_row_count(), ~uint64_t{0});
+  for (const ProgressWrite& write : state.PendingWrites()) {
+    EXPECT_TRUE(DatumsEqual(write.new_value.back(),
+                            static_cast<int64_t>(kMax)));
+  }
 }
 
 TEST(BackfillStateTest, FinishAllAndOwnedVnodes) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -181,6 +182,36 @@ void WriteProgressCorpus(const std::filesystem::path& dir) {
     Row row{int16_t{2}, int64_t{42}, false, int64_t{7}};
     const StoredRow stored = Store(progress, row);
     write("wrong_shape", three, 2, stored.key, stored.value);
+  }
+  // Counts at the top of the range with a position below the rows the
+  // fuzzer inserts (the smallest of many such rows), in every vnode: the
+  // restarted actor then reads snapshot rows after it and the count grows.
+  std::mt19937_64 low_rng(20240613);
+  for (const Shape& shape : shapes) {
+    const ProgressFuzzInput in = *ParseProgressFuzzInput(
+        FormatProgressFuzzInput(shape.shape, shape.type_orders, 0, "", ""));
+    const TableCatalog progress =
+        BackfillProgressCatalog(in.upstream, kProgressFuzzProgressTableId);
+    const size_t pk_len = in.upstream.pk_indices.size();
+    std::optional<Row> low;
+    for (int i = 0; i < 64; ++i) {
+      Row pk = testing::RandomTableRow(in.upstream, low_rng, 6);
+      pk.resize(pk_len);
+      if (!low.has_value() || CompareRows(pk, *low, in.upstream.pk_orders) < 0) {
+        low = std::move(pk);
+      }
+    }
+    for (int v = 0; v < kProgressFuzzVnodeCount; ++v) {
+      Row row{static_cast<int16_t>(v)};
+      for (const Datum& d : EncodeProgressValue(InProgress{
+               *low,
+               static_cast<uint64_t>(std::numeric_limits<int64_t>::max())})) {
+        row.push_back(d);
+      }
+      const StoredRow stored = Store(progress, row);
+      write("valid_max_count_low_pos", shape, static_cast<VirtualNode>(v),
+            stored.key, stored.value);
+    }
   }
 }
 
