@@ -109,7 +109,9 @@ void ColumnAwareCodec::Encode(RowView row, std::string* out) const {
                                               : 4;
   const size_t start = out->size();
   const size_t header_size = 1 + 4 + encoded_ids_.size() + width * n;
-  out->resize(start + header_size + data_size);
+  // Room for WritePayload's 8-byte stores past the last datum, trimmed below.
+  out->resize(start + header_size + data_size +
+              serde_internal::kWritePayloadSlack);
   char* p = out->data() + start;
   *p++ = static_cast<char>(kMagic | width_code);
   AppendLittleEndian<uint32_t>(static_cast<uint32_t>(n), p);
@@ -135,6 +137,7 @@ void ColumnAwareCodec::Encode(RowView row, std::string* out) const {
     if (row[i].index() == datum_index_[i]) q = WritePayload(row[i], q);
   }
   assert(static_cast<size_t>(q - data) == data_size);
+  out->resize(start + header_size + data_size);
 }
 
 absl::StatusOr<Row> ColumnAwareCodec::Decode(absl::string_view bytes) const {
@@ -228,8 +231,11 @@ absl::Status ColumnAwareCodec::DecodeInto(absl::string_view bytes,
       } else if (begin == end) {
         (*out)[i].emplace<std::monostate>();
       } else {
+        // Bounded by the end of the data rather than of the span, so that
+        // the varint reader can load 8 bytes at once; the datum must still
+        // end exactly at its span's end (else the loop below reports it).
         const char* p = data + begin;
-        ok = serde_internal::ReadPayloadFast(types_[i], p, data + end,
+        ok = serde_internal::ReadPayloadFast(types_[i], p, data + data_size,
                                              &(*out)[i]) &&
              p == data + end;
       }

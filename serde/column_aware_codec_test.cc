@@ -29,20 +29,25 @@ TEST(ColumnAwareCodecTest, GoldenBytes) {
             "81"
             "03000000"
             "010000000200000003000000"
-            "000808"
-            "070000000000000001");
+            "000101"
+            "0e01");
 }
 
 TEST(ColumnAwareCodecTest, OffsetWidthGrowsWithData) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto codec, ColumnAwareCodec::Create({{"s", DataType::kBytea, 5},
                                             {"t", DataType::kBytea, 6}}));
-  for (size_t length : {0, 200, 251, 252, 1000, 65531, 65532, 70000}) {
+  for (size_t length : {0, 200, 251, 252, 1000, 65530, 65531, 70000}) {
     SCOPED_TRACE(length);
     const Row row = {std::string(length, '\xff'), std::string("x")};
     std::string bytes;
     codec->Encode(row, &bytes);
-    const size_t data = length + 4 + 5;
+    // Varint length (1, 2 or 3 bytes here) + bytes, then "01 78".
+    const size_t data = length +
+                        (length < 128     ? 1
+                         : length < 16384 ? 2
+                                          : 3) +
+                        2;
     const uint8_t expected = data <= 0xFF ? 0x81 : data <= 0xFFFF ? 0x82 : 0x83;
     EXPECT_EQ(static_cast<uint8_t>(bytes[0]), expected);
     BACKFILL_ASSERT_OK_AND_ASSIGN(Row decoded, codec->Decode(bytes));
@@ -164,14 +169,14 @@ TEST(ColumnAwareCodecTest, CorruptInputIsDataLoss) {
        "01000000"
        "03000000"
        "0009"
-       "0700000000000000",
+       "0e",
        "outside data"},
       {"8102000000"
        "01000000"
        "03000000"
-       "0800"
-       "070000000000000001",
-       "spans [8, 0)"},
+       "0100"
+       "0e01",
+       "spans [1, 0)"},
       // Duplicate column id (evolution path).
       {"8102000000"
        "03000000"
@@ -183,15 +188,37 @@ TEST(ColumnAwareCodecTest, CorruptInputIsDataLoss) {
       {"8102000000"
        "01000000"
        "03000000"
-       "0009"
-       "07000000000000000001",
+       "0002"
+       "0e0001",
        "1 trailing payload bytes"},
       {"8102000000"
        "01000000"
        "03000000"
-       "0008"
-       "070000000000000002",
+       "0001"
+       "0e02",
        "BOOLEAN byte 2"},
+      // Bad varints: overlong, truncated within its span (the span ends
+      // before the varint does), over 10 bytes.
+      {"8102000000"
+       "01000000"
+       "03000000"
+       "0002"
+       "800001",
+       "non-canonical INT64 varint: 2 bytes ending in a zero byte (overlong) "
+       "at offset 15 (datum 0, column 0"},
+      {"8102000000"
+       "01000000"
+       "03000000"
+       "0001"
+       "800101",
+       "truncated INT64 varint: expected a byte after 1 continuation byte(s) "
+       "at offset 15"},
+      {"8102000000"
+       "01000000"
+       "03000000"
+       "000b"
+       "ffffffffffffffffffff0101",
+       "INT64 varint longer than 10 bytes at offset 15"},
   };
   for (const Case& c : cases) {
     EXPECT_THAT(codec->Decode(absl::HexStringToBytes(c.hex)),

@@ -1,10 +1,13 @@
 // Writes the checked-in seed corpora of the serde fuzzers:
 //   fuzz_corpus_generator <serde/testdata>
 // creates <dir>/<fuzzer>/seed_NN (valid encodings of random rows, seeded) and
-// corrupt_NN (mutated ones). Run once by hand; the output is committed.
+// corrupt_NN (mutated ones), and for the value codecs seed_varints_N (integer
+// extremes, every varint length) and corrupt_varint_* (bad varints). Run by
+// hand after a format change; the output is committed.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -60,6 +63,70 @@ Layout RandomLayout(std::mt19937_64& rng, int max_columns) {
         {"c" + std::to_string(c), layout.types.back(), c + 1});
   }
   return layout;
+}
+
+// Value rows whose varints (integers, dates, times, string lengths) take
+// every length from 1 to 10 bytes, and rows with bad varints (overlong, out
+// of range, truncated) for the error paths. No randomness: appended without
+// disturbing the seeded corpora above.
+void WriteVarintSeeds(const std::filesystem::path& root) {
+  const std::vector<DataType> types = {DataType::kInt16,  DataType::kInt32,
+                                       DataType::kInt64,  DataType::kDate,
+                                       DataType::kTime,   DataType::kTimestamp,
+                                       DataType::kVarchar};
+  const std::vector<OrderType> orders(types.size(), OrderType::Ascending());
+  std::vector<int> ids;
+  Schema schema;
+  for (size_t c = 0; c < types.size(); ++c) {
+    ids.push_back(static_cast<int>(c) + 1);
+    schema.push_back({"c" + std::to_string(c), types[c], ids.back()});
+  }
+  const std::string prefix = FormatFuzzLayout(types, orders, ids);
+  using L16 = std::numeric_limits<int16_t>;
+  using L32 = std::numeric_limits<int32_t>;
+  using L64 = std::numeric_limits<int64_t>;
+  const std::vector<Row> rows = {
+      {L16::min(), L32::min(), L64::min(), Date{L32::min()},
+       TimeOfDay{L64::min()}, Timestamp{L64::min()}, std::string(200, 'a')},
+      {L16::max(), L32::max(), L64::max(), Date{L32::max()},
+       TimeOfDay{L64::max()}, Timestamp{L64::max()}, std::string(300, 'b')},
+      {int16_t{-64}, int32_t{8191}, int64_t{-(int64_t{1} << 48)}, Date{1 << 20},
+       TimeOfDay{(int64_t{1} << 55) - 1}, Timestamp{1'700'000'000'000'000},
+       std::string()},
+      {int16_t{0}, Datum(), int64_t{1} << 62, Datum(), TimeOfDay{0},
+       Timestamp{-1}, std::string("x")},
+  };
+  auto positional = PositionalCodec::Create(schema);
+  auto column_aware = ColumnAwareCodec::Create(schema);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::string value;
+    (*positional)->Encode(rows[i], &value);
+    Write(root / "positional_codec_fuzz", "seed_varints_" + std::to_string(i),
+          prefix + value);
+    value.clear();
+    (*column_aware)->Encode(rows[i], &value);
+    Write(root / "column_aware_codec_fuzz", "seed_varints_" + std::to_string(i),
+          prefix + value);
+  }
+  // One INT16 column: overlong 0, 32768 (out of range), a truncated varint,
+  // an 11-byte varint.
+  const std::string int16_prefix =
+      FormatFuzzLayout({DataType::kInt16}, {OrderType::Ascending()}, {1});
+  const std::pair<const char*, std::string> bad[] = {
+      {"overlong", std::string("\x01\x80\x00", 3)},
+      {"int16_range", std::string("\x01\x80\x80\x04", 4)},
+      {"truncated", std::string("\x01\xff\xff", 3)},
+      {"eleven_bytes", std::string("\x01") + std::string(10, '\xff') + "\x01"},
+  };
+  for (const auto& [name, payload] : bad) {
+    Write(root / "positional_codec_fuzz", std::string("corrupt_varint_") + name,
+          int16_prefix + payload);
+    // Column-aware: header 0x81, one datum (id 1) at offset 0.
+    Write(root / "column_aware_codec_fuzz",
+          std::string("corrupt_varint_") + name,
+          int16_prefix + std::string("\x81\x01\0\0\0\x01\0\0\0\0", 10) +
+              payload.substr(1));
+  }
 }
 
 int Main(int argc, char** argv) {
@@ -132,6 +199,7 @@ int Main(int argc, char** argv) {
         VnodeBitmap::All(256).Serialize());
   Write(root / "vnode_bitmap_fuzz", "seed_split_32768",
         (*VnodeBitmap::EvenSplit(32768, 3))[1].Serialize());
+  WriteVarintSeeds(root);
   return 0;
 }
 

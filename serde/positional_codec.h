@@ -1,11 +1,12 @@
 // PositionalCodec: RisingWave's BasicSerde value rows. Per datum, in schema
 // order: one flag byte (0 = NULL, 1 = present), then for a present datum its
-// payload (fixed-width little-endian numerics, dates and times; u32 LE length
-// + bytes for strings; a compact decimal form). Layout in serde/FORMAT.md
-// (never change: persisted). Decoding needs exactly the writer's schema.
+// payload (zigzag varint integers, dates and times; 4 / 8-byte LE floats;
+// varint length + bytes for strings; a compact decimal form). Layout in
+// serde/FORMAT.md (never change: persisted). Decoding needs exactly the
+// writer's schema.
 //
 //   auto codec = PositionalCodec::Create({{"id", DataType::kInt64, 1}});
-//   std::string bytes; (*codec)->Encode({int64_t{7}}, &bytes);  // 9 bytes
+//   std::string bytes; (*codec)->Encode({int64_t{7}}, &bytes);  // "01 0e"
 //   absl::StatusOr<Row> row = (*codec)->Decode(bytes);
 #ifndef SERDE_POSITIONAL_CODEC_H_
 #define SERDE_POSITIONAL_CODEC_H_

@@ -2,9 +2,11 @@
 
 #include <bit>
 #include <cassert>
+#include <limits>
 
 #include "absl/numeric/int128.h"
 #include "absl/strings/str_cat.h"
+#include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
 namespace serde_internal {
@@ -23,42 +25,7 @@ int MantissaBytes(absl::uint128 mantissa) {
   return (64 - std::countl_zero(absl::Uint128Low64(mantissa)) + 7) / 8;
 }
 
-template <typename T>
-void AppendFixed(T value, std::string* out) {
-  char buffer[sizeof(T)];
-  std::memcpy(buffer, &value, sizeof(T));
-  out->append(buffer, sizeof(T));
-}
-
 }  // namespace
-
-int FixedPayloadSize(DataType type) {
-  switch (type) {
-    case DataType::kBoolean:
-      return 1;
-    case DataType::kInt16:
-      return 2;
-    case DataType::kInt32:
-      return 4;
-    case DataType::kInt64:
-      return 8;
-    case DataType::kFloat32:
-      return 4;
-    case DataType::kFloat64:
-      return 8;
-    case DataType::kDate:
-      return 4;
-    case DataType::kTime:
-      return 8;
-    case DataType::kTimestamp:
-      return 8;
-    case DataType::kDecimal:
-    case DataType::kVarchar:
-    case DataType::kBytea:
-      return 0;
-  }
-  return 0;
-}
 
 size_t DecimalPayloadSize(const Decimal& value) {
   if (!value.is_finite()) return 1;
@@ -122,133 +89,152 @@ int DatumIndexOf(DataType type) {
   return -1;
 }
 
-namespace {
-
-template <typename T>
-inline char* Put(T value, char* p) {
-  std::memcpy(p, &value, sizeof(T));
-  return p + sizeof(T);
-}
-
-}  // namespace
-
-char* WritePayload(const Datum& datum, char* p) {
-  switch (datum.index()) {
-    case 1:
-      *p = *std::get_if<bool>(&datum) ? 1 : 0;
+char* WriteDecimalPayload(const Decimal& value, char* p) {
+  switch (value.kind()) {
+    case Decimal::Kind::kNaN:
+      *p = static_cast<char>(kDecimalNaN << 6);
       return p + 1;
-    case 2:
-      return Put(*std::get_if<int16_t>(&datum), p);
-    case 3:
-      return Put(*std::get_if<int32_t>(&datum), p);
-    case 4:
-      return Put(*std::get_if<int64_t>(&datum), p);
-    case 5:
-      return Put(*std::get_if<float>(&datum), p);
-    case 6:
-      return Put(*std::get_if<double>(&datum), p);
-    case 7: {
-      const Decimal& value = *std::get_if<Decimal>(&datum);
-      switch (value.kind()) {
-        case Decimal::Kind::kNaN:
-          *p = static_cast<char>(kDecimalNaN << 6);
-          return p + 1;
-        case Decimal::Kind::kPositiveInfinity:
-          *p = static_cast<char>(kDecimalPositiveInfinity << 6);
-          return p + 1;
-        case Decimal::Kind::kNegativeInfinity:
-          *p = static_cast<char>(kDecimalNegativeInfinity << 6);
-          return p + 1;
-        case Decimal::Kind::kFinite:
-          break;
-      }
-      absl::uint128 mantissa = value.mantissa();
-      const int bytes = MantissaBytes(mantissa);
-      p[0] = static_cast<char>((kDecimalFinite << 6) |
-                               (value.negative() ? 0x20 : 0) | bytes);
-      p[1] = static_cast<char>(static_cast<int8_t>(value.scale()));
-      p += 2;
-      if (absl::Uint128High64(mantissa) == 0) {
-        uint64_t low = absl::Uint128Low64(mantissa);
-        for (int i = 0; i < bytes; ++i, low >>= 8)
-          p[i] = static_cast<char>(low);
-      } else {
-        for (int i = 0; i < bytes; ++i, mantissa >>= 8) {
-          p[i] = static_cast<char>(static_cast<uint8_t>(mantissa));
-        }
-      }
-      return p + bytes;
-    }
-    case 8: {
-      const std::string& s = *std::get_if<std::string>(&datum);
-      p = Put(static_cast<uint32_t>(s.size()), p);
-      std::memcpy(p, s.data(), s.size());
-      return p + s.size();
-    }
-    case 9:
-      return Put(std::get_if<Date>(&datum)->days, p);
-    case 10:
-      return Put(std::get_if<TimeOfDay>(&datum)->micros, p);
-    case 11:
-      return Put(std::get_if<Timestamp>(&datum)->micros, p);
+    case Decimal::Kind::kPositiveInfinity:
+      *p = static_cast<char>(kDecimalPositiveInfinity << 6);
+      return p + 1;
+    case Decimal::Kind::kNegativeInfinity:
+      *p = static_cast<char>(kDecimalNegativeInfinity << 6);
+      return p + 1;
+    case Decimal::Kind::kFinite:
+      break;
   }
-  assert(false && "WritePayload of NULL");
-  return p;
-}
-
-size_t PayloadSize(const Datum& datum, DataType type) {
-  if (const int fixed = FixedPayloadSize(type); fixed != 0) return fixed;
-  if (type == DataType::kDecimal) {
-    return DecimalPayloadSize(std::get<Decimal>(datum));
+  const absl::uint128 mantissa = value.mantissa();
+  const int bytes = MantissaBytes(mantissa);
+  p[0] = static_cast<char>((kDecimalFinite << 6) |
+                           (value.negative() ? 0x20 : 0) | bytes);
+  p[1] = static_cast<char>(static_cast<int8_t>(value.scale()));
+  // Whole 8-byte words (LE); the room is 18 bytes, the bytes past the
+  // mantissa are scratch.
+  const uint64_t low = absl::Uint128Low64(mantissa);
+  std::memcpy(p + 2, &low, 8);
+  if (bytes > 8) {
+    const uint64_t high = absl::Uint128High64(mantissa);
+    std::memcpy(p + 10, &high, 8);
   }
-  return 4 + std::get<std::string>(datum).size();
+  return p + 2 + bytes;
 }
 
 void AppendPayload(const Datum& datum, DataType type, std::string* out) {
   assert(!IsNull(datum) && DatumMatchesType(datum, type));
-  switch (type) {
-    case DataType::kBoolean:
-      out->push_back(std::get<bool>(datum) ? 1 : 0);
-      return;
-    case DataType::kInt16:
-      return AppendFixed(std::get<int16_t>(datum), out);
-    case DataType::kInt32:
-      return AppendFixed(std::get<int32_t>(datum), out);
-    case DataType::kInt64:
-      return AppendFixed(std::get<int64_t>(datum), out);
-    case DataType::kFloat32:
-      return AppendFixed(std::get<float>(datum), out);
-    case DataType::kFloat64:
-      return AppendFixed(std::get<double>(datum), out);
-    case DataType::kDecimal:
-      return AppendDecimalPayload(std::get<Decimal>(datum), out);
-    case DataType::kVarchar:
-    case DataType::kBytea: {
-      const std::string& s = std::get<std::string>(datum);
-      AppendFixed(static_cast<uint32_t>(s.size()), out);
-      out->append(s);
-      return;
-    }
-    case DataType::kDate:
-      return AppendFixed(std::get<Date>(datum).days, out);
-    case DataType::kTime:
-      return AppendFixed(std::get<TimeOfDay>(datum).micros, out);
-    case DataType::kTimestamp:
-      return AppendFixed(std::get<Timestamp>(datum).micros, out);
-  }
+  (void)type;
+  const size_t start = out->size();
+  out->resize(start + PayloadSizeBound(datum));
+  char* const end = WritePayload(datum, out->data() + start);
+  out->resize(static_cast<size_t>(end - out->data()));
 }
 
-bool ReadPayloadSlowPath(DataType type, const char*& p, const char* end,
-                         Datum* out) {
+namespace {
+
+// DECIMAL without error detail: the checks of PayloadReader::ReadDecimal.
+const char* ReadDecimalFast(const char* p, const char* end, Datum* out) {
+  if (p == end) return nullptr;
+  const uint8_t header = static_cast<uint8_t>(*p);
+  const int kind = header >> 6;
+  if (kind != kDecimalFinite) {
+    if ((header & 0x3F) != 0) return nullptr;
+    payload_fast::Assign(out, kind == kDecimalNaN ? Decimal::NaN()
+                              : kind == kDecimalPositiveInfinity
+                                  ? Decimal::PositiveInfinity()
+                                  : Decimal::NegativeInfinity());
+    return p + 1;
+  }
+  const bool negative = (header & 0x20) != 0;
+  const int bytes = header & 0x1F;
+  if (bytes > 16 || end - p < 2 + bytes) return nullptr;
+  const int scale = static_cast<int8_t>(p[1]);
+  if (scale < Decimal::kMinScale || scale > Decimal::kMaxScale) return nullptr;
+  const char* const digits = p + 2;
+  if (bytes == 0) {
+    if (negative || scale != 0) return nullptr;  // zero is "00 00"
+    payload_fast::Assign(out, Decimal());
+    return digits;
+  }
+  if (digits[bytes - 1] == 0) return nullptr;  // zero top byte
+  absl::uint128 mantissa;
+  bool trailing_zero;
+  if (bytes <= 8) {
+    uint64_t low = 0;
+    std::memcpy(&low, digits, static_cast<size_t>(bytes));
+    mantissa = low;
+    trailing_zero = low % 10 == 0;
+  } else {
+    uint64_t low, high = 0;
+    std::memcpy(&low, digits, 8);
+    std::memcpy(&high, digits + 8, static_cast<size_t>(bytes - 8));
+    mantissa = absl::MakeUint128(high, low);
+    if (mantissa >= Decimal::PowerOfTen(Decimal::kMaxDigits)) return nullptr;
+    trailing_zero = mantissa % 10 == 0;
+  }
+  if (trailing_zero && scale != Decimal::kMinScale) return nullptr;
+  payload_fast::Assign(out, Decimal::FromParts(negative, mantissa, scale));
+  return digits + bytes;
+}
+
+}  // namespace
+
+const char* ReadPayloadSlowPath(DataType type, const char* p, const char* end,
+                                Datum* out) {
+  if (type == DataType::kDecimal) return ReadDecimalFast(p, end, out);
   PayloadReader reader(absl::string_view(p, static_cast<size_t>(end - p)));
-  if (!reader.Read(type, out).ok()) return false;
-  p += reader.position();
-  return true;
+  if (!reader.Read(type, out).ok()) return nullptr;
+  return p + reader.position();
 }
 
 absl::Status PayloadReader::Error(absl::string_view what) const {
   return absl::DataLossError(
       absl::StrCat(what, " at offset ", base_offset_ + pos_));
+}
+
+absl::Status PayloadReader::ReadVarint(absl::string_view what,
+                                       uint64_t* value) {
+  const size_t start = pos_;
+  uint64_t result = 0;
+  for (int i = 0; i < kMaxVarintBytes; ++i) {
+    if (start + i == size_) {
+      return Error(
+          i == 0 ? absl::StrCat("truncated ", what, " varint: expected a byte")
+                 : absl::StrCat("truncated ", what,
+                                " varint: expected a byte after ", i,
+                                " continuation byte(s)"));
+    }
+    const uint8_t byte = static_cast<uint8_t>(data_[start + i]);
+    result |= static_cast<uint64_t>(byte & 0x7F) << (7 * i);
+    if (byte >= 0x80) continue;
+    if (i > 0 && byte == 0) {
+      return Error(absl::StrCat("non-canonical ", what, " varint: ", i + 1,
+                                " bytes ending in a zero byte (overlong)"));
+    }
+    if (i == kMaxVarintBytes - 1 && byte > 1) {
+      return Error(absl::StrCat(what, " varint over 64 bits: 10th byte 0x",
+                                absl::Hex(byte, absl::kZeroPad2),
+                                ", expected 0x01"));
+    }
+    pos_ = start + i + 1;
+    *value = result;
+    return absl::OkStatus();
+  }
+  return Error(
+      absl::StrCat(what, " varint longer than ", kMaxVarintBytes, " bytes"));
+}
+
+absl::Status PayloadReader::ReadZigZag(DataType type, int64_t min, int64_t max,
+                                       int64_t* value) {
+  const size_t start = pos_;
+  uint64_t raw;
+  BACKFILL_RETURN_IF_ERROR(ReadVarint(DataTypeName(type), &raw));
+  const int64_t decoded = ZigZagDecode(raw);
+  if (decoded < min || decoded > max) {
+    pos_ = start;
+    return Error(absl::StrCat(DataTypeName(type), " value ", decoded,
+                              " out of range [", min, ", ", max, "]"));
+  }
+  *value = decoded;
+  return absl::OkStatus();
 }
 
 absl::Status PayloadReader::ReadDecimal(Datum* out) {
@@ -321,35 +307,50 @@ absl::Status PayloadReader::Read(DataType type, Datum* out) {
       *out = b == 1;
       return absl::OkStatus();
     }
-#define BACKFILL_READ_FIXED_(TYPE_ENUM, CPP_TYPE, WRAP)                   \
-  case DataType::TYPE_ENUM: {                                             \
-    CPP_TYPE v;                                                           \
-    if (!ReadFixed(&v)) return Error("truncated " #TYPE_ENUM " payload"); \
-    *out = WRAP;                                                          \
-    return absl::OkStatus();                                              \
+    case DataType::kFloat32: {
+      float v;
+      if (!ReadFixed(&v)) return Error("truncated FLOAT32: expected 4 bytes");
+      *out = v;
+      return absl::OkStatus();
+    }
+    case DataType::kFloat64: {
+      double v;
+      if (!ReadFixed(&v)) return Error("truncated FLOAT64: expected 8 bytes");
+      *out = v;
+      return absl::OkStatus();
+    }
+#define BACKFILL_READ_ZIGZAG_(TYPE_ENUM, CPP_TYPE, WRAP)       \
+  case DataType::TYPE_ENUM: {                                  \
+    int64_t v;                                                 \
+    BACKFILL_RETURN_IF_ERROR(                                  \
+        ReadZigZag(type, std::numeric_limits<CPP_TYPE>::min(), \
+                   std::numeric_limits<CPP_TYPE>::max(), &v)); \
+    *out = WRAP(static_cast<CPP_TYPE>(v));                     \
+    return absl::OkStatus();                                   \
   }
-      BACKFILL_READ_FIXED_(kInt16, int16_t, v)
-      BACKFILL_READ_FIXED_(kInt32, int32_t, v)
-      BACKFILL_READ_FIXED_(kInt64, int64_t, v)
-      BACKFILL_READ_FIXED_(kFloat32, float, v)
-      BACKFILL_READ_FIXED_(kFloat64, double, v)
-      BACKFILL_READ_FIXED_(kDate, int32_t, Date{v})
-      BACKFILL_READ_FIXED_(kTime, int64_t, TimeOfDay{v})
-      BACKFILL_READ_FIXED_(kTimestamp, int64_t, Timestamp{v})
-#undef BACKFILL_READ_FIXED_
+      BACKFILL_READ_ZIGZAG_(kInt16, int16_t, )
+      BACKFILL_READ_ZIGZAG_(kInt32, int32_t, )
+      BACKFILL_READ_ZIGZAG_(kInt64, int64_t, )
+      BACKFILL_READ_ZIGZAG_(kDate, int32_t, Date)
+      BACKFILL_READ_ZIGZAG_(kTime, int64_t, TimeOfDay)
+      BACKFILL_READ_ZIGZAG_(kTimestamp, int64_t, Timestamp)
+#undef BACKFILL_READ_ZIGZAG_
     case DataType::kDecimal:
       return ReadDecimal(out);
     case DataType::kVarchar:
     case DataType::kBytea: {
-      uint32_t length;
-      if (!ReadFixed(&length)) return Error("truncated string length");
+      const size_t start = pos_;
+      uint64_t length;
+      BACKFILL_RETURN_IF_ERROR(ReadVarint(
+          type == DataType::kVarchar ? "VARCHAR length" : "BYTEA length",
+          &length));
       if (const size_t left = remaining(); left < length) {
-        pos_ -= 4;
+        pos_ = start;
         return Error(absl::StrCat("string of length ", length, " but only ",
                                   left, " bytes left"));
       }
-      AssignString(out, data_ + pos_, length);
-      pos_ += length;
+      AssignString(out, data_ + pos_, static_cast<size_t>(length));
+      pos_ += static_cast<size_t>(length);
       return absl::OkStatus();
     }
   }

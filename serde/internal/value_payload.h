@@ -1,18 +1,23 @@
 // Value payloads: the byte form of one non-NULL datum inside a value row
 // (positional and column-aware codecs) and in the vnode hash of decimals.
-// Layouts are specified in serde/FORMAT.md (never change: persisted).
+// Layouts are specified in serde/FORMAT.md §2 (never change: persisted):
+// integers, dates and times are zigzag LEB128 varints, string lengths LEB128
+// varints, floats 4 / 8 bytes LE, decimals a compact header + mantissa form.
 //
 //   std::string out;
-//   AppendPayload(int64_t{7}, DataType::kInt64, &out);   // 8 bytes LE
+//   AppendPayload(int64_t{7}, DataType::kInt64, &out);   // "0e" (zigzag 14)
 //   PayloadReader reader(out); Datum d; reader.Read(DataType::kInt64, &d);
 #ifndef SERDE_INTERNAL_VALUE_PAYLOAD_H_
 #define SERDE_INTERNAL_VALUE_PAYLOAD_H_
 
 #include <bit>
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <string>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "serde/data_type.h"
@@ -25,19 +30,62 @@ namespace serde_internal {
 static_assert(std::endian::native == std::endian::little,
               "serde encodes little-endian payloads with memcpy");
 
-// Fixed payload width of `type`, or 0 for variable-width types (strings,
-// decimals).
-int FixedPayloadSize(DataType type);
+// ---- Varints -----------------------------------------------------------
+// LEB128: 7 bits per byte, least significant group first, bit 7 set on every
+// byte but the last. Canonical: the shortest form (the last byte of a
+// multi-byte varint is not 0), at most 10 bytes, at most 64 bits (a 10th byte
+// is 0 or 1). Signed values are zigzag-mapped first (0, -1, 1, -2, ... ->
+// 0, 1, 2, 3, ...), so small magnitudes of either sign are short.
 
-// Bytes AppendPayload writes for `datum`. REQUIRES: non-NULL, matches `type`.
-size_t PayloadSize(const Datum& datum, DataType type);
+inline constexpr int kMaxVarintBytes = 10;
+
+inline constexpr uint64_t ZigZagEncode(int64_t value) {
+  return (static_cast<uint64_t>(value) << 1) ^
+         static_cast<uint64_t>(value >> 63);
+}
+inline constexpr int64_t ZigZagDecode(uint64_t value) {
+  return static_cast<int64_t>((value >> 1) ^ (~(value & 1) + 1));
+}
+
+// Bytes of the varint of `value`: 1..10.
+inline constexpr size_t VarintSize(uint64_t value) {
+  return (static_cast<size_t>(std::bit_width(value | 1)) + 6) / 7;
+}
+
+// Writes the varint of `value` at `p` (room for VarintSize(value) bytes) and
+// returns the end.
+inline char* WriteVarint(uint64_t value, char* p) {
+  while (value >= 0x80) {
+    *p++ = static_cast<char>(value | 0x80);
+    value >>= 7;
+  }
+  *p++ = static_cast<char>(value);
+  return p;
+}
+
+// As WriteVarint, but `p` must have room for max(8, VarintSize(value))
+// bytes: values below 2^56 (up to 8 varint bytes) are spread into 7-bit
+// groups with shifts and masks and stored with one 8-byte write (bytes past
+// the varint are scratch, overwritten by whatever the caller writes next).
+inline char* WriteVarintWide(uint64_t value, char* p) {
+  if (ABSL_PREDICT_FALSE(value >> 56 != 0)) return WriteVarint(value, p);
+  const size_t size = VarintSize(value);
+  uint64_t x = value;
+  x = ((x & 0x00FFFFFFF0000000ULL) << 4) | (x & 0x000000000FFFFFFFULL);
+  x = ((x & 0x0FFFC0000FFFC000ULL) << 2) | (x & 0x00003FFF00003FFFULL);
+  x = ((x & 0x3F803F803F803F80ULL) << 1) | (x & 0x007F007F007F007FULL);
+  x |= 0x0080808080808080ULL >> (8 * (8 - size));  // continuation bits
+  std::memcpy(p, &x, 8);
+  return p + size;
+}
 
 // Appends the payload of `datum`. REQUIRES: non-NULL and
 // DatumMatchesType(datum, type).
 void AppendPayload(const Datum& datum, DataType type, std::string* out);
 
 // Appends the compact decimal form (header byte, scale byte, minimal LE
-// mantissa); canonical: equal decimals give equal bytes.
+// mantissa); canonical: equal decimals give equal bytes. Also the vnode hash
+// form of decimals: never change.
 void AppendDecimalPayload(const Decimal& value, std::string* out);
 size_t DecimalPayloadSize(const Decimal& value);
 
@@ -45,20 +93,106 @@ size_t DecimalPayloadSize(const Decimal& value);
 // order: 1 bool .. 11 Timestamp; VARCHAR and BYTEA share 8).
 int DatumIndexOf(DataType type);
 
-// An upper bound of the payload size of non-NULL `datum` (exact except for
-// decimals, bounded by 18), from its alternative alone.
-inline size_t PayloadSizeBound(const Datum& datum) {
-  static constexpr uint8_t kFixed[12] = {0, 1, 2, 4, 8, 4, 8, 18, 4, 4, 8, 8};
-  const size_t index = datum.index();
-  if (index == 8) return 4 + std::get_if<std::string>(&datum)->size();
-  return kFixed[index];
+// Bytes AppendPayload / WritePayload write for `datum`. REQUIRES: non-NULL,
+// matches `type` (the size is chosen by the datum's alternative).
+inline size_t PayloadSize(const Datum& datum, DataType type) {
+  (void)type;
+  switch (datum.index()) {
+    case 1:
+      return 1;
+    case 2:
+      return VarintSize(ZigZagEncode(*std::get_if<int16_t>(&datum)));
+    case 3:
+      return VarintSize(ZigZagEncode(*std::get_if<int32_t>(&datum)));
+    case 4:
+      return VarintSize(ZigZagEncode(*std::get_if<int64_t>(&datum)));
+    case 5:
+      return 4;
+    case 6:
+      return 8;
+    case 7:
+      return DecimalPayloadSize(*std::get_if<Decimal>(&datum));
+    case 8: {
+      const size_t size = std::get_if<std::string>(&datum)->size();
+      return VarintSize(size) + size;
+    }
+    case 9:
+      return VarintSize(ZigZagEncode(std::get_if<Date>(&datum)->days));
+    case 10:
+      return VarintSize(ZigZagEncode(std::get_if<TimeOfDay>(&datum)->micros));
+    case 11:
+      return VarintSize(ZigZagEncode(std::get_if<Timestamp>(&datum)->micros));
+  }
+  return 0;
 }
 
+// An upper bound of the payload size of non-NULL `datum` from its alternative
+// alone, and the room WritePayload needs: the longest varint of the type
+// (INT64, TIME and TIMESTAMP 10), but at least 8 for every varint type (INT16,
+// INT32 and DATE too: WritePayload stores 8 bytes at once), 18 for decimals,
+// exact for strings (varint length + bytes).
+inline size_t PayloadSizeBound(const Datum& datum) {
+  static constexpr uint8_t kBound[12] = {0, 1,  8, 8, 10, 4,
+                                         8, 18, 0, 8, 10, 10};
+  const size_t index = datum.index();
+  if (index == 8) {
+    const size_t size = std::get_if<std::string>(&datum)->size();
+    return VarintSize(size) + size;
+  }
+  return kBound[index];
+}
+
+// The DECIMAL payload of `value` at `p`, which has room for 18 bytes (the
+// bytes past the payload may be clobbered); returns its end.
+char* WriteDecimalPayload(const Decimal& value, char* p);
+
 // Writes the payload of non-NULL `datum` at `p`, which has room for
-// PayloadSizeBound(datum) bytes, and returns the end of what it wrote.
+// PayloadSizeBound(datum) bytes, and returns the end of what it wrote (the
+// bytes between the end and p + PayloadSizeBound(datum) may be clobbered).
 // The payload is chosen by the datum's alternative (the caller has checked
 // it against the column type).
-char* WritePayload(const Datum& datum, char* p);
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline char* WritePayload(const Datum& datum,
+                                                       char* p) {
+  switch (datum.index()) {
+    case 1:
+      *p = *std::get_if<bool>(&datum) ? 1 : 0;
+      return p + 1;
+    case 2:
+      return WriteVarintWide(ZigZagEncode(*std::get_if<int16_t>(&datum)), p);
+    case 3:
+      return WriteVarintWide(ZigZagEncode(*std::get_if<int32_t>(&datum)), p);
+    case 4:
+      return WriteVarintWide(ZigZagEncode(*std::get_if<int64_t>(&datum)), p);
+    case 5:
+      std::memcpy(p, std::get_if<float>(&datum), 4);
+      return p + 4;
+    case 6:
+      std::memcpy(p, std::get_if<double>(&datum), 8);
+      return p + 8;
+    case 7:
+      return WriteDecimalPayload(*std::get_if<Decimal>(&datum), p);
+    case 8: {
+      const std::string& s = *std::get_if<std::string>(&datum);
+      p = WriteVarint(s.size(), p);
+      std::memcpy(p, s.data(), s.size());
+      return p + s.size();
+    }
+    case 9:
+      return WriteVarintWide(ZigZagEncode(std::get_if<Date>(&datum)->days), p);
+    case 10:
+      return WriteVarintWide(
+          ZigZagEncode(std::get_if<TimeOfDay>(&datum)->micros), p);
+    case 11:
+      return WriteVarintWide(
+          ZigZagEncode(std::get_if<Timestamp>(&datum)->micros), p);
+  }
+  assert(false && "WritePayload of NULL");
+  return p;
+}
+
+// Writers that size their buffer exactly (with PayloadSize) keep this many
+// spare bytes after it, for WritePayload's 8-byte stores.
+inline constexpr size_t kWritePayloadSlack = 8;
 
 // Sets *out to a string datum holding [data, data + size), reusing the
 // existing string's capacity when *out already holds one.
@@ -90,54 +224,143 @@ inline void Assign(Datum* out, T value) {
   }
 }
 
+// A varint whose first byte (at *p) has bit 7 set: 2..10 bytes. False if it
+// is truncated, not canonical, longer than 10 bytes or over 64 bits.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadVarintTail(const char*& p,
+                                                        const char* end,
+                                                        uint64_t* value) {
+  if (ABSL_PREDICT_TRUE(end - p >= 8)) {
+    // Up to 8 bytes at once: find the last byte (the first with bit 7 clear)
+    // and gather the 7-bit groups with shifts and masks.
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    const uint64_t stops = ~x & 0x8080808080808080ULL;
+    if (ABSL_PREDICT_TRUE(stops != 0)) {
+      const int bits = std::countr_zero(stops) + 1;  // 8 x length, 16..64
+      x &= ~uint64_t{0} >> (64 - bits);
+      if (ABSL_PREDICT_FALSE((x >> (bits - 8)) == 0)) return false;  // 0 last
+      x &= 0x7F7F7F7F7F7F7F7FULL;
+      x = ((x & 0x7F007F007F007F00ULL) >> 1) | (x & 0x007F007F007F007FULL);
+      x = ((x & 0x3FFF00003FFF0000ULL) >> 2) | (x & 0x00003FFF00003FFFULL);
+      x = ((x & 0x0FFFFFFF00000000ULL) >> 4) | (x & 0x000000000FFFFFFFULL);
+      *value = x;
+      p += bits / 8;
+      return true;
+    }
+  }
+  uint64_t result = 0;
+  for (int i = 0; i < kMaxVarintBytes; ++i) {
+    if (p + i == end) return false;
+    const uint64_t byte = static_cast<uint8_t>(p[i]);
+    result |= (byte & 0x7F) << (7 * i);
+    if (byte < 0x80) {
+      if (byte == 0) return false;                             // overlong
+      if (i == kMaxVarintBytes - 1 && byte > 1) return false;  // > 64 bits
+      *value = result;
+      p += i + 1;
+      return true;
+    }
+  }
+  return false;  // more than 10 bytes
+}
+
+// Reads one canonical varint from [*p, end) and advances *p; false on any
+// problem. One byte (values < 128) is the inline fast path.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadVarint(const char*& p,
+                                                    const char* end,
+                                                    uint64_t* value) {
+  if (ABSL_PREDICT_FALSE(p == end)) return false;
+  const uint8_t first = static_cast<uint8_t>(*p);
+  if (ABSL_PREDICT_TRUE(first < 0x80)) {
+    *value = first;
+    ++p;
+    return true;
+  }
+  return ReadVarintTail(p, end, value);
+}
+
 }  // namespace payload_fast
 
 // Decodes one payload of `type` from [*p, end) into *out and advances *p;
 // false on any problem (no error detail: callers fall back to PayloadReader
-// to report it). Inline fast paths for the common fixed-width types and
-// strings.
-bool ReadPayloadSlowPath(DataType type, const char*& p, const char* end,
-                         Datum* out);
-inline bool ReadPayloadFast(DataType type, const char*& p, const char* end,
-                            Datum* out) {
+// to report it). Inline fast paths for floats and for the varint-led types
+// (integers, dates, times, strings), sharing one inlined varint reader.
+// The out-of-line part (DECIMAL, accepting exactly what PayloadReader
+// accepts): returns the end of the payload, or nullptr on any problem. (Takes
+// `p` by value so that the inlined caller's cursor can stay in a register.)
+const char* ReadPayloadSlowPath(DataType type, const char* p, const char* end,
+                                Datum* out);
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadPayloadFast(DataType type,
+                                                         const char*& p,
+                                                         const char* end,
+                                                         Datum* out) {
   using payload_fast::Assign;
   using payload_fast::Take;
   switch (type) {
-    case DataType::kInt64: {
-      int64_t v;
-      if (!Take(p, end, &v)) return false;
-      Assign(out, v);
-      return true;
-    }
-    case DataType::kInt32: {
-      int32_t v;
-      if (!Take(p, end, &v)) return false;
-      Assign(out, v);
-      return true;
-    }
     case DataType::kFloat64: {
       double v;
       if (!Take(p, end, &v)) return false;
       Assign(out, v);
       return true;
     }
-    case DataType::kTimestamp: {
-      int64_t v;
+    case DataType::kFloat32: {
+      float v;
       if (!Take(p, end, &v)) return false;
-      Assign(out, Timestamp{v});
+      Assign(out, v);
       return true;
     }
-    case DataType::kVarchar:
-    case DataType::kBytea: {
-      uint32_t length;
-      if (!Take(p, end, &length)) return false;
-      if (static_cast<size_t>(end - p) < length) return false;
-      AssignString(out, p, length);
-      p += length;
+    case DataType::kBoolean: {
+      if (p == end) return false;
+      const uint8_t b = static_cast<uint8_t>(*p);
+      if (b > 1) return false;
+      Assign(out, b == 1);
+      ++p;
+      return true;
+    }
+    case DataType::kDecimal: {
+      const char* const next = ReadPayloadSlowPath(type, p, end, out);
+      if (next == nullptr) return false;
+      p = next;
       return true;
     }
     default:
-      return ReadPayloadSlowPath(type, p, end, out);
+      break;
+  }
+  uint64_t raw;
+  if (!payload_fast::ReadVarint(p, end, &raw)) return false;
+  const int64_t value = ZigZagDecode(raw);
+  switch (type) {
+    case DataType::kInt64:
+      Assign(out, value);
+      return true;
+    case DataType::kTimestamp:
+      Assign(out, Timestamp{value});
+      return true;
+    case DataType::kInt32:
+      if (ABSL_PREDICT_FALSE(raw >> 32 != 0)) return false;
+      Assign(out, static_cast<int32_t>(value));
+      return true;
+    case DataType::kVarchar:
+    case DataType::kBytea:
+      if (ABSL_PREDICT_FALSE(static_cast<uint64_t>(end - p) < raw)) {
+        return false;
+      }
+      AssignString(out, p, static_cast<size_t>(raw));
+      p += raw;
+      return true;
+    case DataType::kInt16:
+      if (ABSL_PREDICT_FALSE(raw >> 16 != 0)) return false;
+      Assign(out, static_cast<int16_t>(value));
+      return true;
+    case DataType::kDate:
+      if (ABSL_PREDICT_FALSE(raw >> 32 != 0)) return false;
+      Assign(out, Date{static_cast<int32_t>(value)});
+      return true;
+    case DataType::kTime:
+      Assign(out, TimeOfDay{value});
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -155,6 +378,10 @@ class PayloadReader {
 
   // Decodes one payload of `type` into *out (not NULL).
   absl::Status Read(DataType type, Datum* out);
+
+  // One canonical varint; `what` names it in errors ("INT64", "VARCHAR
+  // length"). On error the position is left at the start of the varint.
+  absl::Status ReadVarint(absl::string_view what, uint64_t* value);
 
   // Little-endian fixed-width reads; false if fewer bytes remain.
   template <typename T>
@@ -176,6 +403,9 @@ class PayloadReader {
 
  private:
   absl::Status ReadDecimal(Datum* out);
+  // A zigzag varint of `type` within [min, max].
+  absl::Status ReadZigZag(DataType type, int64_t min, int64_t max,
+                          int64_t* value);
 
   const char* data_;
   size_t size_;
