@@ -319,21 +319,22 @@ absl::Status PayloadReader::Read(DataType type, Datum* out) {
       *out = v;
       return absl::OkStatus();
     }
-#define BACKFILL_READ_ZIGZAG_(TYPE_ENUM, CPP_TYPE, WRAP)       \
+// VALUE: the datum built from `v`, already range-checked for CPP_TYPE.
+#define BACKFILL_READ_ZIGZAG_(TYPE_ENUM, CPP_TYPE, VALUE)      \
   case DataType::TYPE_ENUM: {                                  \
     int64_t v;                                                 \
     BACKFILL_RETURN_IF_ERROR(                                  \
         ReadZigZag(type, std::numeric_limits<CPP_TYPE>::min(), \
                    std::numeric_limits<CPP_TYPE>::max(), &v)); \
-    *out = WRAP(static_cast<CPP_TYPE>(v));                     \
+    *out = VALUE;                                              \
     return absl::OkStatus();                                   \
   }
-      BACKFILL_READ_ZIGZAG_(kInt16, int16_t, )
-      BACKFILL_READ_ZIGZAG_(kInt32, int32_t, )
-      BACKFILL_READ_ZIGZAG_(kInt64, int64_t, )
-      BACKFILL_READ_ZIGZAG_(kDate, int32_t, Date)
-      BACKFILL_READ_ZIGZAG_(kTime, int64_t, TimeOfDay)
-      BACKFILL_READ_ZIGZAG_(kTimestamp, int64_t, Timestamp)
+      BACKFILL_READ_ZIGZAG_(kInt16, int16_t, static_cast<int16_t>(v))
+      BACKFILL_READ_ZIGZAG_(kInt32, int32_t, static_cast<int32_t>(v))
+      BACKFILL_READ_ZIGZAG_(kInt64, int64_t, v)
+      BACKFILL_READ_ZIGZAG_(kDate, int32_t, Date{static_cast<int32_t>(v)})
+      BACKFILL_READ_ZIGZAG_(kTime, int64_t, TimeOfDay{v})
+      BACKFILL_READ_ZIGZAG_(kTimestamp, int64_t, Timestamp{v})
 #undef BACKFILL_READ_ZIGZAG_
     case DataType::kDecimal:
       return ReadDecimal(out);
