@@ -4,9 +4,15 @@
 // absl::Status conversion. Layout and encodings: storage/FORMAT.md.
 #include "storage/rocksdb_state_store.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -649,6 +655,210 @@ class RocksIterator final : public StateStoreIterator {
   absl::Status status_;
 };
 
+// ---- The acknowledged epoch (FORMAT.md)
+// ---------------------------------------------
+
+// ACKNOWLEDGED_EPOCH, beside RocksDB's files: the newest checkpoint Commit
+// acknowledged (after a synced write) and how long RocksDB's MANIFEST was
+// then. RocksDB drops an incomplete last record of its write-ahead log or
+// MANIFEST as a write cut short by a crash; a damaged one (say, a corrupt
+// length) looks the same, and it would open without what followed. Open
+// refuses that: the MANIFEST must hold complete records up to the recorded
+// size, and the committed epoch must not be older than the acknowledged one.
+constexpr char kAcknowledgedEpochFile[] = "ACKNOWLEDGED_EPOCH";
+constexpr char kAcknowledgedEpochMagic[8] = {'b', 'f', 'a', 'c',
+                                             'k', 'v', '1', '\n'};
+// magic | epoch | MANIFEST number | MANIFEST size | FNV-1a of the 32 before
+constexpr size_t kAcknowledgedEpochSize = 40;
+
+struct Acknowledged {
+  Epoch epoch;
+  uint64_t manifest_number = 0;  // 0 = unknown
+  uint64_t manifest_size = 0;
+};
+
+uint64_t Fnv1a(std::string_view bytes) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (char c : bytes) {
+    hash = (hash ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
+  }
+  return hash;
+}
+
+std::string AcknowledgedEpochPath(const std::string& dir) {
+  return dir + "/" + kAcknowledgedEpochFile;
+}
+
+// The file's contents; nullopt if there is no file (a store written without
+// sync_on_checkpoint, or by an older version) or it is empty (created, then
+// the process died before the first checkpoint).
+absl::StatusOr<std::optional<Acknowledged>> ReadAcknowledged(
+    const std::string& dir) {
+  const std::string path = AcknowledgedEpochPath(dir);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    return absl::InternalError(absl::StrCat("open ", dir, ": read ", path, ": ",
+                                            std::strerror(errno)));
+  }
+  char bytes[kAcknowledgedEpochSize + 1] = {};
+  const ssize_t n = ::pread(fd, bytes, sizeof(bytes), 0);
+  const int read_errno = errno;
+  ::close(fd);
+  if (n < 0) {
+    return absl::InternalError(absl::StrCat("open ", dir, ": read ", path, ": ",
+                                            std::strerror(read_errno)));
+  }
+  if (n == 0) return std::nullopt;
+  if (static_cast<size_t>(n) != kAcknowledgedEpochSize ||
+      std::memcmp(bytes, kAcknowledgedEpochMagic, 8) != 0 ||
+      absl::big_endian::Load64(bytes + 32) !=
+          Fnv1a(std::string_view(bytes, 32))) {
+    return absl::DataLossError(absl::StrCat(
+        "open ", dir, ": ", kAcknowledgedEpochFile, " is corrupt (", n,
+        " bytes: ", Escape(std::string_view(bytes, std::max<ssize_t>(n, 0))),
+        ")"));
+  }
+  Acknowledged acknowledged;
+  acknowledged.epoch = Epoch(absl::big_endian::Load64(bytes + 8));
+  acknowledged.manifest_number = absl::big_endian::Load64(bytes + 16);
+  acknowledged.manifest_size = absl::big_endian::Load64(bytes + 24);
+  return acknowledged;
+}
+
+// Before RocksDB reads the MANIFEST (and replaces it): if CURRENT names the
+// one the acknowledged checkpoint saw, its first `manifest_size` bytes must
+// be complete log records (RocksDB's log format: 32 KiB blocks of records
+// with a 7-byte header: crc, length, type 1-4). RocksDB checks the crcs
+// itself; this catches what it would take for a torn tail.
+absl::Status CheckManifestPrefix(const std::string& dir,
+                                 const Acknowledged& acknowledged) {
+  if (acknowledged.manifest_number == 0) return absl::OkStatus();
+  std::string current;
+  {
+    const int fd = ::open((dir + "/CURRENT").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return absl::OkStatus();  // RocksDB reports it.
+    char buffer[64];
+    const ssize_t n = ::pread(fd, buffer, sizeof(buffer), 0);
+    ::close(fd);
+    if (n <= 0) return absl::OkStatus();
+    current.assign(buffer, n);
+  }
+  char expected[64];
+  std::snprintf(expected, sizeof(expected), "MANIFEST-%06llu\n",
+                static_cast<unsigned long long>(acknowledged.manifest_number));
+  if (current != expected) return absl::OkStatus();  // Another MANIFEST now.
+  const std::string name = current.substr(0, current.size() - 1);
+  const std::string path = dir + "/" + name;
+  std::string bytes;
+  {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return absl::OkStatus();  // RocksDB reports it.
+    bytes.resize(acknowledged.manifest_size);
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n =
+          ::pread(fd, bytes.data() + done, bytes.size() - done, done);
+      if (n <= 0) break;
+      done += n;
+    }
+    ::close(fd);
+    bytes.resize(done);
+  }
+  constexpr size_t kBlockSize = 32768;
+  constexpr size_t kHeaderSize = 7;
+  auto damaged = [&](size_t offset, std::string_view why) {
+    return absl::DataLossError(absl::StrCat(
+        "open ", dir, ": ", name, " is damaged at offset ", offset, " (",
+        std::string(why), "); checkpoint ", acknowledged.epoch.value(),
+        " saw its first ", acknowledged.manifest_size, " bytes complete (",
+        kAcknowledgedEpochFile, ")"));
+  };
+  if (bytes.size() < acknowledged.manifest_size) {
+    return damaged(bytes.size(), "the file is shorter");
+  }
+  size_t offset = 0;
+  while (offset < acknowledged.manifest_size) {
+    const size_t block_left = kBlockSize - offset % kBlockSize;
+    if (block_left < kHeaderSize) {  // Block trailer.
+      offset += block_left;
+      continue;
+    }
+    if (offset + kHeaderSize > bytes.size()) {
+      return damaged(offset, "a record header is cut short");
+    }
+    const size_t length =
+        static_cast<uint8_t>(bytes[offset + 4]) |
+        (static_cast<size_t>(static_cast<uint8_t>(bytes[offset + 5])) << 8);
+    const int type = static_cast<uint8_t>(bytes[offset + 6]);
+    if (type < 1 || type > 4) {
+      return damaged(offset, absl::StrCat("record type ", type));
+    }
+    if (kHeaderSize + length > block_left ||
+        offset + kHeaderSize + length > bytes.size()) {
+      return damaged(offset, absl::StrCat("record length ", length,
+                                          " runs past its block or the "
+                                          "acknowledged size"));
+    }
+    offset += kHeaderSize + length;
+  }
+  return absl::OkStatus();
+}
+
+// `epoch` and the MANIFEST `db` writes now, with its valid size.
+Acknowledged CurrentAcknowledged(rocksdb::DB& db, Epoch epoch) {
+  Acknowledged acknowledged;
+  acknowledged.epoch = epoch;
+  std::vector<std::string> live;
+  if (db.GetLiveFiles(live, &acknowledged.manifest_size,
+                      /*flush_memtable=*/false)
+          .ok()) {
+    for (const std::string& file : live) {
+      if (file.rfind("/MANIFEST-", 0) == 0) {
+        acknowledged.manifest_number =
+            std::strtoull(file.c_str() + 10, nullptr, 10);
+      }
+    }
+  }
+  if (acknowledged.manifest_number == 0) acknowledged.manifest_size = 0;
+  return acknowledged;
+}
+
+// Rewrites the file in place (one pwrite at offset 0: a process crash
+// leaves the old or the new contents). Not synced: after a machine crash it
+// may be older than the store, never newer (it is written after the synced
+// checkpoint).
+class AcknowledgedEpochWriter {
+ public:
+  static absl::StatusOr<std::unique_ptr<AcknowledgedEpochWriter>> Open(
+      const std::string& dir) {
+    const std::string path = AcknowledgedEpochPath(dir);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      return absl::InternalError(absl::StrCat("open ", dir, ": create ", path,
+                                              ": ", std::strerror(errno)));
+    }
+    return std::unique_ptr<AcknowledgedEpochWriter>(
+        new AcknowledgedEpochWriter(fd));
+  }
+  ~AcknowledgedEpochWriter() { ::close(fd_); }
+
+  // Best effort: a failure leaves an older record, which checks less.
+  void Write(const Acknowledged& acknowledged) {
+    char bytes[kAcknowledgedEpochSize];
+    std::memcpy(bytes, kAcknowledgedEpochMagic, 8);
+    absl::big_endian::Store64(bytes + 8, acknowledged.epoch.value());
+    absl::big_endian::Store64(bytes + 16, acknowledged.manifest_number);
+    absl::big_endian::Store64(bytes + 24, acknowledged.manifest_size);
+    absl::big_endian::Store64(bytes + 32, Fnv1a(std::string_view(bytes, 32)));
+    (void)!::pwrite(fd_, bytes, sizeof(bytes), 0);
+  }
+
+ private:
+  explicit AcknowledgedEpochWriter(int fd) : fd_(fd) {}
+  const int fd_;
+};
+
 // ---- The layer
 // --------------------------------------------------------------------
 
@@ -738,8 +948,17 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
         db_->Write(write_options, &batch),
         absl::StrCat("checkpoint write of epoch ", committed_epoch.value(),
                      " (", batch.Count(), " entries)")));
+    if (acknowledged_ != nullptr) {
+      acknowledged_->Write(CurrentAcknowledged(*db_, committed_epoch));
+    }
     if (tombstones > 0) NoteTombstones(tombstones);
     return absl::OkStatus();
+  }
+
+  // Commit records each acknowledged checkpoint there (sync_on_checkpoint).
+  void SetAcknowledgedEpochWriter(
+      std::unique_ptr<AcknowledgedEpochWriter> writer) {
+    acknowledged_ = std::move(writer);
   }
 
   absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
@@ -868,6 +1087,7 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
   rocksdb::ColumnFamilyHandle* const data_;
   const std::shared_ptr<GcState> gc_;
   const bool sync_;
+  std::unique_ptr<AcknowledgedEpochWriter> acknowledged_;
   const double gc_tombstone_fraction_;
   const uint64_t gc_min_tombstones_;
 
@@ -958,7 +1178,8 @@ absl::StatusOr<Epoch> LoadMetadata(rocksdb::DB& db,
   return Epoch(absl::big_endian::Load64(epoch_bytes.data()));
 }
 
-// The database files in `path` (MANIFEST-*, *.sst, *.log), sorted; empty
+// The database files in `path` (MANIFEST-*, *.sst, *.log,
+// ACKNOWLEDGED_EPOCH), sorted; empty
 // if there are none or the directory cannot be listed.
 std::vector<std::string> DatabaseFiles(const std::string& path) {
   std::vector<std::string> files;
@@ -967,7 +1188,8 @@ std::vector<std::string> DatabaseFiles(const std::string& path) {
        std::filesystem::directory_iterator(path, error)) {
     const std::string name = entry.path().filename().string();
     const bool wal = name.size() > 4 && name.ends_with(".log");
-    if (name.starts_with("MANIFEST-") || name.ends_with(".sst") || wal) {
+    if (name.starts_with("MANIFEST-") || name.ends_with(".sst") || wal ||
+        name == kAcknowledgedEpochFile) {
       files.push_back(name);
     }
   }
@@ -975,16 +1197,23 @@ std::vector<std::string> DatabaseFiles(const std::string& path) {
   return files;
 }
 
-// Before RocksDB creates a database where CURRENT is missing: if database
-// files are there, CURRENT was lost and creating would silently start over
-// without their data (RocksDB would write a new CURRENT and MANIFEST).
+// Before RocksDB creates a database where CURRENT is missing: if data files
+// are there (table files, write-ahead logs, ACKNOWLEDGED_EPOCH), CURRENT was
+// lost and creating would silently start over without their data (RocksDB
+// would write a new CURRENT and MANIFEST). A MANIFEST alone is what a crash
+// while creating the database leaves (it is written before CURRENT, the
+// first log after): that is created again.
 absl::Status CheckNotOrphaned(const std::string& path) {
   std::error_code error;
   if (std::filesystem::exists(std::filesystem::path(path) / "CURRENT", error)) {
     return absl::OkStatus();
   }
   const std::vector<std::string> files = DatabaseFiles(path);
-  if (files.empty()) return absl::OkStatus();
+  if (std::all_of(files.begin(), files.end(), [](const std::string& file) {
+        return file.starts_with("MANIFEST-");
+      })) {
+    return absl::OkStatus();
+  }
   return absl::DataLossError(absl::StrCat(
       "open ", path, ": the CURRENT file is missing but database files are "
       "there (", absl::StrJoin(files, ", "),
@@ -1038,7 +1267,6 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
     db_options.env = env.get();
   }
   db_options.create_if_missing = options.create_if_missing;
-  db_options.create_missing_column_families = true;
   db_options.max_background_jobs = options.max_background_jobs;
   // One filter per compaction sees every version of a key in order.
   db_options.max_subcompactions = 1;
@@ -1052,6 +1280,10 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
   // first corrupt record and opens without the rest: acknowledged
   // checkpoints silently gone.
   db_options.paranoid_checks = true;
+  // Both column families flush in one atomic MANIFEST group, so a lost
+  // MANIFEST tail loses the data and the committed epoch together (and the
+  // acknowledged-epoch check sees it), never the data alone.
+  db_options.atomic_flush = true;
   db_options.wal_recovery_mode =
       rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
 
@@ -1082,6 +1314,15 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
   if (options.create_if_missing) {
     BACKFILL_RETURN_IF_ERROR(CheckNotOrphaned(options.path));
   }
+  BACKFILL_ASSIGN_OR_RETURN(std::optional<Acknowledged> acknowledged,
+                            ReadAcknowledged(options.path));
+  if (acknowledged.has_value()) {
+    BACKFILL_RETURN_IF_ERROR(CheckManifestPrefix(options.path, *acknowledged));
+  }
+  // Also when CURRENT exists: a crash while the database was being created
+  // can leave it without `data`. (A MANIFEST that lost `data` later fails
+  // CheckManifestPrefix above.)
+  db_options.create_missing_column_families = true;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw_db = nullptr;
   rocksdb::Status status =
@@ -1113,11 +1354,38 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
     for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
     return committed.status();
   }
+  absl::Status checked;
+  if (acknowledged.has_value() && acknowledged->epoch > *committed) {
+    checked = absl::DataLossError(absl::StrCat(
+        "open ", options.path, ": the store restored checkpoint ",
+        committed->value(), " but checkpoint ", acknowledged->epoch.value(),
+        " had been acknowledged (", kAcknowledgedEpochFile,
+        "): the write-ahead log or MANIFEST lost its tail"));
+  }
+  std::unique_ptr<AcknowledgedEpochWriter> acknowledged_writer;
+  if (checked.ok() && options.sync_on_checkpoint) {
+    absl::StatusOr<std::unique_ptr<AcknowledgedEpochWriter>> writer =
+        AcknowledgedEpochWriter::Open(options.path);
+    if (writer.ok()) {
+      acknowledged_writer = *std::move(writer);
+      // Covers what this open wrote to the new MANIFEST at once.
+      acknowledged_writer->Write(CurrentAcknowledged(*db, *committed));
+    } else {
+      checked = writer.status();
+    }
+  }
+  if (!checked.ok()) {
+    for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
+    return checked;
+  }
   gc->SetCommitted(*committed);
   auto layer = std::make_unique<RocksCommittedLayer>(
       std::move(env), std::move(file_system), std::move(db), std::move(handles),
       gc, options.sync_on_checkpoint, options.gc_tombstone_fraction,
       options.gc_min_tombstones);
+  if (acknowledged_writer != nullptr) {
+    layer->SetAcknowledgedEpochWriter(std::move(acknowledged_writer));
+  }
   return std::unique_ptr<RocksDbStateStore>(new RocksDbStateStore(
       std::make_unique<Impl>(std::move(layer), *committed)));
 }

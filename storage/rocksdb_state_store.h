@@ -97,7 +97,9 @@ class RocksDbStateStore final : public StateStore {
   // committed epoch. Errors: InvalidArgument for bad options; NotFound if
   // absent and !create_if_missing; DataLoss if any file is found corrupt
   // (CURRENT, MANIFEST, a write-ahead-log record, a table file block; never
-  // skipped to open anyway) or CURRENT is missing beside database files;
+  // skipped to open anyway), CURRENT is missing beside database files, or
+  // the store restored an older checkpoint than it had acknowledged (see
+  // FORMAT.md, ACKNOWLEDGED_EPOCH);
   // FailedPrecondition if the directory holds another format; storage
   // errors name the operation ("open ...").
   static absl::StatusOr<std::unique_ptr<RocksDbStateStore>> Open(

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -41,7 +42,7 @@ std::string NewTestDirectory() {
 RocksDbStateStoreOptions Options(std::string path) {
   RocksDbStateStoreOptions options;
   options.path = std::move(path);
-  options.block_cache_bytes = 0;  // Every read reaches the file.
+  options.block_cache_bytes = 0;          // Every read reaches the file.
   options.write_buffer_bytes = 16 << 20;  // One write-ahead log.
   return options;
 }
@@ -50,8 +51,10 @@ RocksDbStateStoreOptions Options(std::string path) {
 // ~100-byte values; leaves the newest data in the write-ahead log unless
 // `compact`, which moves everything into table files.
 void WriteStore(const std::string& path, int num_epochs, bool compact) {
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(Options(path)));
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                RocksDbStateStore::Open(Options(path)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                store->NewLocalStateStore(kTable, {}));
   BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
   for (int e = 1; e <= num_epochs; ++e) {
     for (int i = 0; i < 200; ++i) {
@@ -104,28 +107,139 @@ TEST(RocksDbCorruptionTest, CorruptWriteAheadLogRecordIsDataLoss) {
     const std::vector<std::string> logs = FilesEndingIn(path, ".log");
     ASSERT_EQ(logs.size(), 1u);
     Corrupt(logs[0], fraction);
-    EXPECT_THAT(RocksDbStateStore::Open(Options(path)),
-                StatusIs(absl::StatusCode::kDataLoss,
-                         AllOf(HasSubstr("open " + path),
-                               HasSubstr(std::filesystem::path(logs[0])
-                                             .filename()
-                                             .string()))));
+    EXPECT_THAT(
+        RocksDbStateStore::Open(Options(path)),
+        StatusIs(
+            absl::StatusCode::kDataLoss,
+            AllOf(HasSubstr("open " + path),
+                  HasSubstr(
+                      std::filesystem::path(logs[0]).filename().string()))));
   }
 }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), bytes.size());
+}
+
 TEST(RocksDbCorruptionTest, TornTailOfTheLogIsNotAnError) {
-  // A write cut short by a crash: the incomplete last record (a checkpoint
-  // that was never acknowledged) is dropped, every complete one is kept.
+  // A crash while checkpoint 20 was being written: its log record is cut
+  // short and it was never acknowledged (ACKNOWLEDGED_EPOCH still says 19).
+  // The incomplete record is dropped; every acknowledged one is kept.
+  const std::string path = NewTestDirectory();
+  WriteStore(path, 19, /*compact=*/false);
+  const std::string acknowledged_19 = ReadFile(path + "/ACKNOWLEDGED_EPOCH");
+  ASSERT_EQ(acknowledged_19.size(), 40u);
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                  RocksDbStateStore::Open(Options(path)));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK(local->Init(EpochPair{Epoch(20), Epoch(19)}));
+    BACKFILL_ASSERT_OK(local->Insert(0, "key0", "torn"));
+    BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(21), Epoch(20)}));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(20)));
+  }
+  const std::vector<std::string> logs = FilesEndingIn(path, ".log");
+  ASSERT_EQ(logs.size(), 1u);
+  std::filesystem::resize_file(logs[0],
+                               std::filesystem::file_size(logs[0]) - 10);
+  WriteFile(path + "/ACKNOWLEDGED_EPOCH", acknowledged_19);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                RocksDbStateStore::Open(Options(path)));
+  EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(19));
+}
+
+TEST(RocksDbCorruptionTest, LostAcknowledgedCheckpointIsDataLoss) {
+  // The same cut, but checkpoint 20 had been acknowledged: not a torn write
+  // but damage (e.g. a corrupt length in the log's last record, which RocksDB
+  // cannot tell from a torn write). RocksDB would open at 19; Open refuses.
   const std::string path = NewTestDirectory();
   WriteStore(path, 20, /*compact=*/false);
   const std::vector<std::string> logs = FilesEndingIn(path, ".log");
   ASSERT_EQ(logs.size(), 1u);
-  std::filesystem::resize_file(logs[0], std::filesystem::file_size(logs[0]) - 100);
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(Options(path)));
-  EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(19));
+  std::filesystem::resize_file(logs[0],
+                               std::filesystem::file_size(logs[0]) - 10);
+  EXPECT_THAT(
+      RocksDbStateStore::Open(Options(path)),
+      StatusIs(absl::StatusCode::kDataLoss,
+               AllOf(HasSubstr("restored checkpoint 19 but checkpoint 20 "
+                               "had been acknowledged"),
+                     HasSubstr("ACKNOWLEDGED_EPOCH"))));
 }
 
-TEST(RocksDbCorruptionTest, CorruptTableFileBlockIsDataLossAtOpenWhenVerifying) {
+// The offset of the last record header of a RocksDB log-format file.
+size_t LastRecordOffset(const std::string& bytes) {
+  size_t offset = 0, last = 0;
+  while (offset + 7 <= bytes.size()) {
+    const size_t block_left = 32768 - offset % 32768;
+    if (block_left < 7) {
+      offset += block_left;
+      continue;
+    }
+    last = offset;
+    offset += 7 + (static_cast<uint8_t>(bytes[offset + 4]) |
+                   (static_cast<size_t>(static_cast<uint8_t>(bytes[offset + 5]))
+                    << 8));
+  }
+  return last;
+}
+
+TEST(RocksDbCorruptionTest, LostManifestTailIsDataLoss) {
+  // A corrupt length in the MANIFEST's last record: RocksDB takes it for a
+  // torn write and drops the record (here: the edit that gave the data
+  // column family its table file), opening without that data.
+  const std::string path = NewTestDirectory();
+  WriteStore(path, 10, /*compact=*/false);
+  { BACKFILL_ASSERT_OK(RocksDbStateStore::Open(Options(path)).status()); }
+  std::string manifest;
+  for (const auto& entry : std::filesystem::directory_iterator(path)) {
+    if (entry.path().filename().string().rfind("MANIFEST-", 0) == 0) {
+      manifest = entry.path().string();
+    }
+  }
+  std::string bytes = ReadFile(manifest);
+  const size_t last = LastRecordOffset(bytes);
+  bytes[last + 5] = static_cast<char>(0x7f);  // Length beyond the end.
+  WriteFile(manifest, bytes);
+  EXPECT_THAT(
+      RocksDbStateStore::Open(Options(path)),
+      StatusIs(
+          absl::StatusCode::kDataLoss,
+          AllOf(HasSubstr(std::filesystem::path(manifest).filename().string() +
+                          " is damaged at offset " + std::to_string(last)),
+                HasSubstr("ACKNOWLEDGED_EPOCH"))));
+}
+
+TEST(RocksDbCorruptionTest, AcknowledgedEpochFileItself) {
+  const std::string path = NewTestDirectory();
+  WriteStore(path, 3, /*compact=*/false);
+  const std::string file = path + "/ACKNOWLEDGED_EPOCH";
+  const std::string good = ReadFile(file);
+  Corrupt(file, 0.5, 2);
+  EXPECT_THAT(RocksDbStateStore::Open(Options(path)),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("ACKNOWLEDGED_EPOCH is corrupt")));
+  WriteFile(file, good.substr(0, 10));
+  EXPECT_THAT(RocksDbStateStore::Open(Options(path)),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("ACKNOWLEDGED_EPOCH is corrupt")));
+  // Empty: created, then a crash before the first checkpoint.
+  WriteFile(file, "");
+  EXPECT_THAT(RocksDbStateStore::Open(Options(path)), IsOk());
+  // Absent (an older store): nothing to compare.
+  std::filesystem::remove(file);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                RocksDbStateStore::Open(Options(path)));
+  EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(3));
+}
+
+TEST(RocksDbCorruptionTest,
+     CorruptTableFileBlockIsDataLossAtOpenWhenVerifying) {
   const std::string path = NewTestDirectory();
   WriteStore(path, 20, /*compact=*/true);
   const std::vector<std::string> tables = FilesEndingIn(path, ".sst");
@@ -139,12 +253,12 @@ TEST(RocksDbCorruptionTest, CorruptTableFileBlockIsDataLossAtOpenWhenVerifying) 
   Corrupt(largest, 0.3);  // A data block.
   RocksDbStateStoreOptions options = Options(path);
   options.verify_checksums_on_open = true;
-  EXPECT_THAT(RocksDbStateStore::Open(options),
-              StatusIs(absl::StatusCode::kDataLoss,
-                       AllOf(HasSubstr("verify checksums"),
-                             HasSubstr(std::filesystem::path(largest)
-                                           .filename()
-                                           .string()))));
+  EXPECT_THAT(
+      RocksDbStateStore::Open(options),
+      StatusIs(absl::StatusCode::kDataLoss,
+               AllOf(HasSubstr("verify checksums"),
+                     HasSubstr(
+                         std::filesystem::path(largest).filename().string()))));
   // Without the full check Open succeeds, and the read that reaches the
   // block fails with DataLoss instead of returning bad or no rows.
   options.verify_checksums_on_open = false;
@@ -188,9 +302,15 @@ TEST(RocksDbCorruptionTest, MissingCurrentIsDataLossNotANewDatabase) {
                        AllOf(HasSubstr("CURRENT file is missing"),
                              HasSubstr("MANIFEST-"), HasSubstr(".sst"))));
   // Nothing was created over the old files.
-  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(path) / "CURRENT"));
-  // An empty or absent directory still makes a new store.
+  EXPECT_FALSE(
+      std::filesystem::exists(std::filesystem::path(path) / "CURRENT"));
+  // An empty or absent directory still makes a new store, and so does one
+  // where creating it crashed after the first MANIFEST, before CURRENT.
   EXPECT_THAT(RocksDbStateStore::Open(Options(NewTestDirectory())), IsOk());
+  const std::string crashed = NewTestDirectory();
+  std::filesystem::create_directories(crashed);
+  WriteFile(crashed + "/MANIFEST-000001", "partial");
+  EXPECT_THAT(RocksDbStateStore::Open(Options(crashed)), IsOk());
 }
 
 class FullDisk final : public FaultInjector {
@@ -220,7 +340,8 @@ TEST(RocksDbCorruptionTest, FullDiskIsResourceExhaustedAndLosesNothing) {
   options.fault_injector = injector;
   {
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
-    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local, store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
     BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
     BACKFILL_ASSERT_OK(local->Insert(0, "k", "committed"));
     BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(2), Epoch(1)}));
