@@ -24,6 +24,7 @@
 #include "executor/testing/random_table.h"
 #include "executor/testing/scripted_executor.h"
 #include "google/protobuf/stubs/logging.h"
+#include "serde/random_datum.h"
 #include "serde/vnode_bitmap.h"
 #include "storage/memory_state_store.h"
 #include "storage/table_catalog.h"
@@ -58,6 +59,17 @@ uint64_t Fnv1a(absl::string_view bytes) {
 constexpr int kMaxDrivenVnodes = 256;
 constexpr size_t kMaxDrivenColumns = 16;
 
+// `row` with its NULLs in NOT NULL columns replaced (the random_table
+// helpers ignore nullability).
+Row Valid(const TableCatalog& catalog, Row row, std::mt19937_64& rng) {
+  for (size_t c = 0; c < row.size(); ++c) {
+    if (!catalog.columns[c].nullable && IsNull(row[c])) {
+      row[c] = RandomValue(catalog.columns[c].type, rng);
+    }
+  }
+  return row;
+}
+
 // Random upstream changes for one epoch with snapshot-read opportunities.
 void EpochDml(testing::BackfillHarness& h, std::mt19937_64& rng) {
   const TableCatalog& catalog = h.upstream_table().catalog();
@@ -66,7 +78,8 @@ void EpochDml(testing::BackfillHarness& h, std::mt19937_64& rng) {
     const auto& rows = h.upstream_rows();
     const uint64_t kind = rng() % 8;
     if (kind < 4 || rows.empty()) {
-      const Row row = testing::RandomTableRow(catalog, rng, /*key_space=*/8);
+      const Row row = Valid(
+          catalog, testing::RandomTableRow(catalog, rng, /*key_space=*/8), rng);
       const std::string pk = h.upstream_table().pk_serde().Serialize(
           ProjectRow(row, catalog.pk_indices));
       // Rejected rows (a vnode column value out of range) are skipped.
@@ -77,8 +90,11 @@ void EpochDml(testing::BackfillHarness& h, std::mt19937_64& rng) {
       const Row existing = it->second;
       absl::Status status =
           kind < 6 ? h.Delete(existing)
-                   : h.Update(existing, testing::RandomValueChange(
-                                            catalog, existing, rng));
+                   : h.Update(existing,
+                              Valid(catalog,
+                                    testing::RandomValueChange(catalog,
+                                                               existing, rng),
+                                    rng));
       Check(status.ok(), "changing an upstream row", status);
     }
     if (rng() % 3 == 0) h.PushPending(1 + static_cast<int>(rng() % 3));
@@ -131,7 +147,9 @@ void Drive(const proto::ArrangementBackfillNode& node, uint64_t seed) {
   testing::BackfillHarness& h = **created;
   const int initial_rows = static_cast<int>(rng() % 24);
   for (int i = 0; i < initial_rows; ++i) {
-    const Row row = testing::RandomTableRow(*upstream, rng, /*key_space=*/8);
+    const Row row = Valid(
+        *upstream, testing::RandomTableRow(*upstream, rng, /*key_space=*/8),
+        rng);
     const std::string pk = h.upstream_table().pk_serde().Serialize(
         ProjectRow(row, upstream->pk_indices));
     if (!h.upstream_rows().contains(pk)) h.Insert(row).IgnoreError();
