@@ -1,6 +1,6 @@
 // bazel run -c opt //tools:backfill -- [--scenario=FILE] [--data_dir=DIR]
 //     [--parallelism=N] [--rate_limit=R] [--dump_dir=DIR] [--metrics_port=P]
-//     [--json]
+//     [--json] [--inject_storage_faults=SPEC]
 //
 // Runs a real backfill over RocksDB under a live upstream workload: creates
 // (or resumes) the scenario's table, keeps writing to it, creates the view
@@ -8,6 +8,11 @@
 // checkpoints after the backfill finished, stops it and checks that the view
 // equals the table. The last line of standard output is one JSON object.
 // Exit codes (tools/exit_codes.h): 0 consistent, 1 inconsistent, 2 error.
+// Storage errors are recovered from (the store is reopened, the job resumes
+// from the last checkpoint; each recovery is logged on standard error); a
+// corrupt data directory is a DATA_LOSS error (the job does not run on it).
+// --inject_storage_faults (test only) fails the store's file operations as
+// tools/storage_fault_spec.h describes.
 // A thin main: everything it does is a tested library.
 #include <unistd.h>
 
@@ -31,6 +36,7 @@
 #include "tools/job_options.h"
 #include "tools/progress_display.h"
 #include "tools/scenario.h"
+#include "tools/storage_fault_spec.h"
 
 namespace backfill {
 namespace {
@@ -43,6 +49,8 @@ struct Flags {
   std::string dump_dir;
   std::optional<int> metrics_port;
   bool json = false;
+  // Test only: --inject_storage_faults.
+  std::vector<StorageFaultSpec> storage_faults;
 };
 
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
@@ -83,6 +91,14 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     } else if (name == "rate_limit") {
       if (absl::Status s = need_number(); !s.ok()) return s;
       flags.rate_limit = number;
+    } else if (name == "inject_storage_faults") {
+      absl::StatusOr<std::vector<StorageFaultSpec>> specs =
+          ParseStorageFaultSpecs(value);
+      if (!specs.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--inject_storage_faults: ", specs.status().message()));
+      }
+      flags.storage_faults = *std::move(specs);
     } else if (name == "metrics_port") {
       if (absl::Status s = need_number(); !s.ok()) return s;
       if (number > 65535) return absl::InvalidArgumentError("--metrics_port must be <= 65535");
@@ -94,11 +110,24 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   return flags;
 }
 
-int Fail(const Flags* flags, absl::string_view scenario, const absl::Status& status) {
-  std::cerr << "backfill: error: " << status.message() << "\n";
+// "DATA_LOSS: open /dir: ...": the code says what kind of failure it is.
+std::string ErrorText(const absl::Status& status) {
+  return absl::StrCat(absl::StatusCodeToString(status.code()), ": ",
+                      status.message());
+}
+
+int Fail(const Flags* flags, absl::string_view scenario,
+         const absl::Status& status, uint32_t recoveries = 0) {
+  std::cerr << "backfill: error: " << ErrorText(status) << "\n";
+  if (status.code() == absl::StatusCode::kDataLoss) {
+    std::cerr << "backfill: the data directory is corrupt (data loss); the "
+                 "job did not run on it: restore it from a copy, or remove it "
+                 "to start the job over\n";
+  }
   RunSummary summary;
   summary.scenario = std::string(scenario);
-  summary.error = std::string(status.message());
+  summary.recoveries = recoveries;
+  summary.error = ErrorText(status);
   if (flags == nullptr || !flags->json) std::cout << FormatSummaryTable(summary);
   std::cout << RunSummaryJson(summary) << std::endl;
   return static_cast<int>(ExitCode::kError);
@@ -132,9 +161,18 @@ int Main(int argc, char** argv) {
   }
   RocksDbStateStoreOptions store_options;
   store_options.path = data_dir;
+  // A corrupt table file is DataLoss before the job writes anything.
+  store_options.verify_checksums_on_open = true;
+  std::shared_ptr<SpecFaultInjector> fault_injector;
+  if (!flags->storage_faults.empty()) {
+    fault_injector = std::make_shared<SpecFaultInjector>(flags->storage_faults);
+    fault_injector->SetArmed(false);  // Counting starts with the job.
+    store_options.fault_injector = fault_injector;
+  }
   absl::StatusOr<std::unique_ptr<RocksDbStateStore>> store =
       RocksDbStateStore::Open(store_options);
   if (!store.ok()) return Fail(&*flags, name, store.status());
+  if (fault_injector != nullptr) fault_injector->SetArmed(true);
 
   Registry registry;
   std::unique_ptr<HttpExporter> exporter;
@@ -149,7 +187,7 @@ int Main(int argc, char** argv) {
       std::cout << "metrics: http://127.0.0.1:" << exporter->port() << "/metrics\n";
     }
   }
-  const StreamingJobOptions options = JobOptionsFromScenario(*spec);
+  StreamingJobOptions options = JobOptionsFromScenario(*spec);
   if (!flags->json) {
     std::cout << "scenario " << name << ": " << spec->initial_rows
               << " initial rows, parallelism " << options.parallelism
@@ -187,10 +225,30 @@ int Main(int argc, char** argv) {
     sample.checkpoints = progress.checkpoints;
     display.Update(sample);
   };
+  uint32_t recoveries = 0;
+  options.on_recovery = [&](const absl::Status& error, uint32_t recovery) {
+    recoveries = recovery;
+    if (!flags->json) display.Finish();
+    std::cerr << "backfill: recovering from the last checkpoint (recovery "
+              << recovery << " of at most " << options.max_recoveries
+              << ") after: " << ErrorText(error) << std::endl;
+  };
+  // A store whose write or sync failed refuses checkpoints until reopened
+  // (RocksDB's background-error mode): recoveries reopen it.
+  options.reopen_store = [&]() -> absl::StatusOr<StateStore*> {
+    store->reset();  // Closes the database first: one process, one lock.
+    absl::StatusOr<std::unique_ptr<RocksDbStateStore>> reopened =
+        RocksDbStateStore::Open(store_options);
+    if (!reopened.ok()) return reopened.status();
+    *store = *std::move(reopened);
+    return static_cast<StateStore*>(store->get());
+  };
   absl::StatusOr<JobResult> result =
       RunStreamingJob(**store, options, &registry, observer, Clock::Real());
   if (!flags->json) display.Finish();
-  if (!result.ok()) return Fail(&*flags, name, result.status());
+  // Faults are for the job; the dumps below read what it verified.
+  if (fault_injector != nullptr) fault_injector->SetArmed(false);
+  if (!result.ok()) return Fail(&*flags, name, result.status(), recoveries);
 
   if (!flags->dump_dir.empty()) {
     std::filesystem::create_directories(flags->dump_dir);
@@ -224,6 +282,7 @@ int Main(int argc, char** argv) {
   summary.checkpoints = result->checkpoints;
   summary.parallelism = static_cast<int>(result->parallelism);
   summary.resumed = result->resumed;
+  summary.recoveries = result->recoveries;
   summary.seconds = result->seconds;
   summary.snapshot_rows_per_second = result->snapshot_rows_per_second;
   summary.barrier_latency_p50_ms = result->barrier_latency_p50_ms;

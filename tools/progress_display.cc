@@ -205,6 +205,7 @@ std::string FormatSummaryTable(const RunSummary& summary) {
       {"checkpoints", FormatCount(summary.checkpoints)},
       {"parallelism", absl::StrCat(summary.parallelism)},
       {"resumed", summary.resumed ? "yes" : "no"},
+      {"recoveries", absl::StrCat(summary.recoveries)},
       {"barrier latency p50", FormatMs(summary.barrier_latency_p50_ms)},
       {"barrier latency p99", FormatMs(summary.barrier_latency_p99_ms)},
       {"elapsed", FormatDuration(summary.seconds)},
@@ -356,6 +357,7 @@ JsonObject RunSummaryJsonObject(const RunSummary& summary) {
       .Add("checkpoints", summary.checkpoints)
       .Add("parallelism", summary.parallelism)
       .Add("resumed", summary.resumed)
+      .Add("recoveries", summary.recoveries)
       .Add("seconds", summary.seconds)
       .Add("snapshot_rows_per_second", summary.snapshot_rows_per_second)
       .Add("barrier_latency_p50_ms", summary.barrier_latency_p50_ms)

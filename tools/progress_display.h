@@ -117,6 +117,8 @@ struct RunSummary {
   int parallelism = 0;
   // The run resumed an existing data directory.
   bool resumed = false;
+  // Recoveries from errors (storage faults, actor failures) during the run.
+  uint32_t recoveries = 0;
   double seconds = 0;
   double snapshot_rows_per_second = 0;
   double barrier_latency_p50_ms = 0;
@@ -167,7 +169,7 @@ std::string JsonNumber(double value);
 
 // The result line: "consistent", "upstream_rows", "view_rows",
 // "snapshot_rows", "upstream_ops", "epochs", "checkpoints", "parallelism",
-// "resumed", "seconds", "snapshot_rows_per_second",
+// "resumed", "recoveries", "seconds", "snapshot_rows_per_second",
 // "barrier_latency_p50_ms", "barrier_latency_p99_ms", "scenario", and
 // "error" when set. No newline.
 JsonObject RunSummaryJsonObject(const RunSummary& summary);

@@ -47,6 +47,7 @@ RunSummary Summary() {
   summary.checkpoints = 300;
   summary.parallelism = 2;
   summary.resumed = false;
+  summary.recoveries = 1;
   summary.seconds = 61.25;
   summary.snapshot_rows_per_second = 52'000.5;
   summary.barrier_latency_p50_ms = 3.5;
@@ -168,6 +169,7 @@ TEST(ProgressDisplayTest, SummaryTableIsAligned) {
   EXPECT_THAT(table, HasSubstr("52,001\n"));
   EXPECT_THAT(table, HasSubstr("14.2 ms\n"));
   EXPECT_THAT(table, HasSubstr("1m01s\n"));
+  EXPECT_THAT(table, testing::ContainsRegex("recoveries +1\n"));
   EXPECT_THAT(table, Not(HasSubstr("error")));
   // Values are right-aligned: the value column ends at the same place.
   EXPECT_THAT(lines[2], testing::EndsWith("CONSISTENT"));
@@ -237,7 +239,8 @@ TEST(ProgressDisplayTest, RunSummaryJsonHasEveryKey) {
             "{\"consistent\":true,\"upstream_rows\":1012345,"
             "\"view_rows\":1012345,\"snapshot_rows\":1000000,"
             "\"upstream_ops\":1200000,\"epochs\":600,\"checkpoints\":300,"
-            "\"parallelism\":2,\"resumed\":false,\"seconds\":61.25,"
+            "\"parallelism\":2,\"resumed\":false,\"recoveries\":1,"
+            "\"seconds\":61.25,"
             "\"snapshot_rows_per_second\":52000.5,"
             "\"barrier_latency_p50_ms\":3.5,\"barrier_latency_p99_ms\":14.25,"
             "\"scenario\":\"default\"}");
