@@ -9,7 +9,8 @@
 //     runtime's own checks (RunStreamingJob's) with valid tables.
 //  3. The workload those options describe is well-defined at its extremes:
 //     the rows of keys 0, initial_rows - 1, key_space - 1 and of the ops at
-//     offsets 0 and max_ops - 1 are valid rows of the table. (Nothing is
+//     offsets 0 and max_ops - 1 are valid rows of the table, and the ops due
+//     over the run's whole duration are computed without overflow. (Nothing is
 //     allocated per row or per key: huge counts cost nothing here.)
 #include <cstdint>
 #include <cstdio>
@@ -136,6 +137,10 @@ void CheckOptions(const ScenarioSpec& spec,
   std::vector<uint64_t> offsets = {0, 1, std::numeric_limits<uint64_t>::max()};
   if (options.workload.max_ops > 0) {
     offsets.push_back(options.workload.max_ops - 1);
+  }
+  // The source's pacing over the whole run (up to max_duration).
+  for (double seconds : {0.0, 0.1, absl::ToDoubleSeconds(options.max_duration)}) {
+    (void)WorkloadOpsDue(options.workload.ops_per_second, seconds);
   }
   for (uint64_t offset : offsets) {
     const WorkloadOp op = NextWorkloadOp(options.workload, offset);

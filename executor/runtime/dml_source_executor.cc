@@ -145,8 +145,11 @@ PollResult DmlSourceExecutor::PollNext(PollContext& cx) {
     return PollResult::Pending();
   }
   const double elapsed = absl::ToDoubleSeconds(cx.clock().Now() - start_time_);
-  const uint64_t target =
-      start_offset_ + static_cast<uint64_t>(elapsed * options_.ops_per_second);
+  // Saturating: a scenario may ask for any finite rate (1e300 ops/s).
+  const uint64_t due = WorkloadOpsDue(options_.ops_per_second, elapsed);
+  const uint64_t target = due > ~uint64_t{0} - start_offset_
+                              ? ~uint64_t{0}
+                              : start_offset_ + due;
   const uint64_t offset = offset_.load();
   if (target <= offset) {
     const double next_seconds =

@@ -89,6 +89,14 @@ WorkloadOp NextWorkloadOp(const WorkloadOptions& options, uint64_t offset) {
   return op;
 }
 
+uint64_t WorkloadOpsDue(double ops_per_second, double elapsed_seconds) {
+  const double due = ops_per_second * elapsed_seconds;
+  if (!(due > 0)) return 0;  // also NaN
+  // 2^64 as a double; converting anything at or above it is undefined.
+  if (due >= 18446744073709551616.0) return ~uint64_t{0};
+  return static_cast<uint64_t>(due);
+}
+
 Row WorkloadRow(const TableCatalog& catalog, uint64_t seed, uint64_t key,
                 uint64_t version, double null_fraction) {
   Row row(catalog.columns.size());

@@ -51,6 +51,12 @@ struct WorkloadOp {
 
 WorkloadOp NextWorkloadOp(const WorkloadOptions& options, uint64_t offset);
 
+// The number of ops due `elapsed_seconds` after the start at
+// `ops_per_second`: floor(elapsed_seconds * ops_per_second), 0 for negative
+// or NaN products, saturating at UINT64_MAX (scenarios may ask for any
+// finite rate).
+uint64_t WorkloadOpsDue(double ops_per_second, double elapsed_seconds);
+
 // The row of `key` with values of `version`: pk columns are a function of the
 // key only (NULL for a fraction `null_fraction` of keys in nullable pk
 // columns), other columns of (key, version).

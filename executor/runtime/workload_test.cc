@@ -87,5 +87,16 @@ TEST(WorkloadTest, RowsOfKeysAtTheTopOfTheKeySpace) {
             1'600'000'000'005'000);
 }
 
+// The source's ops due at a time: no float-to-integer overflow (UB) for any
+// finite rate a scenario may ask for.
+TEST(WorkloadTest, OpsDueSaturate) {
+  EXPECT_EQ(WorkloadOpsDue(100, 2.5), 250u);
+  EXPECT_EQ(WorkloadOpsDue(0, 1e9), 0u);
+  EXPECT_EQ(WorkloadOpsDue(1, -1), 0u);
+  EXPECT_EQ(WorkloadOpsDue(1e300, 1e-3), ~uint64_t{0});
+  EXPECT_EQ(WorkloadOpsDue(1e300, 1e300), ~uint64_t{0});
+  EXPECT_EQ(WorkloadOpsDue(18446744073709551616.0, 1), ~uint64_t{0});
+}
+
 }  // namespace
 }  // namespace backfill
