@@ -90,11 +90,10 @@ void EpochDml(testing::BackfillHarness& h, std::mt19937_64& rng) {
       const Row existing = it->second;
       absl::Status status =
           kind < 6 ? h.Delete(existing)
-                   : h.Update(existing,
-                              Valid(catalog,
-                                    testing::RandomValueChange(catalog,
-                                                               existing, rng),
-                                    rng));
+                   : h.Update(existing, Valid(catalog,
+                                              testing::RandomValueChange(
+                                                  catalog, existing, rng),
+                                              rng));
       Check(status.ok(), "changing an upstream row", status);
     }
     if (rng() % 3 == 0) h.PushPending(1 + static_cast<int>(rng() % 3));
@@ -127,10 +126,9 @@ void Drive(const proto::ArrangementBackfillNode& node, uint64_t seed) {
     options.owned = *std::move(owned);
   }
   std::unique_ptr<StateStore> store = NewMemoryStateStore();
-  options.make_executor = [&node, &store](BoxedExecutor input,
-                                          ProgressReporter* reporter,
-                                          BackfillMetrics* metrics,
-                                          Clock* clock) {
+  options.make_executor = [&node, &store](
+                              BoxedExecutor input, ProgressReporter* reporter,
+                              BackfillMetrics* metrics, Clock* clock) {
     ArrangementBackfillDeps deps;
     deps.reporter = reporter;
     deps.metrics = metrics;
@@ -147,9 +145,9 @@ void Drive(const proto::ArrangementBackfillNode& node, uint64_t seed) {
   testing::BackfillHarness& h = **created;
   const int initial_rows = static_cast<int>(rng() % 24);
   for (int i = 0; i < initial_rows; ++i) {
-    const Row row = Valid(
-        *upstream, testing::RandomTableRow(*upstream, rng, /*key_space=*/8),
-        rng);
+    const Row row =
+        Valid(*upstream,
+              testing::RandomTableRow(*upstream, rng, /*key_space=*/8), rng);
     const std::string pk = h.upstream_table().pk_serde().Serialize(
         ProjectRow(row, upstream->pk_indices));
     if (!h.upstream_rows().contains(pk)) h.Insert(row).IgnoreError();
@@ -189,17 +187,18 @@ void FuzzOne(const uint8_t* data, size_t size) {
   std::unique_ptr<StateStore> store = NewMemoryStateStore();
   absl::StatusOr<std::unique_ptr<ArrangementBackfillExecutor>> built =
       BuildArrangementBackfillFromPlan(
-          node, *store, std::make_unique<testing::ScriptedExecutor>(
-                            ExecutorInfo{}));
+          node, *store,
+          std::make_unique<testing::ScriptedExecutor>(ExecutorInfo{}));
   if (!built.ok()) {
-    if (Verbose()) std::printf("rejected: %s\n", built.status().ToString().c_str());
+    if (Verbose())
+      std::printf("rejected: %s\n", built.status().ToString().c_str());
     Check(built.status().code() == absl::StatusCode::kInvalidArgument,
           "a bad plan is InvalidArgument", built.status());
     return;
   }
   built->reset();
-  Drive(node, Fnv1a(absl::string_view(reinterpret_cast<const char*>(data),
-                                      size)));
+  Drive(node,
+        Fnv1a(absl::string_view(reinterpret_cast<const char*>(data), size)));
 }
 
 }  // namespace

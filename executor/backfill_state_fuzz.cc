@@ -127,14 +127,14 @@ void FuzzOne(absl::string_view bytes) {
 
   // 1. The fuzzed key and value, decoded.
   std::unique_ptr<StateStore> decode_store = NewMemoryStateStore();
-  absl::StatusOr<std::unique_ptr<StateTable>> table = StateTable::Create(
-      progress_catalog, *decode_store,
-      VnodeBitmap::All(kProgressFuzzVnodeCount));
+  absl::StatusOr<std::unique_ptr<StateTable>> table =
+      StateTable::Create(progress_catalog, *decode_store,
+                         VnodeBitmap::All(kProgressFuzzVnodeCount));
   Check(table.ok(), "the progress table is valid", table.status());
   Decode(**table, in->vnode, in->key, in->value, pk_types);
   // What a restart reads: the value under the canonical key of its vnode.
-  const std::string key = (*table)->pk_serde().Serialize(
-      Row{static_cast<int16_t>(in->vnode)});
+  const std::string key =
+      (*table)->pk_serde().Serialize(Row{static_cast<int16_t>(in->vnode)});
   const std::optional<VnodeProgress> loaded =
       Decode(**table, in->vnode, key, in->value, pk_types);
 
@@ -170,7 +170,8 @@ void FuzzOne(absl::string_view bytes) {
         continue;
       }
     }
-    if (!h.upstream_rows().contains(h.upstream_table().pk_serde().Serialize(pk))) {
+    if (!h.upstream_rows().contains(
+            h.upstream_table().pk_serde().Serialize(pk))) {
       h.Insert(row).IgnoreError();
     }
   }
@@ -182,9 +183,9 @@ void FuzzOne(absl::string_view bytes) {
         store->NewLocalStateStore(kProgressFuzzProgressTableId, {});
     Check(local.ok(), "a local store", local.status());
     Check((*local)->Init(EpochPair{Epoch(2), Epoch(1)}).ok(), "Init");
-    Check((*local)->Insert(in->vnode, key,
-                           std::string_view(in->value.data(),
-                                            in->value.size()))
+    Check((*local)
+              ->Insert(in->vnode, key,
+                       std::string_view(in->value.data(), in->value.size()))
               .ok(),
           "Insert");
     Check((*local)->Seal(EpochPair{Epoch(3), Epoch(2)}).ok(), "Seal");

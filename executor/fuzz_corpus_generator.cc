@@ -37,7 +37,8 @@ void Write(const std::filesystem::path& dir, const std::string& name,
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-// ---- backfill_state_fuzz -----------------------------------------------------
+// ---- backfill_state_fuzz
+// -----------------------------------------------------
 
 struct StoredRow {
   std::string key;
@@ -48,9 +49,10 @@ struct StoredRow {
 // progress-table row: vnode, pos..., finished, row_count).
 StoredRow Store(const TableCatalog& progress_catalog, const Row& row) {
   std::unique_ptr<StateStore> store = NewMemoryStateStore();
-  auto table = StateTable::Create(progress_catalog, *store,
-                                  VnodeBitmap::All(progress_catalog.vnode_count))
-                   .value();
+  auto table =
+      StateTable::Create(progress_catalog, *store,
+                         VnodeBitmap::All(progress_catalog.vnode_count))
+          .value();
   absl::Status status = table->InitEpoch(EpochPair{Epoch(1), Epoch(0)});
   if (status.ok()) status = table->Insert(row);
   if (status.ok()) status = table->Commit(EpochPair{Epoch(2), Epoch(1)});
@@ -60,8 +62,7 @@ StoredRow Store(const TableCatalog& progress_catalog, const Row& row) {
                  status.ToString().c_str());
     std::exit(1);
   }
-  const VirtualNode vnode =
-      static_cast<VirtualNode>(std::get<int16_t>(row[0]));
+  const VirtualNode vnode = static_cast<VirtualNode>(std::get<int16_t>(row[0]));
   StoredRow out;
   out.key = table->pk_serde().Serialize(Row{row[0]});
   auto local = store->NewLocalStateStore(progress_catalog.table_id, {}).value();
@@ -101,9 +102,8 @@ void WriteProgressCorpus(const std::filesystem::path& dir) {
                                   value));
   };
   for (const Shape& shape : shapes) {
-    const ProgressFuzzInput in =
-        *ParseProgressFuzzInput(FormatProgressFuzzInput(
-            shape.shape, shape.type_orders, 0, "", ""));
+    const ProgressFuzzInput in = *ParseProgressFuzzInput(
+        FormatProgressFuzzInput(shape.shape, shape.type_orders, 0, "", ""));
     const TableCatalog progress =
         BackfillProgressCatalog(in.upstream, kProgressFuzzProgressTableId);
     const std::vector<DataType> pk_types = in.upstream.PkTypes();
@@ -149,7 +149,8 @@ void WriteProgressCorpus(const std::filesystem::path& dir) {
     // grows as the restarted actor sends more rows).
     Row huge{int16_t{1}};
     for (const Datum& d : EncodeProgressValue(InProgress{
-             pos, static_cast<uint64_t>(std::numeric_limits<int64_t>::max())})) {
+             pos,
+             static_cast<uint64_t>(std::numeric_limits<int64_t>::max())})) {
       huge.push_back(d);
     }
     StoredRow stored = Store(progress, huge);
@@ -197,7 +198,8 @@ void WriteProgressCorpus(const std::filesystem::path& dir) {
     for (int i = 0; i < 64; ++i) {
       Row pk = testing::RandomTableRow(in.upstream, low_rng, 6);
       pk.resize(pk_len);
-      if (!low.has_value() || CompareRows(pk, *low, in.upstream.pk_orders) < 0) {
+      if (!low.has_value() ||
+          CompareRows(pk, *low, in.upstream.pk_orders) < 0) {
         low = std::move(pk);
       }
     }
@@ -215,7 +217,8 @@ void WriteProgressCorpus(const std::filesystem::path& dir) {
   }
 }
 
-// ---- arrangement_backfill_plan_fuzz -------------------------------------------
+// ---- arrangement_backfill_plan_fuzz
+// -------------------------------------------
 
 proto::ArrangementBackfillNode RandomNode(std::mt19937_64& rng) {
   testing::RandomShapeOptions shape_options;
@@ -233,9 +236,14 @@ proto::ArrangementBackfillNode RandomNode(std::mt19937_64& rng) {
   }
   node.set_chunk_size(static_cast<uint32_t>(rng() % 5));
   switch (rng() % 4) {
-    case 0: break;  // no limit
-    case 1: node.set_rate_limit(0); break;  // paused
-    default: node.set_rate_limit(static_cast<uint32_t>(1 + rng() % 100)); break;
+    case 0:
+      break;  // no limit
+    case 1:
+      node.set_rate_limit(0);
+      break;  // paused
+    default:
+      node.set_rate_limit(static_cast<uint32_t>(1 + rng() % 100));
+      break;
   }
   node.set_actor_id(static_cast<uint32_t>(rng() % 10));
   node.set_fragment_id(static_cast<uint32_t>(rng() % 10));
@@ -243,9 +251,9 @@ proto::ArrangementBackfillNode RandomNode(std::mt19937_64& rng) {
   if (rng() % 2 == 0 && vnodes > 1) {
     const int begin = static_cast<int>(rng() % vnodes);
     node.set_vnode_bitmap(
-        VnodeBitmap::FromRange(vnodes, begin, begin + 1 +
-                                                  static_cast<int>(
-                                                      rng() % (vnodes - begin)))
+        VnodeBitmap::FromRange(
+            vnodes, begin,
+            begin + 1 + static_cast<int>(rng() % (vnodes - begin)))
             .Serialize());
   }
   return node;
@@ -274,9 +282,8 @@ void WritePlanCorpus(const std::filesystem::path& dir) {
     n.add_upstream_column_ids(1000);
   });
   mutate("output_out_of_range", [](auto& n) { n.add_output_indices(1000); });
-  mutate("bitmap_size", [](auto& n) {
-    n.set_vnode_bitmap(VnodeBitmap::All(32).Serialize());
-  });
+  mutate("bitmap_size",
+         [](auto& n) { n.set_vnode_bitmap(VnodeBitmap::All(32).Serialize()); });
   mutate("bitmap_garbage", [](auto& n) { n.set_vnode_bitmap("\x07garbage"); });
   mutate("chunk_size", [](auto& n) { n.set_chunk_size(1u << 30); });
   mutate("same_table_id", [](auto& n) {

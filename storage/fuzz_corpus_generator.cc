@@ -142,9 +142,12 @@ int Main(int argc, char** argv) {
   const std::filesystem::path dir =
       std::filesystem::path(argv[1]) / "table_catalog_fuzz";
   const std::vector<std::pair<std::string, proto::TableCatalog>> valid = {
-      {"simple", Simple()},         {"every_type", EveryType()},
-      {"singleton", Singleton()},   {"pk_only_in_key", PkOnlyInKey()},
-      {"progress_like", ProgressLike()}, {"max_vnodes_no_pk", MaxVnodesNoPk()},
+      {"simple", Simple()},
+      {"every_type", EveryType()},
+      {"singleton", Singleton()},
+      {"pk_only_in_key", PkOnlyInKey()},
+      {"progress_like", ProgressLike()},
+      {"max_vnodes_no_pk", MaxVnodesNoPk()},
   };
   for (const auto& [name, catalog] : valid) {
     Write(dir, "valid_" + name, catalog.SerializeAsString());
@@ -153,26 +156,40 @@ int Main(int argc, char** argv) {
   const std::vector<std::pair<std::string, Mutation>> bad = {
       {"no_columns", [](auto& t) { t.clear_columns(); }},
       {"unspecified_type",
-       [](auto& t) { t.mutable_columns(1)->set_type(proto::DATA_TYPE_UNSPECIFIED); }},
+       [](auto& t) {
+         t.mutable_columns(1)->set_type(proto::DATA_TYPE_UNSPECIFIED);
+       }},
       {"unknown_type",
-       [](auto& t) { t.mutable_columns(1)->set_type(static_cast<proto::DataType>(13)); }},
+       [](auto& t) {
+         t.mutable_columns(1)->set_type(static_cast<proto::DataType>(13));
+       }},
       {"duplicate_id", [](auto& t) { t.mutable_columns(1)->set_column_id(1); }},
       {"duplicate_name", [](auto& t) { t.mutable_columns(1)->set_name("id"); }},
-      {"pk_out_of_range", [](auto& t) { AddKey(t, 99, false, proto::NULLS_DEFAULT); }},
+      {"pk_out_of_range",
+       [](auto& t) { AddKey(t, 99, false, proto::NULLS_DEFAULT); }},
       {"pk_twice", [](auto& t) { AddKey(t, 0, true, proto::NULLS_DEFAULT); }},
       {"unknown_nulls",
-       [](auto& t) { t.mutable_primary_key(0)->set_nulls(static_cast<proto::NullsOrder>(3)); }},
+       [](auto& t) {
+         t.mutable_primary_key(0)->set_nulls(static_cast<proto::NullsOrder>(3));
+       }},
       {"dist_not_pk", [](auto& t) { t.add_distribution_key(2); }},
       {"dist_twice", [](auto& t) { t.add_distribution_key(0); }},
       {"vnodes_too_many", [](auto& t) { t.set_vnode_count(32769); }},
       {"vnodes_huge", [](auto& t) { t.set_vnode_count(0xffffffffu); }},
-      {"value_not_ascending", [](auto& t) { t.add_value_indices(3); t.add_value_indices(1); }},
+      {"value_not_ascending",
+       [](auto& t) {
+         t.add_value_indices(3);
+         t.add_value_indices(1);
+       }},
       {"value_out_of_range", [](auto& t) { t.add_value_indices(1u << 31); }},
       {"unknown_encoding",
-       [](auto& t) { t.set_value_encoding(static_cast<proto::ValueEncoding>(2)); }},
+       [](auto& t) {
+         t.set_value_encoding(static_cast<proto::ValueEncoding>(2));
+       }},
       {"vnode_column_not_pk", [](auto& t) { t.set_vnode_column_index(1); }},
       {"vnode_column_not_int16", [](auto& t) { t.set_vnode_column_index(0); }},
-      {"negative_column_id", [](auto& t) { t.mutable_columns(2)->set_column_id(-1); }},
+      {"negative_column_id",
+       [](auto& t) { t.mutable_columns(2)->set_column_id(-1); }},
   };
   for (const auto& [name, mutate] : bad) {
     proto::TableCatalog catalog = Simple();

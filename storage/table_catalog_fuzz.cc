@@ -56,8 +56,7 @@ constexpr int kRows = 8;
 Row RandomRowOf(const TableCatalog& catalog, std::mt19937_64& rng) {
   Row row;
   for (const ColumnDesc& column : catalog.columns) {
-    row.push_back(
-        RandomDatum(column.type, rng, column.nullable ? 0.25 : 0.0));
+    row.push_back(RandomDatum(column.type, rng, column.nullable ? 0.25 : 0.0));
   }
   if (catalog.vnode_column.has_value() && rng() % 8 != 0) {
     row[*catalog.vnode_column] =
@@ -76,8 +75,9 @@ Row Stored(const TableCatalog& catalog, const Row& row) {
 }
 
 // Every row of `expected` (pk bytes -> stored row) reads back from `table`.
-void CheckReads(StateTable& table,
-                const std::map<std::string, std::pair<VirtualNode, Row>>& expected) {
+void CheckReads(
+    StateTable& table,
+    const std::map<std::string, std::pair<VirtualNode, Row>>& expected) {
   const TableCatalog& catalog = table.catalog();
   std::map<VirtualNode, size_t> per_vnode;
   for (const auto& [pk_bytes, entry] : expected) {
@@ -90,7 +90,8 @@ void CheckReads(StateTable& table,
           "a written row reads back as stored");
   }
   for (const auto& [vnode, count] : per_vnode) {
-    absl::StatusOr<std::unique_ptr<RowIterator>> it = table.IterWithVnode(vnode);
+    absl::StatusOr<std::unique_ptr<RowIterator>> it =
+        table.IterWithVnode(vnode);
     Check(it.ok(), "scanning an owned vnode", it.status());
     size_t seen = 0;
     for (; (*it)->Valid(); (*it)->Next()) {

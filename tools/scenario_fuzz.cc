@@ -73,8 +73,8 @@ void CheckSpec(const ScenarioSpec& spec) {
   Check(spec.extra_checkpoints_after_finish >= 0,
         "extra_checkpoints_after_finish >= 0");
   const WorkloadSpec& w = spec.workload;
-  Check(w.ops_per_second >= 0 && w.insert_weight >= 0 &&
-            w.update_weight >= 0 && w.delete_weight >= 0,
+  Check(w.ops_per_second >= 0 && w.insert_weight >= 0 && w.update_weight >= 0 &&
+            w.delete_weight >= 0,
         "workload rates and weights >= 0");
   Check(w.ops_per_second == 0 ||
             w.insert_weight + w.update_weight + w.delete_weight > 0,
@@ -139,7 +139,8 @@ void CheckOptions(const ScenarioSpec& spec,
     offsets.push_back(options.workload.max_ops - 1);
   }
   // The source's pacing over the whole run (up to max_duration).
-  for (double seconds : {0.0, 0.1, absl::ToDoubleSeconds(options.max_duration)}) {
+  for (double seconds :
+       {0.0, 0.1, absl::ToDoubleSeconds(options.max_duration)}) {
     (void)WorkloadOpsDue(options.workload.ops_per_second, seconds);
   }
   for (uint64_t offset : offsets) {
