@@ -100,7 +100,12 @@ ReplicatedStateTable::ReplicatedStateTable(std::unique_ptr<StateTable> table,
                                            std::vector<int> pk_in_output)
     : table_(std::move(table)),
       output_indices_(std::move(output_indices)),
-      pk_in_output_indices_(std::move(pk_in_output)) {}
+      pk_in_output_indices_(std::move(pk_in_output)) {
+  output_is_identity_ = output_indices_.size() == catalog().columns.size();
+  for (size_t i = 0; output_is_identity_ && i < output_indices_.size(); ++i) {
+    output_is_identity_ = output_indices_[i] == static_cast<int>(i);
+  }
+}
 
 absl::Status ReplicatedStateTable::Write(RowOp op, RowView s2_row) {
   if (s2_row.size() != output_indices_.size()) {
@@ -134,12 +139,7 @@ ReplicatedStateTable::IterWithVnode(VirtualNode vnode,
                                     const PkRowRange& range) {
   BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<RowIterator> inner,
                             table_->IterWithVnode(vnode, range));
-  // S2 = S1 (every column, in order): the stored rows as they are.
-  bool identity = output_indices_.size() == catalog().columns.size();
-  for (size_t i = 0; identity && i < output_indices_.size(); ++i) {
-    identity = output_indices_[i] == static_cast<int>(i);
-  }
-  if (identity) return inner;
+  if (output_is_identity_) return inner;
   return std::unique_ptr<RowIterator>(
       new ProjectingRowIterator(std::move(inner), output_indices_));
 }

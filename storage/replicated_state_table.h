@@ -93,6 +93,8 @@ class ReplicatedStateTable {
   std::unique_ptr<StateTable> table_;
   std::vector<int> output_indices_;
   std::vector<int> pk_in_output_indices_;
+  // S2 = S1 (every column, in order): scans return stored rows unprojected.
+  bool output_is_identity_ = false;
   Row widened_;
 };
 
