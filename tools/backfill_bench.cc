@@ -127,6 +127,16 @@ void CopyStore(const std::string& from, const std::string& to) {
   std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
 }
 
+// The codec of `catalog`'s stored values (its value columns, positional).
+std::unique_ptr<ValueRowCodec> ValueCodecOf(const TableCatalog& catalog) {
+  Schema value_schema;
+  for (int index : catalog.value_indices) {
+    value_schema.push_back(catalog.columns[index]);
+  }
+  return OrDie(MakeValueRowCodec(ValueRowEncoding::kPositional, value_schema),
+               "codec");
+}
+
 // ---- (a) The physical limit: a raw RocksDB iterator + value decode
 // -----------------------------------------------
 
@@ -137,12 +147,7 @@ double RawScanRowsPerSecond(const std::string& path,
   if (!opened.ok()) {
     Die(absl::InternalError(opened.ToString()), "raw open");
   }
-  Schema value_schema;
-  for (int index : catalog.value_indices) {
-    value_schema.push_back(catalog.columns[index]);
-  }
-  std::unique_ptr<ValueRowCodec> codec = OrDie(
-      MakeValueRowCodec(ValueRowEncoding::kPositional, value_schema), "codec");
+  std::unique_ptr<ValueRowCodec> codec = ValueCodecOf(catalog);
   char prefix[4] = {static_cast<char>(catalog.table_id >> 24),
                     static_cast<char>(catalog.table_id >> 16),
                     static_cast<char>(catalog.table_id >> 8),
@@ -439,12 +444,7 @@ void WriteRows(RocksDbStateStore& store, const StreamingJobOptions& options,
 // the live upstream's checkpoints).
 void CopyTable(RocksDbStateStore& store, const TableCatalog& from,
                Epoch read_at, RocksDbStateStore& target_store, TableId to_id) {
-  Schema value_schema;
-  for (int index : from.value_indices) {
-    value_schema.push_back(from.columns[index]);
-  }
-  std::unique_ptr<ValueRowCodec> codec = OrDie(
-      MakeValueRowCodec(ValueRowEncoding::kPositional, value_schema), "codec");
+  std::unique_ptr<ValueRowCodec> codec = ValueCodecOf(from);
   TableCatalog to = from;
   to.table_id = to_id;
   StateTableOptions write_options;
