@@ -53,6 +53,7 @@
 #include "storage/raw_rocksdb_for_test.h"
 #include "storage/rocksdb_state_store.h"
 #include "storage/state_table.h"
+#include "storage/table_key.h"
 #include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "tools/job_options.h"
@@ -148,10 +149,11 @@ double RawScanRowsPerSecond(const std::string& path,
     Die(absl::InternalError(opened.ToString()), "raw open");
   }
   std::unique_ptr<ValueRowCodec> codec = ValueCodecOf(catalog);
-  char prefix[4] = {static_cast<char>(catalog.table_id >> 24),
-                    static_cast<char>(catalog.table_id >> 16),
-                    static_cast<char>(catalog.table_id >> 8),
-                    static_cast<char>(catalog.table_id)};
+  // Every stored version of the table starts with its table id: the first
+  // bytes of the table_id | vnode key prefix.
+  std::string prefix;
+  AppendTableKeyPrefix(catalog.table_id, /*vnode=*/0, &prefix);
+  prefix.resize(sizeof(TableId));
   double best = 0;
   Row row;
   for (int pass = 0; pass < 3; ++pass) {  // Pass 0 warms the page cache.
@@ -161,9 +163,8 @@ double RawScanRowsPerSecond(const std::string& path,
     std::unique_ptr<rocksdb::Iterator> it(
         raw->db->NewIterator(read_options, raw->data()));
     uint64_t rows = 0;
-    for (it->Seek(rocksdb::Slice(prefix, 4)); it->Valid(); it->Next()) {
-      const rocksdb::Slice key = it->key();
-      if (key.size() < 4 || std::memcmp(key.data(), prefix, 4) != 0) break;
+    for (it->Seek(prefix); it->Valid(); it->Next()) {
+      if (!it->key().starts_with(prefix)) break;
       const rocksdb::Slice value = it->value();  // tag byte, then the row
       Check(codec->DecodeInto(
                 absl::string_view(value.data() + 1, value.size() - 1), &row),
@@ -203,8 +204,8 @@ absl::StatusOr<SnapshotRun> RunSnapshotOnly(StateStore& store,
                              static_cast<int>(parallelism)));
   std::vector<TrackedActor> tracked;
   for (uint32_t i = 0; i < parallelism; ++i) {
-    tracked.push_back(
-        {static_cast<ActorId>(100 + i), static_cast<uint32_t>(split[i].Count())});
+    tracked.push_back({static_cast<ActorId>(100 + i),
+                       static_cast<uint32_t>(split[i].Count())});
   }
   BACKFILL_ASSIGN_OR_RETURN(auto tracker, JobProgressTracker::Create(tracked));
   std::vector<std::unique_ptr<ProgressReporter>> reporters;
@@ -316,7 +317,8 @@ absl::StatusOr<SnapshotRun> RunSnapshotOnly(StateStore& store,
       next_tick += interval;
       clock.SleepUntil(next_tick);
       epoch = EpochPair{Epoch(epoch.curr.value() + 1), epoch.curr};
-      BACKFILL_RETURN_IF_ERROR(inject(epoch, BarrierKind::kCheckpoint, nullptr));
+      BACKFILL_RETURN_IF_ERROR(
+          inject(epoch, BarrierKind::kCheckpoint, nullptr));
     }
     StopMutation stop;
     for (uint32_t i = 0; i < parallelism; ++i) stop.actors.insert(100 + i);
@@ -352,9 +354,9 @@ int ChildSnapshotMain(const Flags& flags) {
   auto store = OpenStore(flags.dir);
   TableCatalog upstream = BaseOptions(0).upstream;
   upstream.table_id = static_cast<TableId>(flags.child_table);
-  SnapshotRun run = OrDie(RunSnapshotOnly(*store, upstream, 1, 900,
-                                          absl::Milliseconds(100)),
-                          "child snapshot");
+  SnapshotRun run =
+      OrDie(RunSnapshotOnly(*store, upstream, 1, 900, absl::Milliseconds(100)),
+            "child snapshot");
   // The peak RSS of this process image (VmHWM: reset by exec, unlike
   // getrusage's ru_maxrss, which keeps the forking parent's peak).
   long hwm_kb = 0;
@@ -411,10 +413,10 @@ void WriteRows(RocksDbStateStore& store, const StreamingJobOptions& options,
                uint64_t step, bool erase) {
   StateTableOptions table_options;
   table_options.op_consistency = OpConsistency::kInconsistent;
-  auto table = OrDie(StateTable::Create(catalog, store,
-                                        VnodeBitmap::All(catalog.vnode_count),
-                                        table_options),
-                     "table");
+  auto table = OrDie(
+      StateTable::Create(catalog, store, VnodeBitmap::All(catalog.vnode_count),
+                         table_options),
+      "table");
   const Epoch committed = store.CommittedEpoch(catalog.table_id);
   EpochPair epoch{Epoch(committed.value() + 1), committed};
   Check(table->InitEpoch(epoch), "init");
@@ -449,27 +451,27 @@ void CopyTable(RocksDbStateStore& store, const TableCatalog& from,
   to.table_id = to_id;
   StateTableOptions write_options;
   write_options.op_consistency = OpConsistency::kInconsistent;
-  auto target = OrDie(StateTable::Create(to, target_store,
-                                         VnodeBitmap::All(to.vnode_count),
-                                         write_options),
-                      "target");
+  auto target =
+      OrDie(StateTable::Create(to, target_store,
+                               VnodeBitmap::All(to.vnode_count), write_options),
+            "target");
   const Epoch committed = target_store.CommittedEpoch(to_id);
   EpochPair epoch{Epoch(committed.value() + 1), committed};
   Check(target->InitEpoch(epoch), "init target");
   // Pins read_at for the whole copy (as a RocksDB snapshot would): garbage
   // collection may not pass it between the vnodes' scans.
-  auto pin = OrDie(store.NewIterator(from.table_id, 0, PkRange{}, read_at),
-                   "pin");
+  auto pin =
+      OrDie(store.NewIterator(from.table_id, 0, PkRange{}, read_at), "pin");
   Row values;
   for (int vnode = 0; vnode < from.vnode_count; ++vnode) {
-    auto it = OrDie(store.NewIterator(from.table_id,
-                                      static_cast<VirtualNode>(vnode),
-                                      PkRange{}, read_at),
-                    "iter");
+    auto it =
+        OrDie(store.NewIterator(from.table_id, static_cast<VirtualNode>(vnode),
+                                PkRange{}, read_at),
+              "iter");
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      Check(codec->DecodeInto(absl::string_view(it->value().data(),
-                                                it->value().size()),
-                              &values),
+      Check(codec->DecodeInto(
+                absl::string_view(it->value().data(), it->value().size()),
+                &values),
             "decode");
       Row row(from.columns.size());
       for (size_t i = 0; i < from.value_indices.size(); ++i) {
@@ -500,11 +502,11 @@ class LiveUpstream {
         StateTable::Create(options_.upstream, store_,
                            VnodeBitmap::All(options_.upstream.vnode_count)),
         "upstream table");
-    auto offsets = OrDie(
-        StateTable::Create(DmlSourceExecutor::OffsetTableCatalog(
-                               options_.source_offset_table_id),
-                           store_, VnodeBitmap::All(1)),
-        "offset table");
+    auto offsets =
+        OrDie(StateTable::Create(DmlSourceExecutor::OffsetTableCatalog(
+                                     options_.source_offset_table_id),
+                                 store_, VnodeBitmap::All(1)),
+              "offset table");
     source_ = std::make_unique<DmlSourceExecutor>(
         std::move(rx), std::move(table), std::move(offsets), options_.workload,
         stop_, ExecutorInfo{});
@@ -670,9 +672,9 @@ JobRun RunJob(RocksDbStateStore& store, const StreamingJobOptions& options) {
       run.upstream_ops_during_backfill = progress.upstream_ops;
     }
   };
-  run.result = OrDie(RunStreamingJob(store, options, nullptr, observer,
-                                     Clock::Real()),
-                     "streaming job");
+  run.result =
+      OrDie(RunStreamingJob(store, options, nullptr, observer, Clock::Real()),
+            "streaming job");
   if (!run.result.consistent) {
     Die(absl::InternalError(run.result.mismatch), "the view is inconsistent");
   }
@@ -724,9 +726,9 @@ int Main(int argc, char** argv) {
   const absl::Time bench_start = absl::Now();
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir =
-      !flags.dir.empty() ? flags.dir
-                         : std::string(tmp != nullptr ? tmp : "/tmp") +
-                               "/backfill_bench";
+      !flags.dir.empty()
+          ? flags.dir
+          : std::string(tmp != nullptr ? tmp : "/tmp") + "/backfill_bench";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   auto log = [&](const std::string& what) {
@@ -762,12 +764,12 @@ int Main(int argc, char** argv) {
     const std::string work = dir + "/snapshot";
     CopyStore(base_dir, work);
     auto store = OpenStore(work);
-    snapshot1 = OrDie(RunSnapshotOnly(*store, upstream, 1, 901,
-                                      absl::Milliseconds(100)),
-                      "snapshot, 1 actor");
-    snapshot2 = OrDie(RunSnapshotOnly(*store, upstream, 2, 902,
-                                      absl::Milliseconds(100)),
-                      "snapshot, 2 actors");
+    snapshot1 = OrDie(
+        RunSnapshotOnly(*store, upstream, 1, 901, absl::Milliseconds(100)),
+        "snapshot, 1 actor");
+    snapshot2 = OrDie(
+        RunSnapshotOnly(*store, upstream, 2, 902, absl::Milliseconds(100)),
+        "snapshot, 2 actors");
   }
   if (snapshot1.rows != raw_rows || snapshot2.rows != raw_rows) {
     Die(absl::InternalError(absl::StrCat("snapshot rows ", snapshot1.rows, "/",
@@ -777,12 +779,12 @@ int Main(int argc, char** argv) {
   }
 
   if (flags.only_snapshot) {
-    std::printf("raw %.0f rows/s; snapshot 1 actor %.0f (%.2f), 2 actors %.0f "
-                "(speedup %.2f)\n",
-                raw_rate, snapshot1.rows_per_second(),
-                snapshot1.rows_per_second() / raw_rate,
-                snapshot2.rows_per_second(),
-                snapshot2.rows_per_second() / snapshot1.rows_per_second());
+    std::printf(
+        "raw %.0f rows/s; snapshot 1 actor %.0f (%.2f), 2 actors %.0f "
+        "(speedup %.2f)\n",
+        raw_rate, snapshot1.rows_per_second(),
+        snapshot1.rows_per_second() / raw_rate, snapshot2.rows_per_second(),
+        snapshot2.rows_per_second() / snapshot1.rows_per_second());
     return 0;
   }
 
@@ -862,10 +864,10 @@ int Main(int argc, char** argv) {
     view.table_id = 952;
     StateTableOptions table_options;
     table_options.op_consistency = OpConsistency::kInconsistent;
-    auto table = OrDie(StateTable::Create(view, *view_store,
-                                          VnodeBitmap::All(view.vnode_count),
-                                          table_options),
-                       "view");
+    auto table = OrDie(
+        StateTable::Create(view, *view_store,
+                           VnodeBitmap::All(view.vnode_count), table_options),
+        "view");
     const Epoch committed = view_store->CommittedEpoch(952);
     const EpochPair epoch{Epoch(committed.value() + 1), committed};
     Check(table->InitEpoch(epoch), "init view");
@@ -890,8 +892,10 @@ int Main(int argc, char** argv) {
   CopyStore(small_dir, dir + "/growth_1x");
   CopyStore(base_dir, dir + "/growth_4x");
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
-  const ChildRun growth1 = RunChild(self, dir + "/growth_1x", upstream.table_id);
-  const ChildRun growth4 = RunChild(self, dir + "/growth_4x", upstream.table_id);
+  const ChildRun growth1 =
+      RunChild(self, dir + "/growth_1x", upstream.table_id);
+  const ChildRun growth4 =
+      RunChild(self, dir + "/growth_4x", upstream.table_id);
 
   // Tombstones: a table whose every other row was deleted vs a clean table
   // of the same live rows, before and after garbage collection.
@@ -927,9 +931,10 @@ int Main(int argc, char** argv) {
   const double snapshot_rate = snapshot1.rows_per_second();
   const double e2e_rate =
       e2e.backfill_seconds > 0 ? e2e.snapshot_rows / e2e.backfill_seconds : 0;
-  const double loaded_rate = loaded.backfill_seconds > 0
-                                 ? loaded.snapshot_rows / loaded.backfill_seconds
-                                 : 0;
+  const double loaded_rate =
+      loaded.backfill_seconds > 0
+          ? loaded.snapshot_rows / loaded.backfill_seconds
+          : 0;
   const double loaded_ops =
       loaded.backfill_seconds > 0
           ? loaded.upstream_ops_during_backfill / loaded.backfill_seconds
@@ -1003,18 +1008,17 @@ int Main(int argc, char** argv) {
                        buffer_all_peak),
        "(goal <= 1/10)");
   line("cost growth 4N vs N: time, RSS",
-       absl::StrFormat("%.2f, %.2f", growth4.seconds / growth1.seconds,
-                       static_cast<double>(growth4.max_rss_kb) /
-                           growth1.max_rss_kb),
+       absl::StrFormat(
+           "%.2f, %.2f", growth4.seconds / growth1.seconds,
+           static_cast<double>(growth4.max_rss_kb) / growth1.max_rss_kb),
        "(goals <= 4.4, <= 1.3)");
   line("tombstones vs clean: after GC / before GC",
        absl::StrFormat("%.2f / %.2f", tomb_after / clean_after,
                        tomb_before / clean_before),
        "(goal >= 0.5)");
-  line("total run, s", absl::StrFormat("%.0f", total_seconds),
-       "(goal <= 300)");
-  if (!flags.plot.empty()) Plot(flags.plot, loaded.timeline,
-                                loaded.backfill_seconds);
+  line("total run, s", absl::StrFormat("%.0f", total_seconds), "(goal <= 300)");
+  if (!flags.plot.empty())
+    Plot(flags.plot, loaded.timeline, loaded.backfill_seconds);
   if (flags.json) std::printf("%s\n", json.ToString().c_str());
   return 0;
 }
