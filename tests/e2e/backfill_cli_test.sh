@@ -5,10 +5,7 @@
 # backfill, resuming each time with the same data directory (sometimes at
 # another parallelism): the final run must be consistent and its dumps equal.
 set -uo pipefail
-BIN="tools/backfill"
-SCENARIO="tools/scenarios/heavy_churn.textproto"
-TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-fail() { echo "FAIL: $*"; exit 1; }
+source tests/e2e/lib.sh
 
 # --- bad flags: exit 2, a clear message, the JSON line last ---------------
 out=$("$BIN" --no_such_flag=1 2>&1); code=$?
@@ -69,11 +66,8 @@ for round in 1 2 3 4 5; do
   if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
   wait $pid 2>/dev/null
 done
-"$BIN" --scenario="$SCENARIO" --data_dir="$DATA" --parallelism=2 \
-    --dump_dir="$TMP/dump" > "$TMP/final.log" 2>&1
-code=$?
-[[ $code -eq 0 ]] || { cat "$TMP/final.log"; fail "final run exit $code"; }
-tail -1 "$TMP/final.log" | grep -q '"consistent":true' || fail "final verdict not consistent"
-tail -1 "$TMP/final.log" | grep -q '"resumed":true' || fail "final run did not resume"
-cmp "$TMP/dump/upstream.tsv" "$TMP/dump/view.tsv" || fail "dumps differ"
+run_ok "$TMP/final.log" --scenario="$SCENARIO" --data_dir="$DATA" --parallelism=2 \
+    --dump_dir="$TMP/dump"
+expect_consistent final "$TMP/final.log" "$TMP/dump"
+expect_resumed final "$TMP/final.log"
 echo "ok: $kills kills, resumed, consistent, dumps equal"

@@ -11,12 +11,8 @@
 #
 # Env: BACKFILL_CORRUPTION_SEED (default: from the clock; printed).
 set -uo pipefail
-BIN="tools/backfill"
-TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-SEED="${BACKFILL_CORRUPTION_SEED:-$(( $(date +%s) % 100000 ))}"
-RANDOM=$SEED
-echo "seed $SEED (rerun with --test_env=BACKFILL_CORRUPTION_SEED=$SEED)"
-fail() { echo "FAIL (seed $SEED): $*"; exit 1; }
+source tests/e2e/lib.sh
+use_seed BACKFILL_CORRUPTION_SEED
 
 SCENARIO="$TMP/corrupt.textproto"
 cat > "$SCENARIO" <<'X'
@@ -54,7 +50,7 @@ flip() {
 random_offset() {
   local size=$1 low=$(( $1 * $2 / 100 )) high=$(( $1 * $3 / 100 ))
   [[ $high -gt $low ]] || high=$((low + 1))
-  echo $(( low + (RANDOM * 32768 + RANDOM) % (high - low) ))
+  echo $(( low + $(random_below $(( high - low ))) ))
 }
 # expect_data_loss NAME DIR WHAT: starts the command on DIR; it must fail
 # with DATA_LOSS naming WHAT (a regex).
@@ -82,12 +78,10 @@ expect_data_loss() {
 # --- the stopped jobs -----------------------------------------------------
 FINISHED="$TMP/finished"
 for i in 1 2; do
-  "$BIN" --scenario="$SCENARIO" --data_dir="$FINISHED" --json > "$TMP/finished$i.log" 2>&1 ||
-      { cat "$TMP/finished$i.log"; fail "setting up: finished run $i"; }
+  run_ok "$TMP/finished$i.log" --scenario="$SCENARIO" --data_dir="$FINISHED" --json
 done
 KILLED="$TMP/killed"
-"$BIN" --scenario="$SCENARIO" --data_dir="$KILLED" --json > "$TMP/killed1.log" 2>&1 ||
-    fail "setting up: first run of the killed job"
+run_ok "$TMP/killed1.log" --scenario="$SCENARIO" --data_dir="$KILLED" --json
 "$BIN" --scenario="$SCENARIO" --data_dir="$KILLED" --parallelism=3 > "$TMP/killed2.log" 2>&1 &
 pid=$!
 # Kill it during the run (after its first progress line or 1.5 s).

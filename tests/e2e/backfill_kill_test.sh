@@ -13,14 +13,11 @@
 # BACKFILL_KILLS_PER_RUN (default 10), BACKFILL_KILL_MAX_DELAY_MS (default
 # 1500: kills land uniformly in [20 ms, this] after the start).
 set -uo pipefail
-BIN="tools/backfill"
-TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-SEED="${BACKFILL_KILL_SEED:-$(( $(date +%s) % 100000 ))}"
+source tests/e2e/lib.sh
+use_seed BACKFILL_KILL_SEED
 KILLS_PER_RUN="${BACKFILL_KILLS_PER_RUN:-10}"
 MAX_DELAY_MS="${BACKFILL_KILL_MAX_DELAY_MS:-1500}"
-RANDOM=$SEED
-echo "seed $SEED (rerun with --test_env=BACKFILL_KILL_SEED=$SEED), $KILLS_PER_RUN kills per run"
-fail() { echo "FAIL (seed $SEED): $*"; exit 1; }
+echo "$KILLS_PER_RUN kills per run"
 
 # Five small scenarios: different key types and orders, NULLs in the pk, a
 # composite pk with a distribution key that is a strict subset, a pruned
@@ -129,7 +126,7 @@ max_ops() { grep -o 'max_ops: [0-9]*' "$1" | grep -o '[0-9]*'; }
 pick_parallelism() { echo $(( 1 + RANDOM % $1 )); }
 # Random delay in seconds ("0.123"), uniform in [20 ms, $1 ms].
 pick_delay() {
-  local ms=$(( 20 + (RANDOM * 32768 + RANDOM) % ($1 - 19) ))
+  local ms=$(( 20 + $(random_below $(( $1 - 19 ))) ))
   printf '%d.%03d' $(( ms / 1000 )) $(( ms % 1000 ))
 }
 
@@ -144,10 +141,7 @@ for run in 1 2 3 4 5; do
   # The reference: never killed.
   ref="$TMP/ref$run"
   rm -rf "$ref"; mkdir -p "$ref"
-  "$BIN" --scenario="$scenario" --data_dir="$ref/data" --dump_dir="$ref/dump" --json \
-      > "$ref.log" 2>&1
-  code=$?
-  [[ $code -eq 0 ]] || { cat "$ref.log"; fail "$name: reference run exit $code"; }
+  run_ok "$ref.log" --scenario="$scenario" --data_dir="$ref/data" --dump_dir="$ref/dump" --json
   tail -1 "$ref.log" | grep -q "\"upstream_ops\":$(max_ops "$scenario")," ||
       { tail -1 "$ref.log"; fail "$name: reference run did not apply all max_ops changes"; }
 
@@ -190,16 +184,11 @@ for run in 1 2 3 4 5; do
   # Resume once more, to the end.
   final="$TMP/final$run"
   rm -rf "$final"
-  "$BIN" --scenario="$scenario" --data_dir="$data" --dump_dir="$final/dump" --json \
-      > "$final.log" 2>&1
-  code=$?
-  [[ $code -eq 0 ]] || { cat "$final.log"; fail "$name: final run exit $code"; }
-  last=$(tail -1 "$final.log")
-  grep -q '"consistent":true' <<<"$last" || fail "$name: final verdict not consistent: $last"
-  grep -q '"resumed":true' <<<"$last" || fail "$name: final run did not resume: $last"
-  grep -q "\"upstream_ops\":$(max_ops "$scenario")," <<<"$last" ||
-      fail "$name: final run did not apply exactly max_ops changes: $last"
-  cmp "$final/dump/upstream.tsv" "$final/dump/view.tsv" || fail "$name: view dump != upstream dump"
+  run_ok "$final.log" --scenario="$scenario" --data_dir="$data" --dump_dir="$final/dump" --json
+  expect_consistent "$name" "$final.log" "$final/dump"
+  expect_resumed "$name" "$final.log"
+  tail -1 "$final.log" | grep -q "\"upstream_ops\":$(max_ops "$scenario")," ||
+      fail "$name: final run did not apply exactly max_ops changes: $(tail -1 "$final.log")"
   cmp "$final/dump/upstream.tsv" "$ref/dump/upstream.tsv" ||
       fail "$name: upstream dump differs from the never-killed run's"
   cmp "$final/dump/view.tsv" "$ref/dump/view.tsv" ||
