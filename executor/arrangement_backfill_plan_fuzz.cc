@@ -29,32 +29,10 @@
 #include "storage/memory_state_store.h"
 #include "storage/table_catalog.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/fuzzing/fuzz_check.h"
 
 namespace backfill {
 namespace {
-
-void Check(bool condition, const char* what, const absl::Status& status = {}) {
-  if (!condition) {
-    std::fprintf(stderr,
-                 "arrangement_backfill_plan_fuzz: property violated: %s (%s)\n",
-                 what, status.ToString().c_str());
-    std::abort();
-  }
-}
-
-// BACKFILL_FUZZ_VERBOSE=1: one line per input saying what happened.
-bool Verbose() {
-  static const bool verbose = std::getenv("BACKFILL_FUZZ_VERBOSE") != nullptr;
-  return verbose;
-}
-
-uint64_t Fnv1a(absl::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (char c : bytes) {
-    h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
-  }
-  return h;
-}
 
 constexpr int kMaxDrivenVnodes = 256;
 constexpr size_t kMaxDrivenColumns = 16;
@@ -94,7 +72,7 @@ void EpochDml(testing::BackfillHarness& h, std::mt19937_64& rng) {
                                               testing::RandomValueChange(
                                                   catalog, existing, rng),
                                               rng));
-      Check(status.ok(), "changing an upstream row", status);
+      FuzzCheck(status.ok(), "changing an upstream row", status);
     }
     if (rng() % 3 == 0) h.PushPending(1 + static_cast<int>(rng() % 3));
   }
@@ -104,11 +82,11 @@ void EpochDml(testing::BackfillHarness& h, std::mt19937_64& rng) {
 void Drive(const proto::ArrangementBackfillNode& node, uint64_t seed) {
   absl::StatusOr<TableCatalog> upstream =
       TableCatalogFromProto(node.upstream_table());
-  Check(upstream.ok(), "a plan that builds has a valid upstream",
-        upstream.status());
+  FuzzCheck(upstream.ok(), "a plan that builds has a valid upstream",
+            upstream.status());
   if (upstream->vnode_count > kMaxDrivenVnodes ||
       upstream->columns.size() > kMaxDrivenColumns) {
-    if (Verbose()) std::printf("built, too large to drive\n");
+    if (FuzzVerbose()) std::printf("built, too large to drive\n");
     return;
   }
   testing::HarnessOptions options;
@@ -122,7 +100,8 @@ void Drive(const proto::ArrangementBackfillNode& node, uint64_t seed) {
   if (!node.vnode_bitmap().empty()) {
     absl::StatusOr<VnodeBitmap> owned =
         VnodeBitmap::Deserialize(node.vnode_bitmap());
-    Check(owned.ok(), "a plan that builds has a valid bitmap", owned.status());
+    FuzzCheck(owned.ok(), "a plan that builds has a valid bitmap",
+              owned.status());
     options.owned = *std::move(owned);
   }
   std::unique_ptr<StateStore> store = NewMemoryStateStore();
@@ -141,7 +120,7 @@ void Drive(const proto::ArrangementBackfillNode& node, uint64_t seed) {
   const std::optional<VnodeBitmap> owned = options.owned;
   absl::StatusOr<std::unique_ptr<testing::BackfillHarness>> created =
       testing::BackfillHarness::Create(*store, clock, options);
-  Check(created.ok(), "a plan that builds builds again", created.status());
+  FuzzCheck(created.ok(), "a plan that builds builds again", created.status());
   testing::BackfillHarness& h = **created;
   const int initial_rows = static_cast<int>(rng() % 24);
   for (int i = 0; i < initial_rows; ++i) {
@@ -153,7 +132,7 @@ void Drive(const proto::ArrangementBackfillNode& node, uint64_t seed) {
     if (!h.upstream_rows().contains(pk)) h.Insert(row).IgnoreError();
   }
   absl::Status status = h.StartBackfill();
-  Check(status.ok(), "the first barrier", status);
+  FuzzCheck(status.ok(), "the first barrier", status);
   // Six epochs (the backfill may finish at any point, then it only forwards
   // upstream changes); a crash after the second and the fifth.
   int epoch = 0;
@@ -161,20 +140,20 @@ void Drive(const proto::ArrangementBackfillNode& node, uint64_t seed) {
     EpochDml(h, rng);
     status = h.Barrier(rng() % 3 == 0 ? BarrierKind::kBarrier
                                       : BarrierKind::kCheckpoint);
-    Check(status.ok(), "the invariant holds after a barrier", status);
+    FuzzCheck(status.ok(), "the invariant holds after a barrier", status);
     if (epoch == 1 || epoch == 4) {
-      if (Verbose()) {
+      if (FuzzVerbose()) {
         std::printf("  crash at epoch %d (%s)\n", epoch,
                     h.finished() ? "finished" : "backfilling");
       }
       h.Crash();
       status = h.Restart(owned);
-      Check(status.ok(), "a restart", status);
+      FuzzCheck(status.ok(), "a restart", status);
       status = h.Barrier();
-      Check(status.ok(), "the restarted actor loads its progress", status);
+      FuzzCheck(status.ok(), "the restarted actor loads its progress", status);
     }
   }
-  if (Verbose()) {
+  if (FuzzVerbose()) {
     std::printf("driven: %d rows, %d epochs, %s, view %zu rows\n",
                 static_cast<int>(h.upstream_rows().size()), epoch,
                 h.finished() ? "finished" : "not finished", h.view_size());
@@ -190,15 +169,15 @@ void FuzzOne(const uint8_t* data, size_t size) {
           node, *store,
           std::make_unique<testing::ScriptedExecutor>(ExecutorInfo{}));
   if (!built.ok()) {
-    if (Verbose())
+    if (FuzzVerbose())
       std::printf("rejected: %s\n", built.status().ToString().c_str());
-    Check(built.status().code() == absl::StatusCode::kInvalidArgument,
-          "a bad plan is InvalidArgument", built.status());
+    FuzzCheck(built.status().code() == absl::StatusCode::kInvalidArgument,
+              "a bad plan is InvalidArgument", built.status());
     return;
   }
   built->reset();
   Drive(node,
-        Fnv1a(absl::string_view(reinterpret_cast<const char*>(data), size)));
+        FuzzSeed(absl::string_view(reinterpret_cast<const char*>(data), size)));
 }
 
 }  // namespace

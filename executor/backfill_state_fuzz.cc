@@ -32,31 +32,10 @@
 #include "storage/memory_state_store.h"
 #include "storage/state_table.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/fuzzing/fuzz_check.h"
 
 namespace backfill {
 namespace {
-
-void Check(bool condition, const char* what, const absl::Status& status = {}) {
-  if (!condition) {
-    std::fprintf(stderr, "backfill_state_fuzz: property violated: %s (%s)\n",
-                 what, status.ToString().c_str());
-    std::abort();
-  }
-}
-
-// BACKFILL_FUZZ_VERBOSE=1: one line per input saying what happened.
-bool Verbose() {
-  static const bool verbose = std::getenv("BACKFILL_FUZZ_VERBOSE") != nullptr;
-  return verbose;
-}
-
-uint64_t Fnv1a(absl::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (char c : bytes) {
-    h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
-  }
-  return h;
-}
 
 // Decodes (key, value) as LoadProgress does (StateTable::DecodeRow, then
 // DecodeProgressValue of the columns after the vnode) and checks property 1.
@@ -68,24 +47,24 @@ std::optional<VnodeProgress> Decode(const StateTable& table, VirtualNode vnode,
   Row row;
   absl::Status status = table.DecodeRow(vnode, key, value, &row);
   if (!status.ok()) {
-    Check(status.code() == absl::StatusCode::kDataLoss,
-          "a corrupt stored row is DataLoss", status);
+    FuzzCheck(status.code() == absl::StatusCode::kDataLoss,
+              "a corrupt stored row is DataLoss", status);
     return std::nullopt;
   }
-  Check(row.size() == table.catalog().columns.size(),
-        "a decoded row has every column");
+  FuzzCheck(row.size() == table.catalog().columns.size(),
+            "a decoded row has every column");
   const RowView stored = RowView(row).subspan(1);
   absl::StatusOr<VnodeProgress> progress =
       DecodeProgressValue(vnode, stored, pk_types);
   if (!progress.ok()) {
-    Check(progress.status().code() == absl::StatusCode::kDataLoss,
-          "a corrupt progress value is DataLoss", progress.status());
+    FuzzCheck(progress.status().code() == absl::StatusCode::kDataLoss,
+              "a corrupt progress value is DataLoss", progress.status());
     return std::nullopt;
   }
-  Check(!std::holds_alternative<NotStarted>(*progress),
-        "a stored progress is never NotStarted");
-  Check(RowsEqual(EncodeProgressValue(*progress), stored),
-        "a decoded progress re-encodes to the stored columns");
+  FuzzCheck(!std::holds_alternative<NotStarted>(*progress),
+            "a stored progress is never NotStarted");
+  FuzzCheck(RowsEqual(EncodeProgressValue(*progress), stored),
+            "a decoded progress re-encodes to the stored columns");
   return *std::move(progress);
 }
 
@@ -111,7 +90,7 @@ void EpochDml(testing::BackfillHarness& h, std::mt19937_64& rng,
       auto it = rows.begin();
       std::advance(it, static_cast<long>(rng() % rows.size()));
       const Row existing = it->second;
-      Check(h.Delete(existing).ok(), "deleting an upstream row");
+      FuzzCheck(h.Delete(existing).ok(), "deleting an upstream row");
     }
     if (rng() % 3 == 0) h.PushPending(1 + static_cast<int>(rng() % 3));
   }
@@ -130,7 +109,7 @@ void FuzzOne(absl::string_view bytes) {
   absl::StatusOr<std::unique_ptr<StateTable>> table =
       StateTable::Create(progress_catalog, *decode_store,
                          VnodeBitmap::All(kProgressFuzzVnodeCount));
-  Check(table.ok(), "the progress table is valid", table.status());
+  FuzzCheck(table.ok(), "the progress table is valid", table.status());
   Decode(**table, in->vnode, in->key, in->value, pk_types);
   // What a restart reads: the value under the canonical key of its vnode.
   const std::string key =
@@ -141,7 +120,7 @@ void FuzzOne(absl::string_view bytes) {
   // 2. A restart from it.
   std::unique_ptr<StateStore> store = NewMemoryStateStore();
   SimulatedClock clock;
-  std::mt19937_64 rng(Fnv1a(bytes));
+  std::mt19937_64 rng(FuzzSeed(bytes));
   testing::HarnessOptions options;
   options.upstream = in->upstream;
   for (size_t c = 0; c < in->upstream.columns.size(); ++c) {
@@ -152,7 +131,7 @@ void FuzzOne(absl::string_view bytes) {
   options.progress_table_id = kProgressFuzzProgressTableId;
   absl::StatusOr<std::unique_ptr<testing::BackfillHarness>> created =
       testing::BackfillHarness::Create(*store, clock, options);
-  Check(created.ok(), "the harness starts", created.status());
+  FuzzCheck(created.ok(), "the harness starts", created.status());
   testing::BackfillHarness& h = **created;
   // Upstream rows committed before the crash, except those the stored
   // progress says were already sent (the view, empty at the restart, would
@@ -176,32 +155,32 @@ void FuzzOne(absl::string_view bytes) {
     }
   }
   absl::Status status = h.Barrier();  // commits the upstream (checkpoint 1)
-  Check(status.ok(), "the initial rows commit", status);
+  FuzzCheck(status.ok(), "the initial rows commit", status);
   h.Crash();  // before the backfill ever ran: no progress stored
   {
     absl::StatusOr<std::unique_ptr<LocalStateStore>> local =
         store->NewLocalStateStore(kProgressFuzzProgressTableId, {});
-    Check(local.ok(), "a local store", local.status());
-    Check((*local)->Init(EpochPair{Epoch(2), Epoch(1)}).ok(), "Init");
-    Check((*local)
-              ->Insert(in->vnode, key,
-                       std::string_view(in->value.data(), in->value.size()))
-              .ok(),
-          "Insert");
-    Check((*local)->Seal(EpochPair{Epoch(3), Epoch(2)}).ok(), "Seal");
-    Check(store->Checkpoint(Epoch(2)).ok(), "Checkpoint");
+    FuzzCheck(local.ok(), "a local store", local.status());
+    FuzzCheck((*local)->Init(EpochPair{Epoch(2), Epoch(1)}).ok(), "Init");
+    FuzzCheck((*local)
+                  ->Insert(in->vnode, key,
+                           std::string_view(in->value.data(), in->value.size()))
+                  .ok(),
+              "Insert");
+    FuzzCheck((*local)->Seal(EpochPair{Epoch(3), Epoch(2)}).ok(), "Seal");
+    FuzzCheck(store->Checkpoint(Epoch(2)).ok(), "Checkpoint");
   }
   status = h.Restart(std::nullopt);
-  Check(status.ok(), "the restarted actor emits its first barrier", status);
+  FuzzCheck(status.ok(), "the restarted actor emits its first barrier", status);
   status = h.Barrier();  // the actor loads its progress here
   if (!loaded.has_value()) {
-    if (Verbose()) std::printf("rejected: %s\n", status.ToString().c_str());
-    Check(status.code() == absl::StatusCode::kDataLoss,
-          "loading a corrupt progress row fails with DataLoss", status);
+    if (FuzzVerbose()) std::printf("rejected: %s\n", status.ToString().c_str());
+    FuzzCheck(status.code() == absl::StatusCode::kDataLoss,
+              "loading a corrupt progress row fails with DataLoss", status);
     return;
   }
-  Check(status.ok(), "loading a valid progress row", status);
-  if (Verbose()) {
+  FuzzCheck(status.ok(), "loading a valid progress row", status);
+  if (FuzzVerbose()) {
     std::printf("loaded %s\n", ProgressDebugString(*loaded).c_str());
   }
   // The row at the loaded position, if the position is a full pk.
@@ -215,17 +194,17 @@ void FuzzOne(absl::string_view bytes) {
     EpochDml(h, rng, epoch == 0 ? pos_row : std::nullopt);
     status = h.Barrier(rng() % 3 == 0 ? BarrierKind::kBarrier
                                       : BarrierKind::kCheckpoint);
-    Check(status.ok(), "the invariant holds after a barrier", status);
+    FuzzCheck(status.ok(), "the invariant holds after a barrier", status);
     if (epoch == 4) {
       // What this actor persisted must load again.
       h.Crash();
       status = h.Restart(std::nullopt);
-      Check(status.ok(), "a second restart", status);
+      FuzzCheck(status.ok(), "a second restart", status);
       status = h.Barrier();
-      Check(status.ok(), "the persisted progress loads again", status);
+      FuzzCheck(status.ok(), "the persisted progress loads again", status);
     }
   }
-  if (Verbose()) {
+  if (FuzzVerbose()) {
     const VnodeProgress* now =
         h.executor().backfill_state() == nullptr
             ? nullptr

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <random>
@@ -26,16 +25,10 @@
 #include "storage/memory_state_store.h"
 #include "storage/state_table.h"
 #include "storage/table_catalog.h"
+#include "third_party/fuzzing/corpus_file.h"
 
 namespace backfill {
 namespace {
-
-void Write(const std::filesystem::path& dir, const std::string& name,
-           const std::string& bytes) {
-  std::filesystem::create_directories(dir);
-  std::ofstream out(dir / name, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 // ---- backfill_state_fuzz
 // -----------------------------------------------------
@@ -97,9 +90,9 @@ void WriteProgressCorpus(const std::filesystem::path& dir) {
   auto write = [&](const std::string& name, const Shape& shape,
                    VirtualNode vnode, const std::string& key,
                    const std::string& value) {
-    Write(dir, absl::StrCat(name, "_", n++),
-          FormatProgressFuzzInput(shape.shape, shape.type_orders, vnode, key,
-                                  value));
+    WriteCorpusFile(dir, absl::StrCat(name, "_", n++),
+                    FormatProgressFuzzInput(shape.shape, shape.type_orders,
+                                            vnode, key, value));
   };
   for (const Shape& shape : shapes) {
     const ProgressFuzzInput in = *ParseProgressFuzzInput(
@@ -262,7 +255,8 @@ proto::ArrangementBackfillNode RandomNode(std::mt19937_64& rng) {
 void WritePlanCorpus(const std::filesystem::path& dir) {
   std::mt19937_64 rng(20240612);
   for (int i = 0; i < 12; ++i) {
-    Write(dir, absl::StrCat("valid_", i), RandomNode(rng).SerializeAsString());
+    WriteCorpusFile(dir, absl::StrCat("valid_", i),
+                    RandomNode(rng).SerializeAsString());
   }
   // Near-misses: one inconsistency each (the builder's InvalidArgument
   // cases), and a truncated node.
@@ -308,10 +302,10 @@ void WritePlanCorpus(const std::filesystem::path& dir) {
         static_cast<proto::DataType>(99));
   });
   for (const auto& [name, node] : bad) {
-    Write(dir, absl::StrCat("bad_", name), node.SerializeAsString());
+    WriteCorpusFile(dir, absl::StrCat("bad_", name), node.SerializeAsString());
   }
   const std::string good = RandomNode(rng).SerializeAsString();
-  Write(dir, "truncated", good.substr(0, good.size() / 2));
+  WriteCorpusFile(dir, "truncated", good.substr(0, good.size() / 2));
 }
 
 int Main(int argc, char** argv) {

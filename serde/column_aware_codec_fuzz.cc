@@ -10,17 +10,10 @@
 
 #include "serde/column_aware_codec.h"
 #include "serde/fuzz_layout.h"
+#include "third_party/fuzzing/fuzz_check.h"
 
 namespace backfill {
 namespace {
-
-void Check(bool condition, const char* what) {
-  if (!condition) {
-    std::fprintf(stderr, "column_aware_codec_fuzz: property violated: %s\n",
-                 what);
-    std::abort();
-  }
-}
 
 void FuzzOne(absl::string_view input) {
   absl::string_view bytes;
@@ -31,21 +24,23 @@ void FuzzOne(absl::string_view input) {
   if (!codec.ok()) return;  // duplicate ids in the layout
   absl::StatusOr<Row> row = (*codec)->Decode(bytes);
   if (!row.ok()) {
-    Check(row.status().code() == absl::StatusCode::kDataLoss,
-          "error is DataLoss");
+    FuzzCheck(row.status().code() == absl::StatusCode::kDataLoss,
+              "error is DataLoss");
     return;
   }
-  Check(row->size() == layout->schema.size(), "one datum per reader column");
-  Check(ValidateRow(layout->schema, *row).ok(),
-        "decoded datums match their types");
+  FuzzCheck(row->size() == layout->schema.size(),
+            "one datum per reader column");
+  FuzzCheck(ValidateRow(layout->schema, *row).ok(),
+            "decoded datums match their types");
   std::string again;
   (*codec)->Encode(*row, &again);
   absl::StatusOr<Row> row_again = (*codec)->Decode(again);
-  Check(row_again.ok(), "re-encoded row decodes");
-  Check(RowsEqual(*row, *row_again), "re-encoded row decodes to the same row");
+  FuzzCheck(row_again.ok(), "re-encoded row decodes");
+  FuzzCheck(RowsEqual(*row, *row_again),
+            "re-encoded row decodes to the same row");
   std::string third;
   (*codec)->Encode(*row_again, &third);
-  Check(third == again, "encoding is stable");
+  FuzzCheck(third == again, "encoding is stable");
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 // hand after a format change; the output is committed.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <random>
 #include <string>
@@ -18,16 +17,10 @@
 #include "serde/positional_codec.h"
 #include "serde/random_datum.h"
 #include "serde/vnode_bitmap.h"
+#include "third_party/fuzzing/corpus_file.h"
 
 namespace backfill {
 namespace {
-
-void Write(const std::filesystem::path& dir, const std::string& name,
-           const std::string& bytes) {
-  std::filesystem::create_directories(dir);
-  std::ofstream out(dir / name, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::string Corrupt(std::string bytes, std::mt19937_64& rng) {
   if (bytes.empty()) return "\x01";
@@ -101,12 +94,12 @@ void WriteVarintSeeds(const std::filesystem::path& root) {
   for (size_t i = 0; i < rows.size(); ++i) {
     std::string value;
     (*positional)->Encode(rows[i], &value);
-    Write(root / "positional_codec_fuzz", "seed_varints_" + std::to_string(i),
-          prefix + value);
+    WriteCorpusFile(root / "positional_codec_fuzz",
+                    "seed_varints_" + std::to_string(i), prefix + value);
     value.clear();
     (*column_aware)->Encode(rows[i], &value);
-    Write(root / "column_aware_codec_fuzz", "seed_varints_" + std::to_string(i),
-          prefix + value);
+    WriteCorpusFile(root / "column_aware_codec_fuzz",
+                    "seed_varints_" + std::to_string(i), prefix + value);
   }
   // One INT16 column: overlong 0, 32768 (out of range), a truncated varint,
   // an 11-byte varint.
@@ -119,13 +112,14 @@ void WriteVarintSeeds(const std::filesystem::path& root) {
       {"eleven_bytes", std::string("\x01") + std::string(10, '\xff') + "\x01"},
   };
   for (const auto& [name, payload] : bad) {
-    Write(root / "positional_codec_fuzz", std::string("corrupt_varint_") + name,
-          int16_prefix + payload);
+    WriteCorpusFile(root / "positional_codec_fuzz",
+                    std::string("corrupt_varint_") + name,
+                    int16_prefix + payload);
     // Column-aware: header 0x81, one datum (id 1) at offset 0.
-    Write(root / "column_aware_codec_fuzz",
-          std::string("corrupt_varint_") + name,
-          int16_prefix + std::string("\x81\x01\0\0\0\x01\0\0\0\0", 10) +
-              payload.substr(1));
+    WriteCorpusFile(
+        root / "column_aware_codec_fuzz", std::string("corrupt_varint_") + name,
+        int16_prefix + std::string("\x81\x01\0\0\0\x01\0\0\0\0", 10) +
+            payload.substr(1));
   }
 }
 
@@ -144,21 +138,23 @@ int Main(int argc, char** argv) {
     // memcmp keys.
     std::string key;
     EncodeKey(row, layout.types, layout.orders, &key);
-    Write(root / "memcmp_codec_fuzz", "seed_" + std::to_string(i),
-          prefix + key);
+    WriteCorpusFile(root / "memcmp_codec_fuzz", "seed_" + std::to_string(i),
+                    prefix + key);
     if (i < 4) {
-      Write(root / "memcmp_codec_fuzz", "corrupt_" + std::to_string(i),
-            prefix + Corrupt(key, rng));
+      WriteCorpusFile(root / "memcmp_codec_fuzz",
+                      "corrupt_" + std::to_string(i),
+                      prefix + Corrupt(key, rng));
     }
     // Positional values.
     auto positional = PositionalCodec::Create(layout.schema);
     std::string value;
     (*positional)->Encode(row, &value);
-    Write(root / "positional_codec_fuzz", "seed_" + std::to_string(i),
-          prefix + value);
+    WriteCorpusFile(root / "positional_codec_fuzz", "seed_" + std::to_string(i),
+                    prefix + value);
     if (i < 4) {
-      Write(root / "positional_codec_fuzz", "corrupt_" + std::to_string(i),
-            prefix + Corrupt(value, rng));
+      WriteCorpusFile(root / "positional_codec_fuzz",
+                      "corrupt_" + std::to_string(i),
+                      prefix + Corrupt(value, rng));
     }
     // Column-aware values; odd seeds are read with an evolved schema (first
     // column dropped, a new column id 99 added).
@@ -176,11 +172,12 @@ int Main(int argc, char** argv) {
       ids.push_back(99);
       reader_prefix = FormatFuzzLayout(types, orders, ids);
     }
-    Write(root / "column_aware_codec_fuzz", "seed_" + std::to_string(i),
-          reader_prefix + ca_value);
+    WriteCorpusFile(root / "column_aware_codec_fuzz",
+                    "seed_" + std::to_string(i), reader_prefix + ca_value);
     if (i < 4) {
-      Write(root / "column_aware_codec_fuzz", "corrupt_" + std::to_string(i),
-            prefix + Corrupt(ca_value, rng));
+      WriteCorpusFile(root / "column_aware_codec_fuzz",
+                      "corrupt_" + std::to_string(i),
+                      prefix + Corrupt(ca_value, rng));
     }
   }
   // Bitmaps.
@@ -188,17 +185,18 @@ int Main(int argc, char** argv) {
   for (int i = 0; i < 6; ++i) {
     VnodeBitmap bitmap(counts[i]);
     for (int k = 0; k < counts[i] / 3 + 1; ++k) bitmap.Set(rng() % counts[i]);
-    Write(root / "vnode_bitmap_fuzz", "seed_" + std::to_string(i),
-          bitmap.Serialize());
+    WriteCorpusFile(root / "vnode_bitmap_fuzz", "seed_" + std::to_string(i),
+                    bitmap.Serialize());
     if (i < 4) {
-      Write(root / "vnode_bitmap_fuzz", "corrupt_" + std::to_string(i),
-            Corrupt(bitmap.Serialize(), rng));
+      WriteCorpusFile(root / "vnode_bitmap_fuzz",
+                      "corrupt_" + std::to_string(i),
+                      Corrupt(bitmap.Serialize(), rng));
     }
   }
-  Write(root / "vnode_bitmap_fuzz", "seed_all_256",
-        VnodeBitmap::All(256).Serialize());
-  Write(root / "vnode_bitmap_fuzz", "seed_split_32768",
-        (*VnodeBitmap::EvenSplit(32768, 3))[1].Serialize());
+  WriteCorpusFile(root / "vnode_bitmap_fuzz", "seed_all_256",
+                  VnodeBitmap::All(256).Serialize());
+  WriteCorpusFile(root / "vnode_bitmap_fuzz", "seed_split_32768",
+                  (*VnodeBitmap::EvenSplit(32768, 3))[1].Serialize());
   WriteVarintSeeds(root);
   return 0;
 }

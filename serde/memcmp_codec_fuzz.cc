@@ -10,16 +10,10 @@
 
 #include "serde/fuzz_layout.h"
 #include "serde/memcmp_codec.h"
+#include "third_party/fuzzing/fuzz_check.h"
 
 namespace backfill {
 namespace {
-
-void Check(bool condition, const char* what) {
-  if (!condition) {
-    std::fprintf(stderr, "memcmp_codec_fuzz: property violated: %s\n", what);
-    std::abort();
-  }
-}
 
 void FuzzOne(absl::string_view input) {
   absl::string_view bytes;
@@ -27,26 +21,26 @@ void FuzzOne(absl::string_view input) {
   if (!layout.has_value()) return;
   absl::StatusOr<Row> row = DecodeKey(bytes, layout->types, layout->orders);
   if (!row.ok()) {
-    Check(row.status().code() == absl::StatusCode::kDataLoss,
-          "error is DataLoss");
+    FuzzCheck(row.status().code() == absl::StatusCode::kDataLoss,
+              "error is DataLoss");
     return;
   }
   std::string again;
   EncodeKey(*row, layout->types, layout->orders, &again);
-  Check(again == bytes, "decoded key re-encodes to the same bytes");
+  FuzzCheck(again == bytes, "decoded key re-encodes to the same bytes");
   for (size_t k = 0; k <= layout->types.size(); ++k) {
     Row prefix;
     absl::StatusOr<size_t> consumed = DecodeKeyPrefix(
         bytes, absl::Span<const DataType>(layout->types).first(k),
         absl::Span<const OrderType>(layout->orders).first(k), &prefix);
-    Check(consumed.ok(), "a prefix of a valid key decodes");
+    FuzzCheck(consumed.ok(), "a prefix of a valid key decodes");
     std::string prefix_bytes;
     EncodeKey(prefix, absl::Span<const DataType>(layout->types).first(k),
               absl::Span<const OrderType>(layout->orders).first(k),
               &prefix_bytes);
-    Check(*consumed == prefix_bytes.size() &&
-              bytes.substr(0, *consumed) == prefix_bytes,
-          "prefix decode consumes exactly the prefix encoding");
+    FuzzCheck(*consumed == prefix_bytes.size() &&
+                  bytes.substr(0, *consumed) == prefix_bytes,
+              "prefix decode consumes exactly the prefix encoding");
   }
 }
 

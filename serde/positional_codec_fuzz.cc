@@ -9,17 +9,10 @@
 
 #include "serde/fuzz_layout.h"
 #include "serde/positional_codec.h"
+#include "third_party/fuzzing/fuzz_check.h"
 
 namespace backfill {
 namespace {
-
-void Check(bool condition, const char* what) {
-  if (!condition) {
-    std::fprintf(stderr, "positional_codec_fuzz: property violated: %s\n",
-                 what);
-    std::abort();
-  }
-}
 
 void FuzzOne(absl::string_view input) {
   absl::string_view bytes;
@@ -31,20 +24,20 @@ void FuzzOne(absl::string_view input) {
   }
   absl::StatusOr<std::unique_ptr<PositionalCodec>> codec =
       PositionalCodec::Create(layout->schema);
-  Check(codec.ok(), "schema with unique ids is valid");
+  FuzzCheck(codec.ok(), "schema with unique ids is valid");
   absl::StatusOr<Row> row = (*codec)->Decode(bytes);
   Row reused = {std::string("stale"), int64_t{1}};
   const absl::Status into = (*codec)->DecodeInto(bytes, &reused);
-  Check(row.ok() == into.ok(), "Decode and DecodeInto agree on success");
+  FuzzCheck(row.ok() == into.ok(), "Decode and DecodeInto agree on success");
   if (!row.ok()) {
-    Check(row.status().code() == absl::StatusCode::kDataLoss,
-          "error is DataLoss");
+    FuzzCheck(row.status().code() == absl::StatusCode::kDataLoss,
+              "error is DataLoss");
     return;
   }
-  Check(RowsEqual(*row, reused), "Decode and DecodeInto agree on the row");
+  FuzzCheck(RowsEqual(*row, reused), "Decode and DecodeInto agree on the row");
   std::string again;
   (*codec)->Encode(*row, &again);
-  Check(again == bytes, "decoded value re-encodes to the same bytes");
+  FuzzCheck(again == bytes, "decoded value re-encodes to the same bytes");
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 // the output is committed.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <utility>
@@ -16,16 +15,10 @@
 
 #include "serde/data_type.h"
 #include "storage/catalog.pb.h"
+#include "third_party/fuzzing/corpus_file.h"
 
 namespace backfill {
 namespace {
-
-void Write(const std::filesystem::path& dir, const std::string& name,
-           const std::string& bytes) {
-  std::filesystem::create_directories(dir);
-  std::ofstream out(dir / name, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 void AddColumn(proto::TableCatalog& t, const std::string& name,
                proto::DataType type, int id, bool nullable) {
@@ -150,7 +143,7 @@ int Main(int argc, char** argv) {
       {"max_vnodes_no_pk", MaxVnodesNoPk()},
   };
   for (const auto& [name, catalog] : valid) {
-    Write(dir, "valid_" + name, catalog.SerializeAsString());
+    WriteCorpusFile(dir, "valid_" + name, catalog.SerializeAsString());
   }
   using Mutation = std::function<void(proto::TableCatalog&)>;
   const std::vector<std::pair<std::string, Mutation>> bad = {
@@ -194,10 +187,10 @@ int Main(int argc, char** argv) {
   for (const auto& [name, mutate] : bad) {
     proto::TableCatalog catalog = Simple();
     mutate(catalog);
-    Write(dir, "bad_" + name, catalog.SerializeAsString());
+    WriteCorpusFile(dir, "bad_" + name, catalog.SerializeAsString());
   }
   const std::string every = EveryType().SerializeAsString();
-  Write(dir, "truncated", every.substr(0, every.size() / 2));
+  WriteCorpusFile(dir, "truncated", every.substr(0, every.size() / 2));
   return 0;
 }
 

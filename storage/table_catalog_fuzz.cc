@@ -29,25 +29,10 @@
 #include "storage/memory_state_store.h"
 #include "storage/state_table.h"
 #include "storage/table_catalog.h"
+#include "third_party/fuzzing/fuzz_check.h"
 
 namespace backfill {
 namespace {
-
-void Check(bool condition, const char* what, const absl::Status& status = {}) {
-  if (!condition) {
-    std::fprintf(stderr, "table_catalog_fuzz: property violated: %s (%s)\n",
-                 what, status.ToString().c_str());
-    std::abort();
-  }
-}
-
-uint64_t Fnv1a(absl::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (char c : bytes) {
-    h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
-  }
-  return h;
-}
 
 constexpr int kRows = 8;
 
@@ -85,24 +70,25 @@ void CheckReads(
     ++per_vnode[vnode];
     absl::StatusOr<std::optional<Row>> read =
         table.GetRow(ProjectRow(row, catalog.pk_indices));
-    Check(read.ok(), "GetRow of a written row", read.status());
-    Check(read->has_value() && RowsEqual(**read, row),
-          "a written row reads back as stored");
+    FuzzCheck(read.ok(), "GetRow of a written row", read.status());
+    FuzzCheck(read->has_value() && RowsEqual(**read, row),
+              "a written row reads back as stored");
   }
   for (const auto& [vnode, count] : per_vnode) {
     absl::StatusOr<std::unique_ptr<RowIterator>> it =
         table.IterWithVnode(vnode);
-    Check(it.ok(), "scanning an owned vnode", it.status());
+    FuzzCheck(it.ok(), "scanning an owned vnode", it.status());
     size_t seen = 0;
     for (; (*it)->Valid(); (*it)->Next()) {
       auto found = expected.find(std::string((*it)->pk_bytes()));
-      Check(found != expected.end() && found->second.first == vnode &&
-                RowsEqual((*it)->row(), found->second.second),
-            "a scan returns the rows written to the vnode");
+      FuzzCheck(found != expected.end() && found->second.first == vnode &&
+                    RowsEqual((*it)->row(), found->second.second),
+                "a scan returns the rows written to the vnode");
       ++seen;
     }
-    Check((*it)->status().ok(), "a scan ends without error", (*it)->status());
-    Check(seen == count, "a scan returns every row of the vnode");
+    FuzzCheck((*it)->status().ok(), "a scan ends without error",
+              (*it)->status());
+    FuzzCheck(seen == count, "a scan returns every row of the vnode");
   }
 }
 
@@ -111,76 +97,80 @@ void FuzzOne(const uint8_t* data, size_t size) {
   if (!proto.ParseFromArray(data, static_cast<int>(size))) return;
   absl::StatusOr<TableCatalog> catalog = TableCatalogFromProto(proto);
   if (!catalog.ok()) {
-    Check(catalog.status().code() == absl::StatusCode::kInvalidArgument,
-          "a bad catalog is InvalidArgument", catalog.status());
+    FuzzCheck(catalog.status().code() == absl::StatusCode::kInvalidArgument,
+              "a bad catalog is InvalidArgument", catalog.status());
     return;
   }
-  Check(ValidateTableCatalog(*catalog).ok(), "an accepted catalog validates");
+  FuzzCheck(ValidateTableCatalog(*catalog).ok(),
+            "an accepted catalog validates");
   (void)catalog->DebugString();
   const std::string encoded = TableCatalogToProto(*catalog).SerializeAsString();
   proto::TableCatalog again_proto;
-  Check(again_proto.ParseFromString(encoded), "ToProto parses");
+  FuzzCheck(again_proto.ParseFromString(encoded), "ToProto parses");
   absl::StatusOr<TableCatalog> again = TableCatalogFromProto(again_proto);
-  Check(again.ok(), "ToProto of an accepted catalog is accepted",
-        again.status());
-  Check(TableCatalogToProto(*again).SerializeAsString() == encoded,
-        "ToProto -> FromProto is the identity");
+  FuzzCheck(again.ok(), "ToProto of an accepted catalog is accepted",
+            again.status());
+  FuzzCheck(TableCatalogToProto(*again).SerializeAsString() == encoded,
+            "ToProto -> FromProto is the identity");
 
   std::unique_ptr<StateStore> store = NewMemoryStateStore();
   const VnodeBitmap all = VnodeBitmap::All(catalog->vnode_count);
   absl::StatusOr<std::unique_ptr<StateTable>> table =
       StateTable::Create(*catalog, *store, all);
-  Check(table.ok(), "an accepted catalog makes a StateTable", table.status());
-  Check((*table)->InitEpoch(EpochPair{Epoch(1), Epoch(0)}).ok(), "InitEpoch");
+  FuzzCheck(table.ok(), "an accepted catalog makes a StateTable",
+            table.status());
+  FuzzCheck((*table)->InitEpoch(EpochPair{Epoch(1), Epoch(0)}).ok(),
+            "InitEpoch");
   std::mt19937_64 rng(
-      Fnv1a(absl::string_view(reinterpret_cast<const char*>(data), size)));
+      FuzzSeed(absl::string_view(reinterpret_cast<const char*>(data), size)));
   std::map<std::string, std::pair<VirtualNode, Row>> expected;
   for (int i = 0; i < kRows; ++i) {
     const Row row = RandomRowOf(*catalog, rng);
     const std::string pk_bytes =
         (*table)->pk_serde().Serialize(ProjectRow(row, catalog->pk_indices));
     const VirtualNode vnode = (*table)->ComputeVnode(row);
-    Check(vnode <= static_cast<VirtualNode>(catalog->vnode_count),
-          "ComputeVnode is in range");
-    Check((*table)->ComputeVnodeByPk(ProjectRow(row, catalog->pk_indices)) ==
-              vnode,
-          "ComputeVnodeByPk agrees with ComputeVnode");
+    FuzzCheck(vnode <= static_cast<VirtualNode>(catalog->vnode_count),
+              "ComputeVnode is in range");
+    FuzzCheck((*table)->ComputeVnodeByPk(
+                  ProjectRow(row, catalog->pk_indices)) == vnode,
+              "ComputeVnodeByPk agrees with ComputeVnode");
     absl::Status status = (*table)->Insert(row);
     if (!status.ok()) {
-      Check(status.code() == absl::StatusCode::kFailedPrecondition,
-            "a rejected insert is FailedPrecondition", status);
-      Check(expected.contains(pk_bytes) ||
-                vnode == static_cast<VirtualNode>(catalog->vnode_count),
-            "an insert is rejected only for a duplicate pk or a bad vnode",
-            status);
+      FuzzCheck(status.code() == absl::StatusCode::kFailedPrecondition,
+                "a rejected insert is FailedPrecondition", status);
+      FuzzCheck(expected.contains(pk_bytes) ||
+                    vnode == static_cast<VirtualNode>(catalog->vnode_count),
+                "an insert is rejected only for a duplicate pk or a bad vnode",
+                status);
       continue;
     }
-    Check(!expected.contains(pk_bytes), "a duplicate pk is rejected");
+    FuzzCheck(!expected.contains(pk_bytes), "a duplicate pk is rejected");
     expected[pk_bytes] = {vnode, Stored(*catalog, row)};
   }
   CheckReads(**table, expected);
-  Check((*table)->Commit(EpochPair{Epoch(2), Epoch(1)}).ok(), "Commit");
-  Check(store->Checkpoint(Epoch(1)).ok(), "Checkpoint");
+  FuzzCheck((*table)->Commit(EpochPair{Epoch(2), Epoch(1)}).ok(), "Commit");
+  FuzzCheck(store->Checkpoint(Epoch(1)).ok(), "Checkpoint");
   table->reset();
 
   // A new instance reads the checkpoint, and deletes a row.
   absl::StatusOr<std::unique_ptr<StateTable>> reader =
       StateTable::Create(*catalog, *store, all);
-  Check(reader.ok(), "a second StateTable", reader.status());
-  Check((*reader)->InitEpoch(EpochPair{Epoch(2), Epoch(1)}).ok(), "InitEpoch");
+  FuzzCheck(reader.ok(), "a second StateTable", reader.status());
+  FuzzCheck((*reader)->InitEpoch(EpochPair{Epoch(2), Epoch(1)}).ok(),
+            "InitEpoch");
   CheckReads(**reader, expected);
   if (!expected.empty()) {
     const auto first = expected.begin();
     absl::Status status = (*reader)->Delete(first->second.second);
-    Check(status.ok(), "deleting a stored row", status);
+    FuzzCheck(status.ok(), "deleting a stored row", status);
     absl::StatusOr<std::optional<Row>> read = (*reader)->GetRow(
         ProjectRow(first->second.second, catalog->pk_indices));
-    Check(read.ok() && !read->has_value(), "a deleted row is gone",
-          read.status());
+    FuzzCheck(read.ok() && !read->has_value(), "a deleted row is gone",
+              read.status());
     expected.erase(first);
     CheckReads(**reader, expected);
   }
-  Check((*reader)->Commit(EpochPair{Epoch(3), Epoch(2)}).ok(), "Commit");
+  FuzzCheck((*reader)->Commit(EpochPair{Epoch(3), Epoch(2)}).ok(), "Commit");
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "serde/row.h"
 #include "serde/schema.h"
 #include "storage/table_catalog.h"
+#include "third_party/fuzzing/fuzz_check.h"
 #include "tools/job_options.h"
 #include "tools/scenario.h"
 #include "tools/scenario.pb.h"
@@ -35,63 +36,60 @@
 namespace backfill {
 namespace {
 
-void Check(bool condition, const char* what, const absl::Status& status = {}) {
-  if (!condition) {
-    std::fprintf(stderr, "scenario_fuzz: property violated: %s (%s)\n", what,
-                 status.ToString().c_str());
-    std::abort();
-  }
-}
-
 void CheckSpec(const ScenarioSpec& spec) {
-  Check(ValidateTableCatalog(spec.table).ok(), "spec.table is valid");
-  Check(ValidateTableCatalog(spec.view).ok(), "spec.view is valid");
-  Check(!spec.output_columns.empty(), "output_columns is not empty");
-  Check(spec.output_column_names.size() == spec.output_columns.size() &&
-            spec.output_column_types.size() == spec.output_columns.size(),
-        "output column names and types match output_columns");
+  FuzzCheck(ValidateTableCatalog(spec.table).ok(), "spec.table is valid");
+  FuzzCheck(ValidateTableCatalog(spec.view).ok(), "spec.view is valid");
+  FuzzCheck(!spec.output_columns.empty(), "output_columns is not empty");
+  FuzzCheck(spec.output_column_names.size() == spec.output_columns.size() &&
+                spec.output_column_types.size() == spec.output_columns.size(),
+            "output column names and types match output_columns");
   for (size_t i = 0; i < spec.output_columns.size(); ++i) {
     const int column = spec.output_columns[i];
-    Check(column >= 0 && column < static_cast<int>(spec.table.columns.size()),
-          "output column in range");
+    FuzzCheck(
+        column >= 0 && column < static_cast<int>(spec.table.columns.size()),
+        "output column in range");
     for (size_t j = 0; j < i; ++j) {
-      Check(spec.output_columns[j] != column, "output columns are distinct");
+      FuzzCheck(spec.output_columns[j] != column,
+                "output columns are distinct");
     }
   }
-  Check(spec.view_input_columns.size() == spec.view.columns.size(),
-        "one view input column per view column");
+  FuzzCheck(spec.view_input_columns.size() == spec.view.columns.size(),
+            "one view input column per view column");
   for (int column : spec.view_input_columns) {
-    Check(column >= 0 && column < static_cast<int>(spec.table.columns.size()),
-          "view input column in range");
+    FuzzCheck(
+        column >= 0 && column < static_cast<int>(spec.table.columns.size()),
+        "view input column in range");
   }
-  Check(spec.parallelism >= 1 && spec.parallelism <= spec.table.vnode_count,
-        "parallelism in [1, vnode_count]");
-  Check(spec.chunk_size >= 1, "chunk_size >= 1");
-  Check(spec.barrier_interval > absl::ZeroDuration(), "barrier_interval > 0");
-  Check(spec.checkpoint_frequency >= 1, "checkpoint_frequency >= 1");
-  Check(spec.max_duration > absl::ZeroDuration(), "max_duration > 0");
-  Check(spec.extra_checkpoints_after_finish >= 0,
-        "extra_checkpoints_after_finish >= 0");
+  FuzzCheck(spec.parallelism >= 1 && spec.parallelism <= spec.table.vnode_count,
+            "parallelism in [1, vnode_count]");
+  FuzzCheck(spec.chunk_size >= 1, "chunk_size >= 1");
+  FuzzCheck(spec.barrier_interval > absl::ZeroDuration(),
+            "barrier_interval > 0");
+  FuzzCheck(spec.checkpoint_frequency >= 1, "checkpoint_frequency >= 1");
+  FuzzCheck(spec.max_duration > absl::ZeroDuration(), "max_duration > 0");
+  FuzzCheck(spec.extra_checkpoints_after_finish >= 0,
+            "extra_checkpoints_after_finish >= 0");
   const WorkloadSpec& w = spec.workload;
-  Check(w.ops_per_second >= 0 && w.insert_weight >= 0 && w.update_weight >= 0 &&
-            w.delete_weight >= 0,
-        "workload rates and weights >= 0");
-  Check(w.ops_per_second == 0 ||
-            w.insert_weight + w.update_weight + w.delete_weight > 0,
-        "some weight > 0 when there are ops");
-  Check(w.null_fraction >= 0 && w.null_fraction <= 1,
-        "null_fraction in [0, 1]");
-  Check(w.key_space >= spec.initial_rows && w.key_space >= 1,
-        "key_space >= max(initial_rows, 1)");
+  FuzzCheck(w.ops_per_second >= 0 && w.insert_weight >= 0 &&
+                w.update_weight >= 0 && w.delete_weight >= 0,
+            "workload rates and weights >= 0");
+  FuzzCheck(w.ops_per_second == 0 ||
+                w.insert_weight + w.update_weight + w.delete_weight > 0,
+            "some weight > 0 when there are ops");
+  FuzzCheck(w.null_fraction >= 0 && w.null_fraction <= 1,
+            "null_fraction in [0, 1]");
+  FuzzCheck(w.key_space >= spec.initial_rows && w.key_space >= 1,
+            "key_space >= max(initial_rows, 1)");
   for (size_t i = 0; i < spec.actions.size(); ++i) {
-    Check(spec.actions[i].at_epoch >= 1, "actions at epoch >= 1");
-    Check(i == 0 || spec.actions[i - 1].at_epoch <= spec.actions[i].at_epoch,
-          "actions sorted by epoch");
+    FuzzCheck(spec.actions[i].at_epoch >= 1, "actions at epoch >= 1");
+    FuzzCheck(
+        i == 0 || spec.actions[i - 1].at_epoch <= spec.actions[i].at_epoch,
+        "actions sorted by epoch");
   }
   const TableId ids[] = {spec.table.table_id, spec.view.table_id,
                          spec.progress_table_id, kSourceOffsetTableId};
   for (int i = 0; i < 4; ++i) {
-    for (int j = 0; j < i; ++j) Check(ids[i] != ids[j], "table ids differ");
+    for (int j = 0; j < i; ++j) FuzzCheck(ids[i] != ids[j], "table ids differ");
   }
 }
 
@@ -102,7 +100,7 @@ void CheckRow(const StreamingJobOptions& options, uint64_t key,
   const Row row = WorkloadRow(table, options.workload.seed, key, version,
                               options.workload.null_fraction);
   absl::Status status = ValidateRow(table.columns, row);
-  Check(status.ok(), "a workload row is a valid row", status);
+  FuzzCheck(status.ok(), "a workload row is a valid row", status);
   std::string pk;
   EncodeKey(ProjectRow(row, table.pk_indices), table.PkTypes(), table.pk_orders,
             &pk);
@@ -111,21 +109,24 @@ void CheckRow(const StreamingJobOptions& options, uint64_t key,
 void CheckOptions(const ScenarioSpec& spec,
                   const StreamingJobOptions& options) {
   // RunStreamingJob's checks.
-  Check(ValidateTableCatalog(options.upstream).ok(), "options.upstream valid");
-  Check(options.parallelism >= 1 &&
-            options.parallelism <=
-                static_cast<uint32_t>(options.upstream.vnode_count),
-        "options.parallelism in [1, vnode count]");
+  FuzzCheck(ValidateTableCatalog(options.upstream).ok(),
+            "options.upstream valid");
+  FuzzCheck(options.parallelism >= 1 &&
+                options.parallelism <=
+                    static_cast<uint32_t>(options.upstream.vnode_count),
+            "options.parallelism in [1, vnode count]");
   for (int column : options.output_columns) {
-    Check(column >= 0 &&
-              column < static_cast<int>(options.upstream.columns.size()),
-          "options.output_columns in range");
+    FuzzCheck(column >= 0 &&
+                  column < static_cast<int>(options.upstream.columns.size()),
+              "options.output_columns in range");
   }
-  Check(ValidateTableCatalog(ViewCatalog(options)).ok(), "the view is valid");
-  Check(options.chunk_size >= 1, "options.chunk_size >= 1");
-  Check(options.checkpoint_frequency >= 1, "options.checkpoint_frequency >= 1");
-  Check(options.workload.key_space >= 1, "options.workload.key_space >= 1");
-  Check(options.initial_rows == spec.initial_rows, "initial_rows kept");
+  FuzzCheck(ValidateTableCatalog(ViewCatalog(options)).ok(),
+            "the view is valid");
+  FuzzCheck(options.chunk_size >= 1, "options.chunk_size >= 1");
+  FuzzCheck(options.checkpoint_frequency >= 1,
+            "options.checkpoint_frequency >= 1");
+  FuzzCheck(options.workload.key_space >= 1, "options.workload.key_space >= 1");
+  FuzzCheck(options.initial_rows == spec.initial_rows, "initial_rows kept");
 
   // The workload at its extremes.
   const uint64_t key_space = options.workload.key_space;
@@ -145,8 +146,8 @@ void CheckOptions(const ScenarioSpec& spec,
   }
   for (uint64_t offset : offsets) {
     const WorkloadOp op = NextWorkloadOp(options.workload, offset);
-    Check(op.key < key_space && op.target_key < key_space,
-          "workload keys are in [0, key_space)");
+    FuzzCheck(op.key < key_space && op.target_key < key_space,
+              "workload keys are in [0, key_space)");
     CheckRow(options, op.key, op.version);
     CheckRow(options, op.target_key, op.version);
   }
@@ -155,26 +156,26 @@ void CheckOptions(const ScenarioSpec& spec,
 void FuzzOne(absl::string_view text) {
   absl::StatusOr<tools::Scenario> parsed = ParseScenario(text, "fuzz");
   if (!parsed.ok()) {
-    Check(parsed.status().code() == absl::StatusCode::kInvalidArgument,
-          "a bad scenario file is InvalidArgument", parsed.status());
+    FuzzCheck(parsed.status().code() == absl::StatusCode::kInvalidArgument,
+              "a bad scenario file is InvalidArgument", parsed.status());
     return;
   }
   const absl::Status valid = ValidateScenario(*parsed);
   if (!valid.ok()) {
-    Check(valid.code() == absl::StatusCode::kInvalidArgument,
-          "an invalid scenario is InvalidArgument", valid);
+    FuzzCheck(valid.code() == absl::StatusCode::kInvalidArgument,
+              "an invalid scenario is InvalidArgument", valid);
   }
   const tools::Scenario defaulted = WithDefaults(*parsed);
-  Check(WithDefaults(defaulted).SerializeAsString() ==
-            defaulted.SerializeAsString(),
-        "WithDefaults is idempotent");
+  FuzzCheck(WithDefaults(defaulted).SerializeAsString() ==
+                defaulted.SerializeAsString(),
+            "WithDefaults is idempotent");
   const absl::Status valid_defaulted = ValidateScenario(defaulted);
-  Check(valid_defaulted.ok() == valid.ok(),
-        "validation agrees before and after WithDefaults", valid_defaulted);
+  FuzzCheck(valid_defaulted.ok() == valid.ok(),
+            "validation agrees before and after WithDefaults", valid_defaulted);
 
   absl::StatusOr<ScenarioSpec> spec = ScenarioSpecFromProto(*parsed);
-  Check(spec.ok() == valid.ok(), "ScenarioSpecFromProto fails iff invalid",
-        spec.status());
+  FuzzCheck(spec.ok() == valid.ok(), "ScenarioSpecFromProto fails iff invalid",
+            spec.status());
   if (!spec.ok()) return;
   CheckSpec(*spec);
   CheckOptions(*spec, JobOptionsFromScenario(*spec));

@@ -8,7 +8,7 @@
         deps = [":memcmp_codec"],
     )
 
-gives
+gives (each linked with :fuzz_check, what the targets share)
   - `<name>`: a cc_test replaying every corpus file (runs in `bazel test`);
   - `<name>_fuzzer`: the fuzzer binary. Built with `--config=fuzz` (clang,
     -fsanitize=fuzzer,address,undefined) it is a real libFuzzer binary:
@@ -25,7 +25,10 @@ def cc_fuzz_test(name, srcs, corpus, deps = [], **kwargs):
     native.cc_test(
         name = name,
         srcs = srcs,
-        deps = deps + ["//third_party/fuzzing:replay_main"],
+        deps = deps + [
+            "//third_party/fuzzing:fuzz_check",
+            "//third_party/fuzzing:replay_main",
+        ],
         data = [":" + name + "_corpus"],
         args = ["$(locations :" + name + "_corpus)"],
         tags = ["fuzz_regression"],
@@ -35,7 +38,7 @@ def cc_fuzz_test(name, srcs, corpus, deps = [], **kwargs):
         name = name + "_fuzzer",
         srcs = srcs,
         testonly = True,
-        deps = deps + select({
+        deps = deps + ["//third_party/fuzzing:fuzz_check"] + select({
             "//third_party/fuzzing:libfuzzer": [],
             "//conditions:default": ["//third_party/fuzzing:replay_main"],
         }),
