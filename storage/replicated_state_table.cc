@@ -61,13 +61,13 @@ ReplicatedStateTable::Create(const TableCatalog& upstream_catalog,
     auto it = index_of_id.find(output_column_ids[i]);
     if (it == index_of_id.end()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(table_name, ": output_column_ids[", i, "] = ",
-                       output_column_ids[i], " is not a column id"));
+          absl::StrCat(table_name, ": output_column_ids[", i,
+                       "] = ", output_column_ids[i], " is not a column id"));
     }
     if (!s2_position_of_s1.emplace(it->second, static_cast<int>(i)).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat(table_name, ": output_column_ids[", i, "] = ",
-                       output_column_ids[i], " appears twice"));
+          absl::StrCat(table_name, ": output_column_ids[", i,
+                       "] = ", output_column_ids[i], " appears twice"));
     }
     output_indices.push_back(it->second);
   }
@@ -75,12 +75,22 @@ ReplicatedStateTable::Create(const TableCatalog& upstream_catalog,
   for (int pk_column : upstream_catalog.pk_indices) {
     auto it = s2_position_of_s1.find(pk_column);
     if (it == s2_position_of_s1.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          table_name, ": primary-key column ", pk_column, " (",
-          upstream_catalog.columns[pk_column].name,
-          ") is not in output_column_ids"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(table_name, ": primary-key column ", pk_column, " (",
+                       upstream_catalog.columns[pk_column].name,
+                       ") is not in output_column_ids"));
     }
     pk_in_output.push_back(it->second);
+  }
+  // Writes are S2 rows NULL-filled outside S2, so to the StateTable below
+  // every column outside S2 allows NULL. (Nullability is a check on writes
+  // only: the stored bytes, and so the upstream's rows read back, are the
+  // same.) Columns in S2 keep the upstream's NOT NULL.
+  TableCatalog widened = upstream_catalog;
+  for (size_t i = 0; i < widened.columns.size(); ++i) {
+    if (!s2_position_of_s1.contains(static_cast<int>(i))) {
+      widened.columns[i].nullable = true;
+    }
   }
   StateTableOptions options;
   options.op_consistency = OpConsistency::kInconsistent;
@@ -89,16 +99,18 @@ ReplicatedStateTable::Create(const TableCatalog& upstream_catalog,
   options.fill_cache = false;
   BACKFILL_ASSIGN_OR_RETURN(
       std::unique_ptr<StateTable> table,
-      StateTable::Create(upstream_catalog, store, std::move(owned_vnodes),
-                         options));
+      StateTable::Create(widened, store, std::move(owned_vnodes), options));
   return std::unique_ptr<ReplicatedStateTable>(new ReplicatedStateTable(
-      std::move(table), std::move(output_indices), std::move(pk_in_output)));
+      upstream_catalog, std::move(table), std::move(output_indices),
+      std::move(pk_in_output)));
 }
 
-ReplicatedStateTable::ReplicatedStateTable(std::unique_ptr<StateTable> table,
+ReplicatedStateTable::ReplicatedStateTable(TableCatalog upstream_catalog,
+                                           std::unique_ptr<StateTable> table,
                                            std::vector<int> output_indices,
                                            std::vector<int> pk_in_output)
-    : table_(std::move(table)),
+    : upstream_catalog_(std::move(upstream_catalog)),
+      table_(std::move(table)),
       output_indices_(std::move(output_indices)),
       pk_in_output_indices_(std::move(pk_in_output)) {
   output_is_identity_ = output_indices_.size() == catalog().columns.size();
@@ -110,7 +122,7 @@ ReplicatedStateTable::ReplicatedStateTable(std::unique_ptr<StateTable> table,
 absl::Status ReplicatedStateTable::Write(RowOp op, RowView s2_row) {
   if (s2_row.size() != output_indices_.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "replicated table ", table_->catalog().table_id, ": row has ",
+        "replicated table ", upstream_catalog_.table_id, ": row has ",
         s2_row.size(), " columns, expected ", output_indices_.size()));
   }
   widened_.assign(table_->catalog().columns.size(), Datum());

@@ -5,7 +5,8 @@
 //   BACKFILL_ASSIGN_OR_RETURN(auto replica, ReplicatedStateTable::Create(
 //       upstream_catalog, store, owned_vnodes, /*output_column_ids=*/{3, 1}));
 //   replica->Write(RowOp::kInsert, s2_row);    // widened to S1, NULL-filled
-//   replica->Commit(next);                     // sealed privately, never committed
+//   replica->Commit(next);                     // sealed privately, never
+//   committed
 //
 // Schemas: S1 = the upstream catalog's columns (what storage holds); S2 = the
 // columns named by `output_column_ids`, in that order. Writes take S2 rows and
@@ -71,7 +72,8 @@ class ReplicatedStateTable {
 
   Epoch epoch() const { return table_->epoch(); }
   StateStore& store() const { return table_->store(); }
-  const TableCatalog& catalog() const { return table_->catalog(); }
+  // The upstream's catalog, as given to Create.
+  const TableCatalog& catalog() const { return upstream_catalog_; }
   const VnodeBitmap& vnodes() const { return table_->vnodes(); }
   const KeySerde& pk_serde() const { return table_->pk_serde(); }
   // For each S2 column, its S1 index.
@@ -86,10 +88,13 @@ class ReplicatedStateTable {
   }
 
  private:
-  ReplicatedStateTable(std::unique_ptr<StateTable> table,
+  ReplicatedStateTable(TableCatalog upstream_catalog,
+                       std::unique_ptr<StateTable> table,
                        std::vector<int> output_indices,
                        std::vector<int> pk_in_output_indices);
 
+  TableCatalog upstream_catalog_;
+  // Over the upstream catalog with every column outside S2 nullable.
   std::unique_ptr<StateTable> table_;
   std::vector<int> output_indices_;
   std::vector<int> pk_in_output_indices_;

@@ -49,15 +49,16 @@ TEST(ReplicatedStateTableTest, ReplicatedWritesVisibleBeforeCommitThenMerged) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto base, StateTable::Create(catalog, *store, VnodeBitmap::All(1)));
   BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto replica, ReplicatedStateTable::Create(catalog, *store,
-                                                 VnodeBitmap::All(1), {12, 10}));
+      auto replica, ReplicatedStateTable::Create(
+                        catalog, *store, VnodeBitmap::All(1), {12, 10}));
   BACKFILL_ASSERT_OK(base->InitEpoch(first));
   BACKFILL_ASSERT_OK(replica->InitEpoch(first));
   EXPECT_EQ(replica->pk_in_output_indices(), absl::Span<const int>({1}));
 
   // Epoch 1: the base writes a row; the replica receives S2 = (c2, c0) rows.
   BACKFILL_ASSERT_OK(base->Insert(Row{int32_t{1}, int32_t{11}, int32_t{111}}));
-  BACKFILL_ASSERT_OK(replica->Write(RowOp::kInsert, Row{int32_t{111}, int32_t{1}}));
+  BACKFILL_ASSERT_OK(
+      replica->Write(RowOp::kInsert, Row{int32_t{111}, int32_t{1}}));
   // A replicated write is visible through the replica before any commit.
   EXPECT_THAT(replica->GetRow(Row{int32_t{1}}),
               IsOkAndHolds(Optional(Row{int32_t{111}, int32_t{1}})));
@@ -67,7 +68,8 @@ TEST(ReplicatedStateTableTest, ReplicatedWritesVisibleBeforeCommitThenMerged) {
   BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
 
   // Epoch 2: a replicated row the base has not committed yet.
-  BACKFILL_ASSERT_OK(replica->Write(RowOp::kInsert, Row{int32_t{222}, int32_t{2}}));
+  BACKFILL_ASSERT_OK(
+      replica->Write(RowOp::kInsert, Row{int32_t{222}, int32_t{2}}));
   const EpochPair third = second.Next(Epoch(3));
   BACKFILL_ASSERT_OK(replica->Commit(third));
   // The committed row and the replicated row, in key order.
@@ -76,8 +78,8 @@ TEST(ReplicatedStateTableTest, ReplicatedWritesVisibleBeforeCommitThenMerged) {
                               Row{int32_t{222}, int32_t{2}}}));
   // Never committed: a fresh reader of the table sees only the base row.
   BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto fresh, ReplicatedStateTable::Create(catalog, *store,
-                                               VnodeBitmap::All(1), {10, 11, 12}));
+      auto fresh, ReplicatedStateTable::Create(
+                      catalog, *store, VnodeBitmap::All(1), {10, 11, 12}));
   BACKFILL_ASSERT_OK(fresh->InitEpoch(second));
   EXPECT_EQ(ReadAll(*fresh),
             (std::vector<Row>{Row{int32_t{1}, int32_t{11}, int32_t{111}}}));
@@ -104,6 +106,29 @@ TEST(ReplicatedStateTableTest, NullFillsColumnsOutsideS2EvenIfNotNullable) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(ReplicatedStateTableTest, ChecksS2ColumnsAgainstTheUpstreamSchema) {
+  auto store = NewMemoryStateStore();
+  // S2 = (c1, c0): c1 is NOT NULL upstream and stays so here; c2 is outside.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto replica, ReplicatedStateTable::Create(
+                        BaseCatalog(), *store, VnodeBitmap::All(1), {11, 10}));
+  BACKFILL_ASSERT_OK(replica->InitEpoch(EpochPair::ForInitial(Epoch(1))));
+  EXPECT_THAT(replica->Write(RowOp::kInsert, Row{Datum(), int32_t{1}}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("column 1 (c1) is not nullable")));
+  EXPECT_THAT(replica->Write(RowOp::kInsert, Row{int64_t{7}, int32_t{1}}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("column 1 (c1) expects")));
+  EXPECT_THAT(replica->GetRow(Row{int32_t{1}}), IsOkAndHolds(std::nullopt));
+  BACKFILL_ASSERT_OK(
+      replica->Write(RowOp::kInsert, Row{int32_t{7}, int32_t{1}}));
+  EXPECT_THAT(replica->GetRow(Row{int32_t{1}}),
+              IsOkAndHolds(Optional(Row{int32_t{7}, int32_t{1}})));
+  // What it reports is the upstream's catalog, nullability included.
+  EXPECT_FALSE(replica->catalog().columns[1].nullable);
+  EXPECT_FALSE(replica->catalog().columns[0].nullable);
+}
+
 TEST(ReplicatedStateTableTest, RejectsBadOutputColumns) {
   auto store = NewMemoryStateStore();
   EXPECT_THAT(ReplicatedStateTable::Create(BaseCatalog(), *store,
@@ -114,10 +139,10 @@ TEST(ReplicatedStateTableTest, RejectsBadOutputColumns) {
                                            VnodeBitmap::All(1), {10, 99}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("output_column_ids[1] = 99")));
-  EXPECT_THAT(ReplicatedStateTable::Create(BaseCatalog(), *store,
-                                           VnodeBitmap::All(1), {10, 10}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("appears twice")));
+  EXPECT_THAT(
+      ReplicatedStateTable::Create(BaseCatalog(), *store, VnodeBitmap::All(1),
+                                   {10, 10}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("appears twice")));
 }
 
 }  // namespace

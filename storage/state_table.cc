@@ -40,9 +40,9 @@ class StateTableRowIterator final : public RowIterator {
     if (!status_.ok() || !inner_->Valid()) return;
     const std::string_view pk = inner_->key();
     const std::string_view value = inner_->value();
-    status_ = table_->DecodeRow(vnode_, absl::string_view(pk.data(), pk.size()),
-                                absl::string_view(value.data(), value.size()),
-                                &row_);
+    status_ =
+        table_->DecodeRow(vnode_, absl::string_view(pk.data(), pk.size()),
+                          absl::string_view(value.data(), value.size()), &row_);
   }
 
   std::unique_ptr<StateStoreIterator> inner_;
@@ -68,9 +68,9 @@ absl::StatusOr<std::unique_ptr<StateTable>> StateTable::Create(
         owned_vnodes.size(), " bits but the table has ", catalog.vnode_count,
         " vnodes"));
   }
-  BACKFILL_ASSIGN_OR_RETURN(KeySerde pk_serde,
-                            KeySerde::Create(catalog.PkTypes(),
-                                             catalog.pk_orders));
+  BACKFILL_ASSIGN_OR_RETURN(
+      KeySerde pk_serde,
+      KeySerde::Create(catalog.PkTypes(), catalog.pk_orders));
   Schema value_schema;
   for (int column : catalog.value_indices) {
     value_schema.push_back(catalog.columns[column]);
@@ -92,9 +92,10 @@ absl::StatusOr<std::unique_ptr<StateTable>> StateTable::Create(
   BACKFILL_ASSIGN_OR_RETURN(
       std::unique_ptr<LocalStateStore> local,
       store.NewLocalStateStore(catalog.table_id, local_options));
-  return std::unique_ptr<StateTable>(new StateTable(
-      catalog, std::move(owned_vnodes), std::move(pk_serde),
-      std::move(row_hasher), std::move(pk_hasher), std::move(value_codec), std::move(local), store, options));
+  return std::unique_ptr<StateTable>(
+      new StateTable(catalog, std::move(owned_vnodes), std::move(pk_serde),
+                     std::move(row_hasher), std::move(pk_hasher),
+                     std::move(value_codec), std::move(local), store, options));
 }
 
 StateTable::StateTable(TableCatalog catalog, VnodeBitmap vnodes,
@@ -205,35 +206,19 @@ absl::Status StateTable::CheckWritable(RowView row, VirtualNode* vnode,
         absl::StrCat("table ", catalog_.table_id, " (", catalog_.name,
                      "): write before InitEpoch"));
   }
-  if (options_.replicated) {
-    // Replicated rows are NULL-filled outside S2, whatever the column's
-    // nullability: check the shape and types only.
-    if (row.size() != catalog_.columns.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "table ", catalog_.table_id, " (", catalog_.name, "): row has ",
-          row.size(), " datums, expected ", catalog_.columns.size()));
-    }
-    for (size_t i = 0; i < row.size(); ++i) {
-      if (!DatumMatchesType(row[i], catalog_.columns[i].type)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "table ", catalog_.table_id, " (", catalog_.name, "): column ", i,
-            " expects ", DataTypeName(catalog_.columns[i].type)));
-      }
-    }
-  } else if (absl::Status status = ValidateRow(catalog_.columns, row);
-             !status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "table ", catalog_.table_id, " (", catalog_.name, "): ",
-        status.message()));
+  if (absl::Status status = ValidateRow(catalog_.columns, row); !status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("table ", catalog_.table_id,
+                                                   " (", catalog_.name,
+                                                   "): ", status.message()));
   }
   *vnode = ComputeVnode(row);
   pk_bytes->clear();
   Row pk = ProjectRow(row, catalog_.pk_indices);
   pk_serde_.Serialize(pk, pk_bytes);
   if (!vnodes_.Test(*vnode)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "write to a vnode this table does not own: ",
-        ErrorContext(*vnode, *pk_bytes)));
+    return absl::FailedPreconditionError(
+        absl::StrCat("write to a vnode this table does not own: ",
+                     ErrorContext(*vnode, *pk_bytes)));
   }
   return absl::OkStatus();
 }
@@ -247,22 +232,23 @@ absl::Status StateTable::Put(RowView row, VirtualNode vnode,
   return local_->Insert(vnode, StdView(pk_bytes), scratch_value_);
 }
 
-absl::Status StateTable::DecodeRow(VirtualNode vnode, absl::string_view pk_bytes,
+absl::Status StateTable::DecodeRow(VirtualNode vnode,
+                                   absl::string_view pk_bytes,
                                    absl::string_view value, Row* out) const {
   if (value_is_whole_row_) {  // The scan's fast path: no copies.
     absl::Status status = value_codec_->DecodeInto(value, out);
     if (!status.ok()) {
-      return absl::DataLossError(absl::StrCat("corrupt value: ",
-                                              status.message(), ": ",
-                                              ErrorContext(vnode, pk_bytes)));
+      return absl::DataLossError(
+          absl::StrCat("corrupt value: ", status.message(), ": ",
+                       ErrorContext(vnode, pk_bytes)));
     }
     return absl::OkStatus();
   }
   absl::StatusOr<Row> decoded = value_codec_->Decode(value);
   if (!decoded.ok()) {
-    return absl::DataLossError(absl::StrCat("corrupt value: ",
-                                            decoded.status().message(), ": ",
-                                            ErrorContext(vnode, pk_bytes)));
+    return absl::DataLossError(
+        absl::StrCat("corrupt value: ", decoded.status().message(), ": ",
+                     ErrorContext(vnode, pk_bytes)));
   }
   Row& values = *decoded;
   out->assign(catalog_.columns.size(), Datum());
@@ -273,9 +259,9 @@ absl::Status StateTable::DecodeRow(VirtualNode vnode, absl::string_view pk_bytes
   if (!pk_only_columns_.empty()) {
     absl::StatusOr<Row> pk = pk_serde_.Deserialize(pk_bytes);
     if (!pk.ok()) {
-      return absl::DataLossError(absl::StrCat("corrupt key: ",
-                                              pk.status().message(), ": ",
-                                              ErrorContext(vnode, pk_bytes)));
+      return absl::DataLossError(
+          absl::StrCat("corrupt key: ", pk.status().message(), ": ",
+                       ErrorContext(vnode, pk_bytes)));
     }
     for (const auto& [position, column] : pk_only_columns_) {
       (*out)[column] = std::move((*pk)[position]);
@@ -342,8 +328,7 @@ absl::Status StateTable::Update(RowView old_row, RowView new_row) {
                        ErrorContext(old_vnode, old_pk)));
     }
     Row stored;
-    BACKFILL_RETURN_IF_ERROR(
-        DecodeRow(old_vnode, old_pk, *existing, &stored));
+    BACKFILL_RETURN_IF_ERROR(DecodeRow(old_vnode, old_pk, *existing, &stored));
     if (!RowsEqual(stored, old_row)) {
       return absl::FailedPreconditionError(absl::StrCat(
           "inconsistent update: stored row ", RowDebugString(stored),
