@@ -31,10 +31,17 @@ backfill { parallelism: 2 chunk_size: 64 rate_limit: 3000 }
 runtime { barrier_interval_ms: 50 checkpoint_frequency: 2 max_seconds: 300 }
 X
 
-# run NAME DATA_DIR SPEC: runs the command with faults; sets $code, $out, $err.
+# run "NAME|fresh or base|SPEC|MESSAGE": runs the command with the faults of
+# SPEC on a new data directory, or on a copy of $BASE; sets $name, $spec,
+# $message (what the logged error must say), $data, $code, $out, $err, and
+# SECONDS (from the start of the run).
 run() {
-  local name=$1 data=$2 spec=$3
-  out="$TMP/$name.out"; err="$TMP/$name.err"
+  local dir
+  IFS='|' read -r name dir spec message <<<"$1"
+  data="$TMP/$name.data"; out="$TMP/$name.out"; err="$TMP/$name.err"
+  rm -rf "$data"
+  [[ $dir == base ]] && cp -r "$BASE" "$data"
+  SECONDS=0
   timeout $RUN_TIMEOUT "$BIN" --scenario="$SCENARIO" --data_dir="$data" \
       --dump_dir="$TMP/$name.dump" --json --inject_storage_faults="$spec" > "$out" 2> "$err"
   code=$?
@@ -60,12 +67,7 @@ transient=(
   "sst_reads|base|op=read,file=.sst,after=50,count=2|read of .*\.sst failed"
 )
 for entry in "${transient[@]}"; do
-  IFS='|' read -r name dir spec message <<<"$entry"
-  data="$TMP/$name.data"
-  rm -rf "$data"
-  [[ $dir == base ]] && cp -r "$BASE" "$data"
-  SECONDS=0
-  run "$name" "$data" "$spec"
+  run "$entry"
   [[ $code -eq 0 ]] || { show; fail "$name ($spec): exit $code, expected 0 after recovering"; }
   expect_consistent "$name" "$out" "$TMP/$name.dump"
   last=$(tail -1 "$out")
@@ -87,12 +89,7 @@ persistent=(
   "dead_sst_read|base|op=read,file=.sst,after=20,persistent|read of .*\.sst failed"
 )
 for entry in "${persistent[@]}"; do
-  IFS='|' read -r name dir spec message <<<"$entry"
-  data="$TMP/$name.data"
-  rm -rf "$data"
-  [[ $dir == base ]] && cp -r "$BASE" "$data"
-  SECONDS=0
-  run "$name" "$data" "$spec"
+  run "$entry"
   [[ $code -ne 124 ]] || { show; fail "$name ($spec): hung (no exit within ${RUN_TIMEOUT}s)"; }
   [[ $code -eq 2 ]] || { show; fail "$name ($spec): exit $code, expected 2"; }
   grep -q "^backfill: error: " "$err" || { show; fail "$name: no error line"; }
