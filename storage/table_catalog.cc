@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "serde/utf8.h"
 #include "serde/vnode.h"
 #include "storage/catalog.pb.h"
 
@@ -50,16 +52,30 @@ std::string TableCatalog::DebugString() const {
 
 absl::Status ValidateTableCatalog(const TableCatalog& catalog) {
   if (catalog.columns.empty()) return Invalid(catalog, "columns is empty");
+  // Names are proto3 strings in catalog.proto: one that is not UTF-8 could
+  // not be stored as a catalog and parsed back.
+  if (!IsValidUtf8(catalog.name)) {
+    return Invalid(catalog,
+                   absl::StrCat("name \"", absl::CHexEscape(catalog.name),
+                                "\" is not valid UTF-8"));
+  }
+  for (size_t i = 0; i < catalog.columns.size(); ++i) {
+    if (!IsValidUtf8(catalog.columns[i].name)) {
+      return Invalid(catalog,
+                     absl::StrCat("columns[", i, "].name \"",
+                                  absl::CHexEscape(catalog.columns[i].name),
+                                  "\" is not valid UTF-8"));
+    }
+  }
   if (absl::Status status = ValidateSchema(catalog.columns); !status.ok()) {
     return Invalid(catalog, absl::StrCat("columns: ", status.message()));
   }
   const int num_columns = static_cast<int>(catalog.columns.size());
   if (catalog.pk_orders.size() != catalog.pk_indices.size()) {
-    return Invalid(catalog, absl::StrCat("primary_key has ",
-                                         catalog.pk_indices.size(),
-                                         " columns but ",
-                                         catalog.pk_orders.size(),
-                                         " order types"));
+    return Invalid(catalog,
+                   absl::StrCat("primary_key has ", catalog.pk_indices.size(),
+                                " columns but ", catalog.pk_orders.size(),
+                                " order types"));
   }
   absl::flat_hash_set<int> pk_set;
   for (size_t i = 0; i < catalog.pk_indices.size(); ++i) {
@@ -83,14 +99,14 @@ absl::Status ValidateTableCatalog(const TableCatalog& catalog) {
                                   " is not a primary-key column"));
     }
     if (!dist_set.insert(column).second) {
-      return Invalid(catalog, absl::StrCat("distribution_key[", i, "] = ",
-                                           column, " appears twice"));
+      return Invalid(catalog, absl::StrCat("distribution_key[", i,
+                                           "] = ", column, " appears twice"));
     }
   }
   if (catalog.vnode_count < 1 || catalog.vnode_count > kMaxVnodeCount) {
-    return Invalid(catalog, absl::StrCat("vnode_count = ", catalog.vnode_count,
-                                         " is outside [1, ", kMaxVnodeCount,
-                                         "]"));
+    return Invalid(catalog,
+                   absl::StrCat("vnode_count = ", catalog.vnode_count,
+                                " is outside [1, ", kMaxVnodeCount, "]"));
   }
   for (size_t i = 0; i < catalog.value_indices.size(); ++i) {
     const int column = catalog.value_indices[i];
@@ -149,17 +165,22 @@ absl::StatusOr<TableCatalog> TableCatalogFromProto(
                                            ").type = ", column.type(),
                                            " is not a data type"));
     }
-    catalog.columns.push_back(
-        ColumnDesc{column.name(), *type, column.column_id(), column.nullable()});
+    catalog.columns.push_back(ColumnDesc{
+        column.name(), *type, column.column_id(), column.nullable()});
   }
   for (int i = 0; i < proto.primary_key_size(); ++i) {
     const proto::KeyColumn& key = proto.primary_key(i);
-    OrderType order = key.descending() ? OrderType::Descending()
-                                       : OrderType::Ascending();
+    OrderType order =
+        key.descending() ? OrderType::Descending() : OrderType::Ascending();
     switch (key.nulls()) {
-      case proto::NULLS_DEFAULT: break;
-      case proto::NULLS_FIRST: order.nulls = NullsOrder::kFirst; break;
-      case proto::NULLS_LAST: order.nulls = NullsOrder::kLast; break;
+      case proto::NULLS_DEFAULT:
+        break;
+      case proto::NULLS_FIRST:
+        order.nulls = NullsOrder::kFirst;
+        break;
+      case proto::NULLS_LAST:
+        order.nulls = NullsOrder::kLast;
+        break;
       default:
         return Invalid(catalog, absl::StrCat("primary_key[", i, "].nulls = ",
                                              key.nulls(), " is unknown"));
@@ -172,10 +193,10 @@ absl::StatusOr<TableCatalog> TableCatalogFromProto(
     catalog.dist_key_indices.push_back(
         static_cast<int>(std::min<uint32_t>(column, 1u << 30)));
   }
-  catalog.vnode_count = proto.vnode_count() == 0
-                            ? kDefaultVnodeCount
-                            : static_cast<int>(std::min<uint32_t>(
-                                  proto.vnode_count(), 1u << 30));
+  catalog.vnode_count =
+      proto.vnode_count() == 0
+          ? kDefaultVnodeCount
+          : static_cast<int>(std::min<uint32_t>(proto.vnode_count(), 1u << 30));
   switch (proto.value_encoding()) {
     case proto::VALUE_ENCODING_POSITIONAL:
       catalog.value_encoding = ValueEncoding::kPositional;
@@ -184,9 +205,9 @@ absl::StatusOr<TableCatalog> TableCatalogFromProto(
       catalog.value_encoding = ValueEncoding::kColumnAware;
       break;
     default:
-      return Invalid(catalog, absl::StrCat("value_encoding = ",
-                                           proto.value_encoding(),
-                                           " is unknown"));
+      return Invalid(catalog,
+                     absl::StrCat("value_encoding = ", proto.value_encoding(),
+                                  " is unknown"));
   }
   if (proto.value_indices().empty()) {
     for (size_t i = 0; i < catalog.columns.size(); ++i) {

@@ -60,6 +60,10 @@ TEST(TableCatalogTest, RejectsInconsistencyNamingTheField) {
   };
   const std::vector<Case> cases = {
       {[](auto& p) { p.clear_columns(); }, "columns is empty"},
+      {[](auto& p) { p.mutable_columns(1)->set_name("b\xff"); },
+       "columns[1].name \"b\\xff\" is not valid UTF-8"},
+      {[](auto& p) { p.set_name("t\xc3"); },
+       "name \"t\\xc3\" is not valid UTF-8"},
       {[](auto& p) { p.mutable_columns(1)->set_type(proto::DATA_TYPE_UNSPECIFIED); },
        "columns[1] (b).type"},
       {[](auto& p) { p.mutable_columns(1)->set_column_id(1); },

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "serde/utf8.h"
 
 namespace backfill {
 namespace {
@@ -34,41 +35,6 @@ double Percent(uint64_t part, uint64_t whole) {
   if (whole == 0) return 0;
   return 100.0 * static_cast<double>(std::min(part, whole)) /
          static_cast<double>(whole);
-}
-
-// Length of the valid UTF-8 sequence at the start of `text`, or 0.
-size_t Utf8SequenceLength(absl::string_view text) {
-  const auto byte = [&](size_t i) {
-    return static_cast<unsigned char>(text[i]);
-  };
-  const unsigned char lead = byte(0);
-  size_t length;
-  uint32_t code_point;
-  if (lead < 0x80) return 1;
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-    code_point = lead & 0x1f;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    code_point = lead & 0x0f;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    code_point = lead & 0x07;
-  } else {
-    return 0;
-  }
-  if (text.size() < length) return 0;
-  for (size_t i = 1; i < length; ++i) {
-    if ((byte(i) & 0xc0) != 0x80) return 0;
-    code_point = (code_point << 6) | (byte(i) & 0x3f);
-  }
-  // Overlong forms, surrogates, beyond U+10FFFF.
-  if ((length == 3 && code_point < 0x800) ||
-      (length == 4 && (code_point < 0x10000 || code_point > 0x10ffff)) ||
-      (code_point >= 0xd800 && code_point <= 0xdfff)) {
-    return 0;
-  }
-  return length;
 }
 
 }  // namespace

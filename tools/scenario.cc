@@ -14,9 +14,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
+#include "serde/utf8.h"
 #include "serde/vnode.h"
 
 namespace backfill {
@@ -77,15 +79,34 @@ uint64_t SaturatingMultiply(uint64_t a, uint64_t b) {
   return a * b;
 }
 
+// Names are proto3 strings: one that is not UTF-8 could not be serialized
+// (nor stored in a catalog) and parsed back. The text parser lets octal and
+// hex escapes through, so this is checked here.
+absl::Status ValidateUtf8(absl::string_view field, absl::string_view name) {
+  if (IsValidUtf8(name)) return absl::OkStatus();
+  return Invalid(field, absl::StrCat("= \"", absl::CHexEscape(name),
+                                     "\" is not valid UTF-8"));
+}
+
 absl::Status ValidateTable(const tools::Scenario& scenario) {
   const tools::Table& table = scenario.table();
   const int num_columns = table.columns_size();
   if (num_columns == 0) return Invalid("table.columns", "is empty");
+  if (absl::Status s = ValidateUtf8("name", scenario.name()); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateUtf8("table.name", table.name()); !s.ok()) {
+    return s;
+  }
   absl::flat_hash_map<std::string, int> names;
   for (int i = 0; i < num_columns; ++i) {
     const tools::Column& column = table.columns(i);
     const std::string field = absl::StrCat("table.columns[", i, "]");
     if (column.name().empty()) return Invalid(field + ".name", "is empty");
+    if (absl::Status s = ValidateUtf8(field + ".name", column.name());
+        !s.ok()) {
+      return s;
+    }
     if (auto [it, inserted] = names.emplace(column.name(), i); !inserted) {
       return Invalid(
           absl::StrCat(field, ".name"),

@@ -237,6 +237,18 @@ TEST(ScenarioTest, EveryErrorNamesItsField) {
       {"duplicate name",
        [](auto& s) { s.mutable_table()->mutable_columns(2)->set_name("a"); },
        "table.columns[2].name = \"a\" duplicates table.columns[0].name"},
+      // Found by //tools:scenario_fuzz: the text parser lets "\377" through
+      // into a proto3 string, which then cannot be serialized.
+      {"column name not UTF-8",
+       [](auto& s) {
+         s.mutable_table()->mutable_columns(1)->set_name("b\xff");
+       },
+       "table.columns[1].name = \"b\\xff\" is not valid UTF-8"},
+      {"table name not UTF-8",
+       [](auto& s) { s.mutable_table()->set_name("t\xc3"); },
+       "table.name = \"t\\xc3\" is not valid UTF-8"},
+      {"scenario name not UTF-8", [](auto& s) { s.set_name("\xed\xa0\x80"); },
+       "name = \"\\xed\\xa0\\x80\" is not valid UTF-8"},
       {"unspecified type",
        [](auto& s) {
          s.mutable_table()->mutable_columns(1)->set_type(
