@@ -24,6 +24,7 @@
 #include "absl/base/internal/endian.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "rocksdb/cache.h"
@@ -39,6 +40,7 @@
 #include "rocksdb/slice_transform.h"
 #include "rocksdb/status.h"
 #include "rocksdb/table.h"
+#include "rocksdb/table_properties.h"
 #include "rocksdb/write_batch.h"
 #include "storage/internal/committed_layer.h"
 #include "storage/internal/layered_state_store.h"
@@ -270,6 +272,50 @@ class MvccCompactionFilterFactory final
 
  private:
   const std::shared_ptr<GcState> gc_;
+};
+
+// The tombstones of each table file, as its user property
+// kTombstonesProperty. At open their sum restarts the GC's count, so that
+// tombstones checkpointed before a restart still trigger a full compaction.
+constexpr char kTombstonesProperty[] = "backfill.tombstones";
+
+class TombstoneCounter final : public rocksdb::TablePropertiesCollector {
+ public:
+  rocksdb::Status AddUserKey(const rocksdb::Slice& /*key*/,
+                             const rocksdb::Slice& value,
+                             rocksdb::EntryType type,
+                             rocksdb::SequenceNumber /*seq*/,
+                             uint64_t /*file_size*/) override {
+    if (type == rocksdb::kEntryPut && !value.empty() &&
+        value[0] == kTombstoneTag) {
+      ++tombstones_;
+    }
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status Finish(
+      rocksdb::UserCollectedProperties* properties) override {
+    properties->emplace(kTombstonesProperty, absl::StrCat(tombstones_));
+    return rocksdb::Status::OK();
+  }
+  rocksdb::UserCollectedProperties GetReadableProperties() const override {
+    return {{kTombstonesProperty, absl::StrCat(tombstones_)}};
+  }
+  const char* Name() const override { return "backfill.TombstoneCounter"; }
+
+ private:
+  uint64_t tombstones_ = 0;
+};
+
+class TombstoneCounterFactory final
+    : public rocksdb::TablePropertiesCollectorFactory {
+ public:
+  rocksdb::TablePropertiesCollector* CreateTablePropertiesCollector(
+      rocksdb::TablePropertiesCollectorFactory::Context /*context*/) override {
+    return new TombstoneCounter();
+  }
+  const char* Name() const override {
+    return "backfill.TombstoneCounterFactory";
+  }
 };
 
 // ---- Fault injection
@@ -1004,6 +1050,29 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
                        "full compaction");
   }
 
+  // Restarts the GC's count from the tombstones the table files hold (what
+  // earlier runs checkpointed and no full compaction has dropped yet); may
+  // start a full compaction at once. Files written before the counter
+  // existed count 0.
+  absl::Status CountStoredTombstones() {
+    rocksdb::TablePropertiesCollection files;
+    BACKFILL_RETURN_IF_ERROR(
+        FromRocksDb(db_->GetPropertiesOfAllTables(data_, &files),
+                    "reading the table files' properties"));
+    uint64_t tombstones = 0;
+    for (const auto& [name, properties] : files) {
+      const auto it =
+          properties->user_collected_properties.find(kTombstonesProperty);
+      uint64_t count = 0;
+      if (it != properties->user_collected_properties.end() &&
+          absl::SimpleAtoi(it->second, &count)) {
+        tombstones += std::min(count, UINT64_MAX - tombstones);
+      }
+    }
+    if (tombstones > 0) NoteTombstones(tombstones);
+    return absl::OkStatus();
+  }
+
   GcStats WaitForGc() {
     std::unique_lock<std::mutex> lock(gc_mu_);
     gc_idle_cv_.wait(lock,
@@ -1184,8 +1253,7 @@ absl::StatusOr<Epoch> LoadMetadata(rocksdb::DB& db,
 std::vector<std::string> DatabaseFiles(const std::string& path) {
   std::vector<std::string> files;
   std::error_code error;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(path, error)) {
+  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
     const std::string name = entry.path().filename().string();
     const bool wal = name.size() > 4 && name.ends_with(".log");
     if (name.starts_with("MANIFEST-") || name.ends_with(".sst") || wal ||
@@ -1214,10 +1282,12 @@ absl::Status CheckNotOrphaned(const std::string& path) {
       })) {
     return absl::OkStatus();
   }
-  return absl::DataLossError(absl::StrCat(
-      "open ", path, ": the CURRENT file is missing but database files are "
-      "there (", absl::StrJoin(files, ", "),
-      "); refusing to create a new database over them"));
+  return absl::DataLossError(
+      absl::StrCat("open ", path,
+                   ": the CURRENT file is missing but database files are "
+                   "there (",
+                   absl::StrJoin(files, ", "),
+                   "); refusing to create a new database over them"));
 }
 
 // RocksDB reports a corrupt write-ahead-log record without the file name;
@@ -1234,7 +1304,8 @@ absl::Status NameCorruptFile(absl::Status status, const std::string& path) {
     if (file.ends_with(".log")) logs.push_back(file);
   }
   return absl::DataLossError(absl::StrCat(
-      status.message(), " (no file named: RocksDB reports corrupt "
+      status.message(),
+      " (no file named: RocksDB reports corrupt "
       "write-ahead-log records so; the write-ahead log here is ",
       logs.empty() ? std::string("absent") : absl::StrJoin(logs, ", "), ")"));
 }
@@ -1297,6 +1368,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
       std::make_shared<MvccCompactionFilterFactory>(gc);
   data_options.write_buffer_size = options.write_buffer_bytes;
   data_options.prefix_extractor = std::make_shared<UserKeyPrefix>();
+  data_options.table_properties_collector_factories.push_back(
+      std::make_shared<TombstoneCounterFactory>());
   rocksdb::BlockBasedTableOptions table_options;
   if (options.block_cache_bytes == 0) {
     table_options.no_block_cache = true;
@@ -1345,8 +1418,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
     rocksdb::Status verified = db->VerifyChecksum();
     if (!verified.ok()) {
       for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
-      return FromRocksDb(verified,
-                         absl::StrCat("open ", options.path, ": verify checksums"));
+      return FromRocksDb(
+          verified, absl::StrCat("open ", options.path, ": verify checksums"));
     }
   }
   absl::StatusOr<Epoch> committed = LoadMetadata(*db, handles[0], options.path);
@@ -1386,6 +1459,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
   if (acknowledged_writer != nullptr) {
     layer->SetAcknowledgedEpochWriter(std::move(acknowledged_writer));
   }
+  BACKFILL_RETURN_IF_ERROR(
+      NameCorruptFile(layer->CountStoredTombstones(), options.path));
   return std::unique_ptr<RocksDbStateStore>(new RocksDbStateStore(
       std::make_unique<Impl>(std::move(layer), *committed)));
 }

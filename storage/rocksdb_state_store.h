@@ -72,8 +72,9 @@ struct RocksDbStateStoreOptions {
   // versions shadowed by a newer one that every reader sees, but a tombstone
   // can only go in a compaction over every file (see Compact()). The store
   // runs one on a background thread once the tombstones checkpointed since
-  // the last one reach max(gc_min_tombstones, gc_tombstone_fraction x the
-  // estimated number of stored versions). Default 0.2, in [0, 1];
+  // the last one (counted across restarts: table files record theirs) reach
+  // max(gc_min_tombstones, gc_tombstone_fraction x the estimated number of
+  // stored versions). Default 0.2, in [0, 1];
   // 0 disables automatic GC (call Compact() yourself).
   double gc_tombstone_fraction = 0.2;
   // Default 65536 tombstones; >= 1.
@@ -84,7 +85,8 @@ struct RocksDbStateStoreOptions {
 struct GcStats {
   // Full compactions run, by the background thread or Compact().
   uint64_t full_compactions = 0;
-  // Tombstones checkpointed since the last full compaction started.
+  // Tombstones checkpointed since the last full compaction started; at
+  // open, the tombstones the table files hold (what earlier runs wrote).
   uint64_t pending_tombstones = 0;
   // The last background compaction's error (OK if none). A failed background
   // compaction is retried at the next trigger; it never fails a checkpoint.
