@@ -735,40 +735,61 @@ std::string AcknowledgedEpochPath(const std::string& dir) {
   return dir + "/" + kAcknowledgedEpochFile;
 }
 
+// Up to `max_bytes` from the start of the file at `path`; nullopt if there
+// is no such file. Errors: Internal naming the path and the errno.
+absl::StatusOr<std::optional<std::string>> ReadFilePrefix(
+    const std::string& path, size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    return absl::InternalError(
+        absl::StrCat("read ", path, ": ", std::strerror(errno)));
+  }
+  std::string bytes(max_bytes, '\0');
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n =
+        ::pread(fd, bytes.data() + done, bytes.size() - done, done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int read_errno = errno;
+      ::close(fd);
+      return absl::InternalError(
+          absl::StrCat("read ", path, ": ", std::strerror(read_errno)));
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  bytes.resize(done);
+  return bytes;
+}
+
 // The file's contents; nullopt if there is no file (a store written without
 // sync_on_checkpoint, or by an older version) or it is empty (created, then
 // the process died before the first checkpoint).
 absl::StatusOr<std::optional<Acknowledged>> ReadAcknowledged(
     const std::string& dir) {
-  const std::string path = AcknowledgedEpochPath(dir);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    return absl::InternalError(absl::StrCat("open ", dir, ": read ", path, ": ",
-                                            std::strerror(errno)));
+  absl::StatusOr<std::optional<std::string>> read =
+      ReadFilePrefix(AcknowledgedEpochPath(dir), kAcknowledgedEpochSize + 1);
+  if (!read.ok()) {
+    return absl::InternalError(
+        absl::StrCat("open ", dir, ": ", read.status().message()));
   }
-  char bytes[kAcknowledgedEpochSize + 1] = {};
-  const ssize_t n = ::pread(fd, bytes, sizeof(bytes), 0);
-  const int read_errno = errno;
-  ::close(fd);
-  if (n < 0) {
-    return absl::InternalError(absl::StrCat("open ", dir, ": read ", path, ": ",
-                                            std::strerror(read_errno)));
-  }
-  if (n == 0) return std::nullopt;
-  if (static_cast<size_t>(n) != kAcknowledgedEpochSize ||
-      std::memcmp(bytes, kAcknowledgedEpochMagic, 8) != 0 ||
-      absl::big_endian::Load64(bytes + 32) !=
-          Fnv1a(std::string_view(bytes, 32))) {
+  if (!read->has_value() || (*read)->empty()) return std::nullopt;
+  const std::string& bytes = **read;
+  if (bytes.size() != kAcknowledgedEpochSize ||
+      std::memcmp(bytes.data(), kAcknowledgedEpochMagic, 8) != 0 ||
+      absl::big_endian::Load64(bytes.data() + 32) !=
+          Fnv1a(std::string_view(bytes.data(), 32))) {
     return absl::DataLossError(absl::StrCat(
-        "open ", dir, ": ", kAcknowledgedEpochFile, " is corrupt (", n,
-        " bytes: ", Escape(std::string_view(bytes, std::max<ssize_t>(n, 0))),
-        ")"));
+        "open ", dir, ": ", kAcknowledgedEpochFile, " is corrupt (",
+        bytes.size(), " bytes: ", Escape(bytes), ")"));
   }
   Acknowledged acknowledged;
-  acknowledged.epoch = Epoch(absl::big_endian::Load64(bytes + 8));
-  acknowledged.manifest_number = absl::big_endian::Load64(bytes + 16);
-  acknowledged.manifest_size = absl::big_endian::Load64(bytes + 24);
+  acknowledged.epoch = Epoch(absl::big_endian::Load64(bytes.data() + 8));
+  acknowledged.manifest_number = absl::big_endian::Load64(bytes.data() + 16);
+  acknowledged.manifest_size = absl::big_endian::Load64(bytes.data() + 24);
   return acknowledged;
 }
 
@@ -776,41 +797,23 @@ absl::StatusOr<std::optional<Acknowledged>> ReadAcknowledged(
 // one the acknowledged checkpoint saw, its first `manifest_size` bytes must
 // be complete log records (RocksDB's log format: 32 KiB blocks of records
 // with a 7-byte header: crc, length, type 1-4). RocksDB checks the crcs
-// itself; this catches what it would take for a torn tail.
+// itself; this catches what it would take for a torn tail. A CURRENT or
+// MANIFEST that cannot be read is left for RocksDB to report.
 absl::Status CheckManifestPrefix(const std::string& dir,
                                  const Acknowledged& acknowledged) {
   if (acknowledged.manifest_number == 0) return absl::OkStatus();
-  std::string current;
-  {
-    const int fd = ::open((dir + "/CURRENT").c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return absl::OkStatus();  // RocksDB reports it.
-    char buffer[64];
-    const ssize_t n = ::pread(fd, buffer, sizeof(buffer), 0);
-    ::close(fd);
-    if (n <= 0) return absl::OkStatus();
-    current.assign(buffer, n);
-  }
+  absl::StatusOr<std::optional<std::string>> current =
+      ReadFilePrefix(dir + "/CURRENT", 64);
+  if (!current.ok() || !current->has_value()) return absl::OkStatus();
   char expected[64];
   std::snprintf(expected, sizeof(expected), "MANIFEST-%06llu\n",
                 static_cast<unsigned long long>(acknowledged.manifest_number));
-  if (current != expected) return absl::OkStatus();  // Another MANIFEST now.
-  const std::string name = current.substr(0, current.size() - 1);
-  const std::string path = dir + "/" + name;
-  std::string bytes;
-  {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return absl::OkStatus();  // RocksDB reports it.
-    bytes.resize(acknowledged.manifest_size);
-    size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n =
-          ::pread(fd, bytes.data() + done, bytes.size() - done, done);
-      if (n <= 0) break;
-      done += n;
-    }
-    ::close(fd);
-    bytes.resize(done);
-  }
+  if (**current != expected) return absl::OkStatus();  // Another MANIFEST now.
+  const std::string name = (*current)->substr(0, (*current)->size() - 1);
+  absl::StatusOr<std::optional<std::string>> manifest =
+      ReadFilePrefix(dir + "/" + name, acknowledged.manifest_size);
+  if (!manifest.ok() || !manifest->has_value()) return absl::OkStatus();
+  const std::string& bytes = **manifest;
   constexpr size_t kBlockSize = 32768;
   constexpr size_t kHeaderSize = 7;
   auto damaged = [&](size_t offset, std::string_view why) {
