@@ -1,11 +1,11 @@
 #include "executor/backfill_state.h"
 
-#include <algorithm>
 #include <cassert>
 #include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "third_party/absl_extras/saturating.h"
 
 namespace backfill {
 
@@ -77,10 +77,9 @@ absl::Status BackfillState::UpdateProgress(VirtualNode vnode, Row pos,
   // by //executor:backfill_state_fuzz).
   constexpr uint64_t kMaxCount =
       static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  uint64_t count = std::min(delta, kMaxCount);
-  if (const auto* in_progress = std::get_if<InProgress>(&current)) {
-    count = std::min(in_progress->row_count, kMaxCount - count) + count;
-  }
+  const auto* in_progress = std::get_if<InProgress>(&current);
+  const uint64_t count = SaturatingAdd(
+      in_progress != nullptr ? in_progress->row_count : 0, delta, kMaxCount);
   current = InProgress{std::move(pos), count};
   return absl::OkStatus();
 }
@@ -124,7 +123,6 @@ bool BackfillState::IsCompletelyFinished() const {
 }
 
 uint64_t BackfillState::total_row_count() const {
-  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
   uint64_t total = 0;
   for (const auto& entry : vnodes_) {
     uint64_t count = 0;
@@ -133,7 +131,7 @@ uint64_t BackfillState::total_row_count() const {
     } else if (const auto* c = std::get_if<Completed>(&entry.second.current)) {
       count = c->row_count;
     }
-    total = count > kMax - total ? kMax : total + count;
+    total = SaturatingAdd(total, count);
   }
   return total;
 }

@@ -45,6 +45,7 @@
 #include "storage/internal/committed_layer.h"
 #include "storage/internal/layered_state_store.h"
 #include "storage/table_key.h"
+#include "third_party/absl_extras/saturating.h"
 #include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
@@ -1069,7 +1070,7 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
       uint64_t count = 0;
       if (it != properties->user_collected_properties.end() &&
           absl::SimpleAtoi(it->second, &count)) {
-        tombstones += std::min(count, UINT64_MAX - tombstones);
+        tombstones = SaturatingAdd(tombstones, count);
       }
     }
     if (tombstones > 0) NoteTombstones(tombstones);

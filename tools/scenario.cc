@@ -20,6 +20,7 @@
 #include "google/protobuf/text_format.h"
 #include "serde/utf8.h"
 #include "serde/vnode.h"
+#include "third_party/absl_extras/saturating.h"
 
 namespace backfill {
 namespace {
@@ -70,13 +71,6 @@ uint64_t DistinctValues(DataType type) {
     default:
       return kMany;
   }
-}
-
-uint64_t SaturatingMultiply(uint64_t a, uint64_t b) {
-  if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) {
-    return std::numeric_limits<uint64_t>::max();
-  }
-  return a * b;
 }
 
 // Names are proto3 strings: one that is not UTF-8 could not be serialized

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/stream_chunk.h"
+#include "third_party/absl_extras/saturating.h"
 #include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
@@ -45,9 +46,9 @@ absl::Status DmlSourceExecutor::OnBarrier(const Barrier& barrier,
   if (!initialised_) {
     if (!table_->ReadyToInit(barrier.epoch) ||
         !offset_table_->ReadyToInit(barrier.epoch)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "first barrier ", barrier.epoch.DebugString(),
-          " is ahead of the committed epoch"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("first barrier ", barrier.epoch.DebugString(),
+                       " is ahead of the committed epoch"));
     }
     BACKFILL_RETURN_IF_ERROR(table_->InitEpoch(barrier.epoch));
     BACKFILL_RETURN_IF_ERROR(offset_table_->InitEpoch(barrier.epoch));
@@ -107,8 +108,8 @@ absl::StatusOr<StreamChunk> DmlSourceExecutor::Generate(uint64_t count) {
     }
     Row updated = std::move(fresh);
     if (op.target_key != op.key) {
-      Row moved = WorkloadRow(catalog, options_.seed, op.target_key,
-                              op.version, options_.null_fraction);
+      Row moved = WorkloadRow(catalog, options_.seed, op.target_key, op.version,
+                              options_.null_fraction);
       BACKFILL_ASSIGN_OR_RETURN(
           std::optional<Row> occupied,
           table_->GetRow(ProjectRow(moved, catalog.pk_indices)));
@@ -132,7 +133,8 @@ PollResult DmlSourceExecutor::PollNext(PollContext& cx) {
   if (barrier.is_ready()) {
     const auto* b = std::get_if<Barrier>(&barrier.message());
     if (b == nullptr) {
-      return Fail(absl::InternalError("the barrier channel carried a non-barrier"));
+      return Fail(
+          absl::InternalError("the barrier channel carried a non-barrier"));
     }
     if (absl::Status status = OnBarrier(*b, cx.clock().Now()); !status.ok()) {
       return Fail(status);
@@ -146,14 +148,13 @@ PollResult DmlSourceExecutor::PollNext(PollContext& cx) {
   }
   const double elapsed = absl::ToDoubleSeconds(cx.clock().Now() - start_time_);
   // Saturating: a scenario may ask for any finite rate (1e300 ops/s).
-  const uint64_t due = WorkloadOpsDue(options_.ops_per_second, elapsed);
-  const uint64_t target = due > ~uint64_t{0} - start_offset_
-                              ? ~uint64_t{0}
-                              : start_offset_ + due;
+  const uint64_t target = SaturatingAdd(
+      start_offset_, WorkloadOpsDue(options_.ops_per_second, elapsed));
   const uint64_t offset = offset_.load();
   if (target <= offset) {
     const double next_seconds =
-        static_cast<double>(offset + 1 - start_offset_) / options_.ops_per_second;
+        static_cast<double>(offset + 1 - start_offset_) /
+        options_.ops_per_second;
     cx.WakeNoLaterThan(start_time_ + absl::Seconds(next_seconds));
     return PollResult::Pending();
   }
