@@ -1,0 +1,171 @@
+#include "ratelimit/adaptive_rate_controller.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+
+namespace backfill {
+namespace {
+
+const char* DecisionName(AdaptiveRateController::Decision decision) {
+  switch (decision) {
+    case AdaptiveRateController::Decision::kNone:
+      return "none";
+    case AdaptiveRateController::Decision::kIncrease:
+      return "increase";
+    case AdaptiveRateController::Decision::kDecrease:
+      return "decrease";
+    case AdaptiveRateController::Decision::kHold:
+      return "hold";
+  }
+  return "?";
+}
+
+}  // namespace
+
+absl::Status ValidateAdaptiveRateControllerOptions(
+    const AdaptiveRateControllerOptions& options) {
+  if (options.target_barrier_latency <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: target_barrier_latency must be > 0, got ",
+                     absl::FormatDuration(options.target_barrier_latency)));
+  }
+  if (options.min_rows_per_second < 1) {
+    return absl::InvalidArgumentError(
+        "adaptive rate: min_rows_per_second must be >= 1, got 0");
+  }
+  if (options.max_rows_per_second < options.min_rows_per_second) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "adaptive rate: max_rows_per_second (", options.max_rows_per_second,
+        ") must be >= min_rows_per_second (", options.min_rows_per_second,
+        ")"));
+  }
+  if (options.window <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: window must be > 0, got ",
+                     absl::FormatDuration(options.window)));
+  }
+  if (options.min_barriers_per_window < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: min_barriers_per_window must be >= 1, "
+                     "got ",
+                     options.min_barriers_per_window));
+  }
+  if (!(options.headroom_fraction > 0 && options.headroom_fraction <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: headroom_fraction must be in (0, 1], "
+                     "got ",
+                     options.headroom_fraction));
+  }
+  if (!(options.decrease_factor > 0 && options.decrease_factor < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: decrease_factor must be in (0, 1), got ",
+                     options.decrease_factor));
+  }
+  if (!(options.additive_increase_fraction > 0 &&
+        std::isfinite(options.additive_increase_fraction))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: additive_increase_fraction must be > 0, "
+                     "got ",
+                     options.additive_increase_fraction));
+  }
+  return absl::OkStatus();
+}
+
+AdaptiveRateController::AdaptiveRateController(
+    const AdaptiveRateControllerOptions& options)
+    : options_(options),
+      rate_(Clamp(options.initial_rows_per_second)),
+      slow_start_(options.slow_start),
+      additive_step_(std::max<uint32_t>(
+          1, Clamp(rate_ * options.additive_increase_fraction))) {}
+
+uint32_t AdaptiveRateController::Clamp(double rate) const {
+  if (!(rate > options_.min_rows_per_second)) {
+    return options_.min_rows_per_second;
+  }
+  if (rate >= options_.max_rows_per_second) return options_.max_rows_per_second;
+  return static_cast<uint32_t>(rate);
+}
+
+std::optional<uint32_t> AdaptiveRateController::Change(uint32_t new_rate,
+                                                       absl::Time at) {
+  if (new_rate == rate_) return std::nullopt;
+  rate_ = new_rate;
+  last_change_ = at;
+  skip_next_ = true;
+  window_open_ = false;
+  return rate_;
+}
+
+std::optional<uint32_t> AdaptiveRateController::OnBarrier(
+    absl::Time injected_at, absl::Duration latency) {
+  // Barriers injected before the last change was applied ran under the old
+  // rate; so did the first one after it (it carries the change and closes an
+  // epoch read at the old rate).
+  if (injected_at < last_change_) return std::nullopt;
+  if (skip_next_) {
+    skip_next_ = false;
+    return std::nullopt;
+  }
+  if (!window_open_) {
+    window_open_ = true;
+    window_start_ = injected_at;
+    window_barriers_ = 0;
+    window_max_latency_ = absl::ZeroDuration();
+  }
+  ++window_barriers_;
+  window_max_latency_ = std::max(window_max_latency_, latency);
+  if (injected_at - window_start_ < options_.window ||
+      window_barriers_ < options_.min_barriers_per_window) {
+    return std::nullopt;
+  }
+
+  window_open_ = false;
+  const absl::Time collected_at = injected_at + latency;
+  const absl::Duration target = options_.target_barrier_latency;
+  if (window_max_latency_ > target) {
+    last_decision_ = Decision::kDecrease;
+    slow_start_ = false;
+    const uint32_t decreased = Clamp(rate_ * options_.decrease_factor);
+    additive_step_ = std::max<uint32_t>(
+        1, static_cast<uint32_t>(decreased *
+                                 options_.additive_increase_fraction));
+    return Change(decreased, collected_at);
+  }
+  if (window_max_latency_ < target * options_.headroom_fraction) {
+    last_decision_ = Decision::kIncrease;
+    const double increased = slow_start_
+                                 ? 2.0 * rate_
+                                 : static_cast<double>(rate_) + additive_step_;
+    return Change(Clamp(increased), collected_at);
+  }
+  last_decision_ = Decision::kHold;
+  slow_start_ = false;
+  return std::nullopt;
+}
+
+std::optional<uint32_t> AdaptiveRateController::SetMaxRowsPerSecond(
+    uint32_t max_rows_per_second) {
+  options_.max_rows_per_second = std::max<uint32_t>(1, max_rows_per_second);
+  options_.min_rows_per_second =
+      std::min(options_.min_rows_per_second, options_.max_rows_per_second);
+  if (rate_ <= options_.max_rows_per_second) return std::nullopt;
+  rate_ = options_.max_rows_per_second;
+  window_open_ = false;
+  skip_next_ = true;
+  return rate_;
+}
+
+std::string AdaptiveRateController::DebugString() const {
+  return absl::StrCat("rate=", rate_, " rows/s slow_start=",
+                      slow_start_ ? "true" : "false",
+                      " last=", DecisionName(last_decision_));
+}
+
+}  // namespace backfill

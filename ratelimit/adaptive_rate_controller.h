@@ -1,0 +1,134 @@
+// AdaptiveRateController: a backfill rate that follows a barrier-latency
+// budget.
+//
+//   // clang-format off
+//   AdaptiveRateController controller({.target_barrier_latency = absl::Milliseconds(70)});
+//   // At every collected barrier:
+//   if (std::optional<uint32_t> rate = controller.OnBarrier(injected_at, latency)) {
+//     coordinator.Throttle(RateLimit::Fixed(*rate));   // the next barrier's mutation
+//   }
+//   // clang-format on
+//
+// A pure state machine: no clock, no threads, no I/O. The caller feeds it one
+// sample per collected barrier (when the barrier was injected, how long it
+// took to be collected) and applies the rate it returns. Time comes only from
+// the samples, so a simulated clock drives it exactly like a real one.
+//
+// The control law, one decision per observation window (default 1 s of
+// barrier injections), on the window's highest barrier latency L against the
+// target T:
+//   * L > T: multiplicative decrease, rate x decrease_factor (default 0.7);
+//     slow start ends for good.
+//   * L < headroom_fraction x T (default 0.8): increase. In slow start (from
+//     the first window until the first window at or above the headroom) the
+//     rate doubles; afterwards it grows by additive_increase_fraction of the
+//     rate at the last decrease (default 10%): a constant step, as in AIMD.
+//   * otherwise: hold. This band is what keeps a steady load from making the
+//     rate oscillate: once a window's latency lands in [0.8 T, T] the rate
+//     stays until the load changes.
+// The rate never leaves [min_rows_per_second, max_rows_per_second]; the floor
+// keeps the backfill moving (choose it as about one chunk per few barriers),
+// the ceiling is a user's fixed limit capping the controller.
+//
+// A decision is taken only on barriers injected after the previous change,
+// so a window never judges a rate by barriers that ran under the old one.
+//
+// Thread-compatible: one owner (the coordinator) calls it.
+#ifndef RATELIMIT_ADAPTIVE_RATE_CONTROLLER_H_
+#define RATELIMIT_ADAPTIVE_RATE_CONTROLLER_H_
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace backfill {
+
+struct AdaptiveRateControllerOptions {
+  // The barrier latency to stay under. Required: > 0.
+  absl::Duration target_barrier_latency = absl::ZeroDuration();
+  // The rate of the first window, rows/s (clamped to [min, max]). Default
+  // 1024: low enough not to hurt a busy upstream, doubled quickly when idle.
+  uint32_t initial_rows_per_second = 1024;
+  // Floor, rows/s; >= 1. Default 16.
+  uint32_t min_rows_per_second = 16;
+  // Ceiling, rows/s; >= min_rows_per_second. Default: no ceiling.
+  uint32_t max_rows_per_second = std::numeric_limits<uint32_t>::max();
+  // One decision per window of barrier injections. > 0; default 1 s.
+  absl::Duration window = absl::Seconds(1);
+  // A window needs at least this many barriers to be judged. >= 1;
+  // default 2.
+  int min_barriers_per_window = 2;
+  // Increase only below headroom_fraction x target. In (0, 1]; default 0.8.
+  double headroom_fraction = 0.8;
+  // Multiplicative decrease. In (0, 1); default 0.7.
+  double decrease_factor = 0.7;
+  // Additive step after slow start, as a fraction of the rate at the last
+  // decrease. > 0; default 0.1.
+  double additive_increase_fraction = 0.1;
+  // Whether to begin in slow start (doubling). A controller resumed from
+  // saved job state after a recovery starts at the saved rate without it.
+  bool slow_start = true;
+};
+
+// InvalidArgument naming the first field out of range.
+absl::Status ValidateAdaptiveRateControllerOptions(
+    const AdaptiveRateControllerOptions& options);
+
+class AdaptiveRateController {
+ public:
+  enum class Decision : uint8_t { kNone, kIncrease, kDecrease, kHold };
+
+  // REQUIRES: ValidateAdaptiveRateControllerOptions(options).ok().
+  explicit AdaptiveRateController(const AdaptiveRateControllerOptions& options);
+
+  // Records one collected barrier: injected at `injected_at`, collected
+  // `latency` later. Returns the new rate when this sample closed a window
+  // whose decision changed the rate; std::nullopt otherwise. Samples must
+  // come in injection order (a barrier injected before the last change is
+  // ignored).
+  std::optional<uint32_t> OnBarrier(absl::Time injected_at,
+                                    absl::Duration latency);
+
+  // Changes the ceiling (a user's fixed rate limit while adaptive). Returns
+  // the new rate if the current one was above the new ceiling.
+  std::optional<uint32_t> SetMaxRowsPerSecond(uint32_t max_rows_per_second);
+
+  // The rate in force, rows/s.
+  uint32_t rows_per_second() const { return rate_; }
+  bool in_slow_start() const { return slow_start_; }
+  // The last window's decision (kNone before the first window closed).
+  Decision last_decision() const { return last_decision_; }
+  const AdaptiveRateControllerOptions& options() const { return options_; }
+
+  // For logs: "rate=N rows/s slow_start=B last=DECISION".
+  std::string DebugString() const;
+
+ private:
+  uint32_t Clamp(double rate) const;
+  std::optional<uint32_t> Change(uint32_t new_rate, absl::Time at);
+
+  AdaptiveRateControllerOptions options_;
+  uint32_t rate_;
+  bool slow_start_;
+  // The additive step after slow start, rows/s (>= 1).
+  uint32_t additive_step_;
+  Decision last_decision_ = Decision::kNone;
+
+  // The current window: barriers injected at or after window_start_.
+  absl::Time window_start_ = absl::InfinitePast();
+  bool window_open_ = false;
+  int window_barriers_ = 0;
+  absl::Duration window_max_latency_ = absl::ZeroDuration();
+  // Barriers injected before this ran (partly) under an older rate.
+  absl::Time last_change_ = absl::InfinitePast();
+  // The first barrier after a change closes an epoch read at the old rate.
+  bool skip_next_ = false;
+};
+
+}  // namespace backfill
+
+#endif  // RATELIMIT_ADAPTIVE_RATE_CONTROLLER_H_

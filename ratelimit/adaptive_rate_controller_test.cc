@@ -1,0 +1,291 @@
+#include "ratelimit/adaptive_rate_controller.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "third_party/absl_extras/clock.h"
+
+namespace backfill {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A backfill under a live upstream, one barrier every `interval`: an epoch's
+// barrier latency is `base` while the backfill reads at most `knee` rows/s,
+// and grows by `gain_per_1000` for every 1000 rows/s above it (the upstream's
+// work waits behind the snapshot reads), with +-5% seeded noise. A rate the
+// controller returns is applied by the next barrier's mutation, so it rules
+// the epoch after that barrier, as in the runtime.
+struct Plant {
+  absl::Duration interval = absl::Milliseconds(100);
+  absl::Duration base = absl::Milliseconds(20);
+  absl::Duration gain_per_1000 = absl::Milliseconds(8);
+  double knee = 20000;
+
+  absl::Duration Latency(double rate, double noise) const {
+    const double over = std::max(0.0, rate - knee) / 1000.0;
+    return (base + gain_per_1000 * over) * (1.0 + noise);
+  }
+  // The rate at which an epoch's latency (without noise) equals `target`.
+  double RateAtLatency(absl::Duration target) const {
+    return knee + 1000.0 * ((target - base) / gain_per_1000);
+  }
+};
+
+struct Step {
+  absl::Time at;
+  uint32_t rate;  // in force during the epoch this barrier closed
+  absl::Duration latency;
+};
+
+// Runs `duration` of barriers; `knee_at(t)` lets a test vary the load.
+class Loop {
+ public:
+  Loop(AdaptiveRateController& controller, Plant plant, uint64_t seed)
+      : controller_(controller), plant_(plant), random_(seed) {
+    rate_in_force_ = controller.rows_per_second();
+    next_rate_ = rate_in_force_;
+  }
+
+  template <typename KneeAt>
+  void Run(absl::Duration duration, KneeAt knee_at) {
+    const absl::Time end = clock_.Now() + duration;
+    std::uniform_real_distribution<double> noise(-0.05, 0.05);
+    while (clock_.Now() < end) {
+      const absl::Time injected = clock_.Now();
+      Plant plant = plant_;
+      plant.knee = knee_at(injected - start_);
+      const absl::Duration latency =
+          plant.Latency(rate_in_force_, noise(random_));
+      steps_.push_back({injected, rate_in_force_, latency});
+      // The next barrier carries any change; it rules the epoch after it.
+      rate_in_force_ = next_rate_;
+      if (std::optional<uint32_t> rate =
+              controller_.OnBarrier(injected, latency)) {
+        next_rate_ = *rate;
+      }
+      clock_.AdvanceTime(plant_.interval);
+    }
+  }
+  void Run(absl::Duration duration) {
+    Run(duration, [this](absl::Duration) { return plant_.knee; });
+  }
+
+  const std::vector<Step>& steps() const { return steps_; }
+  // A rate changed outside OnBarrier: the next barrier carries it.
+  void Apply(uint32_t rate) { next_rate_ = rate; }
+  absl::Time start() const { return start_; }
+
+ private:
+  AdaptiveRateController& controller_;
+  Plant plant_;
+  std::mt19937_64 random_;
+  SimulatedClock clock_{absl::FromUnixSeconds(1000)};
+  absl::Time start_ = clock_.Now();
+  std::vector<Step> steps_;
+  uint32_t rate_in_force_;
+  uint32_t next_rate_;
+};
+
+AdaptiveRateControllerOptions Options(absl::Duration target) {
+  AdaptiveRateControllerOptions options;
+  options.target_barrier_latency = target;
+  return options;
+}
+
+TEST(AdaptiveRateControllerTest, ValidatesOptions) {
+  EXPECT_TRUE(ValidateAdaptiveRateControllerOptions(
+                  Options(absl::Milliseconds(50)))
+                  .ok());
+  struct Case {
+    void (*mutate)(AdaptiveRateControllerOptions&);
+    const char* field;
+  };
+  const Case cases[] = {
+      {[](auto& o) { o.target_barrier_latency = absl::ZeroDuration(); },
+       "target_barrier_latency"},
+      {[](auto& o) { o.min_rows_per_second = 0; }, "min_rows_per_second"},
+      {[](auto& o) { o.max_rows_per_second = 8; }, "max_rows_per_second"},
+      {[](auto& o) { o.window = absl::ZeroDuration(); }, "window"},
+      {[](auto& o) { o.min_barriers_per_window = 0; },
+       "min_barriers_per_window"},
+      {[](auto& o) { o.headroom_fraction = 1.5; }, "headroom_fraction"},
+      {[](auto& o) { o.decrease_factor = 1.0; }, "decrease_factor"},
+      {[](auto& o) { o.additive_increase_fraction = 0; },
+       "additive_increase_fraction"},
+  };
+  for (const Case& c : cases) {
+    AdaptiveRateControllerOptions options = Options(absl::Milliseconds(50));
+    c.mutate(options);
+    absl::Status status = ValidateAdaptiveRateControllerOptions(options);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(c.field));
+  }
+}
+
+// From 1024 rows/s the rate doubles to the neighbourhood of the rate at
+// which the latency meets the target, then stays in a band around it:
+// between decrease_factor x that rate and one additive step above it, and
+// no window's highest latency passes the target by more than the plant's
+// noise plus one step.
+TEST(AdaptiveRateControllerTest, ConvergesAndStaysInBand) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const Plant plant;
+    const absl::Duration target = absl::Milliseconds(60);
+    const double best = plant.RateAtLatency(target);  // 25,000 rows/s
+    AdaptiveRateController controller(Options(target));
+    Loop loop(controller, plant, seed);
+    loop.Run(absl::Seconds(30));
+    EXPECT_FALSE(controller.in_slow_start());
+    EXPECT_GE(controller.rows_per_second(), 0.7 * best * 0.95);
+
+    const size_t settled = loop.steps().size();
+    loop.Run(absl::Seconds(120));
+    const double step = 0.1 * best;
+    uint32_t low = UINT32_MAX, high = 0;
+    int over = 0;
+    for (size_t i = settled; i < loop.steps().size(); ++i) {
+      low = std::min(low, loop.steps()[i].rate);
+      high = std::max(high, loop.steps()[i].rate);
+      if (loop.steps()[i].latency > target) ++over;
+    }
+    EXPECT_GE(low, 0.7 * best * 0.95) << "high " << high;
+    EXPECT_LE(high, best + step) << "low " << low;
+    // At most a few percent of barriers over the target: the ones that
+    // detected each overshoot.
+    EXPECT_LE(over, static_cast<int>(0.05 * (loop.steps().size() - settled)))
+        << "of " << loop.steps().size() - settled;
+  }
+}
+
+// A load spike (the upstream's own work grows: the knee drops to a fifth)
+// brings the rate down within a few windows; when it ends, the rate climbs
+// back into the band.
+TEST(AdaptiveRateControllerTest, RecoversAfterALoadSpike) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    Plant plant;
+    const absl::Duration target = absl::Milliseconds(60);
+    AdaptiveRateController controller(Options(target));
+    Loop loop(controller, plant, seed);
+    const auto knee_at = [&](absl::Duration t) {
+      return (t >= absl::Seconds(40) && t < absl::Seconds(60))
+                 ? plant.knee / 5
+                 : plant.knee;
+    };
+    loop.Run(absl::Seconds(40), knee_at);
+    loop.Run(absl::Seconds(8), knee_at);
+    Plant spiked = plant;
+    spiked.knee = plant.knee / 5;
+    // 8 s into the spike the rate is at or below what the spiked plant
+    // takes at the target.
+    EXPECT_LE(controller.rows_per_second(), spiked.RateAtLatency(target));
+    loop.Run(absl::Seconds(12), knee_at);  // the spike ends at 60 s
+    loop.Run(absl::Seconds(40), knee_at);
+    EXPECT_GE(controller.rows_per_second(),
+              0.7 * plant.RateAtLatency(target) * 0.95);
+  }
+}
+
+// An upstream that alone exceeds the budget drives the rate to the floor,
+// never below: the backfill keeps moving.
+TEST(AdaptiveRateControllerTest, NeverBelowTheFloor) {
+  Plant plant;
+  plant.base = absl::Milliseconds(200);
+  AdaptiveRateControllerOptions options = Options(absl::Milliseconds(60));
+  options.min_rows_per_second = 50;
+  AdaptiveRateController controller(options);
+  Loop loop(controller, plant, 7);
+  loop.Run(absl::Seconds(60));
+  EXPECT_EQ(controller.rows_per_second(), 50u);
+  for (const Step& step : loop.steps()) EXPECT_GE(step.rate, 50u);
+  EXPECT_EQ(controller.last_decision(),
+            AdaptiveRateController::Decision::kDecrease);
+}
+
+// A fixed limit set while adaptive caps the controller: the rate drops to it
+// at once and never grows past it.
+TEST(AdaptiveRateControllerTest, CeilingCapsTheRate) {
+  Plant plant;
+  AdaptiveRateController controller(Options(absl::Milliseconds(60)));
+  Loop loop(controller, plant, 3);
+  loop.Run(absl::Seconds(20));
+  ASSERT_GT(controller.rows_per_second(), 5000u);
+  const std::optional<uint32_t> capped = controller.SetMaxRowsPerSecond(5000);
+  ASSERT_EQ(capped, 5000u);
+  loop.Apply(*capped);
+  EXPECT_EQ(controller.SetMaxRowsPerSecond(6000), std::nullopt);
+  EXPECT_EQ(controller.rows_per_second(), 5000u);
+  const size_t before = loop.steps().size();
+  loop.Run(absl::Seconds(20));
+  for (size_t i = before + 1; i < loop.steps().size(); ++i) {
+    EXPECT_LE(loop.steps()[i].rate, 6000u);
+  }
+  EXPECT_EQ(controller.rows_per_second(), 6000u);
+}
+
+// Decisions are per window of injections, and only barriers injected after
+// a change (and not the one carrying it) count.
+TEST(AdaptiveRateControllerTest, IgnoresBarriersFromBeforeAChange) {
+  AdaptiveRateControllerOptions options = Options(absl::Milliseconds(100));
+  options.initial_rows_per_second = 1000;
+  options.window = absl::Seconds(1);
+  AdaptiveRateController controller(options);
+  const absl::Time t0 = absl::FromUnixSeconds(100);
+  const absl::Duration fast = absl::Milliseconds(10);
+  // Ten barriers 100 ms apart: the window closes on the one at t0 + 1 s.
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(controller.OnBarrier(t0 + absl::Milliseconds(100) * i, fast),
+              std::nullopt);
+  }
+  EXPECT_EQ(controller.OnBarrier(t0 + absl::Seconds(1), fast), 2000u);
+  // Slow barriers injected before the change was applied do not count...
+  EXPECT_EQ(controller.OnBarrier(t0 + absl::Milliseconds(1005),
+                                 absl::Seconds(5)),
+            std::nullopt);
+  // ...nor does the first after it (its epoch ran at the old rate).
+  EXPECT_EQ(controller.OnBarrier(t0 + absl::Milliseconds(1100),
+                                 absl::Seconds(5)),
+            std::nullopt);
+  // A full window of slow barriers under the new rate halves... by 0.7.
+  std::optional<uint32_t> decided;
+  for (int i = 0; i <= 10 && !decided; ++i) {
+    decided = controller.OnBarrier(
+        t0 + absl::Milliseconds(1200) + absl::Milliseconds(100) * i,
+        absl::Milliseconds(150));
+  }
+  EXPECT_EQ(decided, 1400u);
+  EXPECT_FALSE(controller.in_slow_start());
+  EXPECT_EQ(controller.last_decision(),
+            AdaptiveRateController::Decision::kDecrease);
+}
+
+// Latency inside [headroom x target, target] holds the rate and ends slow
+// start.
+TEST(AdaptiveRateControllerTest, HoldsInsideTheBand) {
+  AdaptiveRateControllerOptions options = Options(absl::Milliseconds(100));
+  AdaptiveRateController controller(options);
+  const absl::Time t0 = absl::FromUnixSeconds(100);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(controller.OnBarrier(t0 + absl::Milliseconds(100) * i,
+                                   absl::Milliseconds(90)),
+              std::nullopt);
+  }
+  EXPECT_EQ(controller.rows_per_second(), 1024u);
+  EXPECT_FALSE(controller.in_slow_start());
+  EXPECT_EQ(controller.last_decision(),
+            AdaptiveRateController::Decision::kHold);
+  EXPECT_EQ(controller.DebugString(), "rate=1024 rows/s slow_start=false last=hold");
+}
+
+}  // namespace
+}  // namespace backfill
