@@ -67,16 +67,29 @@ TypeInfo Describe(const absl::CommandLineFlag& flag) {
   return info;
 }
 
-std::string FlagEntry(const absl::CommandLineFlag& flag) {
+// abseil's flags for its own parser, which this one does not implement.
+bool IsAbseilParserFlag(absl::string_view name) {
+  return name == "flagfile" || name == "fromenv" || name == "tryfromenv" ||
+         name == "undefok";
+}
+
+std::string FlagEntry(const absl::CommandLineFlag& flag,
+                      const CommandFlagsConfig& config) {
   const TypeInfo type = Describe(flag);
   std::string default_value = flag.DefaultValue();
   if (type.name == "string") default_value = absl::StrCat("\"", default_value, "\"");
   if (type.optional && flag.DefaultValue().empty()) default_value = "unset";
   std::string help = flag.Help();
   absl::StrReplaceAll({{"\n", "\n      "}}, &help);
-  return absl::StrCat("  --", flag.Name(), " (", type.name,
-                      type.optional ? ", optional" : "", "; default: ",
-                      default_value, ")\n      ", help, "\n");
+  std::string entry = absl::StrCat("  --", flag.Name(), " (", type.name,
+                                   type.optional ? ", optional" : "",
+                                   "; default: ", default_value, ")\n      ",
+                                   help, "\n");
+  if (config.accepted_values.count(std::string(flag.Name())) > 0) {
+    absl::StrAppend(&entry, "      (accepts: ", AcceptedValues(flag, config),
+                    ")\n");
+  }
+  return entry;
 }
 
 // A flag defined by abseil itself or by a library that is not ours to show
@@ -92,17 +105,21 @@ bool InHelpFiles(const absl::CommandLineFlag& flag,
 
 }  // namespace
 
-std::string AcceptedValues(const absl::CommandLineFlag& flag) {
+std::string AcceptedValues(const absl::CommandLineFlag& flag,
+                           const CommandFlagsConfig& config) {
   const TypeInfo type = Describe(flag);
-  if (type.optional) return absl::StrCat(type.accepted, ", or empty for unset");
-  return type.accepted;
+  auto it = config.accepted_values.find(std::string(flag.Name()));
+  const std::string accepted =
+      it != config.accepted_values.end() ? it->second : type.accepted;
+  if (type.optional) return absl::StrCat(accepted, ", or empty for unset");
+  return accepted;
 }
 
 std::string CommandFlagsHelp(const CommandFlagsConfig& config, bool full) {
   std::map<std::string, std::map<std::string, const absl::CommandLineFlag*>>
       by_file;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
-    if (flag->IsRetired()) continue;
+    if (flag->IsRetired() || IsAbseilParserFlag(name)) continue;
     if (!full && !InHelpFiles(*flag, config.help_files)) continue;
     by_file[full ? flag->Filename() : ""][std::string(name)] = flag;
   }
@@ -113,7 +130,7 @@ std::string CommandFlagsHelp(const CommandFlagsConfig& config, bool full) {
   out += ":\n";
   for (const auto& [file, flags] : by_file) {
     if (full) absl::StrAppend(&out, "\n  Flags from ", file, ":\n");
-    for (const auto& [name, flag] : flags) out += FlagEntry(*flag);
+    for (const auto& [name, flag] : flags) out += FlagEntry(*flag, config);
   }
   return out;
 }
@@ -159,7 +176,7 @@ absl::StatusOr<CommandLine> ParseCommandFlags(int argc, char** argv,
         name = name.substr(2);
       }
     }
-    if (flag == nullptr || flag->IsRetired()) {
+    if (flag == nullptr || flag->IsRetired() || IsAbseilParserFlag(name)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown flag --", name, " (", config.program,
           " --help lists the flags)"));
@@ -178,13 +195,13 @@ absl::StatusOr<CommandLine> ParseCommandFlags(int argc, char** argv,
         value = argv[++i];
       } else {
         return absl::InvalidArgumentError(
-            absl::StrCat("--", name, " needs a value: ", AcceptedValues(*flag)));
+            absl::StrCat("--", name, " needs a value: ", AcceptedValues(*flag, config)));
       }
     }
     std::string error;
     if (!flag->ParseFrom(*value, &error)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--", name, "=", *value, ": expected ", AcceptedValues(*flag)));
+          "--", name, "=", *value, ": expected ", AcceptedValues(*flag, config)));
     }
   }
   if (help_full.has_value()) {

@@ -16,6 +16,8 @@
 //   if (line->help_shown) return 0;
 //   uint32_t p = absl::GetFlag(FLAGS_parallelism).value_or(2);
 //
+// abseil's own command-line flags (--flagfile, --fromenv, --tryfromenv,
+// --undefok) are not supported: they are unknown flags here.
 // Syntax: `--name=value`, `--name value` (not for booleans), `--flag` and
 // `--noflag` for booleans, `-name` like `--name`, `--` ends the flags; every
 // other argument is positional. A flag given twice keeps the last value.
@@ -24,6 +26,7 @@
 #ifndef TOOLS_COMMAND_FLAGS_H_
 #define TOOLS_COMMAND_FLAGS_H_
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -42,6 +45,11 @@ struct CommandFlagsConfig {
   // `--help` lists the flags defined in files whose path ends with one of
   // these (e.g. "tools/backfill_main.cc"); `--helpfull` lists every flag.
   std::vector<std::string> help_files;
+  // For flags whose tool accepts less than their type does: the accepted
+  // values to name in errors and in the help (by flag name), e.g.
+  // {"parallelism", "an integer in [1, 32768]"}. The tool checks the range
+  // itself after parsing, with the same text.
+  std::map<std::string, std::string> accepted_values;
 };
 
 struct CommandLine {
@@ -62,14 +70,16 @@ absl::StatusOr<CommandLine> ParseCommandFlags(int argc, char** argv,
                                               const CommandFlagsConfig& config,
                                               std::ostream& help_out);
 
-// What values `flag`'s type accepts, e.g. "an integer in [0, 65535]",
-// "true or false", "a number", "any text"; optional flags add "or empty for
-// unset".
-std::string AcceptedValues(const absl::CommandLineFlag& flag);
+// What values `flag` accepts: config.accepted_values[name] if there, else
+// what its type accepts, e.g. "an integer in [0, 65535]", "true or false",
+// "a number", "any text"; optional flags add ", or empty for unset".
+std::string AcceptedValues(const absl::CommandLineFlag& flag,
+                           const CommandFlagsConfig& config);
 
 // The help text: `config.usage`, then each listed flag, sorted by name:
 //   --name (type; default: value)
 //       help text
+//       (accepts: <accepted_values>)      when the config names them
 // `full`: every flag linked in, grouped by file; else the help_files' flags.
 std::string CommandFlagsHelp(const CommandFlagsConfig& config, bool full);
 

@@ -108,6 +108,35 @@ TEST_F(CommandFlagsTest, BadValuesNameTheFlagAndTheAcceptedValues) {
               Not(HasSubstr("\n")));
 }
 
+TEST_F(CommandFlagsTest, TheToolNamesNarrowerAcceptedValues) {
+  CommandFlagsConfig config = Config();
+  config.accepted_values["test_count"] = "an integer in [1, 10]";
+  config.accepted_values["test_limit"] = "a positive integer";
+  std::vector<std::string> args = {"greeter", "--test_count=x"};
+  std::vector<char*> argv = {args[0].data(), args[1].data()};
+  std::ostringstream out;
+  EXPECT_THAT(ParseCommandFlags(2, argv.data(), config, out).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "--test_count=x: expected an integer in [1, 10]"));
+  const absl::CommandLineFlag* limit = absl::FindCommandLineFlag("test_limit");
+  ASSERT_NE(limit, nullptr);
+  EXPECT_EQ(AcceptedValues(*limit, config),
+            "a positive integer, or empty for unset");
+  EXPECT_THAT(CommandFlagsHelp(config, false),
+              HasSubstr("  --test_count (uint32; default: 3)\n"
+                        "      how many times\n"
+                        "      (accepts: an integer in [1, 10])\n"));
+}
+
+TEST_F(CommandFlagsTest, AbseilsParserFlagsAreNotSupported) {
+  EXPECT_THAT(Parse({"--flagfile=/tmp/flags"}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("unknown flag --flagfile")));
+  EXPECT_THAT(Parse({"--undefok=x"}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(CommandFlagsHelp(Config(), true), Not(HasSubstr("--flagfile")));
+}
+
 TEST_F(CommandFlagsTest, HelpListsOurFlagsWithDefaultsAndMeaning) {
   std::string help;
   BACKFILL_ASSERT_OK_AND_ASSIGN(CommandLine line, Parse({"--help"}, &help));
@@ -120,8 +149,8 @@ TEST_F(CommandFlagsTest, HelpListsOurFlagsWithDefaultsAndMeaning) {
   EXPECT_THAT(help,
               HasSubstr("  --test_limit (uint64, optional; default: unset)\n"
                         "      a limit;\n      unset: none\n"));
-  // Only the help files' flags: not abseil's own.
-  EXPECT_THAT(help, Not(HasSubstr("--flagfile")));
+  // Only the help files' flags.
+  EXPECT_THAT(help, Not(HasSubstr("Flags from ")));
   // --help takes no value.
   EXPECT_THAT(Parse({"--help=1"}).status(),
               StatusIs(absl::StatusCode::kInvalidArgument));
@@ -132,8 +161,8 @@ TEST_F(CommandFlagsTest, HelpfullListsEveryFlagByFile) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(CommandLine line,
                                 Parse({"--test_count=4", "--helpfull"}, &help));
   EXPECT_TRUE(line.help_shown);
-  EXPECT_THAT(help, AllOf(HasSubstr("--test_name"), HasSubstr("--flagfile"),
-                          HasSubstr("Flags from "),
+  // Every linked flag, grouped by file.
+  EXPECT_THAT(help, AllOf(HasSubstr("--test_name"), HasSubstr("Flags from "),
                           HasSubstr("tools/command_flags_test.cc")));
 }
 
