@@ -10,8 +10,8 @@
 namespace backfill {
 
 std::vector<double> JobMetrics::CheckpointDurationBuckets() {
-  return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-          0.1,    0.25,  0.5,    1,     2.5,  5,     10,   30};
+  return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+          0.25,   0.5,   1,      2.5,   5,    10,    30};
 }
 
 std::vector<double> JobMetrics::BarrierLatencyBuckets() {
@@ -26,8 +26,9 @@ absl::StatusOr<JobMetrics> JobMetrics::Create(Registry& registry,
 
   auto counter = [&](absl::string_view name,
                      absl::string_view help) -> absl::StatusOr<Counter> {
-    BACKFILL_ASSIGN_OR_RETURN(CounterFamily * family,
-                              registry.AddCounterFamily(name, help, label_names));
+    BACKFILL_ASSIGN_OR_RETURN(
+        CounterFamily * family,
+        registry.AddCounterFamily(name, help, label_names));
     return family->WithLabels(labels);
   };
   auto gauge = [&](absl::string_view name,
@@ -36,11 +37,12 @@ absl::StatusOr<JobMetrics> JobMetrics::Create(Registry& registry,
                               registry.AddGaugeFamily(name, help, label_names));
     return family->WithLabels(labels);
   };
-  auto histogram = [&](absl::string_view name, absl::string_view help,
-                       std::vector<double> buckets) -> absl::StatusOr<Histogram> {
-    BACKFILL_ASSIGN_OR_RETURN(
-        HistogramFamily * family,
-        registry.AddHistogramFamily(name, help, label_names, std::move(buckets)));
+  auto histogram =
+      [&](absl::string_view name, absl::string_view help,
+          std::vector<double> buckets) -> absl::StatusOr<Histogram> {
+    BACKFILL_ASSIGN_OR_RETURN(HistogramFamily * family,
+                              registry.AddHistogramFamily(
+                                  name, help, label_names, std::move(buckets)));
     return family->WithLabels(labels);
   };
 
@@ -56,8 +58,9 @@ absl::StatusOr<JobMetrics> JobMetrics::Create(Registry& registry,
               "Row writes (inserts and deletes) to the view."));
   BACKFILL_ASSIGN_OR_RETURN(metrics.epochs_total,
                             counter(kEpochsTotal, "Barriers completed."));
-  BACKFILL_ASSIGN_OR_RETURN(metrics.checkpoints_total,
-                            counter(kCheckpointsTotal, "Checkpoints committed."));
+  BACKFILL_ASSIGN_OR_RETURN(
+      metrics.checkpoints_total,
+      counter(kCheckpointsTotal, "Checkpoints committed."));
   BACKFILL_ASSIGN_OR_RETURN(
       metrics.recoveries_total,
       counter(kRecoveriesTotal,

@@ -53,8 +53,10 @@ TEST(JobMetricsTest, ExportsEverySeriesWithTheTableLabel) {
 
 TEST(JobMetricsTest, CreateIsIdempotentAndConflictsAreErrors) {
   Registry registry;
-  BACKFILL_ASSERT_OK_AND_ASSIGN(JobMetrics first, JobMetrics::Create(registry, 7));
-  BACKFILL_ASSERT_OK_AND_ASSIGN(JobMetrics again, JobMetrics::Create(registry, 7));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(JobMetrics first,
+                                JobMetrics::Create(registry, 7));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(JobMetrics again,
+                                JobMetrics::Create(registry, 7));
   first.upstream_ops_total.Increment(2);
   again.upstream_ops_total.Increment(3);
   EXPECT_EQ(first.upstream_ops_total.value(), 5u);
@@ -71,7 +73,8 @@ TEST(JobMetricsTest, CreateIsIdempotentAndConflictsAreErrors) {
 // promtool has nothing to say (exit 0, no output).
 TEST(JobMetricsTest, PromtoolIsSilentOnJobAndBackfillMetrics) {
   Registry registry;
-  BACKFILL_ASSERT_OK_AND_ASSIGN(JobMetrics metrics, JobMetrics::Create(registry, 7));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(JobMetrics metrics,
+                                JobMetrics::Create(registry, 7));
   ASSERT_THAT(BackfillMetrics::Create(registry, 7, 1), IsOk());
   metrics.checkpoint_duration_seconds.Observe(0.01);
   metrics.progress_ratio.Set(1);

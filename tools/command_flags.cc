@@ -77,14 +77,14 @@ std::string FlagEntry(const absl::CommandLineFlag& flag,
                       const CommandFlagsConfig& config) {
   const TypeInfo type = Describe(flag);
   std::string default_value = flag.DefaultValue();
-  if (type.name == "string") default_value = absl::StrCat("\"", default_value, "\"");
+  if (type.name == "string")
+    default_value = absl::StrCat("\"", default_value, "\"");
   if (type.optional && flag.DefaultValue().empty()) default_value = "unset";
   std::string help = flag.Help();
   absl::StrReplaceAll({{"\n", "\n      "}}, &help);
-  std::string entry = absl::StrCat("  --", flag.Name(), " (", type.name,
-                                   type.optional ? ", optional" : "",
-                                   "; default: ", default_value, ")\n      ",
-                                   help, "\n");
+  std::string entry = absl::StrCat(
+      "  --", flag.Name(), " (", type.name, type.optional ? ", optional" : "",
+      "; default: ", default_value, ")\n      ", help, "\n");
   if (config.accepted_values.count(std::string(flag.Name())) > 0) {
     absl::StrAppend(&entry, "      (accepts: ", AcceptedValues(flag, config),
                     ")\n");
@@ -153,9 +153,8 @@ absl::StatusOr<CommandLine> ParseCommandFlags(int argc, char** argv,
     }
     const size_t dashes = arg[1] == '-' ? 2 : 1;
     const size_t eq = arg.find('=');
-    std::string name = arg.substr(dashes, eq == std::string::npos
-                                              ? std::string::npos
-                                              : eq - dashes);
+    std::string name = arg.substr(
+        dashes, eq == std::string::npos ? std::string::npos : eq - dashes);
     std::optional<std::string> value;
     if (eq != std::string::npos) value = arg.substr(eq + 1);
     if (name == "help" || name == "helpfull" || name == "helpshort") {
@@ -169,7 +168,8 @@ absl::StatusOr<CommandLine> ParseCommandFlags(int argc, char** argv,
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     bool negated = false;
     if (flag == nullptr && absl::StartsWith(name, "no")) {
-      absl::CommandLineFlag* positive = absl::FindCommandLineFlag(name.substr(2));
+      absl::CommandLineFlag* positive =
+          absl::FindCommandLineFlag(name.substr(2));
       if (positive != nullptr && Describe(*positive).boolean) {
         flag = positive;
         negated = true;
@@ -177,9 +177,9 @@ absl::StatusOr<CommandLine> ParseCommandFlags(int argc, char** argv,
       }
     }
     if (flag == nullptr || flag->IsRetired() || IsAbseilParserFlag(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown flag --", name, " (", config.program,
-          " --help lists the flags)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag --", name, " (", config.program,
+                       " --help lists the flags)"));
     }
     const TypeInfo type = Describe(*flag);
     if (negated) {
@@ -194,14 +194,15 @@ absl::StatusOr<CommandLine> ParseCommandFlags(int argc, char** argv,
       } else if (i + 1 < argc) {
         value = argv[++i];
       } else {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--", name, " needs a value: ", AcceptedValues(*flag, config)));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", name, " needs a value: ", AcceptedValues(*flag, config)));
       }
     }
     std::string error;
     if (!flag->ParseFrom(*value, &error)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--", name, "=", *value, ": expected ", AcceptedValues(*flag, config)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, "=", *value, ": expected ",
+                       AcceptedValues(*flag, config)));
     }
   }
   if (help_full.has_value()) {

@@ -11,8 +11,8 @@
 //   would print several lines and exit 1 itself.
 //
 //   ABSL_FLAG(std::optional<uint32_t>, parallelism, std::nullopt, "actors");
-//   absl::StatusOr<CommandLine> line = ParseCommandFlags(argc, argv, config, std::cout);
-//   if (!line.ok()) { print line.status() on one line; return 2; }
+//   absl::StatusOr<CommandLine> line = ParseCommandFlags(argc, argv, config,
+//   std::cout); if (!line.ok()) { print line.status() on one line; return 2; }
 //   if (line->help_shown) return 0;
 //   uint32_t p = absl::GetFlag(FLAGS_parallelism).value_or(2);
 //

@@ -70,15 +70,17 @@ TEST_F(CommandFlagsTest, ParsesEveryForm) {
   BACKFILL_ASSERT_OK(Parse({"--notest_loud", "--test_limit="}).status());
   EXPECT_FALSE(absl::GetFlag(FLAGS_test_loud));
   EXPECT_EQ(absl::GetFlag(FLAGS_test_limit), std::nullopt);
-  BACKFILL_ASSERT_OK(Parse({"--test_loud=true", "--test_count=1", "--test_count=2"}).status());
+  BACKFILL_ASSERT_OK(
+      Parse({"--test_loud=true", "--test_count=1", "--test_count=2"}).status());
   EXPECT_TRUE(absl::GetFlag(FLAGS_test_loud));
   EXPECT_EQ(absl::GetFlag(FLAGS_test_count), 2u);  // The last one wins.
 }
 
 TEST_F(CommandFlagsTest, BadValuesNameTheFlagAndTheAcceptedValues) {
-  EXPECT_THAT(Parse({"--test_count=abc"}).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "--test_count=abc: expected an integer in [0, 4294967295]"));
+  EXPECT_THAT(
+      Parse({"--test_count=abc"}).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "--test_count=abc: expected an integer in [0, 4294967295]"));
   EXPECT_THAT(Parse({"--test_count=-1"}).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("--test_count=-1: expected an integer")));

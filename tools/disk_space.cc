@@ -78,17 +78,16 @@ absl::StatusOr<uint64_t> FreeBytes(absl::string_view path) {
   std::filesystem::path existing{std::string(path)};
   std::error_code error;
   if (existing.empty()) existing = ".";
-  while (!std::filesystem::exists(existing, error) && existing.has_parent_path() &&
-         existing.parent_path() != existing) {
+  while (!std::filesystem::exists(existing, error) &&
+         existing.has_parent_path() && existing.parent_path() != existing) {
     existing = existing.parent_path();
   }
   struct statvfs info;
   if (statvfs(existing.c_str(), &info) != 0) {
     const int code = errno;
-    return absl::Status(
-        absl::ErrnoToStatusCode(code),
-        absl::StrCat("statvfs ", existing.string(), " (for ", path,
-                     "): ", std::strerror(code)));
+    return absl::Status(absl::ErrnoToStatusCode(code),
+                        absl::StrCat("statvfs ", existing.string(), " (for ",
+                                     path, "): ", std::strerror(code)));
   }
   return SaturatingMultiply(static_cast<uint64_t>(info.f_bavail),
                             static_cast<uint64_t>(info.f_frsize));

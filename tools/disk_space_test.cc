@@ -88,18 +88,19 @@ TEST(DiskSpaceTest, CheckFitsRefusesWithTheEstimate) {
   EXPECT_THAT(CheckFits(estimate, estimate.total_bytes, "/data"), IsOk());
   EXPECT_THAT(
       CheckFits(estimate, 50200000000, "/data"),
-      StatusIs(absl::StatusCode::kResourceExhausted,
-               AllOf(HasSubstr("1000000000000 initial rows need about 228.0 TB "
-                               "in /data (table and view, 100 + 90 bytes a row)"),
-                     HasSubstr("only 50.2 GB are free"),
-                     HasSubstr("--force"))));
+      StatusIs(
+          absl::StatusCode::kResourceExhausted,
+          AllOf(HasSubstr("1000000000000 initial rows need about 228.0 TB "
+                          "in /data (table and view, 100 + 90 bytes a row)"),
+                HasSubstr("only 50.2 GB are free"), HasSubstr("--force"))));
 }
 
 TEST(DiskSpaceTest, FreeBytesOfAPathNotCreatedYet) {
   const std::string tmp = std::getenv("TEST_TMPDIR");
   BACKFILL_ASSERT_OK_AND_ASSIGN(uint64_t free, FreeBytes(tmp));
   EXPECT_GT(free, 0u);
-  BACKFILL_ASSERT_OK_AND_ASSIGN(uint64_t below, FreeBytes(tmp + "/not/yet/made"));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(uint64_t below,
+                                FreeBytes(tmp + "/not/yet/made"));
   EXPECT_GT(below, 0u);
   EXPECT_FALSE(std::filesystem::exists(tmp + "/not"));
 }

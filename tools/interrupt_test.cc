@@ -13,7 +13,8 @@ TEST(CheckpointStopperTest, StopsAtTheFirstCheckpointAfterTheRequest) {
   CheckpointStopper stopper;
   EXPECT_FALSE(stopper.ShouldStop(0, false));
   EXPECT_FALSE(stopper.ShouldStop(3, false));
-  EXPECT_FALSE(stopper.ShouldStop(3, true));  // requested during checkpoint 3's epoch
+  EXPECT_FALSE(
+      stopper.ShouldStop(3, true));  // requested during checkpoint 3's epoch
   EXPECT_FALSE(stopper.ShouldStop(3, true));  // a non-checkpoint barrier
   EXPECT_TRUE(stopper.ShouldStop(4, true));   // the next checkpoint
   EXPECT_TRUE(stopper.ShouldStop(4, true));

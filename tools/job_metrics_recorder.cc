@@ -60,8 +60,9 @@ void JobMetricsRecorder::Observe(const JobProgress& progress) {
             static_cast<double>(progress.vnodes_total);
   }
   if (progress.estimated_total_rows > 0) {
-    ratio = std::max(ratio, static_cast<double>(progress.snapshot_rows) /
-                                static_cast<double>(progress.estimated_total_rows));
+    ratio =
+        std::max(ratio, static_cast<double>(progress.snapshot_rows) /
+                            static_cast<double>(progress.estimated_total_rows));
   }
   ratio = progress.backfill_done ? 1.0 : std::min(ratio, kBeforeDone);
   progress_ratio_ = std::max(progress_ratio_, ratio);

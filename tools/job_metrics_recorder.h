@@ -10,7 +10,8 @@
 //     recorder->OnRecovery();
 //   };
 //   RunStreamingJob(store, options, &registry,
-//                   [&](const JobProgress& p) { recorder->Observe(p); }, clock);
+//                   [&](const JobProgress& p) { recorder->Observe(p); },
+//                   clock);
 //
 // Counters grow by the increase of the runtime's cumulative figures since
 // the previous observation (a figure that went back, as the source offset

@@ -32,8 +32,8 @@ JobProgress Progress(uint64_t ops, uint64_t epochs, uint64_t checkpoints,
 TEST(JobMetricsRecorderTest, CountersFollowTheRuntimesFiguresAcrossARecovery) {
   Registry registry;
   SimulatedClock clock;
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto recorder,
-                                JobMetricsRecorder::Create(registry, 1, 2, clock));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto recorder, JobMetricsRecorder::Create(registry, 1, 2, clock));
   const JobMetrics& m = recorder->metrics();
   recorder->Observe(Progress(100, 1, 0, 10, 0));
   recorder->Observe(Progress(250, 2, 1, 300, 0));
@@ -55,8 +55,8 @@ TEST(JobMetricsRecorderTest, CountersFollowTheRuntimesFiguresAcrossARecovery) {
 TEST(JobMetricsRecorderTest, ProgressIsMonotoneAndOneOnlyWhenDone) {
   Registry registry;
   SimulatedClock clock;
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto recorder,
-                                JobMetricsRecorder::Create(registry, 1, 2, clock));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto recorder, JobMetricsRecorder::Create(registry, 1, 2, clock));
   const JobMetrics& m = recorder->metrics();
   recorder->Observe(Progress(0, 1, 0, 250, 0));
   EXPECT_DOUBLE_EQ(m.progress_ratio.value(), 0.25);
@@ -79,8 +79,8 @@ TEST(JobMetricsRecorderTest, ProgressIsMonotoneAndOneOnlyWhenDone) {
 TEST(JobMetricsRecorderTest, MeterCountsViewWritesAndFollowsReopens) {
   Registry registry;
   SimulatedClock clock;
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto recorder,
-                                JobMetricsRecorder::Create(registry, 1, 2, clock));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto recorder, JobMetricsRecorder::Create(registry, 1, 2, clock));
   std::unique_ptr<StateStore> first = NewMemoryStateStore();
   std::unique_ptr<StateStore> second = NewMemoryStateStore();
   MeteredStateStore& metered = recorder->Meter(first.get());

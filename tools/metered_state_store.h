@@ -59,9 +59,8 @@ class MeteredStateStore : public StateStore {
   absl::Status Checkpoint(Epoch epoch) override;
   Epoch CommittedEpoch(TableId table_id) const override;
   bool IsCommitted(TableId table_id, Epoch epoch) const override;
-  absl::Status WaitCommitted(TableId table_id, Epoch epoch,
-                             absl::Time deadline, Cancellation& cancellation,
-                             Clock& clock) override;
+  absl::Status WaitCommitted(TableId table_id, Epoch epoch, absl::Time deadline,
+                             Cancellation& cancellation, Clock& clock) override;
   uint64_t AddCommitListener(std::function<void(Epoch)> listener) override;
   void RemoveCommitListener(uint64_t id) override;
   absl::StatusOr<std::optional<std::string>> Get(const TableKey& key,

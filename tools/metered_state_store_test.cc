@@ -42,8 +42,9 @@ constexpr TableId kOther = 11;
 
 TEST(MeteredStateStoreTest, CountsWritesToTheCountedTableAndTimesCheckpoints) {
   Registry registry;
-  BACKFILL_ASSERT_OK_AND_ASSIGN(CounterFamily * writes,
-                                registry.AddCounterFamily("writes_total", "w", {}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      CounterFamily * writes,
+      registry.AddCounterFamily("writes_total", "w", {}));
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       HistogramFamily * durations,
       registry.AddHistogramFamily("checkpoint_seconds", "c", {}, {0.1, 1, 10}));
@@ -55,13 +56,14 @@ TEST(MeteredStateStoreTest, CountsWritesToTheCountedTableAndTimesCheckpoints) {
   SimulatedClock clock;
   std::unique_ptr<StateStore> memory = NewMemoryStateStore();
   // Each checkpoint "takes" 2 s of simulated time (listeners run inside it).
-  memory->AddCommitListener([&](Epoch) { clock.AdvanceTime(absl::Seconds(2)); });
+  memory->AddCommitListener(
+      [&](Epoch) { clock.AdvanceTime(absl::Seconds(2)); });
   MeteredStateStore store(memory.get(), options, clock);
 
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto view,
-                                store.NewLocalStateStore(kView, LocalOptions{}));
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto other,
-                                store.NewLocalStateStore(kOther, LocalOptions{}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto view, store.NewLocalStateStore(kView, LocalOptions{}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto other, store.NewLocalStateStore(kOther, LocalOptions{}));
   LocalOptions replicated_options;
   replicated_options.replicated = true;
   BACKFILL_ASSERT_OK_AND_ASSIGN(
@@ -100,12 +102,13 @@ TEST(MeteredStateStoreTest, CountsWritesToTheCountedTableAndTimesCheckpoints) {
 TEST(MeteredStateStoreTest, SetTargetForwardsToTheNewStore) {
   std::unique_ptr<StateStore> first = NewMemoryStateStore();
   std::unique_ptr<StateStore> second = NewMemoryStateStore();
-  MeteredStateStore store(first.get(), MeteredStateStoreOptions{}, Clock::Real());
+  MeteredStateStore store(first.get(), MeteredStateStoreOptions{},
+                          Clock::Real());
   EXPECT_EQ(store.target(), first.get());
   store.set_target(second.get());
   EXPECT_EQ(store.target(), second.get());
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
-                                store.NewLocalStateStore(kView, LocalOptions{}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto local, store.NewLocalStateStore(kView, LocalOptions{}));
   BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(2))));
   BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(3), Epoch(2)}));
   BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(2)));

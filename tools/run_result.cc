@@ -87,19 +87,18 @@ void AppendValue(const Message& message, const FieldDescriptor& field,
                                    : r.GetFloat(message, &field));
       return;
     case FieldDescriptor::CPPTYPE_ENUM:
-      *out += JsonQuote(
-          (repeated ? r.GetRepeatedEnum(message, &field, index)
-                    : r.GetEnum(message, &field))
-              ->name());
+      *out += JsonQuote((repeated ? r.GetRepeatedEnum(message, &field, index)
+                                  : r.GetEnum(message, &field))
+                            ->name());
       return;
     case FieldDescriptor::CPPTYPE_STRING:
       *out += JsonQuote(repeated ? r.GetRepeatedString(message, &field, index)
                                  : r.GetString(message, &field));
       return;
     case FieldDescriptor::CPPTYPE_MESSAGE:
-      *out += ProtoJsonLine(repeated
-                                ? r.GetRepeatedMessage(message, &field, index)
-                                : r.GetMessage(message, &field));
+      *out +=
+          ProtoJsonLine(repeated ? r.GetRepeatedMessage(message, &field, index)
+                                 : r.GetMessage(message, &field));
       return;
   }
 }
@@ -116,7 +115,8 @@ std::string Label(const FieldDescriptor& field) {
   return label;
 }
 
-std::string Value(const tools::RunResult& result, const FieldDescriptor& field) {
+std::string Value(const tools::RunResult& result,
+                  const FieldDescriptor& field) {
   const Reflection& r = *result.GetReflection();
   switch (field.cpp_type()) {
     case FieldDescriptor::CPPTYPE_BOOL:

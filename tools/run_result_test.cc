@@ -95,10 +95,11 @@ TEST(RunResultTest, ProtobufsOwnParserReadsTheJsonBack) {
   tools::RunResult result = Result();
   result.set_error("INTERNAL: x");
   tools::RunResult parsed;
-  ASSERT_TRUE(
-      google::protobuf::util::JsonStringToMessage(RunResultJson(result), &parsed)
-          .ok());
-  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(parsed, result))
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(RunResultJson(result),
+                                                          &parsed)
+                  .ok());
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equals(parsed, result))
       << parsed.DebugString();
 }
 
@@ -111,7 +112,8 @@ TEST(RunResultTest, ProtoJsonLineHandlesNestedRepeatedAndEnums) {
   scenario.mutable_table()->add_columns()->set_name("v");
   const std::string json = ProtoJsonLine(scenario);
   EXPECT_THAT(json, HasSubstr("{\"name\":\"s\",\"table\":{"));
-  EXPECT_THAT(json, HasSubstr("\"columns\":[{\"name\":\"id\",\"type\":\"INT64\""));
+  EXPECT_THAT(json,
+              HasSubstr("\"columns\":[{\"name\":\"id\",\"type\":\"INT64\""));
   EXPECT_THAT(json, HasSubstr("\"primary_key\":[]"));
   // An unset message field (presence) is left out.
   EXPECT_THAT(json, Not(HasSubstr("\"workload\"")));
@@ -162,8 +164,10 @@ TEST(RunResultTest, ResultProtoHasOnlyFieldsTheTableFormats) {
     const google::protobuf::FieldDescriptor& field = *descriptor.field(i);
     SCOPED_TRACE(field.name());
     EXPECT_FALSE(field.is_repeated());
-    EXPECT_NE(field.cpp_type(), google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE);
-    EXPECT_NE(field.cpp_type(), google::protobuf::FieldDescriptor::CPPTYPE_ENUM);
+    EXPECT_NE(field.cpp_type(),
+              google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE);
+    EXPECT_NE(field.cpp_type(),
+              google::protobuf::FieldDescriptor::CPPTYPE_ENUM);
   }
 }
 
