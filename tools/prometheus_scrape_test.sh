@@ -5,6 +5,7 @@
 # second while //tools:backfill runs a small rate-limited backfill. Then
 # Prometheus's HTTP API must show that the snapshot-rows counter increased,
 # that the job's progress reached 1 (raw and through the recording rule),
+# that view writes and checkpoint durations were recorded,
 # and `promtool check metrics` on the live /metrics prints nothing.
 # Both processes are stopped on every exit path.
 set -uo pipefail
@@ -113,4 +114,11 @@ progress=$(query 'max_over_time(backfill_job_progress_ratio[10m])')
 [[ $progress == "1" ]] || fail "progress reached ${progress:-nothing}, not 1"
 recorded=$(query 'max_over_time(table_id:backfill_job_progress_ratio:max[10m])')
 [[ $recorded == "1" ]] || fail "the recording rule's progress reached ${recorded:-nothing}, not 1"
+# The job metrics the runtime does not count itself (tools/metered_state_store.h).
+view_rows=$(query 'max(max_over_time(backfill_job_view_written_rows_total[10m]))')
+awk -v v="${view_rows:-0}" 'BEGIN { exit !(v >= 20000) }' ||
+    fail "view rows written: ${view_rows:-none}, expected >= 20000 (the snapshot alone)"
+checkpoints=$(query 'max(max_over_time(backfill_job_checkpoint_duration_seconds_count[10m]))')
+awk -v v="${checkpoints:-0}" 'BEGIN { exit !(v >= 40) }' ||
+    fail "checkpoint durations observed: ${checkpoints:-none}, expected >= 40"
 echo "ok: $scrapes scrapes; snapshot rows $rows_min -> $rows_max; progress 1; promtool silent"
