@@ -47,11 +47,11 @@ absl::StatusOr<BackfillMetrics> BackfillMetrics::Create(Registry& registry,
   BackfillMetrics metrics;
   BACKFILL_ASSIGN_OR_RETURN(
       metrics.snapshot_read_row_count,
-      counter(kSnapshotReadRowCount,
+      counter(kSnapshotReadRowsTotal,
               "Snapshot rows emitted by the backfill executor."));
   BACKFILL_ASSIGN_OR_RETURN(
       metrics.upstream_output_row_count,
-      counter(kUpstreamOutputRowCount,
+      counter(kUpstreamOutputRowsTotal,
               "Upstream rows processed by the backfill executor (buffered "
               "rows before filtering)."));
   BACKFILL_ASSIGN_OR_RETURN(

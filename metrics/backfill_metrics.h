@@ -7,10 +7,14 @@
 //   metrics.snapshot_read_row_count.Increment(chunk.num_rows());
 //
 // Every series carries the labels table_id (the upstream table) and actor_id.
-// Names follow RisingWave where it has them, so its dashboards carry over:
-// - stream_backfill_snapshot_read_row_count (counter): snapshot rows emitted.
-// - stream_backfill_upstream_output_row_count (counter): upstream rows
-//   processed (buffered rows before filtering, as in RisingWave).
+// Names follow Prometheus's conventions (counters end in `_total`, the unit
+// is in the name), so `promtool check metrics` is silent; RisingWave's names
+// are given where ours differ, for porting its dashboards:
+// - stream_backfill_snapshot_read_rows_total (counter): snapshot rows
+//   emitted (RisingWave: stream_backfill_snapshot_read_row_count).
+// - stream_backfill_upstream_output_rows_total (counter): upstream rows
+//   processed, buffered rows before filtering, as in RisingWave
+//   (RisingWave: stream_backfill_upstream_output_row_count).
 // - stream_backfill_rate_limit_rows_per_second (gauge): the current limit;
 //   +Inf when disabled, 0 when paused.
 // - stream_backfill_upstream_buffer_rows / _bytes (gauges): upstream rows
@@ -20,9 +24,8 @@
 // - stream_backfill_vnodes_completed / _assigned (gauges): per-vnode progress
 //   (vnodes_assigned, not vnodes_total: Prometheus reserves `_total` for
 //   counters).
-// The two counters keep RisingWave's names although Prometheus's linter
-// flags them (no `_total` suffix; a `_count` suffix): a deliberate
-// compatibility choice.
+// The C++ member names (snapshot_read_row_count, ...) are the executor's and
+// predate the rename; each says which series it feeds.
 #ifndef METRICS_BACKFILL_METRICS_H_
 #define METRICS_BACKFILL_METRICS_H_
 
@@ -36,10 +39,10 @@
 namespace backfill {
 
 struct BackfillMetrics {
-  static constexpr absl::string_view kSnapshotReadRowCount =
-      "stream_backfill_snapshot_read_row_count";
-  static constexpr absl::string_view kUpstreamOutputRowCount =
-      "stream_backfill_upstream_output_row_count";
+  static constexpr absl::string_view kSnapshotReadRowsTotal =
+      "stream_backfill_snapshot_read_rows_total";
+  static constexpr absl::string_view kUpstreamOutputRowsTotal =
+      "stream_backfill_upstream_output_rows_total";
   static constexpr absl::string_view kRateLimitRowsPerSecond =
       "stream_backfill_rate_limit_rows_per_second";
   static constexpr absl::string_view kUpstreamBufferRows =
@@ -68,7 +71,9 @@ struct BackfillMetrics {
 
   // Default-constructed handles are detached (updates go nowhere): an
   // executor built without metrics can use BackfillMetrics{}.
+  // stream_backfill_snapshot_read_rows_total.
   Counter snapshot_read_row_count;
+  // stream_backfill_upstream_output_rows_total.
   Counter upstream_output_row_count;
   Gauge rate_limit_rows_per_second;
   Gauge upstream_buffer_rows;

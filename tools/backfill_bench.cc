@@ -1,4 +1,4 @@
-// bazel run -c opt //tools:backfill_bench -- [--rows=N] [--load=OPS]
+// bazel run -c opt //tools:backfill_bench -- [--rows=N] [--load=OPS] (--help)
 //     [--json] [--plot=FILE.png] [--dir=DIR]
 //
 // Measures, in one process and one run, the arrangement backfill against the
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iostream>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
@@ -37,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -56,10 +58,33 @@
 #include "storage/table_key.h"
 #include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/status_macros.h"
+#include "tools/command_flags.h"
 #include "tools/job_options.h"
 #include "tools/progress_display.h"
 #include "tools/scenario.h"
 #include "tools/scenario_spec.h"
+
+ABSL_FLAG(uint64_t, rows, 2'000'000,
+          "Rows of the benchmark table (>= 1000); the cost-growth runs use "
+          "N/4 and N.");
+ABSL_FLAG(double, load, 50'000,
+          "Upstream ops/s of the loaded run (mixed DML of the default "
+          "scenario).");
+ABSL_FLAG(bool, json, false,
+          "End standard output with one JSON object of every figure.");
+ABSL_FLAG(std::string, plot, "",
+          "If set, draws the loaded run's rates and barrier latency into "
+          "this PNG with\ngnuplot (data beside it in FILE.png.dat).");
+ABSL_FLAG(std::string, dir, "",
+          "Working directory of the stores; empty: $TEST_TMPDIR/backfill_bench "
+          "or\n/tmp/backfill_bench. Removed and recreated at start.");
+ABSL_FLAG(bool, only_snapshot, false,
+          "Stop after the snapshot runs (for perf record).");
+ABSL_FLAG(bool, child_snapshot, false,
+          "Internal: the child process of a cost-growth run (snapshot of "
+          "--child_table\nin the store at --dir, one actor; prints "
+          "\"seconds rows\").");
+ABSL_FLAG(uint64_t, child_table, 0, "Internal: the table of --child_snapshot.");
 
 namespace backfill {
 namespace {
@@ -590,45 +615,54 @@ class LiveUpstream {
 // ---- The run
 // ----------------------------------------------------------------------
 
-absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+constexpr char kRowsValues[] = "an integer >= 1000";
+constexpr char kLoadValues[] = "a number >= 0";
+
+// The flags after validation (one line naming the flag on error).
+absl::StatusOr<Flags> ValidatedFlags() {
   Flags flags;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value_of = [&](const char* name) -> std::optional<std::string> {
-      const std::string prefix = absl::StrCat("--", name, "=");
-      if (arg.rfind(prefix, 0) != 0) return std::nullopt;
-      return arg.substr(prefix.size());
-    };
-    if (arg == "--json") {
-      flags.json = true;
-    } else if (arg == "--only_snapshot") {
-      flags.only_snapshot = true;
-    } else if (arg == "--child_snapshot") {
-      flags.child_snapshot = true;
-    } else if (auto v = value_of("rows")) {
-      if (!absl::SimpleAtoi(*v, &flags.rows) || flags.rows < 1000) {
-        return absl::InvalidArgumentError("--rows must be an integer >= 1000");
-      }
-    } else if (auto v = value_of("load")) {
-      if (!absl::SimpleAtod(*v, &flags.load) || !(flags.load >= 0)) {
-        return absl::InvalidArgumentError("--load must be a number >= 0");
-      }
-    } else if (auto v = value_of("plot")) {
-      flags.plot = *v;
-    } else if (auto v = value_of("dir")) {
-      flags.dir = *v;
-    } else if (auto v = value_of("child_table")) {
-      if (!absl::SimpleAtoi(*v, &flags.child_table)) {
-        return absl::InvalidArgumentError("--child_table must be an integer");
-      }
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown argument \"", arg,
-          "\"; usage: backfill_bench [--rows=N] [--load=OPS] [--json] "
-          "[--plot=FILE.png] [--dir=DIR]"));
-    }
+  flags.rows = absl::GetFlag(FLAGS_rows);
+  if (flags.rows < 1000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rows=", flags.rows, ": expected ", kRowsValues));
   }
+  flags.load = absl::GetFlag(FLAGS_load);
+  if (!(flags.load >= 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--load=", flags.load, ": expected ", kLoadValues));
+  }
+  flags.json = absl::GetFlag(FLAGS_json);
+  flags.plot = absl::GetFlag(FLAGS_plot);
+  flags.dir = absl::GetFlag(FLAGS_dir);
+  flags.child_snapshot = absl::GetFlag(FLAGS_child_snapshot);
+  flags.child_table = absl::GetFlag(FLAGS_child_table);
+  flags.only_snapshot = absl::GetFlag(FLAGS_only_snapshot);
   return flags;
+}
+
+// A bad command line: one line on standard error, exit 2; with --json the
+// JSON line {"error": ...} is still the last line of standard output.
+int FailCommandLine(const absl::Status& status, bool json) {
+  const std::string text = absl::StrCat(
+      absl::StatusCodeToString(status.code()), ": ", status.message());
+  std::fprintf(stderr, "backfill_bench: error: %s\n", text.c_str());
+  if (json) {
+    JsonObject object;
+    object.Add("error", absl::string_view(text));
+    std::printf("%s\n", object.ToString().c_str());
+  }
+  return 2;
+}
+
+// --json as given, even when another flag failed to parse.
+bool JsonRequested(int argc, char** argv) {
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--json" || arg == "-json" || arg == "--json=true") json = true;
+    if (arg == "--nojson" || arg == "--json=false") json = false;
+  }
+  return json;
 }
 
 // One observation of the loaded run, per barrier.
@@ -721,7 +755,33 @@ void Plot(const std::string& file, const std::vector<Sample>& timeline,
 }
 
 int Main(int argc, char** argv) {
-  const Flags flags = OrDie(ParseFlags(argc, argv), "flags");
+  CommandFlagsConfig config;
+  config.program = "backfill_bench";
+  config.usage =
+      "backfill_bench [flags]: the performance benchmark of issue 9 (tools/"
+      "README.md):\nthe backfill against the scan limit and the naive "
+      "designs, one run, a table;\nwith --json the last line of standard "
+      "output is one JSON object.";
+  config.help_files = {"tools/backfill_bench.cc"};
+  config.accepted_values = {{"rows", kRowsValues}, {"load", kLoadValues}};
+  absl::StatusOr<CommandLine> command_line =
+      ParseCommandFlags(argc, argv, config, std::cout);
+  if (!command_line.ok()) {
+    return FailCommandLine(command_line.status(), JsonRequested(argc, argv));
+  }
+  if (command_line->help_shown) return 0;
+  if (!command_line->positional.empty()) {
+    return FailCommandLine(
+        absl::InvalidArgumentError(absl::StrCat(
+            "unexpected argument \"", command_line->positional[0],
+            "\" (backfill_bench --help lists the flags)")),
+        JsonRequested(argc, argv));
+  }
+  absl::StatusOr<Flags> validated = ValidatedFlags();
+  if (!validated.ok()) {
+    return FailCommandLine(validated.status(), absl::GetFlag(FLAGS_json));
+  }
+  const Flags flags = *std::move(validated);
   if (flags.child_snapshot) return ChildSnapshotMain(flags);
   const absl::Time bench_start = absl::Now();
   const char* tmp = std::getenv("TEST_TMPDIR");

@@ -1,16 +1,21 @@
 // bazel run -c opt //tools:backfill -- [--scenario=FILE] [--data_dir=DIR]
 //     [--parallelism=N] [--rate_limit=R] [--dump_dir=DIR] [--metrics_port=P]
-//     [--json] [--inject_storage_faults=SPEC]
+//     [--json] [--force] [--inject_storage_faults=SPEC]      (--help: all)
 //
 // Runs a real backfill over RocksDB under a live upstream workload: creates
 // (or resumes) the scenario's table, keeps writing to it, creates the view
 // with N backfill actors, shows progress, keeps the upstream running a few
 // checkpoints after the backfill finished, stops it and checks that the view
-// equals the table. The last line of standard output is one JSON object.
-// Exit codes (tools/exit_codes.h): 0 consistent, 1 inconsistent, 2 error.
+// equals the table. The last line of standard output is one JSON object
+// (tools/result.proto). Exit codes (tools/exit_codes.h): 0 consistent,
+// 1 inconsistent, 2 error, 130 interrupted.
 // Storage errors are recovered from (the store is reopened, the job resumes
 // from the last checkpoint; each recovery is logged on standard error); a
 // corrupt data directory is a DATA_LOSS error (the job does not run on it).
+// A fresh data directory whose free space is below the scenario's estimated
+// size is refused before anything is written, unless --force. The first
+// Ctrl-C stops the job at its next checkpoint and prints how to resume it; a
+// second exits at once (resumable too, as after kill -9).
 // --inject_storage_faults (test only) fails the store's file operations as
 // tools/storage_fault_spec.h describes.
 // A thin main: everything it does is a tested library.
@@ -20,27 +25,68 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "absl/strings/numbers.h"
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/streaming_job.h"
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
 #include "storage/rocksdb_state_store.h"
+#include "tools/command_flags.h"
 #include "tools/copy_format.h"
+#include "tools/disk_space.h"
 #include "tools/exit_codes.h"
+#include "tools/interrupt.h"
+#include "tools/job_metrics_recorder.h"
 #include "tools/job_options.h"
 #include "tools/progress_display.h"
+#include "tools/result.pb.h"
+#include "tools/run_result.h"
 #include "tools/scenario.h"
 #include "tools/storage_fault_spec.h"
+
+ABSL_FLAG(std::string, scenario, "",
+          "A text-format tools/scenario.proto file (examples in "
+          "tools/scenarios/);\nempty: the built-in default scenario.");
+ABSL_FLAG(std::string, data_dir, "",
+          "The RocksDB data directory; empty: a fresh temporary one. Rerunning "
+          "with the\nsame directory resumes the job from its last checkpoint.");
+ABSL_FLAG(std::optional<uint32_t>, parallelism, std::nullopt,
+          "Backfill actors, 1 to 32768; unset: the scenario's (default 2).");
+ABSL_FLAG(std::optional<uint64_t>, rate_limit, std::nullopt,
+          "Job-wide snapshot rows per second, 0 = no limit; unset: the "
+          "scenario's.");
+ABSL_FLAG(std::string, dump_dir, "",
+          "If set, writes upstream.tsv and view.tsv there (PostgreSQL COPY "
+          "text, sorted).");
+ABSL_FLAG(std::optional<int>, metrics_port, std::nullopt,
+          "If set, serves Prometheus /metrics on 127.0.0.1 at this port "
+          "while running\n(0: any free port, printed at start).");
+ABSL_FLAG(bool, json, false,
+          "Print only the one-line JSON result on standard output (no "
+          "progress, no table).");
+ABSL_FLAG(bool, force, false,
+          "Run even if the initial load looks larger than the data "
+          "directory's free space.");
+ABSL_FLAG(std::string, inject_storage_faults, "",
+          "Test only: fail the store's file operations as SPEC[;SPEC...] "
+          "says\n(tools/README.md).");
 
 namespace backfill {
 namespace {
 
+// What the command accepts where the flags' types accept more (in --help
+// and in errors).
+constexpr char kParallelismValues[] = "an integer in [1, 32768]";
+constexpr uint32_t kMaxParallelism = 32768;
+constexpr char kMetricsPortValues[] =
+    "an integer in [0, 65535] (0: any free port)";
+constexpr int kMaxPort = 65535;
+
+// The flags after validation.
 struct Flags {
   std::string scenario;
   std::string data_dir;
@@ -49,63 +95,44 @@ struct Flags {
   std::string dump_dir;
   std::optional<int> metrics_port;
   bool json = false;
+  bool force = false;
   // Test only: --inject_storage_faults.
   std::vector<StorageFaultSpec> storage_faults;
 };
 
-absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+// The values the flags' types accept but the command does not: one line
+// naming the flag and the accepted values.
+absl::StatusOr<Flags> ValidatedFlags() {
   Flags flags;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--json") {
-      flags.json = true;
-      continue;
+  flags.scenario = absl::GetFlag(FLAGS_scenario);
+  flags.data_dir = absl::GetFlag(FLAGS_data_dir);
+  flags.dump_dir = absl::GetFlag(FLAGS_dump_dir);
+  flags.json = absl::GetFlag(FLAGS_json);
+  flags.force = absl::GetFlag(FLAGS_force);
+  flags.parallelism = absl::GetFlag(FLAGS_parallelism);
+  if (flags.parallelism.has_value() &&
+      (*flags.parallelism == 0 || *flags.parallelism > kMaxParallelism)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--parallelism=", *flags.parallelism, ": expected ",
+                     kParallelismValues, ", or empty for unset"));
+  }
+  flags.rate_limit = absl::GetFlag(FLAGS_rate_limit);
+  flags.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  if (flags.metrics_port.has_value() &&
+      (*flags.metrics_port < 0 || *flags.metrics_port > kMaxPort)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--metrics_port=", *flags.metrics_port, ": expected ",
+                     kMetricsPortValues, ", or empty for unset"));
+  }
+  const std::string faults = absl::GetFlag(FLAGS_inject_storage_faults);
+  if (!faults.empty()) {
+    absl::StatusOr<std::vector<StorageFaultSpec>> specs =
+        ParseStorageFaultSpecs(faults);
+    if (!specs.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--inject_storage_faults: ", specs.status().message()));
     }
-    const size_t eq = arg.find('=');
-    if (arg.rfind("--", 0) != 0 || eq == std::string::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown argument \"", arg, "\" (expected --name=value)"));
-    }
-    const std::string name = arg.substr(2, eq - 2);
-    const std::string value = arg.substr(eq + 1);
-    uint64_t number = 0;
-    auto need_number = [&]() -> absl::Status {
-      if (!absl::SimpleAtoi(value, &number)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--", name, "=", value, " is not a non-negative integer"));
-      }
-      return absl::OkStatus();
-    };
-    if (name == "scenario") {
-      flags.scenario = value;
-    } else if (name == "data_dir") {
-      flags.data_dir = value;
-    } else if (name == "dump_dir") {
-      flags.dump_dir = value;
-    } else if (name == "parallelism") {
-      if (absl::Status s = need_number(); !s.ok()) return s;
-      if (number == 0 || number > 32768) {
-        return absl::InvalidArgumentError("--parallelism must be in [1, 32768]");
-      }
-      flags.parallelism = static_cast<uint32_t>(number);
-    } else if (name == "rate_limit") {
-      if (absl::Status s = need_number(); !s.ok()) return s;
-      flags.rate_limit = number;
-    } else if (name == "inject_storage_faults") {
-      absl::StatusOr<std::vector<StorageFaultSpec>> specs =
-          ParseStorageFaultSpecs(value);
-      if (!specs.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--inject_storage_faults: ", specs.status().message()));
-      }
-      flags.storage_faults = *std::move(specs);
-    } else if (name == "metrics_port") {
-      if (absl::Status s = need_number(); !s.ok()) return s;
-      if (number > 65535) return absl::InvalidArgumentError("--metrics_port must be <= 65535");
-      flags.metrics_port = static_cast<int>(number);
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
-    }
+    flags.storage_faults = *std::move(specs);
   }
   return flags;
 }
@@ -116,31 +143,89 @@ std::string ErrorText(const absl::Status& status) {
                       status.message());
 }
 
-int Fail(const Flags* flags, absl::string_view scenario,
-         const absl::Status& status, uint32_t recoveries = 0) {
+// Prints the result: the summary table unless --json, then the JSON line.
+void PrintResult(const Flags& flags, const tools::RunResult& result) {
+  if (!flags.json) std::cout << FormatSummaryTable(result);
+  std::cout << RunResultJson(result) << std::endl;
+}
+
+int Fail(const Flags& flags, absl::string_view scenario,
+         absl::string_view data_dir, const absl::Status& status,
+         uint32_t recoveries = 0) {
   std::cerr << "backfill: error: " << ErrorText(status) << "\n";
   if (status.code() == absl::StatusCode::kDataLoss) {
     std::cerr << "backfill: the data directory is corrupt (data loss); the "
                  "job did not run on it: restore it from a copy, or remove it "
                  "to start the job over\n";
   }
-  RunSummary summary;
-  summary.scenario = std::string(scenario);
-  summary.recoveries = recoveries;
-  summary.error = ErrorText(status);
-  if (flags == nullptr || !flags->json) std::cout << FormatSummaryTable(summary);
-  std::cout << RunSummaryJson(summary) << std::endl;
+  tools::RunResult result;
+  result.set_scenario(std::string(scenario));
+  result.set_data_dir(std::string(data_dir));
+  result.set_recoveries(recoveries);
+  result.set_error(ErrorText(status));
+  PrintResult(flags, result);
   return static_cast<int>(ExitCode::kError);
 }
 
+// A bad command line: one line on standard error, no summary table, and the
+// JSON result (with the error) as the last line of standard output.
+int FailCommandLine(const absl::Status& status) {
+  std::cerr << "backfill: error: " << ErrorText(status) << "\n";
+  tools::RunResult result;
+  result.set_error(ErrorText(status));
+  std::cout << RunResultJson(result) << std::endl;
+  return static_cast<int>(ExitCode::kError);
+}
+
+// The command that resumes this job.
+std::string ResumeCommand(const Flags& flags, absl::string_view data_dir) {
+  std::string command = absl::StrCat("backfill --data_dir=", data_dir);
+  if (!flags.scenario.empty()) {
+    absl::StrAppend(&command, " --scenario=", flags.scenario);
+  }
+  return command;
+}
+
+// True if `data_dir` holds nothing yet: the job would start with the
+// initial load.
+bool IsFresh(const std::string& data_dir) {
+  std::error_code error;
+  if (!std::filesystem::exists(data_dir, error)) return true;
+  return std::filesystem::is_directory(data_dir, error) &&
+         std::filesystem::is_empty(data_dir, error);
+}
+
 int Main(int argc, char** argv) {
-  absl::StatusOr<Flags> flags = ParseFlags(argc, argv);
-  if (!flags.ok()) return Fail(nullptr, "", flags.status());
+  CommandFlagsConfig config;
+  config.program = "backfill";
+  config.usage =
+      "backfill [flags]: runs a backfill over RocksDB under a live upstream "
+      "workload\nand checks that the new view equals the table. The last "
+      "line of standard\noutput is one JSON object (tools/result.proto). "
+      "Exit codes: 0 consistent,\n1 inconsistent, 2 error (bad flags, bad "
+      "scenario, I/O, a corrupt data directory),\n130 interrupted (Ctrl-C: "
+      "the first stops at the next checkpoint, a second at once;\nrerun with "
+      "the same --data_dir to resume).";
+  config.help_files = {"tools/backfill_main.cc"};
+  config.accepted_values = {{"parallelism", kParallelismValues},
+                            {"metrics_port", kMetricsPortValues}};
+  absl::StatusOr<CommandLine> command_line =
+      ParseCommandFlags(argc, argv, config, std::cout);
+  if (!command_line.ok()) return FailCommandLine(command_line.status());
+  if (command_line->help_shown) return 0;
+  if (!command_line->positional.empty()) {
+    return FailCommandLine(absl::InvalidArgumentError(absl::StrCat(
+        "unexpected argument \"", command_line->positional[0],
+        "\" (flags are --name=value; backfill --help lists them)")));
+  }
+  absl::StatusOr<Flags> flags = ValidatedFlags();
+  if (!flags.ok()) return FailCommandLine(flags.status());
+
   // Validate everything before touching the data directory.
   absl::StatusOr<tools::Scenario> scenario =
       flags->scenario.empty() ? absl::StatusOr<tools::Scenario>(DefaultScenario())
                               : LoadScenarioFile(flags->scenario);
-  if (!scenario.ok()) return Fail(&*flags, flags->scenario, scenario.status());
+  if (!scenario.ok()) return Fail(*flags, flags->scenario, "", scenario.status());
   if (flags->parallelism.has_value()) {
     scenario->mutable_backfill()->set_parallelism(*flags->parallelism);
   }
@@ -148,17 +233,45 @@ int Main(int argc, char** argv) {
     scenario->mutable_backfill()->set_rate_limit(*flags->rate_limit);
   }
   absl::StatusOr<ScenarioSpec> spec = ScenarioSpecFromProto(*scenario);
-  if (!spec.ok()) return Fail(&*flags, flags->scenario, spec.status());
+  if (!spec.ok()) return Fail(*flags, flags->scenario, "", spec.status());
   const std::string name = spec->name.empty() ? "default" : spec->name;
+
+  // A fresh directory must hold the scenario: refuse before writing.
+  const std::string temp_root = std::filesystem::temp_directory_path().string();
+  const std::string space_dir =
+      flags->data_dir.empty() ? temp_root : flags->data_dir;
+  const bool fresh = flags->data_dir.empty() || IsFresh(flags->data_dir);
+  if (!flags->force && fresh) {
+    absl::StatusOr<uint64_t> free_bytes = FreeBytes(space_dir);
+    if (!free_bytes.ok()) return Fail(*flags, name, "", free_bytes.status());
+    absl::Status fits =
+        CheckFits(EstimateDiskBytes(*spec), *free_bytes, space_dir);
+    if (!fits.ok()) return Fail(*flags, name, flags->data_dir, fits);
+  }
 
   std::string data_dir = flags->data_dir;
   if (data_dir.empty()) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "backfill-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::path(temp_root) / "backfill-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) {
-      return Fail(&*flags, name, absl::InternalError("cannot create a temporary data directory"));
+      return Fail(*flags, name, "",
+                  absl::InternalError("cannot create a temporary data directory"));
     }
     data_dir = pattern;
   }
+  InterruptOptions interrupt;
+  interrupt.first_message = absl::StrCat(
+      "\nbackfill: stopping at the next checkpoint (Ctrl-C again to exit at "
+      "once; either way `",
+      ResumeCommand(*flags, data_dir), "` resumes the job)\n");
+  interrupt.second_message = absl::StrCat(
+      "\nbackfill: exiting now; resume with `", ResumeCommand(*flags, data_dir),
+      "`\n");
+  interrupt.exit_code = static_cast<int>(ExitCode::kInterrupted);
+  if (absl::Status status = InstallInterruptHandler(interrupt); !status.ok()) {
+    return Fail(*flags, name, data_dir, status);
+  }
+
   RocksDbStateStoreOptions store_options;
   store_options.path = data_dir;
   // A corrupt table file is DataLoss before the job writes anything.
@@ -171,27 +284,31 @@ int Main(int argc, char** argv) {
   }
   absl::StatusOr<std::unique_ptr<RocksDbStateStore>> store =
       RocksDbStateStore::Open(store_options);
-  if (!store.ok()) return Fail(&*flags, name, store.status());
+  if (!store.ok()) return Fail(*flags, name, data_dir, store.status());
   if (fault_injector != nullptr) fault_injector->SetArmed(true);
 
+  StreamingJobOptions options = JobOptionsFromScenario(*spec);
   Registry registry;
+  absl::StatusOr<std::unique_ptr<JobMetricsRecorder>> recorder =
+      JobMetricsRecorder::Create(registry, options.upstream.table_id,
+                                 options.view_table_id, Clock::Real());
+  if (!recorder.ok()) return Fail(*flags, name, data_dir, recorder.status());
   std::unique_ptr<HttpExporter> exporter;
   if (flags->metrics_port.has_value()) {
     HttpExporter::Options exporter_options;
     exporter_options.port = *flags->metrics_port;
     absl::StatusOr<std::unique_ptr<HttpExporter>> started =
         HttpExporter::Start(registry, exporter_options);
-    if (!started.ok()) return Fail(&*flags, name, started.status());
+    if (!started.ok()) return Fail(*flags, name, data_dir, started.status());
     exporter = std::move(*started);
     if (!flags->json) {
       std::cout << "metrics: http://127.0.0.1:" << exporter->port() << "/metrics\n";
     }
   }
-  StreamingJobOptions options = JobOptionsFromScenario(*spec);
   if (!flags->json) {
     std::cout << "scenario " << name << ": " << spec->initial_rows
               << " initial rows, parallelism " << options.parallelism
-              << ", data directory " << data_dir << "\n";
+              << ", data directory " << data_dir << std::endl;
   }
   ProgressDisplayOptions display_options;
   display_options.mode = DetectDisplayMode(STDOUT_FILENO);
@@ -199,7 +316,38 @@ int Main(int argc, char** argv) {
   ProgressDisplay display(std::cout, display_options);
   uint64_t last_rows = 0, last_ops = 0;
   double last_seconds = 0, rows_per_second = 0, ops_per_second = 0;
+  uint32_t recoveries = 0;
+  CheckpointStopper stopper;
+  // Stops the process right after a committed checkpoint (the runtime has
+  // no stop request of its own): the directory is what that checkpoint
+  // left, which the next run resumes.
+  auto stop_at_checkpoint = [&](const JobProgress& progress) {
+    if (!flags->json) display.Finish();
+    std::cerr << "backfill: stopped after checkpoint " << progress.checkpoints
+              << " of this run; resume with `" << ResumeCommand(*flags, data_dir)
+              << "`" << std::endl;
+    tools::RunResult result;
+    result.set_scenario(name);
+    result.set_data_dir(data_dir);
+    result.set_interrupted(true);
+    result.set_snapshot_rows(progress.snapshot_rows);
+    result.set_upstream_ops(progress.upstream_ops);
+    result.set_epochs(progress.epochs);
+    result.set_checkpoints(progress.checkpoints);
+    result.set_parallelism(options.parallelism);
+    result.set_recoveries(recoveries);
+    result.set_seconds(progress.seconds);
+    result.set_barrier_latency_p50_ms(progress.barrier_latency_p50_ms);
+    result.set_barrier_latency_p99_ms(progress.barrier_latency_p99_ms);
+    PrintResult(*flags, result);
+    std::cerr.flush();
+    std::_Exit(static_cast<int>(ExitCode::kInterrupted));
+  };
   auto observer = [&](const JobProgress& progress) {
+    (*recorder)->Observe(progress);
+    if (stopper.ShouldStop(progress.checkpoints, InterruptRequested())) {
+      stop_at_checkpoint(progress);
+    }
     if (flags->json) return;
     JobProgressSample sample;
     sample.seconds = progress.seconds;
@@ -225,9 +373,9 @@ int Main(int argc, char** argv) {
     sample.checkpoints = progress.checkpoints;
     display.Update(sample);
   };
-  uint32_t recoveries = 0;
   options.on_recovery = [&](const absl::Status& error, uint32_t recovery) {
     recoveries = recovery;
+    (*recorder)->OnRecovery();
     if (!flags->json) display.Finish();
     std::cerr << "backfill: recovering from the last checkpoint (recovery "
               << recovery << " of at most " << options.max_recoveries
@@ -241,14 +389,15 @@ int Main(int argc, char** argv) {
         RocksDbStateStore::Open(store_options);
     if (!reopened.ok()) return reopened.status();
     *store = *std::move(reopened);
-    return static_cast<StateStore*>(store->get());
+    return static_cast<StateStore*>(&(*recorder)->Meter(store->get()));
   };
-  absl::StatusOr<JobResult> result =
-      RunStreamingJob(**store, options, &registry, observer, Clock::Real());
+  absl::StatusOr<JobResult> job =
+      RunStreamingJob((*recorder)->Meter(store->get()), options, &registry,
+                      observer, Clock::Real());
   if (!flags->json) display.Finish();
   // Faults are for the job; the dumps below read what it verified.
   if (fault_injector != nullptr) fault_injector->SetArmed(false);
-  if (!result.ok()) return Fail(&*flags, name, result.status(), recoveries);
+  if (!job.ok()) return Fail(*flags, name, data_dir, job.status(), recoveries);
 
   if (!flags->dump_dir.empty()) {
     std::filesystem::create_directories(flags->dump_dir);
@@ -260,40 +409,42 @@ int Main(int argc, char** argv) {
     }
     absl::StatusOr<std::vector<Row>> view_rows =
         ReadCommittedRows(**store, ViewCatalog(options), view_columns);
-    if (!upstream_rows.ok()) return Fail(&*flags, name, upstream_rows.status());
-    if (!view_rows.ok()) return Fail(&*flags, name, view_rows.status());
+    if (!upstream_rows.ok()) {
+      return Fail(*flags, name, data_dir, upstream_rows.status());
+    }
+    if (!view_rows.ok()) return Fail(*flags, name, data_dir, view_rows.status());
     for (const auto& [file, rows] :
          {std::pair{"upstream.tsv", &*upstream_rows}, std::pair{"view.tsv", &*view_rows}}) {
       absl::Status status = WriteCopyDump(
           (std::filesystem::path(flags->dump_dir) / file).string(),
           spec->output_column_names, spec->output_column_types, *rows);
-      if (!status.ok()) return Fail(&*flags, name, status);
+      if (!status.ok()) return Fail(*flags, name, data_dir, status);
     }
   }
 
-  RunSummary summary;
-  summary.scenario = name;
-  summary.consistent = result->consistent;
-  summary.upstream_rows = result->upstream_rows;
-  summary.view_rows = result->view_rows;
-  summary.snapshot_rows = result->snapshot_rows;
-  summary.upstream_ops = result->upstream_ops;
-  summary.epochs = result->epochs;
-  summary.checkpoints = result->checkpoints;
-  summary.parallelism = static_cast<int>(result->parallelism);
-  summary.resumed = result->resumed;
-  summary.recoveries = result->recoveries;
-  summary.seconds = result->seconds;
-  summary.snapshot_rows_per_second = result->snapshot_rows_per_second;
-  summary.barrier_latency_p50_ms = result->barrier_latency_p50_ms;
-  summary.barrier_latency_p99_ms = result->barrier_latency_p99_ms;
-  if (!result->consistent) {
-    std::cerr << "backfill: INCONSISTENT: " << result->mismatch << "\n";
+  tools::RunResult result;
+  result.set_scenario(name);
+  result.set_data_dir(data_dir);
+  result.set_consistent(job->consistent);
+  result.set_upstream_rows(job->upstream_rows);
+  result.set_view_rows(job->view_rows);
+  result.set_snapshot_rows(job->snapshot_rows);
+  result.set_upstream_ops(job->upstream_ops);
+  result.set_epochs(job->epochs);
+  result.set_checkpoints(job->checkpoints);
+  result.set_parallelism(job->parallelism);
+  result.set_resumed(job->resumed);
+  result.set_recoveries(job->recoveries);
+  result.set_seconds(job->seconds);
+  result.set_snapshot_rows_per_second(job->snapshot_rows_per_second);
+  result.set_barrier_latency_p50_ms(job->barrier_latency_p50_ms);
+  result.set_barrier_latency_p99_ms(job->barrier_latency_p99_ms);
+  if (!job->consistent) {
+    std::cerr << "backfill: INCONSISTENT: " << job->mismatch << "\n";
   }
-  if (!flags->json) std::cout << FormatSummaryTable(summary);
-  std::cout << RunSummaryJson(summary) << std::endl;
-  return static_cast<int>(result->consistent ? ExitCode::kConsistent
-                                             : ExitCode::kInconsistent);
+  PrintResult(*flags, result);
+  return static_cast<int>(job->consistent ? ExitCode::kConsistent
+                                          : ExitCode::kInconsistent);
 }
 
 }  // namespace

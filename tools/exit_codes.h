@@ -18,6 +18,9 @@ enum class ExitCode : int {
   // The run could not start or finish: bad flags, a bad scenario, I/O or
   // storage errors, the safety timeout (runtime.max_seconds).
   kError = 2,
+  // Stopped by Ctrl-C (SIGINT or SIGTERM) before the end: 128 + SIGINT, as
+  // shells report a command ended by Ctrl-C. The data directory resumes.
+  kInterrupted = 130,
 };
 
 // kConsistent for OK, kError for any other status (a verdict is never an

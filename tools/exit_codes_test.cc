@@ -10,6 +10,7 @@ TEST(ExitCodesTest, DocumentedValues) {
   EXPECT_EQ(static_cast<int>(ExitCode::kConsistent), 0);
   EXPECT_EQ(static_cast<int>(ExitCode::kInconsistent), 1);
   EXPECT_EQ(static_cast<int>(ExitCode::kError), 2);
+  EXPECT_EQ(static_cast<int>(ExitCode::kInterrupted), 130);
   EXPECT_EQ(ExitCodeForStatus(absl::OkStatus()), 0);
   EXPECT_EQ(ExitCodeForStatus(absl::InvalidArgumentError("x")), 2);
   EXPECT_EQ(ExitCodeForStatus(absl::InternalError("x")), 2);

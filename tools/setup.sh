@@ -25,7 +25,8 @@ PACKAGES=(
   libgmock-dev             # googlemock 1.12
   libbenchmark-dev         # Google Benchmark 1.7
   libcivetweb-dev          # HTTP server for /metrics
-  prometheus               # promtool, used by the metrics exposition test
+  prometheus               # promtool and the server, used by the metrics tests
+  curl                     # HTTP client of //tools:prometheus_scrape_test
   clang                    # clang 14 for --config=fuzz
   libclang-rt-14-dev       # libFuzzer and sanitizer runtimes for clang
   gnuplot-nox              # tools/backfill_bench --plot

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Black-box tests of //tools:backfill's command line (issue 16): --help and
+# --helpfull exit 0 and list the flags; a bad value is one line on standard
+# error naming the flag and the accepted values, exit 2, no summary table,
+# the JSON line last on standard output; a scenario too large for the data
+# directory's free space is refused up front with the estimate unless
+# --force; the first Ctrl-C stops at the next checkpoint and says how to
+# resume, a second exits at once, and both directories resume to a
+# consistent view. Every job this starts is waited for (or killed on exit).
+set -uo pipefail
+BIN=tools/backfill
+TMP=${TEST_TMPDIR:-$(mktemp -d)}
+PIDS=()
+cleanup() { for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+wait_for() {
+  local seconds=$1; shift
+  for _ in $(seq 1 $(( seconds * 10 ))); do "$@" && return 0; sleep 0.1; done
+  return 1
+}
+# wait_exit PID SECONDS: the exit code, or 255 after SECONDS (then killed).
+wait_exit() {
+  local pid=$1 seconds=$2
+  for _ in $(seq 1 $(( seconds * 10 ))); do
+    if ! kill -0 "$pid" 2>/dev/null; then wait "$pid"; return $?; fi
+    sleep 0.1
+  done
+  kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; return 255
+}
+
+# --- --help, --helpfull -------------------------------------------------------
+out=$("$BIN" --help 2>"$TMP/err"); code=$?
+[[ $code -eq 0 ]] || fail "--help exit $code"
+[[ ! -s "$TMP/err" ]] || fail "--help wrote to stderr: $(cat "$TMP/err")"
+for flag in scenario data_dir parallelism rate_limit dump_dir metrics_port json force; do
+  grep -q "^  --$flag (" <<<"$out" || fail "--help does not list --$flag: $out"
+done
+grep -q 'default: unset' <<<"$out" || fail "--help shows no defaults"
+grep -q 'Backfill actors' <<<"$out" || fail "--help shows no meanings"
+out=$("$BIN" --helpfull); code=$?
+[[ $code -eq 0 ]] || fail "--helpfull exit $code"
+grep -q "Flags from tools/backfill_main.cc" <<<"$out" || fail "--helpfull: $out"
+
+# --- bad values: one stderr line, exit 2, no table, JSON last -----------------
+check_bad() {  # check_bad EXPECTED_TEXT ARGS...
+  local expected=$1; shift
+  "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"; local code=$?
+  [[ $code -eq 2 ]] || fail "$*: exit $code"
+  [[ $(wc -l <"$TMP/err") -eq 1 ]] || fail "$*: stderr is not one line: $(cat "$TMP/err")"
+  grep -qF -- "$expected" "$TMP/err" || fail "$*: stderr lacks '$expected': $(cat "$TMP/err")"
+  ! grep -q "Backfill summary" "$TMP/out" || fail "$*: a summary table was printed"
+  [[ $(wc -l <"$TMP/out") -eq 1 ]] || fail "$*: stdout is not one line: $(cat "$TMP/out")"
+  grep -q '^{.*"error":"INVALID_ARGUMENT: ' "$TMP/out" || fail "$*: no JSON error: $(cat "$TMP/out")"
+}
+check_bad "--parallelism=abc: expected an integer in [1, 32768]" --parallelism=abc
+check_bad "--parallelism=abc: expected an integer in [1, 32768]" --json --parallelism=abc
+check_bad "--parallelism=0: expected an integer in [1, 32768]" --parallelism=0 --json
+check_bad "--rate_limit=-5: expected an integer in [0, 18446744073709551615]" --rate_limit=-5
+check_bad "--json=maybe: expected true or false" --json=maybe
+check_bad "--metrics_port=70000: expected an integer in [0, 65535]" --metrics_port=70000
+check_bad "unknown flag --no_such_flag" --no_such_flag=1 --json
+check_bad 'unexpected argument "run"' run
+
+# --- a scenario too large for the disk: refused up front ------------------------
+sed 's/^initial_rows: .*/initial_rows: 1000000000000/; /key_space/d' \
+    tools/scenarios/default.textproto > "$TMP/huge.textproto"
+grep -q "^initial_rows: 1000000000000" "$TMP/huge.textproto" || fail "huge scenario not made"
+"$BIN" --scenario="$TMP/huge.textproto" --data_dir="$TMP/huge" --json >"$TMP/out" 2>"$TMP/err"; code=$?
+[[ $code -eq 2 ]] || fail "huge scenario: exit $code"
+grep -q "RESOURCE_EXHAUSTED: the scenario's 1000000000000 initial rows need about .* TB in $TMP/huge" "$TMP/err" ||
+    fail "huge scenario message: $(cat "$TMP/err")"
+grep -q -- "--force" "$TMP/err" || fail "the refusal does not mention --force"
+[[ ! -e "$TMP/huge" ]] || fail "the refused run created its data directory"
+
+# --force runs it anyway (the load starts); two Ctrl-Cs exit at once.
+"$BIN" --scenario="$TMP/huge.textproto" --data_dir="$TMP/huge" --force >"$TMP/out" 2>"$TMP/err" &
+pid=$!; PIDS+=("$pid")
+wait_for 30 grep -q "data directory $TMP/huge" "$TMP/out" || fail "--force did not start: $(cat "$TMP/err")"
+kill -INT "$pid"; sleep 0.2; kill -INT "$pid"
+wait_exit "$pid" 10; code=$?
+[[ $code -eq 130 ]] || fail "two Ctrl-Cs during the load: exit $code"
+grep -q "stopping at the next checkpoint" "$TMP/err" || fail "no first-Ctrl-C message: $(cat "$TMP/err")"
+grep -q "exiting now; resume with \`backfill --data_dir=$TMP/huge --scenario=$TMP/huge.textproto\`" "$TMP/err" ||
+    fail "no second-Ctrl-C message: $(cat "$TMP/err")"
+[[ -d "$TMP/huge" ]] || fail "--force did not use the data directory"
+rm -rf "$TMP/huge"
+
+# --- Ctrl-C during a backfill -----------------------------------------------------
+# 20k rows at 4000 rows/s under a live upstream: ~5 s of backfill.
+cat > "$TMP/small.textproto" <<'X'
+name: "interrupt"
+table {
+  columns { name: "id" type: INT64 }
+  columns { name: "v" type: VARCHAR nullable: true }
+  primary_key { column: 0 }
+  vnode_count: 64
+}
+initial_rows: 20000
+seed: 9
+workload { ops_per_second: 2000 insert_weight: 1 update_weight: 2 delete_weight: 1 update_primary_key: true }
+backfill { parallelism: 2 chunk_size: 64 rate_limit: 4000 }
+runtime { barrier_interval_ms: 50 checkpoint_frequency: 4 }
+X
+# Twice: exit 130 whether a checkpoint came between the two or not (that a
+# second Ctrl-C exits at once is shown above, during the load, where no
+# checkpoint can come); either way the directory resumes.
+for presses in 1 2; do
+  data="$TMP/interrupted$presses"
+  scenario="$TMP/small.textproto"
+  "$BIN" --scenario="$scenario" --data_dir="$data" >"$TMP/out" 2>"$TMP/err" &
+  pid=$!; PIDS+=("$pid")
+  wait_for 30 bash -c "[[ \$(grep -c epoch '$TMP/out') -ge 2 ]]" || fail "no progress: $(cat "$TMP/err")"
+  kill -INT "$pid"
+  # Apart, as a user presses: a signal pending twice is delivered once.
+  [[ $presses -eq 2 ]] && { sleep 0.2; kill -INT "$pid"; }
+  wait_exit "$pid" 20; code=$?
+  [[ $code -eq 130 ]] || fail "$presses Ctrl-C: exit $code; $(cat "$TMP/err")"
+  grep -q "stopping at the next checkpoint (Ctrl-C again to exit at once" "$TMP/err" ||
+      fail "$presses Ctrl-C: no stop message: $(cat "$TMP/err")"
+  if [[ $presses -eq 1 ]]; then
+    grep -q "stopped after checkpoint [0-9]* of this run; resume with \`backfill --data_dir=$data --scenario=$TMP/small.textproto\`" "$TMP/err" ||
+        fail "no resume command: $(cat "$TMP/err")"
+    last=$(tail -1 "$TMP/out")
+    grep -q '"interrupted":true' <<<"$last" || fail "JSON not interrupted: $last"
+    grep -q "\"data_dir\":\"$data\"" <<<"$last" || fail "JSON lacks data_dir: $last"
+    grep -q "INTERRUPTED" "$TMP/out" || fail "no INTERRUPTED verdict in the table"
+  else
+    grep -q "exiting now\|stopped after checkpoint" "$TMP/err" || fail "no exit message: $(cat "$TMP/err")"
+  fi
+  # The directory resumes: a consistent view.
+  "$BIN" --scenario="$scenario" --data_dir="$data" --json >"$TMP/out" 2>"$TMP/err"; code=$?
+  [[ $code -eq 0 ]] || fail "resume after $presses Ctrl-C: exit $code: $(cat "$TMP/err")"
+  last=$(tail -1 "$TMP/out")
+  grep -q '"consistent":true' <<<"$last" || fail "resume after $presses Ctrl-C: $last"
+  [[ $presses -eq 2 ]] || grep -q '"resumed":true' <<<"$last" ||
+      fail "resume after $presses Ctrl-C did not resume: $last"
+done
+echo "ok: help, bad values, size refusal, --force, Ctrl-C once and twice, resumed"

@@ -1,0 +1,108 @@
+#include "tools/job_metrics_recorder.h"
+
+#include <memory>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "metrics/registry.h"
+#include "storage/memory_state_store.h"
+#include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::StatusIs;
+using ::testing::HasSubstr;
+
+JobProgress Progress(uint64_t ops, uint64_t epochs, uint64_t checkpoints,
+                     uint64_t rows, uint64_t vnodes_completed) {
+  JobProgress progress;
+  progress.upstream_ops = ops;
+  progress.epochs = epochs;
+  progress.checkpoints = checkpoints;
+  progress.snapshot_rows = rows;
+  progress.estimated_total_rows = 1000;
+  progress.vnodes_completed = vnodes_completed;
+  progress.vnodes_total = 8;
+  progress.last_backfill_barrier_latency_ms = 20;
+  return progress;
+}
+
+TEST(JobMetricsRecorderTest, CountersFollowTheRuntimesFiguresAcrossARecovery) {
+  Registry registry;
+  SimulatedClock clock;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto recorder, JobMetricsRecorder::Create(registry, 1, 2, clock));
+  const JobMetrics& m = recorder->metrics();
+  recorder->Observe(Progress(100, 1, 0, 10, 0));
+  recorder->Observe(Progress(250, 2, 1, 300, 0));
+  EXPECT_EQ(m.upstream_ops_total.value(), 250u);
+  EXPECT_EQ(m.epochs_total.value(), 2u);
+  EXPECT_EQ(m.checkpoints_total.value(), 1u);
+  EXPECT_EQ(m.barrier_latency_seconds.count(), 2u);
+  EXPECT_DOUBLE_EQ(m.barrier_latency_seconds.sum(), 0.04);
+  // A recovery: the source replays from the checkpoint (offset 200).
+  recorder->OnRecovery();
+  EXPECT_EQ(m.recoveries_total.value(), 1u);
+  recorder->Observe(Progress(200, 3, 2, 300, 0));
+  EXPECT_EQ(m.upstream_ops_total.value(), 250u);
+  recorder->Observe(Progress(260, 4, 2, 320, 0));
+  EXPECT_EQ(m.upstream_ops_total.value(), 310u);
+  EXPECT_EQ(m.epochs_total.value(), 4u);
+}
+
+TEST(JobMetricsRecorderTest, ProgressIsMonotoneAndOneOnlyWhenDone) {
+  Registry registry;
+  SimulatedClock clock;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto recorder, JobMetricsRecorder::Create(registry, 1, 2, clock));
+  const JobMetrics& m = recorder->metrics();
+  recorder->Observe(Progress(0, 1, 0, 250, 0));
+  EXPECT_DOUBLE_EQ(m.progress_ratio.value(), 0.25);
+  recorder->Observe(Progress(0, 2, 0, 250, 4));  // half the vnodes
+  EXPECT_DOUBLE_EQ(m.progress_ratio.value(), 0.5);
+  recorder->Observe(Progress(0, 3, 0, 100, 0));  // a lower figure: kept
+  EXPECT_DOUBLE_EQ(m.progress_ratio.value(), 0.5);
+  recorder->Observe(Progress(0, 4, 0, 5000, 8));  // past the estimate
+  EXPECT_LT(m.progress_ratio.value(), 1.0);
+  EXPECT_EQ(m.backfill_done.value(), 0);
+  JobProgress done = Progress(0, 5, 0, 5000, 8);
+  done.backfill_done = true;
+  recorder->Observe(done);
+  EXPECT_EQ(m.progress_ratio.value(), 1.0);
+  EXPECT_EQ(m.backfill_done.value(), 1);
+  EXPECT_THAT(registry.ExportText(),
+              HasSubstr("backfill_job_progress_ratio{table_id=\"1\"} 1\n"));
+}
+
+TEST(JobMetricsRecorderTest, MeterCountsViewWritesAndFollowsReopens) {
+  Registry registry;
+  SimulatedClock clock;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto recorder, JobMetricsRecorder::Create(registry, 1, 2, clock));
+  std::unique_ptr<StateStore> first = NewMemoryStateStore();
+  std::unique_ptr<StateStore> second = NewMemoryStateStore();
+  MeteredStateStore& metered = recorder->Meter(first.get());
+  EXPECT_EQ(&recorder->Meter(second.get()), &metered);  // the same, retargeted
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto view,
+                                metered.NewLocalStateStore(2, LocalOptions{}));
+  BACKFILL_ASSERT_OK(view->Init(EpochPair::ForInitial(Epoch(2))));
+  BACKFILL_ASSERT_OK(view->Insert(VirtualNode(0), "k", "v"));
+  BACKFILL_ASSERT_OK(view->Seal(EpochPair{Epoch(3), Epoch(2)}));
+  BACKFILL_ASSERT_OK(metered.Checkpoint(Epoch(2)));
+  EXPECT_EQ(recorder->metrics().view_written_rows_total.value(), 1u);
+  EXPECT_EQ(recorder->metrics().checkpoint_duration_seconds.count(), 1u);
+  EXPECT_EQ(second->CommittedEpoch(2), Epoch(2));
+}
+
+TEST(JobMetricsRecorderTest, ConflictingRegistryIsAnError) {
+  Registry registry;
+  ASSERT_TRUE(registry.AddGaugeFamily(JobMetrics::kEpochsTotal, "x", {}).ok());
+  SimulatedClock clock;
+  EXPECT_THAT(JobMetricsRecorder::Create(registry, 1, 2, clock).status(),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+}
+
+}  // namespace
+}  // namespace backfill

@@ -1,0 +1,108 @@
+#include "tools/metered_state_store.h"
+
+#include <memory>
+#include <utility>
+
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+namespace {
+
+// A local instance of the counted table: counts Insert and Delete calls.
+class CountingLocalStateStore : public LocalStateStore {
+ public:
+  CountingLocalStateStore(std::unique_ptr<LocalStateStore> target,
+                          Counter written_rows)
+      : target_(std::move(target)), written_rows_(written_rows) {}
+
+  TableId table_id() const override { return target_->table_id(); }
+  bool replicated() const override { return target_->replicated(); }
+  absl::Status Init(EpochPair first) override { return target_->Init(first); }
+  absl::Status Insert(VirtualNode vnode, std::string_view pk,
+                      std::string_view value) override {
+    BACKFILL_RETURN_IF_ERROR(target_->Insert(vnode, pk, value));
+    written_rows_.Increment();
+    return absl::OkStatus();
+  }
+  absl::Status Delete(VirtualNode vnode, std::string_view pk) override {
+    BACKFILL_RETURN_IF_ERROR(target_->Delete(vnode, pk));
+    written_rows_.Increment();
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::optional<std::string>> Get(VirtualNode vnode,
+                                                 std::string_view pk) override {
+    return target_->Get(vnode, pk);
+  }
+  absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
+      VirtualNode vnode, const PkRange& range,
+      const ScanOptions& options) override {
+    return target_->NewIterator(vnode, range, options);
+  }
+  absl::Status Seal(EpochPair next) override { return target_->Seal(next); }
+  Epoch epoch() const override { return target_->epoch(); }
+
+ private:
+  const std::unique_ptr<LocalStateStore> target_;
+  const Counter written_rows_;
+};
+
+}  // namespace
+
+MeteredStateStore::MeteredStateStore(StateStore* target,
+                                     MeteredStateStoreOptions options,
+                                     Clock& clock)
+    : target_(target), options_(std::move(options)), clock_(clock) {}
+
+absl::StatusOr<std::unique_ptr<LocalStateStore>>
+MeteredStateStore::NewLocalStateStore(TableId table_id,
+                                      const LocalOptions& options) {
+  BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<LocalStateStore> local,
+                            target_->NewLocalStateStore(table_id, options));
+  if (table_id != options_.counted_table || options.replicated) return local;
+  return std::unique_ptr<LocalStateStore>(
+      std::make_unique<CountingLocalStateStore>(std::move(local),
+                                                options_.written_rows));
+}
+
+absl::Status MeteredStateStore::Checkpoint(Epoch epoch) {
+  HistogramTimer timer(options_.checkpoint_duration, clock_);
+  return target_->Checkpoint(epoch);
+}
+
+Epoch MeteredStateStore::CommittedEpoch(TableId table_id) const {
+  return target_->CommittedEpoch(table_id);
+}
+
+bool MeteredStateStore::IsCommitted(TableId table_id, Epoch epoch) const {
+  return target_->IsCommitted(table_id, epoch);
+}
+
+absl::Status MeteredStateStore::WaitCommitted(TableId table_id, Epoch epoch,
+                                              absl::Time deadline,
+                                              Cancellation& cancellation,
+                                              Clock& clock) {
+  return target_->WaitCommitted(table_id, epoch, deadline, cancellation, clock);
+}
+
+uint64_t MeteredStateStore::AddCommitListener(
+    std::function<void(Epoch)> listener) {
+  return target_->AddCommitListener(std::move(listener));
+}
+
+void MeteredStateStore::RemoveCommitListener(uint64_t id) {
+  target_->RemoveCommitListener(id);
+}
+
+absl::StatusOr<std::optional<std::string>> MeteredStateStore::Get(
+    const TableKey& key, Epoch read_epoch) {
+  return target_->Get(key, read_epoch);
+}
+
+absl::StatusOr<std::unique_ptr<StateStoreIterator>>
+MeteredStateStore::NewIterator(TableId table_id, VirtualNode vnode,
+                               const PkRange& range, Epoch read_epoch,
+                               const ScanOptions& options) {
+  return target_->NewIterator(table_id, vnode, range, read_epoch, options);
+}
+
+}  // namespace backfill

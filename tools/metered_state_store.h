@@ -1,0 +1,80 @@
+// MeteredStateStore: a StateStore that forwards every call to another one
+// and measures what the job's metrics need from storage: the time of each
+// Checkpoint (a histogram) and the row writes into one table (the view).
+//
+//   MeteredStateStoreOptions options;
+//   options.counted_table = view_table_id;
+//   options.written_rows = job_metrics.view_written_rows_total;
+//   options.checkpoint_duration = job_metrics.checkpoint_duration_seconds;
+//   MeteredStateStore metered(rocksdb_store.get(), options, Clock::Real());
+//   RunStreamingJob(metered, ...);
+//
+// Only what passes through it is measured: writes to `counted_table`
+// through local instances it created (Insert and Delete each count one row
+// write, committed or not), and Checkpoint calls, failed ones included.
+// Thread-safety: as the target (StateStore is thread-safe); set_target must
+// not race with other calls (the runtime calls reopen_store between graphs,
+// when nothing made by the old store is alive).
+#ifndef TOOLS_METERED_STATE_STORE_H_
+#define TOOLS_METERED_STATE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "metrics/registry.h"
+#include "storage/state_store.h"
+#include "third_party/absl_extras/clock.h"
+
+namespace backfill {
+
+struct MeteredStateStoreOptions {
+  // The table whose row writes are counted (e.g. the view). Default 0: a
+  // table id no job uses, so nothing is counted.
+  TableId counted_table = 0;
+  // Incremented by one per Insert or Delete into `counted_table`. Default:
+  // detached (goes nowhere).
+  Counter written_rows;
+  // Observes every Checkpoint call's duration, in seconds, on the clock
+  // given to the constructor. Default: detached.
+  Histogram checkpoint_duration;
+};
+
+class MeteredStateStore : public StateStore {
+ public:
+  // `target` and `clock` must outlive this store (or target until
+  // set_target replaces it).
+  MeteredStateStore(StateStore* target, MeteredStateStoreOptions options,
+                    Clock& clock);
+
+  // Forwards to `target` from now on (after the caller reopened its store).
+  void set_target(StateStore* target) { target_ = target; }
+  StateStore* target() const { return target_; }
+
+  absl::StatusOr<std::unique_ptr<LocalStateStore>> NewLocalStateStore(
+      TableId table_id, const LocalOptions& options) override;
+  absl::Status Checkpoint(Epoch epoch) override;
+  Epoch CommittedEpoch(TableId table_id) const override;
+  bool IsCommitted(TableId table_id, Epoch epoch) const override;
+  absl::Status WaitCommitted(TableId table_id, Epoch epoch, absl::Time deadline,
+                             Cancellation& cancellation, Clock& clock) override;
+  uint64_t AddCommitListener(std::function<void(Epoch)> listener) override;
+  void RemoveCommitListener(uint64_t id) override;
+  absl::StatusOr<std::optional<std::string>> Get(const TableKey& key,
+                                                 Epoch read_epoch) override;
+  absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
+      TableId table_id, VirtualNode vnode, const PkRange& range,
+      Epoch read_epoch, const ScanOptions& options = {}) override;
+
+ private:
+  StateStore* target_;
+  const MeteredStateStoreOptions options_;
+  Clock& clock_;
+};
+
+}  // namespace backfill
+
+#endif  // TOOLS_METERED_STATE_STORE_H_

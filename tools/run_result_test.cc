@@ -1,0 +1,175 @@
+#include "tools/run_result.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "tools/result.pb.h"
+#include "tools/scenario.pb.h"
+
+namespace backfill {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+tools::RunResult Result() {
+  tools::RunResult result;
+  result.set_consistent(true);
+  result.set_upstream_rows(1012345);
+  result.set_view_rows(1012345);
+  result.set_snapshot_rows(1000000);
+  result.set_upstream_ops(1200000);
+  result.set_epochs(610);
+  result.set_checkpoints(305);
+  result.set_parallelism(2);
+  result.set_resumed(false);
+  result.set_recoveries(1);
+  result.set_seconds(61.2);
+  result.set_snapshot_rows_per_second(52001.4);
+  result.set_barrier_latency_p50_ms(3.25);
+  result.set_barrier_latency_p99_ms(14.2);
+  result.set_scenario("default");
+  result.set_data_dir("/tmp/backfill-x");
+  return result;
+}
+
+TEST(RunResultTest, JsonKeepsTheHistoricalKeysInOrderWithNumbers) {
+  EXPECT_EQ(RunResultJson(Result()),
+            "{\"consistent\":true,\"upstream_rows\":1012345,"
+            "\"view_rows\":1012345,\"snapshot_rows\":1000000,"
+            "\"upstream_ops\":1200000,\"epochs\":610,\"checkpoints\":305,"
+            "\"parallelism\":2,\"resumed\":false,\"recoveries\":1,"
+            "\"seconds\":61.2,\"snapshot_rows_per_second\":52001.4,"
+            "\"barrier_latency_p50_ms\":3.25,\"barrier_latency_p99_ms\":14.2,"
+            "\"scenario\":\"default\",\"interrupted\":false,"
+            "\"data_dir\":\"/tmp/backfill-x\"}");
+}
+
+TEST(RunResultTest, JsonPrintsEveryFieldEvenZeroAndErrorOnlyWhenSet) {
+  const std::string empty = RunResultJson(tools::RunResult());
+  const google::protobuf::Descriptor& descriptor =
+      *tools::RunResult::descriptor();
+  for (int i = 0; i < descriptor.field_count(); ++i) {
+    const std::string key = "\"" + descriptor.field(i)->name() + "\":";
+    SCOPED_TRACE(key);
+    if (descriptor.field(i)->name() == "error") {
+      EXPECT_THAT(empty, Not(HasSubstr(key)));
+    } else {
+      EXPECT_THAT(empty, HasSubstr(key));
+    }
+  }
+  EXPECT_THAT(empty, HasSubstr("\"upstream_rows\":0,"));
+  EXPECT_THAT(empty, HasSubstr("\"resumed\":false,"));
+  EXPECT_THAT(empty, HasSubstr("\"scenario\":\"\","));
+
+  tools::RunResult failed;
+  failed.set_error("DATA_LOSS: open \"/d\"\n");
+  EXPECT_THAT(RunResultJson(failed),
+              HasSubstr(",\"error\":\"DATA_LOSS: open \\\"/d\\\"\\n\","));
+  failed.set_error("");  // Set, although empty: still printed.
+  EXPECT_THAT(RunResultJson(failed), HasSubstr("\"error\":\"\""));
+}
+
+TEST(RunResultTest, LargeCountsStayNumbersAndNonFiniteIsNull) {
+  tools::RunResult result;
+  result.set_upstream_ops(std::numeric_limits<uint64_t>::max());
+  result.set_seconds(std::numeric_limits<double>::infinity());
+  result.set_snapshot_rows_per_second(std::numeric_limits<double>::quiet_NaN());
+  const std::string json = RunResultJson(result);
+  EXPECT_THAT(json, HasSubstr("\"upstream_ops\":18446744073709551615,"));
+  EXPECT_THAT(json, HasSubstr("\"seconds\":null,"));
+  EXPECT_THAT(json, HasSubstr("\"snapshot_rows_per_second\":null,"));
+}
+
+TEST(RunResultTest, ProtobufsOwnParserReadsTheJsonBack) {
+  tools::RunResult result = Result();
+  result.set_error("INTERNAL: x");
+  tools::RunResult parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(RunResultJson(result),
+                                                          &parsed)
+                  .ok());
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equals(parsed, result))
+      << parsed.DebugString();
+}
+
+TEST(RunResultTest, ProtoJsonLineHandlesNestedRepeatedAndEnums) {
+  tools::Scenario scenario;
+  scenario.set_name("s");
+  tools::Column* column = scenario.mutable_table()->add_columns();
+  column->set_name("id");
+  column->set_type(tools::INT64);
+  scenario.mutable_table()->add_columns()->set_name("v");
+  const std::string json = ProtoJsonLine(scenario);
+  EXPECT_THAT(json, HasSubstr("{\"name\":\"s\",\"table\":{"));
+  EXPECT_THAT(json,
+              HasSubstr("\"columns\":[{\"name\":\"id\",\"type\":\"INT64\""));
+  EXPECT_THAT(json, HasSubstr("\"primary_key\":[]"));
+  // An unset message field (presence) is left out.
+  EXPECT_THAT(json, Not(HasSubstr("\"workload\"")));
+}
+
+TEST(RunResultTest, SummaryTableHasARowPerFieldAligned) {
+  const std::string table = FormatSummaryTable(Result());
+  std::vector<std::string> lines = absl::StrSplit(table, '\n');
+  ASSERT_GE(lines.size(), 4u);
+  EXPECT_EQ(lines.back(), "");
+  lines.pop_back();
+  EXPECT_EQ(lines[0], "Backfill summary (default)");
+  const size_t width = lines[1].size();
+  EXPECT_EQ(lines[1], std::string(width, '-'));
+  for (size_t i = 2; i < lines.size(); ++i) {
+    SCOPED_TRACE(lines[i]);
+    EXPECT_EQ(lines[i].size(), width);
+  }
+  EXPECT_THAT(lines[2], ContainsRegex("^verdict +CONSISTENT$"));
+  EXPECT_THAT(table, ContainsRegex("\nupstream rows +1,012,345\n"));
+  EXPECT_THAT(table, ContainsRegex("\nsnapshot rows/s +52,001\n"));
+  EXPECT_THAT(table, ContainsRegex("\nbarrier latency p99 +14.2 ms\n"));
+  EXPECT_THAT(table, ContainsRegex("\nseconds +1m01s\n"));
+  EXPECT_THAT(table, ContainsRegex("\nresumed +no\n"));
+  EXPECT_THAT(table, ContainsRegex("\ndata dir +/tmp/backfill-x\n"));
+  EXPECT_THAT(table, Not(HasSubstr("error")));
+  // One row per field (error unset) plus the verdict.
+  EXPECT_EQ(lines.size() - 2,
+            static_cast<size_t>(tools::RunResult::descriptor()->field_count()));
+
+  tools::RunResult failed = Result();
+  failed.set_consistent(false);
+  failed.set_error("INTERNAL: cannot open /data");
+  EXPECT_THAT(FormatSummaryTable(failed),
+              AllOf(ContainsRegex("verdict +ERROR\n"),
+                    ContainsRegex("\nerror +INTERNAL: cannot open /data\n")));
+  tools::RunResult inconsistent = Result();
+  inconsistent.set_consistent(false);
+  EXPECT_THAT(FormatSummaryTable(inconsistent), HasSubstr("INCONSISTENT\n"));
+  inconsistent.set_interrupted(true);
+  EXPECT_THAT(FormatSummaryTable(inconsistent), HasSubstr("INTERRUPTED\n"));
+}
+
+TEST(RunResultTest, ResultProtoHasOnlyFieldsTheTableFormats) {
+  const google::protobuf::Descriptor& descriptor =
+      *tools::RunResult::descriptor();
+  for (int i = 0; i < descriptor.field_count(); ++i) {
+    const google::protobuf::FieldDescriptor& field = *descriptor.field(i);
+    SCOPED_TRACE(field.name());
+    EXPECT_FALSE(field.is_repeated());
+    EXPECT_NE(field.cpp_type(),
+              google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE);
+    EXPECT_NE(field.cpp_type(),
+              google::protobuf::FieldDescriptor::CPPTYPE_ENUM);
+  }
+}
+
+}  // namespace
+}  // namespace backfill
