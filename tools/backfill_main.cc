@@ -188,6 +188,12 @@ int Main(int argc, char** argv) {
     }
   }
   StreamingJobOptions options = JobOptionsFromScenario(*spec);
+  // Explicit flags win over a restarted job's saved state (the scenario's
+  // values only define a new job).
+  options.overrides.parallelism = flags->parallelism;
+  if (flags->rate_limit.has_value()) {
+    options.overrides.rate_limit = JobRateLimit(*flags->rate_limit);
+  }
   if (!flags->json) {
     std::cout << "scenario " << name << ": " << spec->initial_rows
               << " initial rows, parallelism " << options.parallelism
