@@ -29,11 +29,11 @@ RateLimit JobRateLimit(uint64_t rows_per_second) {
 }
 
 std::string JobState::DebugString() const {
-  return absl::StrCat("{paused: ", paused ? "true" : "false",
-                      ", rate_limit: ", rate_limit.ToString(),
-                      ", parallelism: ", parallelism,
-                      ", upstream_stopped: ", upstream_stopped ? "true" : "false",
-                      ", epochs_since_creation: ", epochs_since_creation, "}");
+  return absl::StrCat(
+      "{paused: ", paused ? "true" : "false",
+      ", rate_limit: ", rate_limit.ToString(), ", parallelism: ", parallelism,
+      ", upstream_stopped: ", upstream_stopped ? "true" : "false",
+      ", epochs_since_creation: ", epochs_since_creation, "}");
 }
 
 absl::Status ValidateJobActions(const std::vector<JobAction>& actions) {
@@ -60,8 +60,8 @@ absl::Status ValidateJobActions(const std::vector<JobAction>& actions) {
     if (auto it = opposite->find(action.at_epoch); it != opposite->end()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "actions[", it->second, "] (",
-          JobActionDebugString(actions[it->second]), ") and actions[", i,
-          "] (", JobActionDebugString(action),
+          JobActionDebugString(actions[it->second]), ") and actions[", i, "] (",
+          JobActionDebugString(action),
           ") contradict each other: a barrier cannot both pause and resume "
           "the backfill; move one of them to another epoch"));
     }
@@ -70,7 +70,8 @@ absl::Status ValidateJobActions(const std::vector<JobAction>& actions) {
   return absl::OkStatus();
 }
 
-JobState ApplyJobActions(JobState state, const std::vector<JobAction>& actions) {
+JobState ApplyJobActions(JobState state,
+                         const std::vector<JobAction>& actions) {
   for (const JobAction& action : actions) {
     if (action.at_epoch != state.epochs_since_creation) continue;
     switch (action.kind) {
@@ -96,7 +97,8 @@ JobState ApplyJobStateOverrides(JobState state,
   if (overrides.parallelism.has_value()) {
     state.parallelism = *overrides.parallelism;
   }
-  if (overrides.rate_limit.has_value()) state.rate_limit = *overrides.rate_limit;
+  if (overrides.rate_limit.has_value())
+    state.rate_limit = *overrides.rate_limit;
   return state;
 }
 

@@ -31,7 +31,8 @@ std::string EncodeDefinition(const JobDefinition& definition) {
   proto::JobDefinition message;
   *message.mutable_upstream() = TableCatalogToProto(definition.upstream);
   *message.mutable_view() = TableCatalogToProto(definition.view);
-  for (int column : definition.output_columns) message.add_output_columns(column);
+  for (int column : definition.output_columns)
+    message.add_output_columns(column);
   message.set_progress_table_id(definition.progress_table_id);
   message.set_source_offset_table_id(definition.source_offset_table_id);
   std::string bytes;
@@ -45,7 +46,8 @@ absl::StatusOr<JobDefinition> DecodeDefinition(const std::string& bytes) {
     return absl::DataLossError("the definition does not parse");
   }
   JobDefinition definition;
-  absl::StatusOr<TableCatalog> upstream = TableCatalogFromProto(message.upstream());
+  absl::StatusOr<TableCatalog> upstream =
+      TableCatalogFromProto(message.upstream());
   if (!upstream.ok()) {
     return absl::DataLossError(
         absl::StrCat("the upstream catalog: ", upstream.status().message()));
@@ -86,25 +88,27 @@ absl::StatusOr<T> Field(const Row& row, int column, const char* name) {
   }
   const T* value = std::get_if<T>(&row[column]);
   if (value == nullptr) {
-    return absl::DataLossError(
-        absl::StrCat(name, " = ", DatumDebugString(row[column]),
-                     " has the wrong type or is NULL"));
+    return absl::DataLossError(absl::StrCat(name, " = ",
+                                            DatumDebugString(row[column]),
+                                            " has the wrong type or is NULL"));
   }
   return *value;
 }
 
 absl::StatusOr<SavedJob> DecodeRowContent(const Row& row) {
-  BACKFILL_ASSIGN_OR_RETURN(int32_t version,
-                            Field<int32_t>(row, kFormatVersionColumn, "format_version"));
+  BACKFILL_ASSIGN_OR_RETURN(
+      int32_t version,
+      Field<int32_t>(row, kFormatVersionColumn, "format_version"));
   if (version != kFormatVersion) {
-    return absl::DataLossError(absl::StrCat("format_version = ", version,
-                                            " is not ", kFormatVersion));
+    return absl::DataLossError(
+        absl::StrCat("format_version = ", version, " is not ", kFormatVersion));
   }
   SavedJob saved;
   BACKFILL_ASSIGN_OR_RETURN(std::string definition,
                             Field<std::string>(row, kDefinition, "definition"));
   BACKFILL_ASSIGN_OR_RETURN(saved.definition, DecodeDefinition(definition));
-  BACKFILL_ASSIGN_OR_RETURN(saved.state.paused, Field<bool>(row, kPaused, "paused"));
+  BACKFILL_ASSIGN_OR_RETURN(saved.state.paused,
+                            Field<bool>(row, kPaused, "paused"));
   if (!IsNull(row[kRateLimit])) {
     BACKFILL_ASSIGN_OR_RETURN(int64_t rate,
                               Field<int64_t>(row, kRateLimit, "rate_limit"));
@@ -121,10 +125,12 @@ absl::StatusOr<SavedJob> DecodeRowContent(const Row& row) {
         absl::StrCat("parallelism = ", parallelism, " is not >= 1"));
   }
   saved.state.parallelism = static_cast<uint32_t>(parallelism);
-  BACKFILL_ASSIGN_OR_RETURN(saved.state.upstream_stopped,
-                            Field<bool>(row, kUpstreamStopped, "upstream_stopped"));
   BACKFILL_ASSIGN_OR_RETURN(
-      int64_t epochs, Field<int64_t>(row, kEpochsSinceCreation, "epochs_since_creation"));
+      saved.state.upstream_stopped,
+      Field<bool>(row, kUpstreamStopped, "upstream_stopped"));
+  BACKFILL_ASSIGN_OR_RETURN(
+      int64_t epochs,
+      Field<int64_t>(row, kEpochsSinceCreation, "epochs_since_creation"));
   if (epochs < 0) {
     return absl::DataLossError(
         absl::StrCat("epochs_since_creation = ", epochs, " is negative"));
@@ -147,9 +153,10 @@ std::string KeyText(const std::vector<int>& indices,
   std::vector<std::string> parts;
   for (size_t i = 0; i < indices.size(); ++i) {
     const int index = indices[i];
-    std::string part = index >= 0 && index < static_cast<int>(catalog.columns.size())
-                           ? catalog.columns[index].name
-                           : absl::StrCat("#", index);
+    std::string part =
+        index >= 0 && index < static_cast<int>(catalog.columns.size())
+            ? catalog.columns[index].name
+            : absl::StrCat("#", index);
     if (orders != nullptr && i < orders->size()) {
       absl::StrAppend(&part, " ", (*orders)[i].DebugString());
     }
@@ -163,15 +170,17 @@ std::string IndicesText(const std::vector<int>& indices) {
 }
 
 // The first difference between two catalogs of `what`, or "".
-std::string FirstCatalogDifference(absl::string_view what, const TableCatalog& saved,
+std::string FirstCatalogDifference(absl::string_view what,
+                                   const TableCatalog& saved,
                                    const TableCatalog& wanted) {
   auto differs = [&](absl::string_view field, const std::string& there,
                      const std::string& here) {
-    return absl::StrCat(what, " ", field, ": ", there, " in the data directory, ",
-                        here, " in this job");
+    return absl::StrCat(what, " ", field, ": ", there,
+                        " in the data directory, ", here, " in this job");
   };
   if (saved.table_id != wanted.table_id) {
-    return differs("id", absl::StrCat(saved.table_id), absl::StrCat(wanted.table_id));
+    return differs("id", absl::StrCat(saved.table_id),
+                   absl::StrCat(wanted.table_id));
   }
   if (saved.name != wanted.name) {
     return differs("name", absl::StrCat("\"", saved.name, "\""),
@@ -190,12 +199,15 @@ std::string FirstCatalogDifference(absl::string_view what, const TableCatalog& s
     return differs("column count", absl::StrCat(saved.columns.size()),
                    absl::StrCat(wanted.columns.size()));
   }
-  if (saved.pk_indices != wanted.pk_indices || saved.pk_orders != wanted.pk_orders) {
-    return differs("primary key", KeyText(saved.pk_indices, &saved.pk_orders, saved),
+  if (saved.pk_indices != wanted.pk_indices ||
+      saved.pk_orders != wanted.pk_orders) {
+    return differs("primary key",
+                   KeyText(saved.pk_indices, &saved.pk_orders, saved),
                    KeyText(wanted.pk_indices, &wanted.pk_orders, wanted));
   }
   if (saved.dist_key_indices != wanted.dist_key_indices) {
-    return differs("distribution key", KeyText(saved.dist_key_indices, nullptr, saved),
+    return differs("distribution key",
+                   KeyText(saved.dist_key_indices, nullptr, saved),
                    KeyText(wanted.dist_key_indices, nullptr, wanted));
   }
   if (saved.vnode_count != wanted.vnode_count) {
@@ -204,8 +216,9 @@ std::string FirstCatalogDifference(absl::string_view what, const TableCatalog& s
   }
   if (saved.value_encoding != wanted.value_encoding) {
     auto name = [](ValueEncoding encoding) {
-      return std::string(encoding == ValueEncoding::kColumnAware ? "column-aware"
-                                                                 : "positional");
+      return std::string(encoding == ValueEncoding::kColumnAware
+                             ? "column-aware"
+                             : "positional");
     };
     return differs("value encoding", name(saved.value_encoding),
                    name(wanted.value_encoding));
@@ -218,34 +231,39 @@ std::string FirstCatalogDifference(absl::string_view what, const TableCatalog& s
     auto text = [](const std::optional<int>& column) {
       return column.has_value() ? absl::StrCat(*column) : std::string("none");
     };
-    return differs("vnode column", text(saved.vnode_column), text(wanted.vnode_column));
+    return differs("vnode column", text(saved.vnode_column),
+                   text(wanted.vnode_column));
   }
   return "";
 }
 
 }  // namespace
 
-absl::Status CheckSameJob(const JobDefinition& saved, const JobDefinition& wanted) {
+absl::Status CheckSameJob(const JobDefinition& saved,
+                          const JobDefinition& wanted) {
   std::string difference =
       FirstCatalogDifference("upstream table", saved.upstream, wanted.upstream);
   if (difference.empty()) {
     difference = FirstCatalogDifference("view table", saved.view, wanted.view);
   }
   if (difference.empty() && saved.output_columns != wanted.output_columns) {
-    difference = absl::StrCat("output columns: ", IndicesText(saved.output_columns),
-                              " in the data directory, ",
-                              IndicesText(wanted.output_columns), " in this job");
+    difference =
+        absl::StrCat("output columns: ", IndicesText(saved.output_columns),
+                     " in the data directory, ",
+                     IndicesText(wanted.output_columns), " in this job");
   }
-  if (difference.empty() && saved.progress_table_id != wanted.progress_table_id) {
+  if (difference.empty() &&
+      saved.progress_table_id != wanted.progress_table_id) {
     difference = absl::StrCat("progress table id: ", saved.progress_table_id,
-                              " in the data directory, ", wanted.progress_table_id,
-                              " in this job");
+                              " in the data directory, ",
+                              wanted.progress_table_id, " in this job");
   }
   if (difference.empty() &&
       saved.source_offset_table_id != wanted.source_offset_table_id) {
-    difference = absl::StrCat("source offset table id: ", saved.source_offset_table_id,
-                              " in the data directory, ",
-                              wanted.source_offset_table_id, " in this job");
+    difference =
+        absl::StrCat("source offset table id: ", saved.source_offset_table_id,
+                     " in the data directory, ", wanted.source_offset_table_id,
+                     " in this job");
   }
   if (difference.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
@@ -282,15 +300,17 @@ absl::StatusOr<std::unique_ptr<JobStateTable>> JobStateTable::Create(
   return std::unique_ptr<JobStateTable>(new JobStateTable(std::move(table)));
 }
 
-absl::StatusOr<std::optional<SavedJob>> JobStateTable::InitEpoch(EpochPair first) {
+absl::StatusOr<std::optional<SavedJob>> JobStateTable::InitEpoch(
+    EpochPair first) {
   BACKFILL_RETURN_IF_ERROR(table_->InitEpoch(first));
-  BACKFILL_ASSIGN_OR_RETURN(std::optional<Row> row, table_->GetRow(Row{int16_t{0}}));
+  BACKFILL_ASSIGN_OR_RETURN(std::optional<Row> row,
+                            table_->GetRow(Row{int16_t{0}}));
   if (!row.has_value()) return std::nullopt;
   absl::StatusOr<SavedJob> saved = DecodeRowContent(*row);
   if (!saved.ok()) {
     return absl::DataLossError(absl::StrCat("corrupt job state (table ",
-                                            table_->catalog().table_id, "): ",
-                                            saved.status().message()));
+                                            table_->catalog().table_id,
+                                            "): ", saved.status().message()));
   }
   row_ = std::move(row);
   return *std::move(saved);
@@ -299,9 +319,9 @@ absl::StatusOr<std::optional<SavedJob>> JobStateTable::InitEpoch(EpochPair first
 absl::Status JobStateTable::Write(const JobDefinition& definition,
                                   const JobState& state) {
   if (state.parallelism < 1 || state.rate_limit.is_paused()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job state ", state.DebugString(),
-                     ": parallelism must be >= 1 and the rate limit not Pause"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job state ", state.DebugString(),
+        ": parallelism must be >= 1 and the rate limit not Pause"));
   }
   Row row = EncodeRow(definition, state);
   if (row_.has_value()) {
@@ -314,7 +334,9 @@ absl::Status JobStateTable::Write(const JobDefinition& definition,
   return absl::OkStatus();
 }
 
-absl::Status JobStateTable::Commit(EpochPair next) { return table_->Commit(next); }
+absl::Status JobStateTable::Commit(EpochPair next) {
+  return table_->Commit(next);
+}
 
 absl::StatusOr<std::optional<SavedJob>> ReadCommittedJob(StateStore& store,
                                                          TableId table_id) {

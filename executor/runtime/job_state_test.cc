@@ -15,7 +15,9 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 JobAction Pause(uint64_t epoch) { return {epoch, JobAction::Kind::kPause, 0}; }
-JobAction Resume(uint64_t epoch) { return {epoch, JobAction::Kind::kResume, 0}; }
+JobAction Resume(uint64_t epoch) {
+  return {epoch, JobAction::Kind::kResume, 0};
+}
 JobAction SetRate(uint64_t epoch, uint64_t rate) {
   return {epoch, JobAction::Kind::kSetRateLimit, rate};
 }
@@ -35,7 +37,8 @@ JobState RunTo(JobState state, const std::vector<JobAction>& actions,
 
 TEST(JobStateTest, ResumeAndRateLimitAtOneBarrierBothApply) {
   // The scenario: pause at 3; resume and set a rate limit at 20.
-  const std::vector<JobAction> actions = {Pause(3), Resume(20), SetRate(20, 5000)};
+  const std::vector<JobAction> actions = {Pause(3), Resume(20),
+                                          SetRate(20, 5000)};
   BACKFILL_ASSERT_OK(ValidateJobActions(actions));
   JobState state;
   state.parallelism = 2;
@@ -102,10 +105,12 @@ TEST(JobStateTest, PauseAndResumeAtOneEpochAreRejectedNamingBoth) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("actions[0] (resume at epoch 7)"),
                              HasSubstr("actions[1] (pause at epoch 7)"))));
-  EXPECT_THAT(ValidateJobActions({Pause(7), Pause(7), Resume(8), SetRate(7, 1)}),
-              IsOk());
-  EXPECT_THAT(ValidateJobActions({Pause(0)}),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("actions[0]")));
+  EXPECT_THAT(
+      ValidateJobActions({Pause(7), Pause(7), Resume(8), SetRate(7, 1)}),
+      IsOk());
+  EXPECT_THAT(
+      ValidateJobActions({Pause(0)}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("actions[0]")));
 }
 
 TEST(JobStateTest, OverridesReplaceOnlyTheirFields) {
