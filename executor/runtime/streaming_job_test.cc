@@ -149,7 +149,9 @@ TEST(StreamingJobTest, RateLimitChangedOnlineSurvivesARestart) {
   StreamingJobOptions options = SmallJob();
   options.rate_limit = RateLimit::Fixed(100);  // 3000 rows: 30 s
   options.actions = {{2, JobAction::Kind::kSetRateLimit, 1500}};  // 2 s
-  options.max_duration = absl::Milliseconds(600);
+  // Ends the first run mid-backfill (3000 rows take at least 2 s), well
+  // after the lift's checkpoint.
+  options.max_duration = absl::Milliseconds(1500);
   EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
               StatusIs(absl::StatusCode::kDeadlineExceeded));
   options.max_duration = absl::Seconds(15);
