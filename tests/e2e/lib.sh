@@ -30,13 +30,18 @@ fail() {
 random_below() { echo $(( (RANDOM * 32768 + RANDOM) % $1 )); }
 
 # run_ok LOG ARGS...: runs the command with ARGS, stdout and stderr to LOG;
-# the test fails, showing the log's tail, unless it exits 0.
+# the test fails, showing the log's tail, unless it exits 0 and, when ARGS
+# inject no storage faults, reports "recoveries":0.
 run_ok() {
   local log=$1 code
   shift
   "$BIN" "$@" > "$log" 2>&1
   code=$?
   [[ $code -eq 0 ]] || { tail -20 "$log"; fail "backfill $*: exit $code"; }
+  if [[ " $* " != *" --inject_storage_faults="* ]]; then
+    [[ $(recoveries_of "$log") == 0 ]] ||
+        { tail -20 "$log"; fail "backfill $*: recovered although no fault was injected"; }
+  fi
 }
 
 # expect_consistent NAME LOG DUMP_DIR [injected]: the run's last line (its
