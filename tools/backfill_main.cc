@@ -288,6 +288,12 @@ int Main(int argc, char** argv) {
   if (fault_injector != nullptr) fault_injector->SetArmed(true);
 
   StreamingJobOptions options = JobOptionsFromScenario(*spec);
+  // Explicit flags win over a restarted job's saved state (the scenario's
+  // values only define a new job).
+  options.overrides.parallelism = flags->parallelism;
+  if (flags->rate_limit.has_value()) {
+    options.overrides.rate_limit = JobRateLimit(*flags->rate_limit);
+  }
   Registry registry;
   absl::StatusOr<std::unique_ptr<JobMetricsRecorder>> recorder =
       JobMetricsRecorder::Create(registry, options.upstream.table_id,

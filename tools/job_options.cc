@@ -1,6 +1,5 @@
 #include "tools/job_options.h"
 
-#include <algorithm>
 #include <cstdint>
 
 namespace backfill {
@@ -21,11 +20,7 @@ StreamingJobOptions JobOptionsFromScenario(const ScenarioSpec& spec) {
   options.workload.key_space = spec.workload.key_space;
   options.parallelism = static_cast<uint32_t>(spec.parallelism);
   options.chunk_size = static_cast<uint32_t>(spec.chunk_size);
-  options.rate_limit =
-      spec.rate_limit == 0
-          ? RateLimit::Disabled()
-          : RateLimit::Fixed(static_cast<uint32_t>(
-                std::min<uint64_t>(spec.rate_limit, UINT32_MAX)));
+  options.rate_limit = JobRateLimit(spec.rate_limit);
   options.barrier_interval = spec.barrier_interval;
   options.checkpoint_frequency =
       static_cast<uint32_t>(spec.checkpoint_frequency);
@@ -55,6 +50,7 @@ StreamingJobOptions JobOptionsFromScenario(const ScenarioSpec& spec) {
   options.view_table_id = spec.view.table_id;
   options.progress_table_id = spec.progress_table_id;
   options.source_offset_table_id = kSourceOffsetTableId;
+  options.job_state_table_id = kJobStateTableId;
   return options;
 }
 

@@ -17,6 +17,9 @@ TEST(JobOptionsTest, DefaultScenarioConverts) {
   EXPECT_EQ(options.output_columns, spec->output_columns);
   EXPECT_NE(options.source_offset_table_id, options.view_table_id);
   EXPECT_NE(options.source_offset_table_id, options.progress_table_id);
+  EXPECT_EQ(options.job_state_table_id, kJobStateTableId);
+  EXPECT_TRUE(options.overrides.parallelism == std::nullopt);
+  EXPECT_TRUE(options.overrides.rate_limit == std::nullopt);
   EXPECT_DOUBLE_EQ(options.workload.ops_per_second, spec->workload.ops_per_second);
 }
 
@@ -35,6 +38,31 @@ TEST(JobOptionsTest, ActionsAndRateLimitConvert) {
   EXPECT_EQ(options.actions[0].kind, JobAction::Kind::kPause);
   EXPECT_EQ(options.actions[1].kind, JobAction::Kind::kSetRateLimit);
   EXPECT_EQ(options.actions[1].rate_limit, 100u);
+}
+
+// Several actions at one epoch all reach the runtime, in file order (the
+// runtime applies them all at that barrier).
+TEST(JobOptionsTest, ActionsAtOneEpochAllConvertInFileOrder) {
+  tools::Scenario scenario = DefaultScenario();
+  scenario.add_actions()->set_at_epoch(3);
+  scenario.mutable_actions(0)->set_pause(true);
+  scenario.add_actions()->set_at_epoch(20);
+  scenario.mutable_actions(1)->set_resume(true);
+  scenario.add_actions()->set_at_epoch(20);
+  scenario.mutable_actions(2)->set_set_rate_limit(7000);
+  absl::StatusOr<ScenarioSpec> spec = ScenarioSpecFromProto(scenario);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const StreamingJobOptions options = JobOptionsFromScenario(*spec);
+  ASSERT_EQ(options.actions.size(), 3u);
+  EXPECT_EQ(options.actions[1].at_epoch, 20u);
+  EXPECT_EQ(options.actions[1].kind, JobAction::Kind::kResume);
+  EXPECT_EQ(options.actions[2].kind, JobAction::Kind::kSetRateLimit);
+  JobState state;
+  state.paused = true;
+  state.epochs_since_creation = 20;
+  state = ApplyJobActions(state, options.actions);
+  EXPECT_FALSE(state.paused);
+  EXPECT_EQ(state.rate_limit, RateLimit::Fixed(7000));
 }
 
 }  // namespace

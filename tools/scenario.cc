@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "executor/runtime/job_state.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "serde/utf8.h"
@@ -285,6 +286,11 @@ absl::Status ValidateBackfill(const tools::Scenario& scenario,
                                          " is reserved (the runtime's source "
                                          "offset table)"));
     }
+    if (id == kJobStateTableId) {
+      return Invalid(field, absl::StrCat("= ", id,
+                                         " is reserved (the runtime's job "
+                                         "state table)"));
+    }
   }
   return absl::OkStatus();
 }
@@ -339,7 +345,30 @@ absl::Status ValidateActions(const tools::Scenario& scenario) {
                        "stop_upstream)");
     }
   }
-  return absl::OkStatus();
+  // Every action of an epoch applies, in file order, in that barrier's
+  // mutation; the runtime's rule says which ones contradict each other.
+  std::vector<JobAction> timeline;
+  for (const tools::Action& action : scenario.actions()) {
+    JobAction job_action;
+    job_action.at_epoch = action.at_epoch();
+    switch (action.action_case()) {
+      case tools::Action::kPause:
+        job_action.kind = JobAction::Kind::kPause;
+        break;
+      case tools::Action::kResume:
+        job_action.kind = JobAction::Kind::kResume;
+        break;
+      case tools::Action::kSetRateLimit:
+        job_action.kind = JobAction::Kind::kSetRateLimit;
+        job_action.rate_limit = action.set_rate_limit();
+        break;
+      default:
+        job_action.kind = JobAction::Kind::kStopUpstream;
+        break;
+    }
+    timeline.push_back(job_action);
+  }
+  return ValidateJobActions(timeline);
 }
 
 void AddColumn(tools::Table& table, absl::string_view name,

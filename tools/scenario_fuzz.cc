@@ -129,6 +129,20 @@ void CheckOptions(const ScenarioSpec& spec,
             "options.checkpoint_frequency >= 1");
   FuzzCheck(options.workload.key_space >= 1, "options.workload.key_space >= 1");
   FuzzCheck(options.initial_rows == spec.initial_rows, "initial_rows kept");
+  FuzzCheck(ValidateJobActions(options.actions).ok(),
+            "the actions compose (no pause and resume at one epoch)");
+  FuzzCheck(!options.rate_limit.is_paused(), "the job-wide rate limit is not Pause");
+  {
+    const TableId ids[] = {options.upstream.table_id, options.view_table_id,
+                           options.progress_table_id,
+                           options.source_offset_table_id,
+                           options.job_state_table_id};
+    for (size_t i = 0; i < std::size(ids); ++i) {
+      for (size_t j = i + 1; j < std::size(ids); ++j) {
+        FuzzCheck(ids[i] != ids[j], "the five table ids differ");
+      }
+    }
+  }
 
   // The workload at its extremes.
   const uint64_t key_space = options.workload.key_space;

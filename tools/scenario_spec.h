@@ -25,6 +25,11 @@ namespace backfill {
 // (JobOptionsFromScenario): outside the ids scenarios use by default (1-3);
 // ValidateScenario rejects a scenario naming it for one of its tables.
 inline constexpr TableId kSourceOffsetTableId = 0x7fff0001;
+// The runtime's job-state table id for scenario runs (the job's definition
+// and its mutations in force; executor/runtime/job_state_table.h): the same
+// for every scenario, so that a data directory holding another scenario's
+// job is recognised; ValidateScenario rejects a scenario naming it.
+inline constexpr TableId kJobStateTableId = 0x7fff0002;
 
 // The upstream DML generator's parameters (Scenario.workload).
 struct WorkloadSpec {

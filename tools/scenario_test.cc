@@ -401,6 +401,23 @@ TEST(ScenarioTest, EveryErrorNamesItsField) {
          action->set_stop_upstream(false);
        },
        "actions[0].stop_upstream = false"},
+      {"job state table id",
+       [](auto& s) { s.mutable_backfill()->set_view_table_id(kJobStateTableId); },
+       "backfill.view_table_id = 2147418114 is reserved (the runtime's job state table)"},
+      {"pause and resume at one epoch",
+       [](auto& s) {
+         auto* pause = s.add_actions();
+         pause->set_at_epoch(20);
+         pause->set_pause(true);
+         auto* rate = s.add_actions();
+         rate->set_at_epoch(20);
+         rate->set_set_rate_limit(100);
+         auto* resume = s.add_actions();
+         resume->set_at_epoch(20);
+         resume->set_resume(true);
+       },
+       "actions[0] (pause at epoch 20) and actions[2] (resume at epoch 20) "
+       "contradict each other"},
   };
   for (const BadCase& bad : cases) {
     SCOPED_TRACE(bad.name);
@@ -492,7 +509,7 @@ TEST(ScenarioTest, SpecFromProto) {
   add(9)->set_stop_upstream(true);
   add(3)->set_pause(true);
   add(5)->set_set_rate_limit(77);
-  add(3)->set_resume(true);
+  add(3)->set_set_rate_limit(11);  // same epoch as the pause: after it
   auto spec = ScenarioSpecFromProto(scenario);
   ASSERT_THAT(spec.status(), IsOk());
   EXPECT_EQ(spec->name, "small");
@@ -516,7 +533,8 @@ TEST(ScenarioTest, SpecFromProto) {
   ASSERT_EQ(spec->actions.size(), 4u);
   EXPECT_EQ(spec->actions[0].at_epoch, 3u);
   EXPECT_EQ(spec->actions[0].kind, ScenarioActionKind::kPause);
-  EXPECT_EQ(spec->actions[1].kind, ScenarioActionKind::kResume);
+  EXPECT_EQ(spec->actions[1].kind, ScenarioActionKind::kSetRateLimit);
+  EXPECT_EQ(spec->actions[1].rate_limit, 11u);
   EXPECT_EQ(spec->actions[2].kind, ScenarioActionKind::kSetRateLimit);
   EXPECT_EQ(spec->actions[2].rate_limit, 77u);
   EXPECT_EQ(spec->actions[3].kind, ScenarioActionKind::kStopUpstream);

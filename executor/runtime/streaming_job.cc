@@ -18,6 +18,7 @@
 #include "executor/progress_reporter.h"
 #include "executor/runtime/dml_source_executor.h"
 #include "executor/runtime/hash_dispatcher.h"
+#include "executor/runtime/job_state_table.h"
 #include "executor/runtime/materialize_executor.h"
 #include "executor/runtime/merge_executor.h"
 #include "metrics/backfill_metrics.h"
@@ -54,6 +55,37 @@ std::vector<int> ViewColumns(const StreamingJobOptions& options) {
     }
   }
   return columns;
+}
+
+// What the job is, for the job-state table.
+JobDefinition DefinitionOf(const StreamingJobOptions& options) {
+  JobDefinition definition;
+  definition.upstream = options.upstream;
+  definition.view = ViewCatalog(options);
+  definition.output_columns = OutputColumns(options);
+  definition.progress_table_id = options.progress_table_id;
+  definition.source_offset_table_id = options.source_offset_table_id;
+  return definition;
+}
+
+// Writes the job's first catalog row (its definition and the initial state)
+// in a checkpoint of its own, before anything else of the job is written.
+absl::Status DefineJob(StateStore& store, const StreamingJobOptions& options,
+                       const JobDefinition& definition) {
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::unique_ptr<JobStateTable> table,
+      JobStateTable::Create(store, options.job_state_table_id));
+  const Epoch committed = store.CommittedEpoch(options.job_state_table_id);
+  const EpochPair epoch{Epoch(committed.value() + 1), committed};
+  BACKFILL_ASSIGN_OR_RETURN(std::optional<SavedJob> saved, table->InitEpoch(epoch));
+  if (saved.has_value()) return absl::OkStatus();  // Defined meanwhile.
+  JobState initial;
+  initial.parallelism = options.parallelism;
+  initial.rate_limit = options.rate_limit;
+  BACKFILL_RETURN_IF_ERROR(table->Write(definition, initial));
+  const EpochPair next{Epoch(epoch.curr.value() + 1), epoch.curr};
+  BACKFILL_RETURN_IF_ERROR(table->Commit(next));
+  return store.Checkpoint(next.prev);
 }
 
 double Percentile(std::vector<double> values, double p) {
@@ -154,25 +186,30 @@ absl::StatusOr<bool> BulkLoad(StateStore& store, const StreamingJobOptions& opti
 // an actor fails.
 class JobAttempt {
  public:
+  // `apply_overrides`: options.overrides apply on top of the committed job
+  // state (no checkpoint of this run has persisted them yet).
   JobAttempt(StateStore& store, const StreamingJobOptions& options,
-             Registry* registry,
+             const JobDefinition& definition, Registry* registry,
              const std::function<void(const JobProgress&)>& observer,
              Clock& clock, JobResult& result, absl::Time job_start,
-             uint64_t& epochs_since_creation, bool creating)
+             bool creating, bool apply_overrides)
       : creating_(creating),
+        apply_overrides_(apply_overrides),
         store_(store),
         options_(options),
+        definition_(definition),
         registry_(registry),
         observer_(observer),
         clock_(clock),
         result_(result),
-        job_start_(job_start),
-        epochs_since_creation_(epochs_since_creation) {}
+        job_start_(job_start) {}
 
   // OK when the job completed; an actor/storage error otherwise.
   absl::Status Run();
 
  private:
+  // Loads the committed job state (and applies the overrides) at `first`.
+  absl::Status LoadJobState(EpochPair first);
   absl::Status Build();
   std::shared_ptr<const Mutation> FirstMutation() const;
   void StartThreads();
@@ -186,6 +223,9 @@ class JobAttempt {
   // and the graph can be torn down.
   template <typename T>
   void AbandonActor(std::unique_ptr<T>& executor);
+  // Persists state_ into epoch.prev (not for the initial barrier), sends the
+  // barrier, waits until the view collected it, and checkpoints if `kind`
+  // says so.
   absl::Status InjectAndWait(EpochPair epoch, BarrierKind kind,
                              std::shared_ptr<const Mutation> mutation);
   std::shared_ptr<const Mutation> ThrottleFor(RateLimit job_limit) const;
@@ -193,14 +233,19 @@ class JobAttempt {
   // True for the job's creation (Add), false for a restart or recovery
   // (Update), as RisingWave marks its first barriers.
   const bool creating_;
+  const bool apply_overrides_;
   StateStore& store_;
   const StreamingJobOptions& options_;
+  const JobDefinition& definition_;
   Registry* registry_;
   const std::function<void(const JobProgress&)>& observer_;
   Clock& clock_;
   JobResult& result_;
   absl::Time job_start_;
-  uint64_t& epochs_since_creation_;
+  // The job state in force (what the actors run with) and its table. Only
+  // the coordinator's thread uses them.
+  JobState state_;
+  std::unique_ptr<JobStateTable> job_table_;
 
   JobShared shared_;
   std::shared_ptr<std::atomic<bool>> stop_generating_ =
@@ -227,6 +272,33 @@ class JobAttempt {
   std::vector<size_t> peak_buffer_bytes_;
 };
 
+absl::Status JobAttempt::LoadJobState(EpochPair first) {
+  BACKFILL_ASSIGN_OR_RETURN(
+      job_table_, JobStateTable::Create(store_, options_.job_state_table_id));
+  BACKFILL_ASSIGN_OR_RETURN(std::optional<SavedJob> saved,
+                            job_table_->InitEpoch(first));
+  if (!saved.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the job state (table ", options_.job_state_table_id,
+        ") is missing at epoch ", first.prev.value(),
+        ": the job was defined in an earlier checkpoint"));
+  }
+  // The definition was checked when the run started; a reopened store is
+  // the same directory.
+  state_ = saved->state;
+  if (apply_overrides_) state_ = ApplyJobStateOverrides(state_, options_.overrides);
+  if (state_.parallelism < 1 ||
+      state_.parallelism > static_cast<uint32_t>(options_.upstream.vnode_count)) {
+    return absl::DataLossError(absl::StrCat(
+        "corrupt job state: parallelism = ", state_.parallelism,
+        " is not in [1, ", options_.upstream.vnode_count, "]"));
+  }
+  stop_generating_->store(state_.upstream_stopped);
+  result_.parallelism = state_.parallelism;
+  result_.job_state = state_;
+  return absl::OkStatus();
+}
+
 absl::Status JobAttempt::Build() {
   const TableCatalog& upstream = options_.upstream;
   const std::vector<int> view_columns = ViewColumns(options_);
@@ -251,7 +323,7 @@ absl::Status JobAttempt::Build() {
       options_.workload, stop_generating_, source_info);
   source_view_ = source_.get();
 
-  const uint32_t parallelism = options_.parallelism;
+  const uint32_t parallelism = state_.parallelism;
   peak_buffer_bytes_.assign(parallelism, 0);
   BACKFILL_ASSIGN_OR_RETURN(std::vector<VnodeBitmap> split,
                             VnodeBitmap::EvenSplit(upstream.vnode_count,
@@ -282,7 +354,7 @@ absl::Status JobAttempt::Build() {
   }
   BACKFILL_ASSIGN_OR_RETURN(tracker_, JobProgressTracker::Create(tracked));
   const std::vector<RateLimit> shares =
-      SplitJobRateLimit(options_.rate_limit, owned_counts_);
+      SplitJobRateLimit(state_.EffectiveRateLimit(), owned_counts_);
   std::vector<BoxedExecutor> view_inputs;
   metrics_.reserve(parallelism);  // executors keep pointers into it
   for (uint32_t i = 0; i < parallelism; ++i) {
@@ -469,6 +541,13 @@ std::shared_ptr<const Mutation> JobAttempt::ThrottleFor(RateLimit job_limit) con
 
 absl::Status JobAttempt::InjectAndWait(EpochPair epoch, BarrierKind kind,
                                        std::shared_ptr<const Mutation> mutation) {
+  if (kind != BarrierKind::kInitial) {
+    // The job state in force after this barrier's mutation belongs to the
+    // epoch the barrier ends, like the actors' writes: its checkpoint
+    // commits them together.
+    BACKFILL_RETURN_IF_ERROR(job_table_->Write(definition_, state_));
+    BACKFILL_RETURN_IF_ERROR(job_table_->Commit(epoch));
+  }
   Barrier barrier;
   barrier.epoch = epoch;
   barrier.kind = kind;
@@ -505,16 +584,19 @@ absl::Status JobAttempt::InjectAndWait(EpochPair epoch, BarrierKind kind,
   if (kind == BarrierKind::kCheckpoint) {
     BACKFILL_RETURN_IF_ERROR(store_.Checkpoint(epoch.prev));
     ++result_.checkpoints;
+    result_.job_state = state_;
   }
   return absl::OkStatus();
 }
 
 absl::Status JobAttempt::Run() {
+  const Epoch committed = store_.CommittedEpoch(options_.upstream.table_id);
+  const EpochPair first{Epoch(committed.value() + 1), committed};
+  BACKFILL_RETURN_IF_ERROR(LoadJobState(first));
   BACKFILL_RETURN_IF_ERROR(Build());
   StartThreads();
   absl::Status status = [&]() -> absl::Status {
-    const Epoch committed = store_.CommittedEpoch(options_.upstream.table_id);
-    EpochPair epoch{Epoch(committed.value() + 1), committed};
+    EpochPair epoch = first;
     BACKFILL_RETURN_IF_ERROR(
         InjectAndWait(epoch, BarrierKind::kInitial, FirstMutation()));
     result_.resumed |= source_view_->resumed();
@@ -526,30 +608,21 @@ absl::Status JobAttempt::Run() {
       next_tick += options_.barrier_interval;
       clock_.SleepUntil(next_tick);
       ++barrier_index;
-      ++epochs_since_creation_;
       const bool checkpoint =
           barrier_index % std::max<uint32_t>(options_.checkpoint_frequency, 1) == 0;
+      // Every action of this barrier applies, in order, to the job state;
+      // the barrier carries one Throttle for the net change of the actors'
+      // limit (pause is the backfill's rate-limit Pause, so that pause,
+      // resume and rate changes compose into one mutation).
+      JobState next = state_;
+      ++next.epochs_since_creation;
+      next = ApplyJobActions(next, options_.actions);
       std::shared_ptr<const Mutation> mutation;
-      for (const JobAction& action : options_.actions) {
-        if (action.at_epoch != epochs_since_creation_) continue;
-        switch (action.kind) {
-          case JobAction::Kind::kPause:
-            mutation = std::make_shared<const Mutation>(PauseMutation{});
-            break;
-          case JobAction::Kind::kResume:
-            mutation = std::make_shared<const Mutation>(ResumeMutation{});
-            break;
-          case JobAction::Kind::kSetRateLimit:
-            mutation = ThrottleFor(action.rate_limit == 0
-                                       ? RateLimit::Disabled()
-                                       : RateLimit::Fixed(static_cast<uint32_t>(
-                                             std::min<uint64_t>(action.rate_limit, UINT32_MAX))));
-            break;
-          case JobAction::Kind::kStopUpstream:
-            stop_generating_->store(true);
-            break;
-        }
+      if (next.EffectiveRateLimit() != state_.EffectiveRateLimit()) {
+        mutation = ThrottleFor(next.EffectiveRateLimit());
       }
+      if (next.upstream_stopped) stop_generating_->store(true);
+      state_ = next;
       const bool done = tracker_->IsDone();
       const bool last = done && checkpoint &&
                         checkpoints_after_finish >= options_.extra_checkpoints_after_finish;
@@ -715,9 +788,39 @@ absl::StatusOr<JobResult> RunStreamingJob(
           absl::StrCat("output column ", column, " is out of range"));
     }
   }
+  if (options.overrides.parallelism.has_value() &&
+      (*options.overrides.parallelism < 1 ||
+       *options.overrides.parallelism >
+           static_cast<uint32_t>(options.upstream.vnode_count))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "overrides.parallelism = ", *options.overrides.parallelism,
+        " must be in [1, ", options.upstream.vnode_count, "] (the vnode count)"));
+  }
+  if (options.rate_limit.is_paused() ||
+      (options.overrides.rate_limit.has_value() &&
+       options.overrides.rate_limit->is_paused())) {
+    return absl::InvalidArgumentError(
+        "the job-wide rate limit must not be Pause (pausing is an action)");
+  }
+  BACKFILL_RETURN_IF_ERROR(ValidateJobActions(options.actions));
+  {
+    const TableId ids[] = {options.upstream.table_id, options.view_table_id,
+                           options.progress_table_id, options.source_offset_table_id,
+                           options.job_state_table_id};
+    for (size_t i = 0; i < std::size(ids); ++i) {
+      for (size_t j = i + 1; j < std::size(ids); ++j) {
+        if (ids[i] == ids[j]) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "table id ", ids[i], " is used twice (upstream, view, progress, "
+              "source offset and job state tables must differ)"));
+        }
+      }
+    }
+  }
+  const JobDefinition definition = DefinitionOf(options);
   const absl::Time start = clock.Now();
   JobResult result;
-  result.parallelism = options.parallelism;
+  result.parallelism = options.overrides.parallelism.value_or(options.parallelism);
   StateStore* current = &store;
   // The newest checkpoint a store acknowledged: every reopen must keep it.
   Epoch acknowledged = store.CommittedEpoch(options.upstream.table_id);
@@ -777,6 +880,23 @@ absl::StatusOr<JobResult> RunStreamingJob(
       return absl::OkStatus();
     }
   };
+  // The job's catalog row first: a store that holds another job is refused
+  // before anything of this job is read or written (its tables would not
+  // decode as this job's); a new job is defined before its bulk load.
+  while (true) {
+    absl::StatusOr<std::optional<SavedJob>> saved =
+        ReadCommittedJob(*current, options.job_state_table_id);
+    absl::Status status = saved.status();
+    if (saved.ok() && saved->has_value()) {
+      // Not retried: another job's directory stays another job's.
+      BACKFILL_RETURN_IF_ERROR(CheckSameJob((*saved)->definition, definition));
+    } else if (saved.ok()) {
+      status = DefineJob(*current, options, definition);
+    }
+    if (status.ok()) break;
+    BACKFILL_RETURN_IF_ERROR(recover(absl::Status(
+        status.code(), absl::StrCat("job state: ", status.message()))));
+  }
   // The bulk load (idempotent: rows are a function of their key).
   bool creating = false;
   while (true) {
@@ -789,13 +909,17 @@ absl::StatusOr<JobResult> RunStreamingJob(
         loaded.status().code(),
         absl::StrCat("bulk load: ", loaded.status().message()))));
   }
-  uint64_t epochs_since_creation = 0;
+  // The overrides apply until a checkpoint of this run has persisted them
+  // (every coordinator checkpoint writes the job state in force).
+  const Epoch run_start = current->CommittedEpoch(options.upstream.table_id);
   while (true) {
     const uint64_t checkpoints_before = result.checkpoints;
     absl::Status status;
     {
-      JobAttempt attempt(*current, options, registry, observer, clock, result,
-                         start, epochs_since_creation, creating);
+      const bool apply_overrides =
+          current->CommittedEpoch(options.upstream.table_id) <= run_start;
+      JobAttempt attempt(*current, options, definition, registry, observer, clock,
+                         result, start, creating, apply_overrides);
       status = attempt.Run();
     }  // Nothing made on the store survives the attempt.
     if (status.ok()) break;

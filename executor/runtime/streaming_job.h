@@ -28,6 +28,25 @@
 // store still holds every acknowledged checkpoint, and starts a new graph.
 // At most `max_recoveries` times; then the last error is returned. DataLoss
 // (corrupt bytes) and DeadlineExceeded are never retried.
+//
+// The coordinator owns the job (executor/runtime/job_state.h): the mutations
+// in force (paused, the job-wide rate limit, the parallelism, whether the
+// upstream was stopped) and the barriers counted since the view's creation
+// are a row of the job-state table, written at every barrier in the same
+// epoch as the view, the progress and the source offset, so each checkpoint
+// commits all of them. Every attempt (the first, each in-process recovery,
+// each restart of the process) builds its actors from the committed row, so
+// a recovery or a kill never changes the job's rate, pause state or
+// parallelism, and an action that already applied (its barrier committed)
+// never fires again; one that had applied after the last checkpoint fires
+// again, as the rest of that epoch is redone. On a restart the saved state
+// wins over `parallelism` and `rate_limit` below; `overrides` (explicit
+// settings of this run) apply on top of it at the run's first barrier. All
+// actions at one barrier apply in order and the barrier carries one Throttle
+// for the net change (see job_state.h). The job's definition (the upstream
+// and view catalogs, the output columns, the internal table ids) is saved at
+// creation; a store that holds another job is FailedPrecondition naming the
+// first difference, before anything is read or written.
 #ifndef EXECUTOR_RUNTIME_STREAMING_JOB_H_
 #define EXECUTOR_RUNTIME_STREAMING_JOB_H_
 
@@ -38,6 +57,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "executor/runtime/job_state.h"
 #include "executor/runtime/workload.h"
 #include "metrics/registry.h"
 #include "ratelimit/rate_limit.h"
@@ -48,15 +68,6 @@
 
 namespace backfill {
 
-// A timeline entry: at the `at_epoch`-th barrier after the view's creation.
-struct JobAction {
-  enum class Kind { kPause, kResume, kSetRateLimit, kStopUpstream };
-  uint64_t at_epoch = 1;
-  Kind kind = Kind::kPause;
-  // kSetRateLimit: job-wide snapshot rows/s; 0 = no limit.
-  uint64_t rate_limit = 0;
-};
-
 struct StreamingJobOptions {
   // The upstream table (S1). Its table id must differ from the internal
   // ids below.
@@ -66,16 +77,24 @@ struct StreamingJobOptions {
   // Rows loaded before the view is created (keys 0 .. initial_rows - 1).
   uint64_t initial_rows = 0;
   WorkloadOptions workload;
-  // Backfill actors, 1 .. vnode count. Default 2.
+  // Backfill actors, 1 .. vnode count, of a new job. Default 2. A restart
+  // keeps the saved parallelism unless `overrides` sets one.
   uint32_t parallelism = 2;
   // Snapshot rows per chunk. Default 256.
   uint32_t chunk_size = 256;
-  // Job-wide snapshot rows/s, split among actors by vnode share. Default
-  // Disabled.
+  // Job-wide snapshot rows/s of a new job, split among actors by vnode
+  // share. Default Disabled. Not Pause (pausing is an action). A restart
+  // keeps the saved rate limit unless `overrides` sets one.
   RateLimit rate_limit = RateLimit::Disabled();
+  // Explicit settings of this run, applied on top of the saved (or initial)
+  // job state at the run's first barrier and persisted with the next
+  // checkpoint. Default: none. Parallelism in [1, vnode count]; the rate
+  // limit not Pause.
+  JobStateOverrides overrides;
   absl::Duration barrier_interval = absl::Milliseconds(100);
   // Every n-th barrier is a checkpoint (>= 1). Default 1.
   uint32_t checkpoint_frequency = 1;
+  // The timeline; ValidateJobActions must accept it (else InvalidArgument).
   std::vector<JobAction> actions;
   // Checkpoints that keep the upstream running after the backfill finished.
   uint32_t extra_checkpoints_after_finish = 3;
@@ -102,6 +121,10 @@ struct StreamingJobOptions {
   TableId source_offset_table_id = 1001;
   TableId view_table_id = 1002;
   TableId progress_table_id = 1003;
+  // The job's catalog row (executor/runtime/job_state_table.h). Keep it the
+  // same for every job run on a store, so that another job's store is told
+  // apart.
+  TableId job_state_table_id = 1004;
 };
 
 // A periodic observation for progress displays.
@@ -136,6 +159,8 @@ struct JobResult {
   uint64_t epochs = 0;
   uint64_t checkpoints = 0;
   uint32_t parallelism = 0;
+  // The job state in force at the end (as persisted by the last checkpoint).
+  JobState job_state;
   bool resumed = false;
   // Recoveries from errors in this run (each reopened the store if it could).
   uint32_t recoveries = 0;
@@ -165,7 +190,8 @@ TableCatalog ViewCatalog(const StreamingJobOptions& options);
 // Runs the job to completion (see the file comment). `registry` (may be
 // null) receives the backfill metrics; `observer` (may be empty) is called
 // after every barrier. `store` is used until options.reopen_store replaces
-// it. Errors: InvalidArgument for bad options; storage and actor errors
+// it. Errors: InvalidArgument for bad options; FailedPrecondition if the
+// store holds another job (CheckSameJob); storage and actor errors
 // (after `max_recoveries`, at once for DataLoss) with context; DataLoss if
 // a reopened store lost an acknowledged checkpoint; DeadlineExceeded.
 absl::StatusOr<JobResult> RunStreamingJob(

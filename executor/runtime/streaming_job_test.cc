@@ -72,6 +72,7 @@ TEST(StreamingJobTest, ViewEqualsTableInMemory) {
   EXPECT_GE(result.snapshot_rows, 1u);
   EXPECT_GT(observations, 0);
   EXPECT_FALSE(result.resumed);
+  EXPECT_EQ(result.recoveries, 0u);  // no fault injected: nothing to recover
 }
 
 TEST(StreamingJobTest, ViewEqualsTableOnRocksDbWithActionsAndResume) {
@@ -89,15 +90,121 @@ TEST(StreamingJobTest, ViewEqualsTableOnRocksDbWithActionsAndResume) {
     BACKFILL_ASSERT_OK_AND_ASSIGN(
         JobResult result, RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
     EXPECT_TRUE(result.consistent) << result.mismatch;
+    EXPECT_EQ(result.recoveries, 0u);
+    EXPECT_EQ(result.parallelism, 3u);
   }
-  // A second run of the finished job, at another parallelism, keeps the view
-  // in sync.
-  options.parallelism = 2;
+  // A second run of the finished job, at another parallelism given
+  // explicitly, keeps the view in sync.
+  options.overrides.parallelism = 2;
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(store_options));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        JobResult result, RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+    EXPECT_TRUE(result.consistent) << result.mismatch;
+    EXPECT_TRUE(result.resumed);
+    EXPECT_EQ(result.recoveries, 0u);
+    EXPECT_EQ(result.parallelism, 2u);
+    EXPECT_EQ(result.job_state.parallelism, 2u);
+  }
+  // A third run without the override: the saved parallelism (2) wins over
+  // the options' initial one.
+  options.overrides = {};
+  options.parallelism = 1;
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(store_options));
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       JobResult result, RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
   EXPECT_TRUE(result.consistent) << result.mismatch;
-  EXPECT_TRUE(result.resumed);
+  EXPECT_EQ(result.recoveries, 0u);
+  EXPECT_EQ(result.parallelism, 2u);
+}
+
+// Defect 1 of issue 14: pause at 3, then resume and set a rate limit at 20.
+// Before, only the last action of an epoch was delivered: the Throttle
+// replaced the Resume and the job stayed paused until its deadline.
+TEST(StreamingJobTest, ResumeAndRateLimitAtOneEpochBothApply) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = SmallJob();
+  options.rate_limit = RateLimit::Fixed(500);
+  options.actions = {{3, JobAction::Kind::kPause, 0},
+                     {20, JobAction::Kind::kResume, 0},
+                     {20, JobAction::Kind::kSetRateLimit, 20000}};
+  options.max_duration = absl::Seconds(30);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult result, RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(result.consistent) << result.mismatch;
+  EXPECT_EQ(result.recoveries, 0u);
+  EXPECT_FALSE(result.job_state.paused);
+  EXPECT_EQ(result.job_state.rate_limit, RateLimit::Fixed(20000));
+  EXPECT_GE(result.job_state.epochs_since_creation, 20u);
+}
+
+// A rate limit lifted online, then the process dies (here: the job's
+// deadline ends the first run mid-backfill; the e2e tests kill -9 the
+// command) and restarts with the same options: the saved rate wins over the
+// options' initial one. Before, the restart crawled at the initial rate.
+// Then an explicit rate limit at a restart wins over the saved one, and the
+// epoch-2 action does not fire again (the epochs since creation are saved).
+TEST(StreamingJobTest, RateLimitChangedOnlineSurvivesARestart) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = SmallJob();
+  options.rate_limit = RateLimit::Fixed(100);  // 3000 rows: 30 s
+  options.actions = {{2, JobAction::Kind::kSetRateLimit, 1500}};  // 2 s
+  // Ends the first run mid-backfill (3000 rows take at least 2 s), well
+  // after the lift's checkpoint.
+  options.max_duration = absl::Milliseconds(1500);
+  EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
+  options.max_duration = absl::Seconds(15);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult restarted, RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(restarted.consistent) << restarted.mismatch;
+  EXPECT_TRUE(restarted.resumed);
+  EXPECT_EQ(restarted.recoveries, 0u);
+  EXPECT_EQ(restarted.job_state.rate_limit, RateLimit::Fixed(1500));
+  const uint64_t epochs = restarted.job_state.epochs_since_creation;
+  EXPECT_GT(epochs, restarted.epochs);  // counted on from the first run
+
+  options.overrides.rate_limit = RateLimit::Fixed(3000);
+  options.overrides.parallelism = 1;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult again, RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(again.consistent) << again.mismatch;
+  EXPECT_EQ(again.recoveries, 0u);
+  EXPECT_EQ(again.job_state.rate_limit, RateLimit::Fixed(3000));
+  EXPECT_EQ(again.job_state.parallelism, 1u);
+  EXPECT_EQ(again.parallelism, 1u);
+  EXPECT_GT(again.job_state.epochs_since_creation, epochs);
+}
+
+// Defect 6 of issue 14: another job on the same store is FailedPrecondition
+// naming the first difference, not DataLoss, and nothing is written.
+TEST(StreamingJobTest, AnotherJobsStoreIsFailedPreconditionNamingTheDifference) {
+  auto store = NewMemoryStateStore();
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult first, RunStreamingJob(*store, SmallJob(), nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(first.consistent) << first.mismatch;
+  EXPECT_EQ(first.recoveries, 0u);
+  const Epoch committed = store->CommittedEpoch(1);
+  StreamingJobOptions other = SmallJob();
+  other.upstream.columns[1].type = DataType::kInt32;
+  EXPECT_THAT(RunStreamingJob(*store, other, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("upstream table column 1"),
+                             HasSubstr("`customer VARCHAR` (id 2) in the data directory"),
+                             HasSubstr("`customer INT32` (id 2) in this job"),
+                             HasSubstr("--data_dir"))));
+  other = SmallJob();
+  other.output_columns = {0, 2};
+  EXPECT_THAT(RunStreamingJob(*store, other, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("view table column 1: `customer VARCHAR`"),
+                             HasSubstr("`price FLOAT64` (id 2) in this job"))));
+  EXPECT_EQ(store->CommittedEpoch(1), committed);
+  // The job itself still runs on it.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult again, RunStreamingJob(*store, SmallJob(), nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(again.consistent) << again.mismatch;
+  EXPECT_EQ(again.recoveries, 0u);
 }
 
 TEST(StreamingJobTest, RejectsBadOptions) {
@@ -110,6 +217,23 @@ TEST(StreamingJobTest, RejectsBadOptions) {
   options.output_columns = {9};
   EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
               StatusIs(absl::StatusCode::kInvalidArgument));
+  options = SmallJob();
+  options.actions = {{4, JobAction::Kind::kPause, 0},
+                     {4, JobAction::Kind::kSetRateLimit, 10},
+                     {4, JobAction::Kind::kResume, 0}};
+  EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("actions[0] (pause at epoch 4)"),
+                             HasSubstr("actions[2] (resume at epoch 4)"))));
+  options = SmallJob();
+  options.overrides.parallelism = 17;
+  EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  options = SmallJob();
+  options.job_state_table_id = options.progress_table_id;
+  EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("used twice")));
+  EXPECT_EQ(store->CommittedEpoch(1), Epoch(0));  // nothing was written
 }
 
 // Fails operations `op` on files containing `file` from the (after+1)-th on,
@@ -345,6 +469,39 @@ TEST(StreamingJobTest, ReadFaultsAnywhereRecover) {
     }
   }
   EXPECT_GE(recovered, 3);
+}
+
+// Defect 2 of issue 14: a job started at a low rate whose limit is lifted
+// online, then one transient WAL-sync fault recovered in-process: the rebuilt
+// actors keep the lifted rate. Before, they crawled at the initial rate and
+// the job missed its deadline.
+TEST(StreamingJobTest, RateLimitLiftedOnlineSurvivesAnInProcessRecovery) {
+  ReopenableStore reopenable;
+  reopenable.options = FaultStoreOptions("lifted_rate");
+  // Syncs of the log: the job's definition, the bulk load, then one per
+  // checkpoint: the 6th is the 4th checkpoint of the backfill, after the
+  // one that persisted the lift (epoch 2) and long before the end.
+  auto injector = std::make_shared<CountingFaults>(FaultInjector::Operation::kSync,
+                                                   ".log", 5, 1);
+  reopenable.options.fault_injector = injector;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(reopenable.store,
+                                RocksDbStateStore::Open(reopenable.options));
+  injector->Arm();
+  StreamingJobOptions options = SmallJob();
+  options.rate_limit = RateLimit::Fixed(100);  // 3000 rows: 30 s
+  options.actions = {{2, JobAction::Kind::kSetRateLimit, 1500}};  // 2 s
+  options.max_duration = absl::Seconds(15);
+  std::vector<std::string> errors;
+  reopenable.Hook(options, &errors);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult result,
+      RunStreamingJob(*reopenable.store, options, nullptr, {}, Clock::Real()));
+  EXPECT_EQ(injector->fired(), 1);
+  EXPECT_EQ(result.recoveries, 1u);
+  EXPECT_TRUE(result.consistent) << result.mismatch;
+  EXPECT_EQ(result.job_state.rate_limit, RateLimit::Fixed(1500));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], HasSubstr("test fault on"));
 }
 
 }  // namespace

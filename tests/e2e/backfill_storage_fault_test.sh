@@ -69,9 +69,9 @@ transient=(
 for entry in "${transient[@]}"; do
   run "$entry"
   [[ $code -eq 0 ]] || { show; fail "$name ($spec): exit $code, expected 0 after recovering"; }
-  expect_consistent "$name" "$out" "$TMP/$name.dump"
+  expect_consistent "$name" "$out" "$TMP/$name.dump" injected
   last=$(tail -1 "$out")
-  recoveries=$(grep -o '"recoveries":[0-9]*' <<<"$last" | cut -d: -f2)
+  recoveries=$(recoveries_of "$out")
   [[ ${recoveries:-0} -ge 1 ]] || { show; fail "$name: no recovery reported: $last"; }
   grep -q "recovering from the last checkpoint" "$err" || { show; fail "$name: recovery not logged"; }
   grep "recovering from the last checkpoint" "$err" | head -1 | grep -Eq "$message" ||
@@ -104,6 +104,8 @@ for entry in "${persistent[@]}"; do
   # Nothing committed was lost: the same directory resumes consistent.
   run_ok "$TMP/$name.resume" --scenario="$SCENARIO" --data_dir="$data" --json
   expect_resumed "$name" "$TMP/$name.resume"
+  [[ $(recoveries_of "$TMP/$name.resume") == 0 ]] ||
+      fail "$name: the resumed run (no faults) recovered: $(tail -1 "$TMP/$name.resume")"
 done
 
 # --- bad specs are bad flags: exit 2 before anything runs -----------------

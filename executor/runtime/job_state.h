@@ -1,0 +1,117 @@
+// JobState: the mutations in force of a streaming job (paused or not, the
+// job-wide rate limit, the parallelism, whether the upstream was stopped) and
+// the number of barriers since the view's creation; JobAction, one entry of
+// the job's timeline; and how the actions at one barrier compose.
+//
+//   JobState state = ...;                                  // saved, or initial
+//   BACKFILL_RETURN_IF_ERROR(ValidateJobActions(actions)); // once, up front
+//   ++state.epochs_since_creation;                         // a new barrier
+//   JobState next = ApplyJobActions(state, actions);       // its actions
+//   if (next.EffectiveRateLimit() != state.EffectiveRateLimit()) ...Throttle
+//
+// The coordinator owns the job state: it persists it with every checkpoint
+// (executor/runtime/job_state_table.h) and rebuilds actors from it on every
+// recovery and restart, so a recovery never changes the job's rate, pause
+// state or parallelism, and an action that already applied never fires again.
+//
+// Composition (all actions at one barrier apply, in the order given, to one
+// JobState; the barrier then carries one mutation for the net change):
+//  * pause / resume set `paused`; set_rate_limit sets `rate_limit`;
+//    stop_upstream sets `upstream_stopped`. The fields are independent.
+//  * A backfill actor reads at EffectiveRateLimit(): Pause while paused, else
+//    its share of the job-wide rate limit. So a rate limit set while paused
+//    (or at the same barrier as a pause) is kept and takes effect on resume;
+//    resume + set_rate_limit at one barrier resumes at the new rate.
+//  * Two set_rate_limit actions at one barrier: the later one wins.
+//  * pause and resume at one barrier contradict each other: ValidateJobActions
+//    rejects them (InvalidArgument naming both).
+//
+// Thread-safety: plain values and pure functions.
+#ifndef EXECUTOR_RUNTIME_JOB_STATE_H_
+#define EXECUTOR_RUNTIME_JOB_STATE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "ratelimit/rate_limit.h"
+
+namespace backfill {
+
+// A timeline entry: applies at the `at_epoch`-th barrier after the view's
+// creation (the creation barrier itself is number 0; the first barrier of a
+// recovery or restart is not counted either: it only re-establishes the
+// saved state).
+struct JobAction {
+  enum class Kind { kPause, kResume, kSetRateLimit, kStopUpstream };
+  // >= 1.
+  uint64_t at_epoch = 1;
+  Kind kind = Kind::kPause;
+  // kSetRateLimit only: job-wide snapshot rows/s; 0 = no limit.
+  uint64_t rate_limit = 0;
+};
+
+// "pause at epoch 3", "set_rate_limit 1000 at epoch 20", ...
+std::string JobActionDebugString(const JobAction& action);
+
+// The job-wide rate limit of a kSetRateLimit action (or of a scenario's
+// rows/s): 0 -> Disabled, n -> Fixed(min(n, 2^32 - 1)).
+RateLimit JobRateLimit(uint64_t rows_per_second);
+
+struct JobState {
+  // The backfill reads no snapshot rows while paused (upstream changes still
+  // flow, are marked and replicated).
+  bool paused = false;
+  // Job-wide snapshot rows/s, split among the actors by their vnode shares.
+  // Disabled or Fixed (pausing is `paused`).
+  RateLimit rate_limit = RateLimit::Disabled();
+  // Backfill actors, >= 1.
+  uint32_t parallelism = 1;
+  // The upstream source generates no more changes (it still forwards
+  // barriers).
+  bool upstream_stopped = false;
+  // Barriers since the view's creation whose actions have been applied.
+  uint64_t epochs_since_creation = 0;
+
+  // The limit every backfill actor's share is taken from: Pause while
+  // paused, else rate_limit.
+  RateLimit EffectiveRateLimit() const {
+    return paused ? RateLimit::Pause() : rate_limit;
+  }
+
+  // "{paused: false, rate_limit: fixed(30 rows/s), parallelism: 2,
+  // upstream_stopped: false, epochs_since_creation: 17}".
+  std::string DebugString() const;
+
+  friend bool operator==(const JobState&, const JobState&) = default;
+};
+
+// OK iff no two actions at one epoch contradict each other and every
+// at_epoch is >= 1; otherwise InvalidArgument naming the actions by index,
+// e.g. "actions[0] (pause at epoch 20) and actions[2] (resume at epoch 20)
+// contradict each other: ...".
+absl::Status ValidateJobActions(const std::vector<JobAction>& actions);
+
+// `state` after every action of `actions` whose at_epoch equals
+// state.epochs_since_creation, in the order given (see the file comment).
+// Other actions are ignored. REQUIRES: ValidateJobActions(actions).ok().
+JobState ApplyJobActions(JobState state, const std::vector<JobAction>& actions);
+
+// Explicit settings for this run of a job (the command's --parallelism and
+// --rate_limit): they apply on top of the saved state at the run's first
+// barrier, as if actions of that barrier, and are persisted with the next
+// checkpoint like any other change. Unset fields keep the saved state.
+struct JobStateOverrides {
+  std::optional<uint32_t> parallelism;
+  std::optional<RateLimit> rate_limit;
+};
+
+// `state` with the set fields of `overrides` applied.
+JobState ApplyJobStateOverrides(JobState state,
+                                const JobStateOverrides& overrides);
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_RUNTIME_JOB_STATE_H_

@@ -1,0 +1,141 @@
+#include "executor/runtime/job_state.h"
+
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::IsOk;
+using ::backfill::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+JobAction Pause(uint64_t epoch) { return {epoch, JobAction::Kind::kPause, 0}; }
+JobAction Resume(uint64_t epoch) {
+  return {epoch, JobAction::Kind::kResume, 0};
+}
+JobAction SetRate(uint64_t epoch, uint64_t rate) {
+  return {epoch, JobAction::Kind::kSetRateLimit, rate};
+}
+JobAction StopUpstream(uint64_t epoch) {
+  return {epoch, JobAction::Kind::kStopUpstream, 0};
+}
+
+// Runs the timeline barrier by barrier from `state`, as the coordinator does.
+JobState RunTo(JobState state, const std::vector<JobAction>& actions,
+               uint64_t epochs) {
+  while (state.epochs_since_creation < epochs) {
+    ++state.epochs_since_creation;
+    state = ApplyJobActions(state, actions);
+  }
+  return state;
+}
+
+TEST(JobStateTest, ResumeAndRateLimitAtOneBarrierBothApply) {
+  // The scenario: pause at 3; resume and set a rate limit at 20.
+  const std::vector<JobAction> actions = {Pause(3), Resume(20),
+                                          SetRate(20, 5000)};
+  BACKFILL_ASSERT_OK(ValidateJobActions(actions));
+  JobState state;
+  state.parallelism = 2;
+  state.rate_limit = RateLimit::Fixed(100);
+  JobState at19 = RunTo(state, actions, 19);
+  EXPECT_TRUE(at19.paused);
+  EXPECT_EQ(at19.EffectiveRateLimit(), RateLimit::Pause());
+  JobState at20 = RunTo(at19, actions, 20);
+  EXPECT_FALSE(at20.paused);
+  EXPECT_EQ(at20.rate_limit, RateLimit::Fixed(5000));
+  EXPECT_EQ(at20.EffectiveRateLimit(), RateLimit::Fixed(5000));
+  EXPECT_EQ(at20.parallelism, 2u);
+}
+
+TEST(JobStateTest, OrderWithinABarrierDoesNotMatterForPauseAndRate) {
+  for (const std::vector<JobAction>& actions :
+       {std::vector<JobAction>{SetRate(4, 10), Pause(4)},
+        std::vector<JobAction>{Pause(4), SetRate(4, 10)}}) {
+    JobState state = RunTo(JobState{}, actions, 4);
+    EXPECT_TRUE(state.paused);
+    EXPECT_EQ(state.rate_limit, RateLimit::Fixed(10));  // kept for the resume
+    EXPECT_EQ(state.EffectiveRateLimit(), RateLimit::Pause());
+  }
+}
+
+TEST(JobStateTest, RateSetWhilePausedTakesEffectOnResume) {
+  const std::vector<JobAction> actions = {Pause(2), SetRate(5, 700), Resume(9)};
+  JobState state = RunTo(JobState{}, actions, 8);
+  EXPECT_EQ(state.EffectiveRateLimit(), RateLimit::Pause());
+  state = RunTo(state, actions, 9);
+  EXPECT_EQ(state.EffectiveRateLimit(), RateLimit::Fixed(700));
+}
+
+TEST(JobStateTest, LaterRateLimitAtOneBarrierWins) {
+  JobState state = RunTo(JobState{}, {SetRate(3, 10), SetRate(3, 0)}, 3);
+  EXPECT_EQ(state.rate_limit, RateLimit::Disabled());
+  state = RunTo(JobState{}, {SetRate(3, 0), SetRate(3, 10)}, 3);
+  EXPECT_EQ(state.rate_limit, RateLimit::Fixed(10));
+}
+
+TEST(JobStateTest, ActionsApplyOnlyAtTheirEpochAndNeverAgain) {
+  const std::vector<JobAction> actions = {SetRate(2, 50), StopUpstream(3)};
+  JobState state = RunTo(JobState{}, actions, 1);
+  EXPECT_EQ(state.rate_limit, RateLimit::Disabled());
+  EXPECT_FALSE(state.upstream_stopped);
+  state = RunTo(state, actions, 3);
+  EXPECT_EQ(state.rate_limit, RateLimit::Fixed(50));
+  EXPECT_TRUE(state.upstream_stopped);
+  // A later change (as after a restart with --rate_limit) is not undone by
+  // the epoch-2 action: it only fires at epoch 2.
+  state.rate_limit = RateLimit::Fixed(9);
+  state = RunTo(state, actions, 40);
+  EXPECT_EQ(state.rate_limit, RateLimit::Fixed(9));
+}
+
+TEST(JobStateTest, PauseAndResumeAtOneEpochAreRejectedNamingBoth) {
+  EXPECT_THAT(
+      ValidateJobActions({SetRate(20, 5), Pause(20), Pause(3), Resume(20)}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("actions[1] (pause at epoch 20)"),
+                     HasSubstr("actions[3] (resume at epoch 20)"),
+                     HasSubstr("contradict"))));
+  EXPECT_THAT(ValidateJobActions({Resume(7), Pause(7)}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("actions[0] (resume at epoch 7)"),
+                             HasSubstr("actions[1] (pause at epoch 7)"))));
+  EXPECT_THAT(
+      ValidateJobActions({Pause(7), Pause(7), Resume(8), SetRate(7, 1)}),
+      IsOk());
+  EXPECT_THAT(
+      ValidateJobActions({Pause(0)}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("actions[0]")));
+}
+
+TEST(JobStateTest, OverridesReplaceOnlyTheirFields) {
+  JobState saved;
+  saved.paused = true;
+  saved.rate_limit = RateLimit::Fixed(30);
+  saved.parallelism = 3;
+  saved.epochs_since_creation = 12;
+  JobState same = ApplyJobStateOverrides(saved, {});
+  EXPECT_EQ(same, saved);
+  JobStateOverrides overrides;
+  overrides.parallelism = 1;
+  overrides.rate_limit = RateLimit::Disabled();
+  JobState changed = ApplyJobStateOverrides(saved, overrides);
+  EXPECT_EQ(changed.parallelism, 1u);
+  EXPECT_EQ(changed.rate_limit, RateLimit::Disabled());
+  EXPECT_TRUE(changed.paused);
+  EXPECT_EQ(changed.epochs_since_creation, 12u);
+}
+
+TEST(JobStateTest, JobRateLimitSaturates) {
+  EXPECT_EQ(JobRateLimit(0), RateLimit::Disabled());
+  EXPECT_EQ(JobRateLimit(5), RateLimit::Fixed(5));
+  EXPECT_EQ(JobRateLimit(uint64_t{1} << 40), RateLimit::Fixed(UINT32_MAX));
+}
+
+}  // namespace
+}  // namespace backfill
