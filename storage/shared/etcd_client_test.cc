@@ -52,6 +52,8 @@ class EtcdClientTest : public ::testing::Test {
   static void TearDownTestSuite() {
     delete cluster_;  // stops every member
     cluster_ = nullptr;
+    delete start_error_;
+    start_error_ = nullptr;
   }
 
   void SetUp() override {

@@ -74,6 +74,9 @@ class EtcdTestCluster {
 
   bool IsRunning(int member) const;
 
+  // The member's process id; -1 if it is not running.
+  pid_t pid(int member) const { return members_[member].pid; }
+
   // The running member the running members agree is the raft leader, once
   // there is one (waits up to `timeout`).
   absl::StatusOr<int> LeaderIndex(absl::Duration timeout = absl::Seconds(30));
