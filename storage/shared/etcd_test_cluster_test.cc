@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -88,27 +89,50 @@ TEST(EtcdTestClusterTest, StartsKillsAndRestartsMembers) {
     EXPECT_FALSE(IsAlive(pid)) << "etcd " << pid << " outlived";
 }
 
-// A test process that exits without destroying its cluster (as after a
-// crash or Bazel's timeout) still leaves no etcd behind: the members die
-// with it (PR_SET_PDEATHSIG).
+// Set in the environment of the child process MembersDieWithTheTestProcess
+// starts: the write end of its pipe. See main().
+constexpr char kChildPipeVariable[] = "ETCD_TEST_CLUSTER_CHILD_PIPE";
+
+// The child: starts a cluster, writes its members' pids to `fd`, and exits
+// without running any destructor (as after a crash or Bazel's timeout).
+[[noreturn]] void RunChild(int fd) {
+  auto cluster = EtcdTestCluster::Start({});
+  std::string pids;
+  if (cluster.ok()) {
+    for (int member = 0; member < (*cluster)->num_members(); ++member) {
+      absl::StrAppend(&pids, (*cluster)->pid(member), " ");
+    }
+  } else {
+    std::fprintf(stderr, "child: %s\n", cluster.status().ToString().c_str());
+  }
+  (void)!write(fd, pids.data(), pids.size());
+  _exit(cluster.ok() ? 0 : 1);
+}
+
+// A test process that exits without destroying its cluster still leaves no
+// etcd behind: the members die with it (PR_SET_PDEATHSIG). The child is this
+// binary exec'd afresh (a fork alone would inherit gRPC's threads' state).
 TEST(EtcdTestClusterTest, MembersDieWithTheTestProcess) {
   int pipe_fds[2];
-  // CLOEXEC: the etcd members must not hold the write end open.
+  // CLOEXEC on the read end; the write end is handed to the child only (its
+  // etcd members must not hold it open, or the read below never ends).
   ASSERT_EQ(pipe2(pipe_fds, O_CLOEXEC), 0);
+  const std::string variable =
+      absl::StrCat(kChildPipeVariable, "=", pipe_fds[1]);
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string tmp_variable =
+      absl::StrCat("TEST_TMPDIR=", tmp != nullptr ? tmp : "/tmp");
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    close(pipe_fds[0]);
-    auto cluster = EtcdTestCluster::Start({});
-    std::string pids;
-    if (cluster.ok()) {
-      for (int member = 0; member < (*cluster)->num_members(); ++member) {
-        absl::StrAppend(&pids, (*cluster)->pid(member), " ");
-      }
-    }
-    (void)!write(pipe_fds[1], pids.data(), pids.size());
-    close(pipe_fds[1]);
-    _exit(cluster.ok() ? 0 : 1);  // no destructor runs
+    // Clear CLOEXEC on the write end for the exec; Launch() marks its own
+    // descriptors, and the child re-sets CLOEXEC before starting etcd.
+    fcntl(pipe_fds[1], F_SETFD, 0);
+    char* const argv[] = {const_cast<char*>("/proc/self/exe"), nullptr};
+    char* const envp[] = {const_cast<char*>(variable.c_str()),
+                          const_cast<char*>(tmp_variable.c_str()), nullptr};
+    execve("/proc/self/exe", argv, envp);
+    _exit(127);
   }
   close(pipe_fds[1]);
   std::string pids;
@@ -143,3 +167,15 @@ TEST(EtcdTestClusterTest, MembersDieWithTheTestProcess) {
 
 }  // namespace
 }  // namespace backfill
+
+int main(int argc, char** argv) {
+  if (const char* fd = std::getenv(backfill::kChildPipeVariable);
+      fd != nullptr) {
+    int pipe_fd = -1;
+    if (!absl::SimpleAtoi(fd, &pipe_fd)) return 2;
+    fcntl(pipe_fd, F_SETFD, FD_CLOEXEC);  // not for the etcd members
+    backfill::RunChild(pipe_fd);
+  }
+  ::testing::InitGoogleMock(&argc, argv);
+  return RUN_ALL_TESTS();
+}
