@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "google/protobuf/stubs/common.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
 
@@ -47,6 +48,13 @@ TEST(ThirdPartyLinkTest, RocksDb) {
 
 TEST(ThirdPartyLinkTest, Civetweb) {
   EXPECT_NE(std::string(mg_version()), "");
+}
+
+TEST(ThirdPartyLinkTest, Grpc) {
+  EXPECT_EQ(grpc::Version().substr(0, 2), "1.");
+  // A channel is lazy: creating one to a closed port does no I/O.
+  auto channel = grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials());
+  EXPECT_EQ(channel->GetState(/*try_to_connect=*/false), GRPC_CHANNEL_IDLE);
 }
 
 TEST(ThirdPartyLinkTest, Benchmark) {

@@ -30,7 +30,15 @@ PACKAGES=(
   clang                    # clang 14 for --config=fuzz
   libclang-rt-14-dev       # libFuzzer and sanitizer runtimes for clang
   gnuplot-nox              # tools/backfill_bench --plot
+  libgrpc++-dev            # gRPC C++ 1.51 (//third_party:grpc)
+  protobuf-compiler-grpc   # grpc_cpp_plugin for cc_grpc in //third_party:proto.bzl
+  etcd-server              # etcd 3.4.23: the tests' 3-member clusters (storage/shared)
+  etcd-client              # etcdctl, for looking at a test cluster by hand
 )
+
+# Services a package starts on install that the repository does not want
+# running: tests start their own members on free ports (never the system one).
+SERVICES=(etcd prometheus)
 
 log() { printf '[setup] %s\n' "$*"; }
 
@@ -67,6 +75,27 @@ else
   apt-get install -y -qq "${missing[@]}" >/dev/null
   log "installed ${#missing[@]} packages"
 fi
+
+# Stop and disable those services, idempotently, with whatever init system the
+# machine has (systemd, or sysvinit scripts in containers without systemd).
+stop_service() {
+  local service="$1"
+  if command -v systemctl >/dev/null 2>&1 && [[ -d /run/systemd/system ]]; then
+    systemctl disable --now "$service" >/dev/null 2>&1 || true
+  fi
+  if [[ -x "/etc/init.d/$service" ]]; then
+    "/etc/init.d/$service" stop >/dev/null 2>&1 || true
+    if command -v update-rc.d >/dev/null 2>&1; then
+      update-rc.d "$service" disable >/dev/null 2>&1 || true
+    fi
+  fi
+}
+for service in "${SERVICES[@]}"; do
+  if [[ -e "/etc/init.d/$service" || -e "/lib/systemd/system/$service.service" ]]; then
+    stop_service "$service"
+    log "stopped and disabled service: $service"
+  fi
+done
 
 log "bazel: $(bazel --version 2>/dev/null || echo 'bazel-bootstrap 4.2.3') at $(command -v bazel)"
 log "g++: $(g++ --version | head -1)"
