@@ -6,10 +6,19 @@
 #
 #   sudo bash tools/setup.sh        # or as root
 #   bash tools/setup.sh --check     # only report; exit 1 if something is missing
+#   sudo bash tools/setup.sh --ceph # also the Ceph RGW test tier's packages
+#                                   # (storage/shared/testing/ceph_rgw.sh)
 set -euo pipefail
 
 check_only=0
-[[ "${1:-}" == "--check" ]] && check_only=1
+with_ceph=0
+for arg in "$@"; do
+  case "$arg" in
+    --check) check_only=1 ;;
+    --ceph) with_ceph=1 ;;
+    *) printf '[setup] unknown argument: %s\n' "$arg"; exit 2 ;;
+  esac
+done
 
 PACKAGES=(
   bazel-bootstrap          # Bazel 4.2.3 (WORKSPACE mode)
@@ -29,7 +38,21 @@ PACKAGES=(
   clang                    # clang 14 for --config=fuzz
   libclang-rt-14-dev       # libFuzzer and sanitizer runtimes for clang
   gnuplot-nox              # tools/backfill_bench --plot
+  libcurl4-openssl-dev     # HTTP for the S3 object store (storage/shared)
+  libssl-dev               # SHA-256 of S3 payloads (libcrypto)
 )
+
+# Optional group (--ceph): one monitor, memstore OSDs and a RADOS gateway for
+# the S3 object store's Ceph tier; about 150 MB, so not installed by default.
+CEPH_PACKAGES=(
+  ceph-mon                 # Ceph 16.2 monitor
+  ceph-osd                 # object storage daemons (memstore backend)
+  radosgw                  # the S3 gateway (RGW) and radosgw-admin
+  ceph-common              # ceph CLI, ceph-authtool, monmaptool
+)
+if [[ $with_ceph -eq 1 ]]; then
+  PACKAGES+=("${CEPH_PACKAGES[@]}")
+fi
 
 log() { printf '[setup] %s\n' "$*"; }
 
@@ -65,6 +88,15 @@ else
   apt-get update -qq || { sleep 5; apt-get update -qq; }
   apt-get install -y -qq "${missing[@]}" >/dev/null
   log "installed ${#missing[@]} packages"
+fi
+
+# The Ceph packages enable systemd units; the tier starts its own daemons on
+# loopback, so no packaged service may run (or start at boot) beside them.
+if [[ $with_ceph -eq 1 ]] && command -v systemctl >/dev/null 2>&1 && \
+    [[ -d /run/systemd/system ]]; then
+  systemctl disable --now ceph.target ceph-mon.target ceph-osd.target \
+    ceph-radosgw.target >/dev/null 2>&1 || true
+  log "ceph: packaged services stopped and disabled"
 fi
 
 log "bazel: $(bazel --version 2>/dev/null || echo 'bazel-bootstrap 4.2.3') at $(command -v bazel)"
