@@ -37,7 +37,7 @@ namespace backfill {
 
 struct LocalDirectoryObjectStoreOptions {
   // The directory holding the objects. Required (InvalidArgument if empty).
-  std::string root;
+  std::string root = "";
   // Create `root` (and its parents) if it does not exist. Default true;
   // false makes a missing root NotFound.
   bool create_if_missing = true;

@@ -12,7 +12,7 @@
 // object atomically (a reader sees the old bytes or the new ones, never a
 // mix), PutIfAbsent creates one only if the key is free.
 //
-// Keys (ValidateObjectKey): 1..1024 bytes of segments separated by '/';
+// Keys (ValidateObjectKey): 1..900 bytes of segments separated by '/';
 // a segment is 1+ characters of [A-Za-z0-9._~-], not "." or "..". So no
 // absolute paths, no empty segments, no leading or trailing '/', and nothing
 // that needs URL encoding. Every operation checks its key first and returns
@@ -43,8 +43,10 @@
 
 namespace backfill {
 
-// The longest key, in bytes (S3's limit).
-inline constexpr size_t kMaxObjectKeyLength = 1024;
+// The longest key, in bytes: S3's limit of 1024 for a whole object name,
+// less room for S3ObjectStoreOptions.key_prefix (kMaxObjectKeyPrefixLength).
+inline constexpr size_t kMaxObjectKeyLength = 900;
+inline constexpr size_t kMaxObjectKeyPrefixLength = 1024 - kMaxObjectKeyLength;
 
 // OK if `key` is a valid object key (see the file comment), else
 // InvalidArgument naming the key and the rule it breaks.

@@ -108,17 +108,17 @@ TEST_P(ObjectStoreConformanceTest, MissingObjectsAreNotFoundNamingTheKey) {
 }
 
 TEST_P(ObjectStoreConformanceTest, GetRangeIsCutAtTheEnd) {
-  BACKFILL_ASSERT_OK(store_->Put("r", "0123456789"));
-  EXPECT_THAT(store_->GetRange("r", 0, 4), IsOkAndHolds("0123"));
-  EXPECT_THAT(store_->GetRange("r", 3, 4), IsOkAndHolds("3456"));
-  EXPECT_THAT(store_->GetRange("r", 6, 4), IsOkAndHolds("6789"));
-  EXPECT_THAT(store_->GetRange("r", 8, 100), IsOkAndHolds("89"));
-  EXPECT_THAT(store_->GetRange("r", 9, 1), IsOkAndHolds("9"));
-  EXPECT_THAT(store_->GetRange("r", 0, 10), IsOkAndHolds("0123456789"));
-  EXPECT_THAT(store_->GetRange("r", 5, 0), IsOkAndHolds(""));
-  EXPECT_THAT(store_->GetRange("r", 10, 5), IsOkAndHolds(""));
-  EXPECT_THAT(store_->GetRange("r", 11, 5),
-              StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("\"r\"")));
+  BACKFILL_ASSERT_OK(store_->Put("range/obj", "0123456789"));
+  EXPECT_THAT(store_->GetRange("range/obj", 0, 4), IsOkAndHolds("0123"));
+  EXPECT_THAT(store_->GetRange("range/obj", 3, 4), IsOkAndHolds("3456"));
+  EXPECT_THAT(store_->GetRange("range/obj", 6, 4), IsOkAndHolds("6789"));
+  EXPECT_THAT(store_->GetRange("range/obj", 8, 100), IsOkAndHolds("89"));
+  EXPECT_THAT(store_->GetRange("range/obj", 9, 1), IsOkAndHolds("9"));
+  EXPECT_THAT(store_->GetRange("range/obj", 0, 10), IsOkAndHolds("0123456789"));
+  EXPECT_THAT(store_->GetRange("range/obj", 5, 0), IsOkAndHolds(""));
+  EXPECT_THAT(store_->GetRange("range/obj", 10, 5), IsOkAndHolds(""));
+  EXPECT_THAT(store_->GetRange("range/obj", 11, 5),
+              StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("range/obj")));
 }
 
 TEST_P(ObjectStoreConformanceTest, ListIsSortedAndFilteredByPrefix) {
