@@ -18,11 +18,11 @@ namespace backfill {
 
 struct HttpRequest {
   // "GET", "HEAD", "PUT" or "DELETE".
-  std::string method;
+  std::string method = "";
   // The full URL, query included, already percent-encoded in canonical form.
-  std::string url;
+  std::string url = "";
   // Extra headers, sent as given (name: value).
-  std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::pair<std::string, std::string>> headers = {};
   // The body of a PUT (may be empty). Must stay valid during Send.
   absl::string_view body = {};
 };
