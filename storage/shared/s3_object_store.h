@@ -13,13 +13,13 @@
 // for a missing key too).
 //
 // Retries: a request that gets no response, or HTTP 408, 429, 5xx (not
-// 501), or an S3 error code SlowDown / RequestTimeout / InternalError, is
-// sent again after an exponentially growing, jittered wait until
-// `retry.deadline` has passed since the operation began; then the last
-// failure is Unavailable. Other statuses surface at once: 404 NotFound,
-// 412 FailedPrecondition, 403 PermissionDenied, 400 InvalidArgument, ...
-// Every message names the object (s3://BUCKET/PREFIX+KEY), the method, the
-// HTTP status and S3's error code.
+// 501), or an S3 error code SlowDown / RequestTimeout / InternalError /
+// ConditionalRequestConflict, is sent again after an exponentially
+// growing, jittered wait until `retry.deadline` has passed since the
+// operation began; then the last failure is Unavailable. Other statuses surface
+// at once: 404 NotFound, 412 FailedPrecondition, 403 PermissionDenied, 400
+// InvalidArgument, ... Every message names the object (s3://BUCKET/PREFIX+KEY),
+// the method, the HTTP status and S3's error code.
 //
 // A PutIfAbsent whose first attempt may have been applied (no response)
 // and whose retry then finds the key taken reads the object back: the same

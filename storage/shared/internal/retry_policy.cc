@@ -20,8 +20,11 @@ bool IsTransientHttpStatus(int status) {
 }
 
 bool IsTransientS3ErrorCode(absl::string_view code) {
+  // ConditionalRequestConflict: AWS's 409 for a conditional write racing
+  // another write to the same key; AWS says to retry.
   return code == "SlowDown" || code == "RequestTimeout" ||
-         code == "InternalError" || code == "ServiceUnavailable";
+         code == "InternalError" || code == "ServiceUnavailable" ||
+         code == "ConditionalRequestConflict";
 }
 
 bool IsTransientTransportError(const absl::Status& status) {

@@ -25,7 +25,8 @@ absl::Duration BackoffDelay(absl::Duration initial_backoff,
 bool IsTransientHttpStatus(int status);
 
 // Whether an S3 error code is worth retrying whatever the status it came
-// with: "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable".
+// with: "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable",
+// "ConditionalRequestConflict" (AWS's 409 for racing conditional writes).
 bool IsTransientS3ErrorCode(absl::string_view code);
 
 // Whether a transport error (no response) is worth retrying: Unavailable

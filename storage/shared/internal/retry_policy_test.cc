@@ -48,6 +48,7 @@ TEST(RetryClassificationTest, TransientAndPermanent) {
   }
   EXPECT_TRUE(IsTransientS3ErrorCode("SlowDown"));
   EXPECT_TRUE(IsTransientS3ErrorCode("RequestTimeout"));
+  EXPECT_TRUE(IsTransientS3ErrorCode("ConditionalRequestConflict"));
   EXPECT_FALSE(IsTransientS3ErrorCode("AccessDenied"));
   EXPECT_FALSE(IsTransientS3ErrorCode(""));
   EXPECT_TRUE(IsTransientTransportError(absl::UnavailableError("refused")));
