@@ -25,15 +25,18 @@ constexpr char kStagingDirectory[] = "#staging";
 // removed them (an empty directory) between mkdir and rename/link.
 constexpr int kMaxDirectoryRaces = 100;
 
-// Creates `path` as a directory; OK if it already is one.
+// Creates `path` as a directory; 0 if it already is one, ENOTDIR if it is
+// something else, else the errno.
 int MakeDirectory(const std::string& path) {
-  if (mkdir(path.c_str(), 0755) == 0) return 0;
-  if (errno == EEXIST) {
+  for (int attempt = 0; attempt <= kMaxDirectoryRaces; ++attempt) {
+    if (mkdir(path.c_str(), 0755) == 0) return 0;
+    if (errno != EEXIST) return errno;
     struct stat st;
-    if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return 0;
-    return ENOTDIR;
+    if (stat(path.c_str(), &st) == 0) return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    if (errno != ENOENT) return errno;
+    // Removed between mkdir and stat by a concurrent Delete: again.
   }
-  return errno;
+  return ENOENT;
 }
 
 // mkdir -p for the root itself.

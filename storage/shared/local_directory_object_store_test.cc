@@ -8,6 +8,8 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -118,6 +120,29 @@ TEST(LocalDirectoryObjectStoreTest, KeyAndDirectoryOfKeysConflict) {
   EXPECT_THAT(store->Head("c"), StatusIs(absl::StatusCode::kNotFound));
   BACKFILL_EXPECT_OK(store->Delete("c"));
   EXPECT_THAT(store->Get("c/d"), IsOkAndHolds("x"));
+}
+
+TEST(LocalDirectoryObjectStoreTest, PutsSurviveDeletesRemovingTheirDirectory) {
+  // Each thread's Delete empties and removes the shared directories that
+  // the other threads' Puts are about to rename into.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto store,
+      LocalDirectoryObjectStore::Open({.root = NewTempDir(), .sync = false}));
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 300;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string key = absl::StrCat("shared/dir/k", t);
+      for (int i = 0; i < kRounds; ++i) {
+        absl::Status put = store->Put(key, "v");
+        ASSERT_TRUE(put.ok()) << "round " << i << ": " << put;
+        ASSERT_TRUE(store->Delete(key).ok());
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_THAT(store->List(""), IsOkAndHolds(IsEmpty()));
 }
 
 TEST(LocalDirectoryObjectStoreTest, OpenValidatesTheRoot) {
