@@ -1,7 +1,9 @@
 // Links every third-party target and calls into each library once, so a
 // broken wrapper (missing -l flag, wrong package) fails here, by name.
 #include <civetweb.h>
+#include <curl/curl.h>
 #include <dlfcn.h>
+#include <openssl/evp.h>
 #include <zlib.h>
 
 #include <cstdlib>
@@ -55,6 +57,20 @@ TEST(ThirdPartyLinkTest, Grpc) {
   // A channel is lazy: creating one to a closed port does no I/O.
   auto channel = grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials());
   EXPECT_EQ(channel->GetState(/*try_to_connect=*/false), GRPC_CHANNEL_IDLE);
+TEST(ThirdPartyLinkTest, Curl) {
+  // S3ObjectStore needs CURLOPT_AWS_SIGV4, new in 7.75.
+  const curl_version_info_data* info = curl_version_info(CURLVERSION_NOW);
+  ASSERT_NE(info, nullptr);
+  EXPECT_GE(info->version_num, 0x074B00u) << info->version;
+}
+
+TEST(ThirdPartyLinkTest, Crypto) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  ASSERT_EQ(EVP_Digest("abc", 3, digest, &length, EVP_sha256(), nullptr), 1);
+  ASSERT_EQ(length, 32u);
+  EXPECT_EQ(digest[0], 0xba);  // SHA-256("abc") = ba7816bf...
+  EXPECT_EQ(digest[31], 0xad);
 }
 
 TEST(ThirdPartyLinkTest, Benchmark) {

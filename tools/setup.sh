@@ -6,10 +6,19 @@
 #
 #   sudo bash tools/setup.sh        # or as root
 #   bash tools/setup.sh --check     # only report; exit 1 if something is missing
+#   sudo bash tools/setup.sh --ceph # also the Ceph RGW test tier's packages
+#                                   # (storage/shared/testing/ceph_rgw.sh)
 set -euo pipefail
 
 check_only=0
-[[ "${1:-}" == "--check" ]] && check_only=1
+with_ceph=0
+for arg in "$@"; do
+  case "$arg" in
+    --check) check_only=1 ;;
+    --ceph) with_ceph=1 ;;
+    *) printf '[setup] unknown argument: %s\n' "$arg"; exit 2 ;;
+  esac
+done
 
 PACKAGES=(
   bazel-bootstrap          # Bazel 4.2.3 (WORKSPACE mode)
@@ -34,11 +43,25 @@ PACKAGES=(
   protobuf-compiler-grpc   # grpc_cpp_plugin for cc_grpc in //third_party:proto.bzl
   etcd-server              # etcd 3.4.23: the tests' 3-member clusters (storage/shared)
   etcd-client              # etcdctl, for looking at a test cluster by hand
+  libcurl4-openssl-dev     # HTTP for the S3 object store (storage/shared)
+  libssl-dev               # SHA-256 of S3 payloads (libcrypto)
 )
 
 # Services a package starts on install that the repository does not want
 # running: tests start their own members on free ports (never the system one).
 SERVICES=(etcd prometheus)
+
+# Optional group (--ceph): one monitor, memstore OSDs and a RADOS gateway for
+# the S3 object store's Ceph tier; about 150 MB, so not installed by default.
+CEPH_PACKAGES=(
+  ceph-mon                 # Ceph 16.2 monitor
+  ceph-osd                 # object storage daemons (memstore backend)
+  radosgw                  # the S3 gateway (RGW) and radosgw-admin
+  ceph-common              # ceph CLI, ceph-authtool, monmaptool
+)
+if [[ $with_ceph -eq 1 ]]; then
+  PACKAGES+=("${CEPH_PACKAGES[@]}")
+fi
 
 log() { printf '[setup] %s\n' "$*"; }
 
@@ -96,6 +119,14 @@ for service in "${SERVICES[@]}"; do
     log "stopped and disabled service: $service"
   fi
 done
+# The Ceph packages enable systemd units; the tier starts its own daemons on
+# loopback, so no packaged service may run (or start at boot) beside them.
+if [[ $with_ceph -eq 1 ]] && command -v systemctl >/dev/null 2>&1 && \
+    [[ -d /run/systemd/system ]]; then
+  systemctl disable --now ceph.target ceph-mon.target ceph-osd.target \
+    ceph-radosgw.target >/dev/null 2>&1 || true
+  log "ceph: packaged services stopped and disabled"
+fi
 
 log "bazel: $(bazel --version 2>/dev/null || echo 'bazel-bootstrap 4.2.3') at $(command -v bazel)"
 log "g++: $(g++ --version | head -1)"

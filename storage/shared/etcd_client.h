@@ -14,7 +14,7 @@
 //   commit.else_gets = {"job/version"};
 //   BACKFILL_ASSIGN_OR_RETURN(EtcdTxnResult result, etcd->Txn(commit));
 //
-// Contract (also storage/shared/README_etcd.md):
+// Contract (also storage/shared/README.md, "The etcd client"):
 //   - Every read is linearizable (etcd's default): it sees every write any
 //     client was acknowledged before it started.
 //   - A call tries one endpoint at a time, each attempt with its own deadline
