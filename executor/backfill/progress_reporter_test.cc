@@ -1,4 +1,4 @@
-#include "executor/progress_reporter.h"
+#include "executor/backfill/progress_reporter.h"
 
 #include <thread>
 #include <vector>

@@ -20,8 +20,8 @@
 // insert, later ones are updates; Completed is written once.
 //
 // Thread-safety: a value type; not thread-safe for mutation.
-#ifndef EXECUTOR_BACKFILL_STATE_H_
-#define EXECUTOR_BACKFILL_STATE_H_
+#ifndef EXECUTOR_BACKFILL_BACKFILL_STATE_H_
+#define EXECUTOR_BACKFILL_BACKFILL_STATE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -135,4 +135,4 @@ absl::StatusOr<VnodeProgress> DecodeProgressValue(
 
 }  // namespace backfill
 
-#endif  // EXECUTOR_BACKFILL_STATE_H_
+#endif  // EXECUTOR_BACKFILL_BACKFILL_STATE_H_

@@ -1,4 +1,4 @@
-#include "executor/marking.h"
+#include "executor/backfill/marking.h"
 
 #include <cassert>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "executor/output_mapping.h"
+#include "executor/backfill/output_mapping.h"
 
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-// The input layout of //executor:backfill_state_fuzz and its corpus
+// The input layout of //executor/backfill:backfill_state_fuzz and its corpus
 // generator: the first bytes choose an upstream table shape, the rest is one
 // stored row of that table's backfill progress table (key bytes, value
 // bytes) as a restart reads it from the state store. testonly.
@@ -14,8 +14,8 @@
 //   std::optional<ProgressFuzzInput> in = ParseProgressFuzzInput(bytes);
 //   std::string seed = FormatProgressFuzzInput(shape, type_orders, vnode,
 //                                              key, value);
-#ifndef EXECUTOR_BACKFILL_STATE_FUZZ_INPUT_H_
-#define EXECUTOR_BACKFILL_STATE_FUZZ_INPUT_H_
+#ifndef EXECUTOR_BACKFILL_BACKFILL_STATE_FUZZ_INPUT_H_
+#define EXECUTOR_BACKFILL_BACKFILL_STATE_FUZZ_INPUT_H_
 
 #include <cstdint>
 #include <optional>
@@ -98,4 +98,4 @@ inline std::string FormatProgressFuzzInput(
 
 }  // namespace backfill
 
-#endif  // EXECUTOR_BACKFILL_STATE_FUZZ_INPUT_H_
+#endif  // EXECUTOR_BACKFILL_BACKFILL_STATE_FUZZ_INPUT_H_

@@ -18,8 +18,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "executor/arrangement_backfill_plan.h"
-#include "executor/plan.pb.h"
+#include "executor/backfill/arrangement_backfill_plan.h"
+#include "executor/backfill/plan.pb.h"
 #include "executor/testing/backfill_harness.h"
 #include "executor/testing/random_table.h"
 #include "executor/testing/scripted_executor.h"

@@ -1,4 +1,4 @@
-#include "executor/vnode_snapshot_reader.h"
+#include "executor/backfill/vnode_snapshot_reader.h"
 
 #include <algorithm>
 #include <map>

@@ -1,8 +1,8 @@
-#include "executor/arrangement_backfill_plan.h"
+#include "executor/backfill/arrangement_backfill_plan.h"
 
 #include <functional>
 
-#include "executor/plan.pb.h"
+#include "executor/backfill/plan.pb.h"
 #include "executor/testing/message_literal.h"
 #include "executor/testing/scripted_executor.h"
 #include "gmock/gmock.h"
@@ -90,7 +90,7 @@ TEST(ArrangementBackfillPlanTest, RejectsEveryInconsistencyNamingTheField) {
       {[](auto& n) { *n.mutable_progress_table() = TableCatalogToProto(
                          BackfillProgressCatalog(TableCatalog{}, 99)); },
        "progress_table"},
-      // Found by //executor:arrangement_backfill_plan_fuzz: progress such a
+      // Found by //executor/backfill:arrangement_backfill_plan_fuzz: progress such a
       // table stores does not load again.
       {[](auto& n) {
          n.mutable_progress_table()->clear_value_indices();

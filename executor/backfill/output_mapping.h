@@ -11,8 +11,8 @@
 // its column is not in the output.
 //
 // Thread-safety: immutable after Create; const methods may run concurrently.
-#ifndef EXECUTOR_OUTPUT_MAPPING_H_
-#define EXECUTOR_OUTPUT_MAPPING_H_
+#ifndef EXECUTOR_BACKFILL_OUTPUT_MAPPING_H_
+#define EXECUTOR_BACKFILL_OUTPUT_MAPPING_H_
 
 #include <optional>
 #include <vector>
@@ -58,4 +58,4 @@ class OutputMapping {
 
 }  // namespace backfill
 
-#endif  // EXECUTOR_OUTPUT_MAPPING_H_
+#endif  // EXECUTOR_BACKFILL_OUTPUT_MAPPING_H_

@@ -1,10 +1,10 @@
-#include "executor/marking.h"
+#include "executor/backfill/marking.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "executor/backfill_state.h"
+#include "executor/backfill/backfill_state.h"
 #include "executor/testing/chunk_matchers.h"
 #include "executor/testing/message_literal.h"
 #include "gmock/gmock.h"

@@ -2,7 +2,7 @@
 // their combinations). Each scenario runs through BackfillHarness, whose
 // oracle checks SPEC §5's invariant after every barrier, plus the specific
 // observable of the rule.
-#include "executor/arrangement_backfill_executor.h"
+#include "executor/backfill/arrangement_backfill_executor.h"
 
 #include <memory>
 

@@ -1,10 +1,10 @@
-#include "executor/arrangement_backfill_executor.h"
+#include "executor/backfill/arrangement_backfill_executor.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "executor/marking.h"
+#include "executor/backfill/marking.h"
 #include "executor/stream_chunk.h"
 #include "third_party/absl_extras/status_macros.h"
 
@@ -112,7 +112,7 @@ ArrangementBackfillExecutor::Create(
   // What EncodeProgressValue writes must read back: every column but the
   // vnode (the key) is stored in the value, and the position columns take
   // NULL (the position of a vnode that finished empty). Found by
-  // //executor:arrangement_backfill_plan_fuzz: such a table accepted
+  // //executor/backfill:arrangement_backfill_plan_fuzz: such a table accepted
   // progress that a restart then failed to load (DataLoss).
   for (size_t i = 1; i < expected.columns.size(); ++i) {
     const ColumnDesc& column = actual.columns[i];

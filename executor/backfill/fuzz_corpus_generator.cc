@@ -1,5 +1,5 @@
 // Writes the checked-in seed corpora of the executor fuzzers:
-//   bazel run //executor:fuzz_corpus_generator -- $PWD/executor/testdata
+//   bazel run //executor/backfill:fuzz_corpus_generator -- $PWD/executor/backfill/testdata
 // creates <dir>/backfill_state_fuzz/ (progress rows as a StateTable stores
 // them: valid InProgress/Completed rows of several table shapes, and
 // near-misses) and <dir>/arrangement_backfill_plan_fuzz/ (valid plan nodes of
@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "executor/arrangement_backfill_executor.h"
-#include "executor/backfill_state.h"
-#include "executor/backfill_state_fuzz_input.h"
-#include "executor/plan.pb.h"
+#include "executor/backfill/arrangement_backfill_executor.h"
+#include "executor/backfill/backfill_state.h"
+#include "executor/backfill/backfill_state_fuzz_input.h"
+#include "executor/backfill/plan.pb.h"
 #include "executor/testing/random_table.h"
 #include "serde/vnode_bitmap.h"
 #include "storage/catalog.pb.h"
@@ -310,7 +310,7 @@ void WritePlanCorpus(const std::filesystem::path& dir) {
 
 int Main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s <executor/testdata>\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <executor/backfill/testdata>\n", argv[0]);
     return 2;
   }
   const std::filesystem::path root = argv[1];

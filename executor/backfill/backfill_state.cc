@@ -1,4 +1,4 @@
-#include "executor/backfill_state.h"
+#include "executor/backfill/backfill_state.h"
 
 #include <cassert>
 #include <limits>
@@ -74,7 +74,7 @@ absl::Status BackfillState::UpdateProgress(VirtualNode vnode, Row pos,
   }
   // Saturates at the persisted range (a loaded count near INT64_MAX, only
   // from corrupt or absurd data, must not wrap or fail the encoding; found
-  // by //executor:backfill_state_fuzz).
+  // by //executor/backfill:backfill_state_fuzz).
   constexpr uint64_t kMaxCount =
       static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   const auto* in_progress = std::get_if<InProgress>(&current);

@@ -17,8 +17,8 @@
 //
 // Thread-safety: one thread at a time. The table must outlive the reader;
 // the reader must be dropped before the table is written or committed.
-#ifndef EXECUTOR_VNODE_SNAPSHOT_READER_H_
-#define EXECUTOR_VNODE_SNAPSHOT_READER_H_
+#ifndef EXECUTOR_BACKFILL_VNODE_SNAPSHOT_READER_H_
+#define EXECUTOR_BACKFILL_VNODE_SNAPSHOT_READER_H_
 
 #include <memory>
 #include <optional>
@@ -75,4 +75,4 @@ class VnodeSnapshotReader {
 
 }  // namespace backfill
 
-#endif  // EXECUTOR_VNODE_SNAPSHOT_READER_H_
+#endif  // EXECUTOR_BACKFILL_VNODE_SNAPSHOT_READER_H_

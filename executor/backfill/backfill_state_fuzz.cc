@@ -1,5 +1,5 @@
 // Fuzzes the decoding of persisted backfill progress rows and what a restart
-// does with them. The input (executor/backfill_state_fuzz_input.h) is an
+// does with them. The input (executor/backfill/backfill_state_fuzz_input.h) is an
 // upstream table shape plus the key and value bytes of one row of its
 // progress table. Properties:
 //  1. StateTable::DecodeRow of (key, value) then DecodeProgressValue either
@@ -23,9 +23,9 @@
 #include <variant>
 
 #include "absl/status/status.h"
-#include "executor/arrangement_backfill_executor.h"
-#include "executor/backfill_state.h"
-#include "executor/backfill_state_fuzz_input.h"
+#include "executor/backfill/arrangement_backfill_executor.h"
+#include "executor/backfill/backfill_state.h"
+#include "executor/backfill/backfill_state_fuzz_input.h"
 #include "executor/testing/backfill_harness.h"
 #include "executor/testing/random_table.h"
 #include "serde/vnode_bitmap.h"

@@ -3,9 +3,9 @@
 // consuming its upstream, so the upstream is never blocked by it.
 #include <memory>
 
-#include "executor/arrangement_backfill_plan.h"
+#include "executor/backfill/arrangement_backfill_plan.h"
 #include "executor/channel.h"
-#include "executor/plan.pb.h"
+#include "executor/backfill/plan.pb.h"
 #include "executor/testing/message_literal.h"
 #include "executor/testing/scripted_executor.h"
 #include "gmock/gmock.h"

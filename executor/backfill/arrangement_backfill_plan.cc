@@ -1,10 +1,10 @@
-#include "executor/arrangement_backfill_plan.h"
+#include "executor/backfill/arrangement_backfill_plan.h"
 
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "executor/plan.pb.h"
+#include "executor/backfill/plan.pb.h"
 #include "serde/vnode_bitmap.h"
 #include "storage/replicated_state_table.h"
 #include "storage/table_catalog.h"

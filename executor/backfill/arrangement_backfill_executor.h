@@ -21,8 +21,8 @@
 //
 // Thread-safety: an Executor (one task at a time). The tables' StateStore,
 // the reporter and the metrics must outlive the executor.
-#ifndef EXECUTOR_ARRANGEMENT_BACKFILL_EXECUTOR_H_
-#define EXECUTOR_ARRANGEMENT_BACKFILL_EXECUTOR_H_
+#ifndef EXECUTOR_BACKFILL_ARRANGEMENT_BACKFILL_EXECUTOR_H_
+#define EXECUTOR_BACKFILL_ARRANGEMENT_BACKFILL_EXECUTOR_H_
 
 #include <cstdint>
 #include <deque>
@@ -36,15 +36,15 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "executor/backfill_state.h"
+#include "executor/backfill/backfill_state.h"
 #include "executor/barrier.h"
 #include "executor/data_chunk_builder.h"
 #include "executor/executor.h"
 #include "executor/message.h"
-#include "executor/output_mapping.h"
+#include "executor/backfill/output_mapping.h"
 #include "executor/poll.h"
-#include "executor/progress_reporter.h"
-#include "executor/vnode_snapshot_reader.h"
+#include "executor/backfill/progress_reporter.h"
+#include "executor/backfill/vnode_snapshot_reader.h"
 #include "metrics/backfill_metrics.h"
 #include "ratelimit/monitored_rate_limiter.h"
 #include "ratelimit/rate_limit.h"
@@ -238,4 +238,4 @@ class ArrangementBackfillExecutor final : public Executor {
 
 }  // namespace backfill
 
-#endif  // EXECUTOR_ARRANGEMENT_BACKFILL_EXECUTOR_H_
+#endif  // EXECUTOR_BACKFILL_ARRANGEMENT_BACKFILL_EXECUTOR_H_

@@ -10,14 +10,14 @@
 // distribution key outside the pk, a vnode bitmap of the wrong size or
 // corrupt, a progress table of the wrong shape, ...). Never crashes on a
 // parseable but nonsensical node.
-#ifndef EXECUTOR_ARRANGEMENT_BACKFILL_PLAN_H_
-#define EXECUTOR_ARRANGEMENT_BACKFILL_PLAN_H_
+#ifndef EXECUTOR_BACKFILL_ARRANGEMENT_BACKFILL_PLAN_H_
+#define EXECUTOR_BACKFILL_ARRANGEMENT_BACKFILL_PLAN_H_
 
 #include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "executor/arrangement_backfill_executor.h"
+#include "executor/backfill/arrangement_backfill_executor.h"
 #include "executor/executor.h"
 #include "storage/state_store.h"
 
@@ -44,4 +44,4 @@ BuildArrangementBackfillFromPlan(const proto::ArrangementBackfillNode& node,
 
 }  // namespace backfill
 
-#endif  // EXECUTOR_ARRANGEMENT_BACKFILL_PLAN_H_
+#endif  // EXECUTOR_BACKFILL_ARRANGEMENT_BACKFILL_PLAN_H_

@@ -12,8 +12,8 @@
 // counts included) and Finish(epoch, consumed_rows) once, at the barrier
 // that persists its Completed state. The job is done when every registered
 // actor has finished.
-#ifndef EXECUTOR_PROGRESS_REPORTER_H_
-#define EXECUTOR_PROGRESS_REPORTER_H_
+#ifndef EXECUTOR_BACKFILL_PROGRESS_REPORTER_H_
+#define EXECUTOR_BACKFILL_PROGRESS_REPORTER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -146,4 +146,4 @@ class ProgressReporter {
 
 }  // namespace backfill
 
-#endif  // EXECUTOR_PROGRESS_REPORTER_H_
+#endif  // EXECUTOR_BACKFILL_PROGRESS_REPORTER_H_

@@ -1,4 +1,4 @@
-#include "executor/backfill_state.h"
+#include "executor/backfill/backfill_state.h"
 
 #include <cstdint>
 #include <limits>
@@ -65,7 +65,7 @@ TEST(BackfillStateTest, UpdateOfCompletedOrUnownedVnodeIsAnError) {
 
 // A loaded count at the top of the persisted range (corrupt or absurd data)
 // saturates instead of wrapping past what EncodeProgressValue can write.
-// Found by //executor:backfill_state_fuzz (an assertion failure there).
+// Found by //executor/backfill:backfill_state_fuzz (an assertion failure there).
 TEST(BackfillStateTest, RowCountsSaturate) {
   constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
   BackfillState state({{0, InProgress{Pos(1), kMax - 1}},

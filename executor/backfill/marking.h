@@ -14,15 +14,15 @@
 // output's visibility; then NormalizeUnmatchedUpdates fixes the pairs.
 //
 // Thread-safety: pure functions.
-#ifndef EXECUTOR_MARKING_H_
-#define EXECUTOR_MARKING_H_
+#ifndef EXECUTOR_BACKFILL_MARKING_H_
+#define EXECUTOR_BACKFILL_MARKING_H_
 
 #include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "executor/backfill_state.h"
+#include "executor/backfill/backfill_state.h"
 #include "executor/stream_chunk.h"
 #include "serde/order_type.h"
 #include "serde/row.h"
@@ -63,4 +63,4 @@ absl::StatusOr<StreamChunk> NormalizeUnmatchedUpdates(
 
 }  // namespace backfill
 
-#endif  // EXECUTOR_MARKING_H_
+#endif  // EXECUTOR_BACKFILL_MARKING_H_
