@@ -34,35 +34,6 @@ absl::Status WithContext(const absl::Status& status,
 
 }  // namespace
 
-TableCatalog BackfillProgressCatalog(const TableCatalog& upstream,
-                                     TableId progress_table_id) {
-  TableCatalog catalog;
-  catalog.table_id = progress_table_id;
-  catalog.name = absl::StrCat(upstream.name, "_backfill_progress");
-  catalog.columns.push_back({"vnode", DataType::kInt16, 0, false});
-  int32_t column_id = 1;
-  for (int pk_column : upstream.pk_indices) {
-    ColumnDesc column = upstream.columns[pk_column];
-    column.column_id = column_id++;
-    column.nullable = true;  // all-NULL for a vnode that finished empty
-    catalog.columns.push_back(column);
-  }
-  catalog.columns.push_back(
-      {"backfill_finished", DataType::kBoolean, column_id++, false});
-  catalog.columns.push_back(
-      {"row_count", DataType::kInt64, column_id++, false});
-  catalog.pk_indices = {0};
-  catalog.pk_orders = {OrderType::Ascending()};
-  catalog.dist_key_indices = {0};
-  catalog.vnode_column = 0;
-  catalog.vnode_count = upstream.vnode_count;
-  catalog.value_encoding = ValueEncoding::kPositional;
-  for (size_t i = 1; i < catalog.columns.size(); ++i) {
-    catalog.value_indices.push_back(static_cast<int>(i));
-  }
-  return catalog;
-}
-
 absl::StatusOr<std::unique_ptr<ArrangementBackfillExecutor>>
 ArrangementBackfillExecutor::Create(
     std::unique_ptr<ReplicatedStateTable> upstream_table,
@@ -93,41 +64,11 @@ ArrangementBackfillExecutor::Create(
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": output_indices: ", mapping.status().message()));
   }
-  // The progress table must have the shape of BackfillProgressCatalog.
-  const TableCatalog expected = BackfillProgressCatalog(upstream_catalog, 0);
-  const TableCatalog& actual = progress_table->catalog();
-  bool shape_ok = actual.columns.size() == expected.columns.size() &&
-                  actual.pk_indices == expected.pk_indices &&
-                  actual.vnode_column == expected.vnode_column &&
-                  actual.vnode_count == expected.vnode_count;
-  for (size_t i = 0; shape_ok && i < expected.columns.size(); ++i) {
-    shape_ok = actual.columns[i].type == expected.columns[i].type;
-  }
-  if (!shape_ok) {
+  if (absl::Status status =
+          ValidateProgressCatalog(upstream_catalog, progress_table->catalog());
+      !status.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(name, ": progress_table (", actual.DebugString(),
-                     ") does not have the backfill progress shape for ",
-                     upstream_catalog.DebugString()));
-  }
-  // What EncodeProgressValue writes must read back: every column but the
-  // vnode (the key) is stored in the value, and the position columns take
-  // NULL (the position of a vnode that finished empty). Found by
-  // //executor/backfill:arrangement_backfill_plan_fuzz: such a table accepted
-  // progress that a restart then failed to load (DataLoss).
-  for (size_t i = 1; i < expected.columns.size(); ++i) {
-    const ColumnDesc& column = actual.columns[i];
-    if (std::find(actual.value_indices.begin(), actual.value_indices.end(),
-                  static_cast<int>(i)) == actual.value_indices.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": progress_table column ", i, " (", column.name,
-          ") is not in value_indices: the progress would not be stored"));
-    }
-    if (expected.columns[i].nullable && !column.nullable) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": progress_table column ", i, " (", column.name,
-          ") is not nullable: the position of a vnode that finished empty "
-          "is NULL"));
-    }
+        absl::StrCat(name, ": ", status.message()));
   }
   if (!(progress_table->vnodes() == upstream_table->vnodes())) {
     return absl::InvalidArgumentError(absl::StrCat(

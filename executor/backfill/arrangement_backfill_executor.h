@@ -42,6 +42,7 @@
 #include "executor/executor.h"
 #include "executor/message.h"
 #include "executor/backfill/output_mapping.h"
+#include "executor/backfill/progress_catalog.h"
 #include "executor/poll.h"
 #include "executor/backfill/progress_reporter.h"
 #include "executor/backfill/vnode_snapshot_reader.h"
@@ -78,22 +79,14 @@ struct ArrangementBackfillOptions {
   std::function<bool(PollContext&)> output_ready;
 };
 
-// The catalog of a backfill progress table for `upstream` (reference §2.2):
-// columns [vnode INT16, one per upstream pk column, backfill_finished BOOL,
-// row_count INT64]; pk [vnode]; the vnode column gives the vnode; the same
-// vnode count as the upstream; positional values.
-TableCatalog BackfillProgressCatalog(const TableCatalog& upstream,
-                                     TableId progress_table_id);
-
 class ArrangementBackfillExecutor final : public Executor {
  public:
   // The seed's `new(upstream_table, upstream, state_table, output_indices,
   // progress, metrics, chunk_size, rate_limit, fragment_id)`.
   // Errors: InvalidArgument naming the field when an output index is out of
-  // range, the chunk size is 0, the progress table does not have the shape
-  // of BackfillProgressCatalog(upstream) (the same column types, pk [vnode]
-  // as the vnode column, vnode count; every non-key column in the value; the
-  // position columns nullable), or the two tables own different vnodes.
+  // range, the chunk size is 0, the progress table fails
+  // ValidateProgressCatalog (executor/backfill/progress_catalog.h), or the
+  // two tables own different vnodes.
   // `reporter` and `metrics` may be null (not reported).
   static absl::StatusOr<std::unique_ptr<ArrangementBackfillExecutor>> Create(
       std::unique_ptr<ReplicatedStateTable> upstream_table,
