@@ -103,7 +103,7 @@ ArrangementBackfillExecutor::ArrangementBackfillExecutor(
       upstream_(std::move(upstream)),
       progress_table_(std::move(progress_table)),
       reporter_(reporter),
-      metrics_(metrics),
+      metrics_(metrics != nullptr ? *metrics : BackfillMetrics{}),
       options_(options),
       output_mapping_(std::move(output_mapping)),
       info_(std::move(info)),
@@ -115,12 +115,10 @@ ArrangementBackfillExecutor::ArrangementBackfillExecutor(
   pk_orders_ = catalog.pk_orders;
   pk_types_ = catalog.PkTypes();
   MonitoredRateLimiter::Observers observers;
-  if (metrics_ != nullptr) {
-    Gauge gauge = metrics_->rate_limit_rows_per_second;
-    observers.on_limit = [gauge](double rows_per_second) mutable {
-      gauge.Set(rows_per_second);
-    };
-  }
+  observers.on_limit = [gauge = metrics_.rate_limit_rows_per_second](
+                           double rows_per_second) {
+    gauge.Set(rows_per_second);
+  };
   RateLimiter::Options limiter_options;
   limiter_options.max_burst = std::max<uint32_t>(options_.chunk_size, 2);
   limiter_ = std::make_unique<MonitoredRateLimiter>(
@@ -169,10 +167,8 @@ PollResult ArrangementBackfillExecutor::PollNext(PollContext& cx) {
       output_.pop_front();
       if (std::holds_alternative<Barrier>(message) &&
           !barrier_arrivals_.empty()) {
-        if (metrics_ != nullptr) {
-          metrics_->barrier_latency_seconds.Observe(absl::ToDoubleSeconds(
-              cx.clock().Now() - barrier_arrivals_.front()));
-        }
+        metrics_.barrier_latency_seconds.Observe(absl::ToDoubleSeconds(
+            cx.clock().Now() - barrier_arrivals_.front()));
         barrier_arrivals_.pop_front();
       }
       return PollResult::Ready(std::move(message));
@@ -188,10 +184,8 @@ PollResult ArrangementBackfillExecutor::PollNext(PollContext& cx) {
         step = PollBackfill(cx);
         break;
       case Phase::kFinishing:
-        step = PollFinishing(cx);
-        break;
       case Phase::kSteady:
-        step = PollSteady(cx);
+        step = PollForward(cx);
         break;
       case Phase::kEnded:
         return final_status_.ok() ? PollResult::End()
@@ -254,9 +248,7 @@ absl::Status ArrangementBackfillExecutor::LoadProgress() {
   }
   state_.emplace(std::move(loaded));
   total_snapshot_rows_ = state_->total_row_count();
-  if (metrics_ != nullptr) {
-    metrics_->vnodes_assigned.Set(static_cast<double>(state_->num_vnodes()));
-  }
+  metrics_.vnodes_assigned.Set(static_cast<double>(state_->num_vnodes()));
   return absl::OkStatus();
 }
 
@@ -442,12 +434,10 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollBackfill(
         upstream_buffer_bytes_ += chunk->EstimatedBytes();
         peak_upstream_buffer_bytes_ =
             std::max(peak_upstream_buffer_bytes_, upstream_buffer_bytes_);
-        if (metrics_ != nullptr) {
-          metrics_->upstream_buffer_rows.Set(
-              static_cast<double>(upstream_buffer_rows_));
-          metrics_->upstream_buffer_bytes.Set(
-              static_cast<double>(upstream_buffer_bytes_));
-        }
+        metrics_.upstream_buffer_rows.Set(
+            static_cast<double>(upstream_buffer_rows_));
+        metrics_.upstream_buffer_bytes.Set(
+            static_cast<double>(upstream_buffer_bytes_));
         upstream_buffer_.push_back(std::move(*chunk));
       }
       return Step::kProgress;
@@ -499,14 +489,11 @@ absl::Status ArrangementBackfillExecutor::EndOfSnapshot() {
   }
   upstream_buffer_.clear();
   upstream_buffer_rows_ = upstream_buffer_bytes_ = 0;
-  if (metrics_ != nullptr) {
-    metrics_->snapshot_read_row_count.Increment(snapshot_rows_this_epoch_);
-    metrics_->upstream_output_row_count.Increment(upstream_rows);
-    metrics_->upstream_buffer_rows.Set(0);
-    metrics_->upstream_buffer_bytes.Set(0);
-  }
+  metrics_.snapshot_read_row_count.Increment(snapshot_rows_this_epoch_);
+  metrics_.upstream_output_row_count.Increment(upstream_rows);
+  metrics_.upstream_buffer_rows.Set(0);
+  metrics_.upstream_buffer_bytes.Set(0);
   snapshot_rows_this_epoch_ = 0;
-  reader_exhausted_ = true;
   return absl::OkStatus();
 }
 
@@ -567,12 +554,10 @@ absl::Status ArrangementBackfillExecutor::ProcessBarrier(Barrier barrier,
   // (c) seal the replicated epoch.
   BACKFILL_RETURN_IF_ERROR(upstream_table_->Commit(barrier.epoch));
   // (d) metrics.
-  if (metrics_ != nullptr) {
-    metrics_->snapshot_read_row_count.Increment(snapshot_rows_this_epoch_);
-    metrics_->upstream_output_row_count.Increment(upstream_rows);
-    metrics_->upstream_buffer_rows.Set(0);
-    metrics_->upstream_buffer_bytes.Set(0);
-  }
+  metrics_.snapshot_read_row_count.Increment(snapshot_rows_this_epoch_);
+  metrics_.upstream_output_row_count.Increment(upstream_rows);
+  metrics_.upstream_buffer_rows.Set(0);
+  metrics_.upstream_buffer_bytes.Set(0);
   snapshot_rows_this_epoch_ = 0;
   // (e) progress report.
   if (reporter_ != nullptr) {
@@ -648,9 +633,7 @@ absl::Status ArrangementBackfillExecutor::FinishBarrier(Barrier barrier) {
     BACKFILL_RETURN_IF_ERROR(
         reporter_->Finish(barrier.epoch, total_snapshot_rows_));
   }
-  if (metrics_ != nullptr) {
-    metrics_->vnodes_completed.Set(static_cast<double>(state_->num_vnodes()));
-  }
+  metrics_.vnodes_completed.Set(static_cast<double>(state_->num_vnodes()));
   ApplyMutation(barrier);
   const bool stop = barrier.IsStopFor(options_.actor_id);
   QueueOutput(std::move(barrier));
@@ -658,7 +641,7 @@ absl::Status ArrangementBackfillExecutor::FinishBarrier(Barrier barrier) {
   return absl::OkStatus();
 }
 
-ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollFinishing(
+ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollForward(
     PollContext& cx) {
   PollResult upstream = upstream_->PollNext(cx);
   if (upstream.is_pending()) return Step::kPending;
@@ -666,28 +649,15 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollFinishing(
   if (upstream.is_end()) return EndStream();
   Message& message = upstream.message();
   if (Barrier* barrier = std::get_if<Barrier>(&message)) {
-    barrier_arrivals_.push_back(cx.clock().Now());
-    if (absl::Status status = FinishBarrier(std::move(*barrier));
-        !status.ok()) {
-      return Fail(status);
+    if (phase_ == Phase::kFinishing) {
+      // The finish barrier: FinishBarrier queues it.
+      barrier_arrivals_.push_back(cx.clock().Now());
+      if (absl::Status status = FinishBarrier(std::move(*barrier));
+          !status.ok()) {
+        return Fail(status);
+      }
+      return Step::kProgress;
     }
-    return Step::kProgress;
-  }
-  if (std::optional<Message> mapped =
-          output_mapping_.MapMessage(std::move(message))) {
-    QueueOutput(std::move(*mapped));
-  }
-  return Step::kProgress;
-}
-
-ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollSteady(
-    PollContext& cx) {
-  PollResult upstream = upstream_->PollNext(cx);
-  if (upstream.is_pending()) return Step::kPending;
-  if (upstream.is_error()) return Fail(upstream.status());
-  if (upstream.is_end()) return EndStream();
-  Message& message = upstream.message();
-  if (Barrier* barrier = std::get_if<Barrier>(&message)) {
     if (absl::Status status = progress_table_->Commit(barrier->epoch);
         !status.ok()) {
       return Fail(status);

@@ -20,7 +20,7 @@
 // table's output columns); the executor emits S3 = `output_indices` into S2.
 //
 // Thread-safety: an Executor (one task at a time). The tables' StateStore,
-// the reporter and the metrics must outlive the executor.
+// the reporter and the metrics' Registry must outlive the executor.
 #ifndef EXECUTOR_BACKFILL_ARRANGEMENT_BACKFILL_EXECUTOR_H_
 #define EXECUTOR_BACKFILL_ARRANGEMENT_BACKFILL_EXECUTOR_H_
 
@@ -141,8 +141,10 @@ class ArrangementBackfillExecutor final : public Executor {
   Step PollStartup(PollContext& cx);
   // One step of the epoch loop: upstream first, else snapshot rows.
   Step PollBackfill(PollContext& cx);
-  Step PollFinishing(PollContext& cx);
-  Step PollSteady(PollContext& cx);
+  // The forward-only phases: upstream messages mapped to S3. Finishing:
+  // the next barrier is the finish barrier (FinishBarrier). Steady: each
+  // barrier commits the progress table.
+  Step PollForward(PollContext& cx);
   // Opens the snapshot reader of this epoch (the seed's
   // make_snapshot_stream / snapshot_read_per_vnode).
   void MakeSnapshotReader();
@@ -183,7 +185,9 @@ class ArrangementBackfillExecutor final : public Executor {
   BoxedExecutor upstream_;
   std::unique_ptr<StateTable> progress_table_;
   ProgressReporter* reporter_;
-  BackfillMetrics* metrics_;
+  // A copy of the caller's handles, or detached ones (BackfillMetrics{})
+  // when the executor was built without metrics.
+  const BackfillMetrics metrics_;
   const ArrangementBackfillOptions options_;
   const OutputMapping output_mapping_;
   const ExecutorInfo info_;
@@ -206,7 +210,6 @@ class ArrangementBackfillExecutor final : public Executor {
   DataChunkBuilder* current_builder_ = nullptr;
   VirtualNode current_builder_vnode_ = 0;
   std::unique_ptr<VnodeSnapshotReader> reader_;
-  bool reader_exhausted_ = false;
   std::vector<StreamChunk> upstream_buffer_;
   size_t upstream_buffer_rows_ = 0;
   size_t upstream_buffer_bytes_ = 0;
@@ -218,7 +221,6 @@ class ArrangementBackfillExecutor final : public Executor {
   // Messages ready to emit, in order; barriers carry their arrival time.
   std::deque<Message> output_;
   std::deque<absl::Time> barrier_arrivals_;
-  absl::Time current_barrier_arrival_;
 
   // Commit notifications (start-up waits) from the store's thread.
   struct CommitWake {
