@@ -107,7 +107,7 @@ ArrangementBackfillExecutor::ArrangementBackfillExecutor(
       options_(options),
       output_mapping_(std::move(output_mapping)),
       info_(std::move(info)),
-      commit_wake_(std::make_shared<CommitWake>()) {
+      commit_waiter_(upstream_table_->store()) {
   const TableCatalog& catalog = upstream_table_->catalog();
   for (int s1 : upstream_table_->output_indices()) {
     s2_types_.push_back(catalog.columns[s1].type);
@@ -128,9 +128,7 @@ ArrangementBackfillExecutor::ArrangementBackfillExecutor(
 
 ArrangementBackfillExecutor::~ArrangementBackfillExecutor() {
   reader_.reset();
-  if (commit_listener_.has_value()) {
-    upstream_table_->store().RemoveCommitListener(*commit_listener_);
-  }
+  commit_waiter_.Stop();
 }
 
 std::string ArrangementBackfillExecutor::Context() const {
@@ -207,30 +205,6 @@ void ArrangementBackfillExecutor::ApplyFirstBarrier(const Barrier& barrier) {
   }
 }
 
-bool ArrangementBackfillExecutor::CommittedOrArrangeWake(bool ready,
-                                                         PollContext& cx) {
-  if (ready) return true;
-  {
-    std::lock_guard<std::mutex> guard(commit_wake_->mu);
-    commit_wake_->waker = cx.waker();
-  }
-  if (!commit_listener_.has_value()) {
-    std::weak_ptr<CommitWake> weak = commit_wake_;
-    commit_listener_ =
-        upstream_table_->store().AddCommitListener([weak](Epoch) {
-          if (std::shared_ptr<CommitWake> wake = weak.lock()) {
-            std::shared_ptr<Waker> waker;
-            {
-              std::lock_guard<std::mutex> guard(wake->mu);
-              waker = wake->waker;
-            }
-            if (waker != nullptr) waker->Wake();
-          }
-        });
-  }
-  return false;
-}
-
 absl::Status ArrangementBackfillExecutor::LoadProgress() {
   std::map<VirtualNode, VnodeProgress> loaded;
   for (VirtualNode vnode : progress_table_->vnodes().set_vnodes()) {
@@ -278,9 +252,9 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollStartup(
   }
   const EpochPair first = first_barrier_->epoch;
   if (phase_ == Phase::kInitProgressTable) {
-    if (!CommittedOrArrangeWake(progress_table_->ReadyToInit(first), cx)) {
-      // Re-check after registering: a commit may have slipped in between.
-      if (!progress_table_->ReadyToInit(first)) return Step::kPending;
+    if (!commit_waiter_.Ready(
+            [&] { return progress_table_->ReadyToInit(first); }, cx)) {
+      return Step::kPending;
     }
     if (absl::Status status = progress_table_->InitEpoch(first); !status.ok()) {
       return Fail(status);
@@ -289,16 +263,14 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollStartup(
     phase_ = Phase::kInitUpstreamTable;
   }
   if (phase_ == Phase::kInitUpstreamTable) {
-    if (!CommittedOrArrangeWake(upstream_table_->ReadyToInit(first), cx)) {
-      if (!upstream_table_->ReadyToInit(first)) return Step::kPending;
+    if (!commit_waiter_.Ready(
+            [&] { return upstream_table_->ReadyToInit(first); }, cx)) {
+      return Step::kPending;
     }
     if (absl::Status status = upstream_table_->InitEpoch(first); !status.ok()) {
       return Fail(status);
     }
-    if (commit_listener_.has_value()) {
-      upstream_table_->store().RemoveCommitListener(*commit_listener_);
-      commit_listener_.reset();
-    }
+    commit_waiter_.Stop();
     if (state_->IsCompletelyFinished()) {
       phase_ = Phase::kFinishing;
     } else {

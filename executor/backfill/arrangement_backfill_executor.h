@@ -29,7 +29,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -37,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "executor/backfill/backfill_state.h"
+#include "executor/backfill/commit_waiter.h"
 #include "executor/barrier.h"
 #include "executor/data_chunk_builder.h"
 #include "executor/executor.h"
@@ -171,9 +171,6 @@ class ArrangementBackfillExecutor final : public Executor {
   void RebuildBuilders();
   bool Paused() const;
   absl::Status LoadProgress();
-  // Whether `table_id` is committed up to `epoch`; if not, arranges a wake-up
-  // through a commit listener.
-  bool CommittedOrArrangeWake(bool ready, PollContext& cx);
   void QueueOutput(Message message);
   // Ends the stream with `status` (with context) / normally.
   Step Fail(const absl::Status& status);
@@ -222,13 +219,8 @@ class ArrangementBackfillExecutor final : public Executor {
   std::deque<Message> output_;
   std::deque<absl::Time> barrier_arrivals_;
 
-  // Commit notifications (start-up waits) from the store's thread.
-  struct CommitWake {
-    std::mutex mu;
-    std::shared_ptr<Waker> waker ABSL_GUARDED_BY(mu);
-  };
-  std::shared_ptr<CommitWake> commit_wake_;
-  std::optional<uint64_t> commit_listener_;
+  // Start-up: waits for the committed epoch before each InitEpoch.
+  CommitWaiter commit_waiter_;
 };
 
 }  // namespace backfill
