@@ -109,9 +109,6 @@ ArrangementBackfillExecutor::ArrangementBackfillExecutor(
       info_(std::move(info)),
       commit_waiter_(upstream_table_->store()) {
   const TableCatalog& catalog = upstream_table_->catalog();
-  for (int s1 : upstream_table_->output_indices()) {
-    s2_types_.push_back(catalog.columns[s1].type);
-  }
   pk_orders_ = catalog.pk_orders;
   pk_types_ = catalog.PkTypes();
   MonitoredRateLimiter::Observers observers;
@@ -127,7 +124,7 @@ ArrangementBackfillExecutor::ArrangementBackfillExecutor(
 }
 
 ArrangementBackfillExecutor::~ArrangementBackfillExecutor() {
-  reader_.reset();
+  snapshot_.reset();
   commit_waiter_.Stop();
 }
 
@@ -144,13 +141,13 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::Fail(
   final_status_ = WithContext(status, Context());
   phase_ = Phase::kEnded;
   output_.clear();
-  reader_.reset();
+  snapshot_.reset();
   return Step::kProgress;
 }
 
 ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::EndStream() {
   phase_ = Phase::kEnded;
-  reader_.reset();
+  snapshot_.reset();
   return Step::kProgress;
 }
 
@@ -275,7 +272,8 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollStartup(
       phase_ = Phase::kFinishing;
     } else {
       phase_ = Phase::kBackfill;
-      RebuildBuilders();
+      snapshot_.emplace(*upstream_table_, *state_, *limiter_,
+                        options_.chunk_size);
     }
   }
   return Step::kProgress;
@@ -287,34 +285,10 @@ bool ArrangementBackfillExecutor::Paused() const {
   return global_pause_ || backfill_paused_ || limiter_->limit().is_paused();
 }
 
-void ArrangementBackfillExecutor::RebuildBuilders() {
-  const size_t capacity =
-      SnapshotChunkSize(limiter_->limit(), options_.chunk_size);
-  builders_.clear();
-  current_builder_ = nullptr;
-  for (VirtualNode vnode : state_->owned_vnodes()) {
-    builders_.emplace(vnode, DataChunkBuilder(s2_types_, capacity));
-  }
-  permits_ = 0;
-}
-
-void ArrangementBackfillExecutor::MakeSnapshotReader() {
-  std::vector<VnodeScanStart> starts;
-  for (VirtualNode vnode : state_->owned_vnodes()) {
-    const VnodeProgress* progress = state_->Get(vnode);
-    if (std::holds_alternative<Completed>(*progress)) continue;
-    VnodeScanStart start{vnode, std::nullopt};
-    if (const InProgress* in_progress = std::get_if<InProgress>(progress)) {
-      start.after = in_progress->current_pos;
-    }
-    starts.push_back(std::move(start));
-  }
-  reader_ = std::make_unique<VnodeSnapshotReader>(*upstream_table_,
-                                                  std::move(starts));
-}
-
 absl::Status ArrangementBackfillExecutor::HandleSnapshotChunk(
-    DataChunk data, VirtualNode vnode) {
+    VnodeChunk chunk) {
+  DataChunk& data = chunk.data;
+  const VirtualNode vnode = chunk.vnode;
   const size_t rows = data.cardinality();
   if (rows == 0) return absl::OkStatus();
   Row last = data.RowAt(data.capacity() - 1);
@@ -327,66 +301,15 @@ absl::Status ArrangementBackfillExecutor::HandleSnapshotChunk(
   snapshot_rows_this_epoch_ += rows;
   total_snapshot_rows_ += rows;
   std::vector<Op> ops(data.capacity(), Op::kInsert);
-  StreamChunk chunk(std::move(ops), std::move(data));
-  QueueOutput(output_mapping_.MapChunk(std::move(chunk)));
+  QueueOutput(output_mapping_.MapChunk(
+      StreamChunk(std::move(ops), std::move(data))));
   return absl::OkStatus();
 }
 
-absl::Status ArrangementBackfillExecutor::FlushBuilders() {
-  for (auto& [vnode, builder] : builders_) {
-    if (std::optional<DataChunk> data = builder.Finish()) {
-      BACKFILL_RETURN_IF_ERROR(HandleSnapshotChunk(std::move(*data), vnode));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ArrangementBackfillExecutor::ReadSnapshot(PollContext* cx,
-                                                       size_t max_rows,
-                                                       bool* exhausted,
-                                                       bool* emitted,
-                                                       bool* blocked) {
-  *exhausted = false;
-  *emitted = false;
-  *blocked = false;
-  if (reader_ == nullptr) MakeSnapshotReader();
-  const bool limited = !limiter_->limit().is_disabled();
-  for (size_t read = 0; read < max_rows; ++read) {
-    if (!reader_->Valid()) {
-      BACKFILL_RETURN_IF_ERROR(reader_->status());
-      *exhausted = true;
-      return absl::OkStatus();
-    }
-    if (limited && permits_ == 0) {
-      const uint64_t batch =
-          SnapshotChunkSize(limiter_->limit(), options_.chunk_size);
-      RateLimiter::TryAcquireResult acquired = limiter_->TryAcquire(batch);
-      if (!acquired.granted) {
-        *blocked = true;
-        if (cx != nullptr && acquired.retry_at != absl::InfiniteFuture()) {
-          cx->WakeNoLaterThan(acquired.retry_at);
-        }
-        return absl::OkStatus();
-      }
-      permits_ = batch;
-    }
-    const VirtualNode vnode = reader_->vnode();
-    // Rows come in runs of one vnode: look its builder up once per run.
-    if (current_builder_ == nullptr || current_builder_vnode_ != vnode) {
-      current_builder_ = &builders_.at(vnode);
-      current_builder_vnode_ = vnode;
-    }
-    std::optional<DataChunk> full = current_builder_->Append(reader_->row());
-    if (limited) --permits_;
-    reader_->Next();
-    // A failed read ends the reader: report it now, even with a full chunk
-    // in hand (never swallowed by a later reset of the reader).
-    BACKFILL_RETURN_IF_ERROR(reader_->status());
-    if (full.has_value()) {
-      BACKFILL_RETURN_IF_ERROR(HandleSnapshotChunk(std::move(*full), vnode));
-      *emitted = true;
-      return absl::OkStatus();
-    }
+absl::Status ArrangementBackfillExecutor::FlushSnapshot() {
+  BACKFILL_ASSIGN_OR_RETURN(std::vector<VnodeChunk> chunks, snapshot_->Flush());
+  for (VnodeChunk& chunk : chunks) {
+    BACKFILL_RETURN_IF_ERROR(HandleSnapshotChunk(std::move(chunk)));
   }
   return absl::OkStatus();
 }
@@ -419,7 +342,7 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollBackfill(
     }
     Barrier barrier = std::get<Barrier>(std::move(message));
     barrier_arrivals_.push_back(cx.clock().Now());
-    if (absl::Status status = ProcessBarrier(std::move(barrier), cx);
+    if (absl::Status status = ProcessBarrier(std::move(barrier));
         !status.ok()) {
       return Fail(status);
     }
@@ -431,26 +354,37 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollBackfill(
   if (options_.output_ready && !options_.output_ready(cx)) {
     return Step::kPending;
   }
-  bool exhausted = false, emitted = false, blocked = false;
   const size_t max_rows = std::max<size_t>(options_.chunk_size, 64);
-  if (absl::Status status =
-          ReadSnapshot(&cx, max_rows, &exhausted, &emitted, &blocked);
-      !status.ok()) {
-    return Fail(status);
+  absl::StatusOr<SnapshotRead> read = snapshot_->Read(max_rows);
+  if (!read.ok()) return Fail(read.status());
+  switch (read->outcome) {
+    case SnapshotRead::kChunk:
+      if (absl::Status status = HandleSnapshotChunk(std::move(*read->chunk));
+          !status.ok()) {
+        return Fail(status);
+      }
+      return Step::kProgress;
+    case SnapshotRead::kRowLimit:
+      return Step::kProgress;
+    case SnapshotRead::kBlocked:
+      // Waiting for permits (until retry_at) or for upstream.
+      if (read->retry_at != absl::InfiniteFuture()) {
+        cx.WakeNoLaterThan(read->retry_at);
+      }
+      return Step::kPending;
+    case SnapshotRead::kExhausted:
+      if (absl::Status status = EndOfSnapshot(); !status.ok()) {
+        return Fail(status);
+      }
+      phase_ = Phase::kFinishing;
+      return Step::kProgress;
   }
-  if (exhausted) {
-    if (absl::Status status = EndOfSnapshot(); !status.ok())
-      return Fail(status);
-    phase_ = Phase::kFinishing;
-    return Step::kProgress;
-  }
-  if (emitted || !blocked) return Step::kProgress;
-  return Step::kPending;  // waiting for permits (deadline set) or upstream
+  return Step::kProgress;
 }
 
 absl::Status ArrangementBackfillExecutor::EndOfSnapshot() {
-  reader_.reset();
-  BACKFILL_RETURN_IF_ERROR(FlushBuilders());
+  BACKFILL_RETURN_IF_ERROR(FlushSnapshot());
+  snapshot_.reset();
   // Every vnode was fully sent as of this epoch's start, so every change of
   // this epoch applies: forward them unmarked (RisingWave marks them in the
   // minimum-progress path and can lose changes there).
@@ -469,36 +403,23 @@ absl::Status ArrangementBackfillExecutor::EndOfSnapshot() {
   return absl::OkStatus();
 }
 
-absl::Status ArrangementBackfillExecutor::ProcessBarrier(Barrier barrier,
-                                                         PollContext& cx) {
+absl::Status ArrangementBackfillExecutor::ProcessBarrier(Barrier barrier) {
   // Minimum progress: read up to one chunk if this epoch read nothing yet.
-  if (snapshot_rows_this_epoch_ == 0 && !Paused()) {
-    bool has_permits = limiter_->limit().is_disabled() || permits_ > 0;
-    if (!has_permits) {
-      const uint64_t batch =
-          SnapshotChunkSize(limiter_->limit(), options_.chunk_size);
-      if (limiter_->TryAcquire(batch).granted) {
-        permits_ = batch;
-        has_permits = true;
-      }
+  if (snapshot_rows_this_epoch_ == 0 && !Paused() &&
+      snapshot_->AcquirePermitsNow()) {
+    BACKFILL_ASSIGN_OR_RETURN(SnapshotRead read,
+                              snapshot_->Read(snapshot_->chunk_capacity()));
+    if (read.outcome == SnapshotRead::kChunk) {
+      BACKFILL_RETURN_IF_ERROR(HandleSnapshotChunk(std::move(*read.chunk)));
     }
-    if (has_permits) {
-      bool exhausted = false, emitted = false, blocked = false;
-      const size_t capacity =
-          SnapshotChunkSize(limiter_->limit(), options_.chunk_size);
-      BACKFILL_RETURN_IF_ERROR(
-          ReadSnapshot(nullptr, capacity, &exhausted, &emitted, &blocked));
-      if (exhausted) {
-        BACKFILL_RETURN_IF_ERROR(EndOfSnapshot());
-        return FinishBarrier(std::move(barrier));
-      }
+    if (read.outcome == SnapshotRead::kExhausted) {
+      BACKFILL_RETURN_IF_ERROR(EndOfSnapshot());
+      return FinishBarrier(std::move(barrier));
     }
   }
-  (void)cx;
-  if (reader_ != nullptr) BACKFILL_RETURN_IF_ERROR(reader_->status());
-  reader_.reset();  // the replicated table is written below
-  // (a) flush the builders: positions now cover every row sent this epoch.
-  BACKFILL_RETURN_IF_ERROR(FlushBuilders());
+  // (a) close the snapshot reader (the replicated table is written below)
+  // and flush the builders: positions now cover every row sent this epoch.
+  BACKFILL_RETURN_IF_ERROR(FlushSnapshot());
   // (b) mark and emit the buffered changes; replicate them unmarked.
   uint64_t upstream_rows = 0;
   for (StreamChunk& chunk : upstream_buffer_) {
@@ -589,7 +510,7 @@ void ArrangementBackfillExecutor::ApplyMutation(const Barrier& barrier) {
       const RateLimit limit = RateLimit::FromOptionalU32(*entry);
       if (limit != limiter_->limit()) {
         limiter_->Update(limit);
-        if (phase_ == Phase::kBackfill) RebuildBuilders();
+        if (snapshot_.has_value()) snapshot_->Resize();
       }
     }
   }
@@ -598,7 +519,6 @@ void ArrangementBackfillExecutor::ApplyMutation(const Barrier& barrier) {
 // ---- Finish and steady state ------------------------------------------------
 
 absl::Status ArrangementBackfillExecutor::FinishBarrier(Barrier barrier) {
-  reader_.reset();
   state_->FinishAll(pk_types_.size());
   BACKFILL_RETURN_IF_ERROR(PersistState(barrier.epoch));
   if (reporter_ != nullptr) {

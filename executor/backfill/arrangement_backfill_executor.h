@@ -38,14 +38,13 @@
 #include "executor/backfill/backfill_state.h"
 #include "executor/backfill/commit_waiter.h"
 #include "executor/barrier.h"
-#include "executor/data_chunk_builder.h"
 #include "executor/executor.h"
 #include "executor/message.h"
 #include "executor/backfill/output_mapping.h"
 #include "executor/backfill/progress_catalog.h"
 #include "executor/poll.h"
 #include "executor/backfill/progress_reporter.h"
-#include "executor/backfill/vnode_snapshot_reader.h"
+#include "executor/backfill/snapshot_chunk_reader.h"
 #include "metrics/backfill_metrics.h"
 #include "ratelimit/monitored_rate_limiter.h"
 #include "ratelimit/rate_limit.h"
@@ -145,21 +144,13 @@ class ArrangementBackfillExecutor final : public Executor {
   // the next barrier is the finish barrier (FinishBarrier). Steady: each
   // barrier commits the progress table.
   Step PollForward(PollContext& cx);
-  // Opens the snapshot reader of this epoch (the seed's
-  // make_snapshot_stream / snapshot_read_per_vnode).
-  void MakeSnapshotReader();
-  // Reads snapshot rows into the per-vnode builders until a chunk is full
-  // (`*emitted`), `max_rows` rows were read, the snapshot ends
-  // (`*exhausted`), or the rate limiter has no permits (`*blocked`; with a
-  // context, its wake deadline is set to when permits are available).
-  absl::Status ReadSnapshot(PollContext* cx, size_t max_rows, bool* exhausted,
-                            bool* emitted, bool* blocked);
-  // A full (or flushed) builder chunk of `vnode`: all-Insert, advances the
+  // A chunk of snapshot rows (full or flushed): all-Insert, advances the
   // vnode's position to its last row, queued for output in S3.
-  absl::Status HandleSnapshotChunk(DataChunk data, VirtualNode vnode);
-  absl::Status FlushBuilders();
+  absl::Status HandleSnapshotChunk(VnodeChunk chunk);
+  // Closes the snapshot reader and handles what the builders hold.
+  absl::Status FlushSnapshot();
   // Barrier processing, SPEC §4.5 (a)-(h), for a barrier in the loop.
-  absl::Status ProcessBarrier(Barrier barrier, PollContext& cx);
+  absl::Status ProcessBarrier(Barrier barrier);
   // End of snapshot: flush, forward the buffered changes unmarked.
   absl::Status EndOfSnapshot();
   // The finish barrier: every vnode Completed, persisted, committed,
@@ -168,7 +159,6 @@ class ArrangementBackfillExecutor final : public Executor {
   absl::Status PersistState(EpochPair epoch);
   void ApplyMutation(const Barrier& barrier);
   void ApplyFirstBarrier(const Barrier& barrier);
-  void RebuildBuilders();
   bool Paused() const;
   absl::Status LoadProgress();
   void QueueOutput(Message message);
@@ -188,7 +178,6 @@ class ArrangementBackfillExecutor final : public Executor {
   const ArrangementBackfillOptions options_;
   const OutputMapping output_mapping_;
   const ExecutorInfo info_;
-  std::vector<DataType> s2_types_;
   std::vector<OrderType> pk_orders_;
   std::vector<DataType> pk_types_;
   std::unique_ptr<MonitoredRateLimiter> limiter_;
@@ -202,17 +191,14 @@ class ArrangementBackfillExecutor final : public Executor {
 
   // The epoch loop.
   std::optional<BackfillState> state_;
-  std::map<VirtualNode, DataChunkBuilder> builders_;
-  // The builder of the vnode the reader is in (points into builders_).
-  DataChunkBuilder* current_builder_ = nullptr;
-  VirtualNode current_builder_vnode_ = 0;
-  std::unique_ptr<VnodeSnapshotReader> reader_;
+  // The snapshot side (reader, per-vnode builders, permits): from the start
+  // of the epoch loop to the end of the snapshot.
+  std::optional<SnapshotChunkReader> snapshot_;
   std::vector<StreamChunk> upstream_buffer_;
   size_t upstream_buffer_rows_ = 0;
   size_t upstream_buffer_bytes_ = 0;
   size_t peak_upstream_buffer_bytes_ = 0;
   uint64_t snapshot_rows_this_epoch_ = 0;
-  uint64_t permits_ = 0;
   uint64_t total_snapshot_rows_ = 0;
 
   // Messages ready to emit, in order; barriers carry their arrival time.
