@@ -46,6 +46,7 @@ void SnapshotChunkReader::OpenReader() {
     starts.push_back(std::move(start));
   }
   reader_ = std::make_unique<VnodeSnapshotReader>(table_, std::move(starts));
+  reader_->SeekToFirst();
 }
 
 bool SnapshotChunkReader::AcquirePermitsNow() {

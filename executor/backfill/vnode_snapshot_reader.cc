@@ -5,10 +5,25 @@
 #include "absl/strings/str_cat.h"
 
 namespace backfill {
+namespace {
+
+// `status` with the vnode whose read failed in front of its message.
+absl::Status VnodeReadError(VirtualNode vnode, const absl::Status& status) {
+  return absl::Status(status.code(),
+                      absl::StrCat("snapshot read of vnode ", vnode, ": ",
+                                   status.message()));
+}
+
+}  // namespace
 
 VnodeSnapshotReader::VnodeSnapshotReader(ReplicatedStateTable& table,
                                          std::vector<VnodeScanStart> starts)
-    : table_(table), starts_(std::move(starts)) {
+    : table_(table), starts_(std::move(starts)) {}
+
+void VnodeSnapshotReader::SeekToFirst() {
+  iterator_.reset();
+  status_ = absl::OkStatus();
+  current_ = 0;
   Settle();
 }
 
@@ -16,10 +31,7 @@ void VnodeSnapshotReader::Next() {
   iterator_->Next();
   if (!iterator_->Valid()) {
     if (!iterator_->status().ok()) {
-      status_ = absl::Status(
-          iterator_->status().code(),
-          absl::StrCat("snapshot read of vnode ", starts_[current_].vnode, ": ",
-                       iterator_->status().message()));
+      status_ = VnodeReadError(starts_[current_].vnode, iterator_->status());
       iterator_.reset();
       return;
     }
@@ -41,10 +53,7 @@ void VnodeSnapshotReader::Settle() {
     absl::StatusOr<std::unique_ptr<RowIterator>> iterator =
         table_.IterWithVnode(start.vnode, range);
     if (!iterator.ok()) {
-      status_ =
-          absl::Status(iterator.status().code(),
-                       absl::StrCat("snapshot read of vnode ", start.vnode,
-                                    ": ", iterator.status().message()));
+      status_ = VnodeReadError(start.vnode, iterator.status());
       return;
     }
     if ((*iterator)->Valid()) {
@@ -52,10 +61,7 @@ void VnodeSnapshotReader::Settle() {
       return;
     }
     if (!(*iterator)->status().ok()) {
-      status_ =
-          absl::Status((*iterator)->status().code(),
-                       absl::StrCat("snapshot read of vnode ", start.vnode,
-                                    ": ", (*iterator)->status().message()));
+      status_ = VnodeReadError(start.vnode, (*iterator)->status());
       return;
     }
     ++current_;

@@ -2,9 +2,16 @@
 // through the replicated state table vnode by vnode, each vnode in pk order
 // starting strictly after its backfill position.
 //
+// clang-format off
 //   VnodeSnapshotReader reader(*replicated, {{3, std::nullopt}, {7, pos}});
-//   for (; reader.Valid(); reader.Next()) Append(reader.vnode(), reader.row());
+//   for (reader.SeekToFirst(); reader.Valid(); reader.Next()) {
+//     Append(reader.vnode(), reader.row());
+//   }
 //   BACKFILL_RETURN_IF_ERROR(reader.status());   // then: end of snapshot
+// clang-format on
+//
+// Positioning follows LevelDB's iterators (and StateStoreIterator's): a new
+// reader is not positioned (Valid() is false) until SeekToFirst().
 //
 // Rows come from the replicated table's current epoch (committed upstream
 // data plus the epochs this actor replicated), projected to S2. Vnodes are
@@ -41,14 +48,19 @@ struct VnodeScanStart {
 
 class VnodeSnapshotReader {
  public:
-  // Positions the reader at the first row. REQUIRES: every vnode is owned by
-  // `table`. Errors surface through status().
+  // Not positioned: no read happens until SeekToFirst(). REQUIRES: every
+  // vnode is owned by `table`.
   VnodeSnapshotReader(ReplicatedStateTable& table,
                       std::vector<VnodeScanStart> starts);
   VnodeSnapshotReader(const VnodeSnapshotReader&) = delete;
   VnodeSnapshotReader& operator=(const VnodeSnapshotReader&) = delete;
 
-  // False at the end of the snapshot or on error.
+  // Positions the reader at the first row of the first vnode that has one
+  // (opening that vnode's iterator and those of the empty vnodes before it),
+  // starting again from the first vnode if already positioned. Errors
+  // surface through status().
+  void SeekToFirst();
+  // False before SeekToFirst(), at the end of the snapshot, or on error.
   bool Valid() const { return status_.ok() && iterator_ != nullptr; }
   // REQUIRES: Valid().
   void Next();

@@ -63,7 +63,7 @@ class VnodeSnapshotReaderTest : public ::testing::Test {
 TEST_F(VnodeSnapshotReaderTest, ReadsVnodesInOrderEachInPkOrder) {
   VnodeSnapshotReader reader(*replica_, {{2, std::nullopt}, {0, std::nullopt}});
   std::vector<std::pair<VirtualNode, int64_t>> read;
-  for (; reader.Valid(); reader.Next()) {
+  for (reader.SeekToFirst(); reader.Valid(); reader.Next()) {
     ASSERT_EQ(reader.row().size(), 2u);  // S2 = (v, k)
     read.emplace_back(reader.vnode(), std::get<int64_t>(reader.row()[1]));
   }
@@ -81,7 +81,7 @@ TEST_F(VnodeSnapshotReaderTest, StartsStrictlyAfterThePosition) {
   ASSERT_GE(keys.size(), 3u);
   VnodeSnapshotReader reader(*replica_, {{1, Row{keys[1]}}});
   std::vector<int64_t> read;
-  for (; reader.Valid(); reader.Next()) {
+  for (reader.SeekToFirst(); reader.Valid(); reader.Next()) {
     read.push_back(std::get<int64_t>(reader.row()[1]));
   }
   EXPECT_EQ(read, std::vector<int64_t>(keys.begin() + 2, keys.end()));
@@ -91,10 +91,12 @@ TEST_F(VnodeSnapshotReaderTest, SkipsExhaustedAndEmptyPositions) {
   const std::vector<int64_t>& keys = by_vnode_[3];
   VnodeSnapshotReader reader(
       *replica_, {{3, Row{keys.back()}}, {1, Row{}}, {0, std::nullopt}});
+  reader.SeekToFirst();
   ASSERT_TRUE(reader.Valid());
   EXPECT_EQ(reader.vnode(), 0);
   EXPECT_EQ(reader.num_vnodes_exhausted(), 2);
   VnodeSnapshotReader empty(*replica_, {});
+  empty.SeekToFirst();
   EXPECT_FALSE(empty.Valid());
   BACKFILL_EXPECT_OK(empty.status());
 }
@@ -105,9 +107,30 @@ TEST_F(VnodeSnapshotReaderTest, UnownedVnodeIsAnErrorNamingIt) {
   ASSERT_TRUE(replica.ok());
   BACKFILL_ASSERT_OK((*replica)->InitEpoch(EpochPair{Epoch(2), Epoch(1)}));
   VnodeSnapshotReader reader(**replica, {{0, std::nullopt}, {3, std::nullopt}});
+  reader.SeekToFirst();
   while (reader.Valid()) reader.Next();
   EXPECT_THAT(reader.status(), StatusIs(absl::StatusCode::kFailedPrecondition,
                                         HasSubstr("vnode 3")));
+}
+
+// LevelDB's positioning rule: nothing is read before SeekToFirst(), and
+// SeekToFirst() starts again from the first vnode.
+TEST_F(VnodeSnapshotReaderTest, NotPositionedUntilSeekToFirst) {
+  VnodeSnapshotReader reader(*replica_, {{2, std::nullopt}, {0, std::nullopt}});
+  EXPECT_FALSE(reader.Valid());
+  BACKFILL_EXPECT_OK(reader.status());
+  EXPECT_EQ(reader.num_vnodes_exhausted(), 0);
+  reader.SeekToFirst();
+  ASSERT_TRUE(reader.Valid());
+  EXPECT_EQ(reader.vnode(), 2);
+  EXPECT_EQ(std::get<int64_t>(reader.row()[1]), by_vnode_[2].front());
+  while (reader.Valid() && reader.vnode() == 2) reader.Next();
+  ASSERT_TRUE(reader.Valid());
+  EXPECT_EQ(reader.vnode(), 0);
+  reader.SeekToFirst();
+  ASSERT_TRUE(reader.Valid());
+  EXPECT_EQ(reader.vnode(), 2);
+  EXPECT_EQ(std::get<int64_t>(reader.row()[1]), by_vnode_[2].front());
 }
 
 }  // namespace
