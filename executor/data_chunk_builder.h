@@ -1,9 +1,11 @@
 // DataChunkBuilder: accumulates rows into DataChunks of a fixed capacity
 // (Arrow-style Append/Finish).
 //
+// clang-format off
 //   DataChunkBuilder builder({DataType::kInt64}, /*capacity=*/256);
 //   if (std::optional<DataChunk> full = builder.Append(row)) Emit(*full);
 //   if (std::optional<DataChunk> rest = builder.Finish()) Emit(*rest);
+// clang-format on
 //
 // Thread-safety: not thread-safe (one owner).
 #ifndef EXECUTOR_DATA_CHUNK_BUILDER_H_

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "executor/backfill/arrangement_backfill_plan.h"
-#include "executor/channel.h"
 #include "executor/backfill/plan.pb.h"
+#include "executor/channel.h"
 #include "executor/testing/message_literal.h"
 #include "executor/testing/scripted_executor.h"
 #include "gmock/gmock.h"
@@ -36,7 +36,8 @@ TableCatalog Upstream() {
   return catalog;
 }
 
-TEST(ArrangementBackfillBackpressureTest, FullDownstreamPausesSnapshotNotUpstream) {
+TEST(ArrangementBackfillBackpressureTest,
+     FullDownstreamPausesSnapshotNotUpstream) {
   auto store = NewMemoryStateStore();
   {  // 40 committed rows at epoch 1.
     StateTableOptions options;
@@ -65,8 +66,10 @@ TEST(ArrangementBackfillBackpressureTest, FullDownstreamPausesSnapshotNotUpstrea
   node.set_vnode_bitmap(VnodeBitmap::All(4).Serialize());
 
   ScriptedExecutorOptions input_options;
-  input_options.when_exhausted = ScriptedExecutorOptions::WhenExhausted::kPending;
-  auto input = std::make_unique<ScriptedExecutor>(ExecutorInfo{}, input_options);
+  input_options.when_exhausted =
+      ScriptedExecutorOptions::WhenExhausted::kPending;
+  auto input =
+      std::make_unique<ScriptedExecutor>(ExecutorInfo{}, input_options);
   ScriptedExecutor* upstream = input.get();
   upstream->Push(TestBarrier(2, BarrierKind::kInitial));
 
@@ -93,9 +96,9 @@ TEST(ArrangementBackfillBackpressureTest, FullDownstreamPausesSnapshotNotUpstrea
 
   // Upstream changes are still consumed (buffered for the barrier), so the
   // upstream's channel drains; the barrier still passes.
-  upstream->Push(testing::StreamChunkFromPretty(
-      "I T\n"
-      "+ 100 new\n"));
+  upstream->Push(
+      testing::StreamChunkFromPretty("I T\n"
+                                     "+ 100 new\n"));
   EXPECT_TRUE(executor->PollNext(cx).is_pending());
   upstream->Push(TestBarrier(3));
   bool saw_barrier = false;

@@ -112,10 +112,10 @@ ArrangementBackfillExecutor::ArrangementBackfillExecutor(
   pk_orders_ = catalog.pk_orders;
   pk_types_ = catalog.PkTypes();
   MonitoredRateLimiter::Observers observers;
-  observers.on_limit = [gauge = metrics_.rate_limit_rows_per_second](
-                           double rows_per_second) {
-    gauge.Set(rows_per_second);
-  };
+  observers.on_limit =
+      [gauge = metrics_.rate_limit_rows_per_second](double rows_per_second) {
+        gauge.Set(rows_per_second);
+      };
   RateLimiter::Options limiter_options;
   limiter_options.max_burst = std::max<uint32_t>(options_.chunk_size, 2);
   limiter_ = std::make_unique<MonitoredRateLimiter>(
@@ -301,8 +301,8 @@ absl::Status ArrangementBackfillExecutor::HandleSnapshotChunk(
   snapshot_rows_this_epoch_ += rows;
   total_snapshot_rows_ += rows;
   std::vector<Op> ops(data.capacity(), Op::kInsert);
-  QueueOutput(output_mapping_.MapChunk(
-      StreamChunk(std::move(ops), std::move(data))));
+  QueueOutput(
+      output_mapping_.MapChunk(StreamChunk(std::move(ops), std::move(data))));
   return absl::OkStatus();
 }
 

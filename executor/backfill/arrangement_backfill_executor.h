@@ -2,11 +2,13 @@
 // upstream table has now plus every change made to it from now on, without
 // pausing the upstream, sending no row twice and missing none (SPEC §4-§8).
 //
+// clang-format off
 //   BACKFILL_ASSIGN_OR_RETURN(BoxedExecutor backfill,
 //       ArrangementBackfillExecutor::Create(std::move(replicated_table),
 //           std::move(upstream), std::move(progress_table), reporter,
 //           metrics, options));
 //   PollResult result = backfill->PollNext(cx);   // see executor/executor.h
+// clang-format on
 //
 // Per vnode it reads the upstream's history in pk order through the
 // replicated state table, remembers how far it got (`current_pos`), and at
@@ -37,14 +39,14 @@
 #include "absl/time/time.h"
 #include "executor/backfill/backfill_state.h"
 #include "executor/backfill/commit_waiter.h"
+#include "executor/backfill/output_mapping.h"
+#include "executor/backfill/progress_catalog.h"
+#include "executor/backfill/progress_reporter.h"
+#include "executor/backfill/snapshot_chunk_reader.h"
 #include "executor/barrier.h"
 #include "executor/executor.h"
 #include "executor/message.h"
-#include "executor/backfill/output_mapping.h"
-#include "executor/backfill/progress_catalog.h"
 #include "executor/poll.h"
-#include "executor/backfill/progress_reporter.h"
-#include "executor/backfill/snapshot_chunk_reader.h"
 #include "metrics/backfill_metrics.h"
 #include "ratelimit/monitored_rate_limiter.h"
 #include "ratelimit/rate_limit.h"
@@ -80,8 +82,9 @@ struct ArrangementBackfillOptions {
 
 class ArrangementBackfillExecutor final : public Executor {
  public:
-  // The seed's `new(upstream_table, upstream, state_table, output_indices,
-  // progress, metrics, chunk_size, rate_limit, fragment_id)`.
+  // An executor that backfills from `upstream_table` (a replicated table of
+  // the upstream, owning the actor's vnodes) and forwards `upstream` (the
+  // upstream's change stream), persisting its progress in `progress_table`.
   // Errors: InvalidArgument naming the field when an output index is out of
   // range, the chunk size is 0, the progress table fails
   // ValidateProgressCatalog (executor/backfill/progress_catalog.h), or the
@@ -136,7 +139,7 @@ class ArrangementBackfillExecutor final : public Executor {
       const ArrangementBackfillOptions& options, OutputMapping output_mapping,
       ExecutorInfo info);
 
-  // Stages (the seed's execute_inner and helpers).
+  // The lifecycle stages (executor/README.md).
   Step PollStartup(PollContext& cx);
   // One step of the epoch loop: upstream first, else snapshot rows.
   Step PollBackfill(PollContext& cx);

@@ -88,14 +88,15 @@ class ArrangementBackfillTest : public ::testing::Test {
 TEST_F(ArrangementBackfillTest, FirstBarrierFirstThenWaitsForCommittedEpoch) {
   const TableCatalog catalog = IdTable();
   BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto replicated, ReplicatedStateTable::Create(catalog, *store_,
-                                                    VnodeBitmap::All(4), {1, 2, 3}));
+      auto replicated, ReplicatedStateTable::Create(
+                           catalog, *store_, VnodeBitmap::All(4), {1, 2, 3}));
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto progress, StateTable::Create(BackfillProgressCatalog(catalog, 99),
                                         *store_, VnodeBitmap::All(4)));
   auto input = std::make_unique<ScriptedExecutor>(
-      ExecutorInfo{}, testing::ScriptedExecutorOptions{
-                          testing::ScriptedExecutorOptions::WhenExhausted::kPending});
+      ExecutorInfo{},
+      testing::ScriptedExecutorOptions{
+          testing::ScriptedExecutorOptions::WhenExhausted::kPending});
   ScriptedExecutor* script = input.get();
   ArrangementBackfillOptions options;
   options.output_indices = {0, 1, 2};
@@ -124,15 +125,16 @@ TEST_F(ArrangementBackfillTest, FirstBarrierFirstThenWaitsForCommittedEpoch) {
   waker->Reset();
   BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(5)));
   EXPECT_TRUE(waker->WaitUntil(clock_, clock_.Now()));  // woken by the commit
-  EXPECT_TRUE(executor->PollNext(cx).is_pending());  // empty table, idle upstream
+  EXPECT_TRUE(
+      executor->PollNext(cx).is_pending());  // empty table, idle upstream
   ASSERT_NE(executor->backfill_state(), nullptr);
 }
 
 TEST_F(ArrangementBackfillTest, FirstMessageMustBeABarrier) {
   const TableCatalog catalog = IdTable();
   BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto replicated, ReplicatedStateTable::Create(catalog, *store_,
-                                                    VnodeBitmap::All(4), {1, 2, 3}));
+      auto replicated, ReplicatedStateTable::Create(
+                           catalog, *store_, VnodeBitmap::All(4), {1, 2, 3}));
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto progress, StateTable::Create(BackfillProgressCatalog(catalog, 99),
                                         *store_, VnodeBitmap::All(4)));
@@ -153,26 +155,33 @@ TEST_F(ArrangementBackfillTest, RejectsBadConstruction) {
   const TableCatalog catalog = IdTable();
   auto make = [&](std::vector<int> output, TableCatalog progress_catalog,
                   uint32_t chunk_size) {
-    auto replicated = ReplicatedStateTable::Create(catalog, *store_,
-                                                   VnodeBitmap::All(4), {1, 2, 3});
-    auto progress = StateTable::Create(progress_catalog, *store_,
-                                       VnodeBitmap::All(progress_catalog.vnode_count));
+    auto replicated = ReplicatedStateTable::Create(
+        catalog, *store_, VnodeBitmap::All(4), {1, 2, 3});
+    auto progress =
+        StateTable::Create(progress_catalog, *store_,
+                           VnodeBitmap::All(progress_catalog.vnode_count));
     ArrangementBackfillOptions options;
     options.output_indices = std::move(output);
     options.chunk_size = chunk_size;
     return ArrangementBackfillExecutor::Create(
-        std::move(*replicated), std::make_unique<ScriptedExecutor>(ExecutorInfo{}),
+        std::move(*replicated),
+        std::make_unique<ScriptedExecutor>(ExecutorInfo{}),
         std::move(*progress), nullptr, nullptr, options);
   };
   EXPECT_THAT(make({0, 3}, BackfillProgressCatalog(catalog, 9), 4),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("output_indices")));
-  EXPECT_THAT(make({0}, BackfillProgressCatalog(catalog, 9), 0),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("chunk_size")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("output_indices")));
+  EXPECT_THAT(
+      make({0}, BackfillProgressCatalog(catalog, 9), 0),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("chunk_size")));
   EXPECT_THAT(make({0}, BackfillProgressCatalog(IdTable(8), 9), 4),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("progress_table")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("progress_table")));
   // A pk column missing from S2 is rejected by the replicated table.
-  EXPECT_THAT(ReplicatedStateTable::Create(catalog, *store_, VnodeBitmap::All(4), {2, 3}),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("primary-key column")));
+  EXPECT_THAT(ReplicatedStateTable::Create(catalog, *store_,
+                                           VnodeBitmap::All(4), {2, 3}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("primary-key column")));
 }
 
 // §4.2 snapshot chunks are all-Insert, one vnode each, at most the builder
@@ -208,7 +217,8 @@ TEST_F(ArrangementBackfillTest, BackfillsAndFinishes) {
     EXPECT_TRUE(std::holds_alternative<Completed>(*state->Get(vnode)));
   }
   EXPECT_THAT(h->registry().ExportText(),
-              HasSubstr("stream_backfill_snapshot_read_row_count{table_id=\"7\",actor_id=\"1\"} 50"));
+              HasSubstr("stream_backfill_snapshot_read_row_count{table_id="
+                        "\"7\",actor_id=\"1\"} 50"));
 }
 
 TEST_F(ArrangementBackfillTest, EmptyTableFinishesAtTheNextBarrier) {
@@ -289,7 +299,8 @@ TEST_F(ArrangementBackfillTest, MinimumProgressWithABusyUpstream) {
 // §4.6 end of snapshot in the minimum-progress path: the epoch's changes,
 // including inserts beyond current_pos, are forwarded unmarked (RisingWave's
 // SUSPECT-1 loses them).
-TEST_F(ArrangementBackfillTest, EndOfSnapshotInMinimumProgressPathForwardsEverything) {
+TEST_F(ArrangementBackfillTest,
+       EndOfSnapshotInMinimumProgressPathForwardsEverything) {
   auto h = Make(Options(IdTable(1), 8));
   for (int64_t id = 1; id <= 3; ++id) BACKFILL_ASSERT_OK(h->Insert(R(id)));
   BACKFILL_ASSERT_OK(h->StartBackfill());
@@ -410,7 +421,8 @@ TEST_F(ArrangementBackfillTest, ThrottleThisFragmentOnlyRebuildsBuilders) {
 // SPEC §5 / RisingWave SUSPECT-2: an actor owning only Completed and
 // NotStarted vnodes (after a rescale) still forwards changes to Completed
 // vnodes, even in an epoch where it reads no snapshot row.
-TEST_F(ArrangementBackfillTest, CompletedVnodesForwardChangesWhileOthersNotStarted) {
+TEST_F(ArrangementBackfillTest,
+       CompletedVnodesForwardChangesWhileOthersNotStarted) {
   HarnessOptions options = Options(IdTable(4), 64);
   options.owned = VnodeBitmap::FromRange(4, 0, 2);
   auto h = Make(options);
@@ -424,7 +436,8 @@ TEST_F(ArrangementBackfillTest, CompletedVnodesForwardChangesWhileOthersNotStart
   // Rescale: a new actor owns all four vnodes: 0-1 Completed, 2-3 NotStarted,
   // and it is paused, so it reads no snapshot row.
   h->Crash();
-  BACKFILL_ASSERT_OK(h->Restart(VnodeBitmap::All(4), AddMutation{true, {}, {1}}));
+  BACKFILL_ASSERT_OK(
+      h->Restart(VnodeBitmap::All(4), AddMutation{true, {}, {1}}));
   for (int e = 0; e < 3; ++e) {
     for (int64_t id = 500 + 10 * e; id < 510 + 10 * e; ++id) {
       BACKFILL_ASSERT_OK(h->Insert(R(id)));
@@ -457,7 +470,8 @@ TEST_F(ArrangementBackfillTest, RecoversFromMixedPersistedStates) {
   for (int e = 0; e < 6; ++e) {
     h->PushPending(2);
     BACKFILL_ASSERT_OK(h->Insert(R(1000 + e)));
-    BACKFILL_ASSERT_OK(h->Barrier(e % 2 ? BarrierKind::kCheckpoint : BarrierKind::kBarrier));
+    BACKFILL_ASSERT_OK(
+        h->Barrier(e % 2 ? BarrierKind::kCheckpoint : BarrierKind::kBarrier));
   }
   h->Crash();  // reverts to the last checkpoint, uncommitted progress lost
   BACKFILL_ASSERT_OK(h->Restart(VnodeBitmap::All(8)));
@@ -499,15 +513,17 @@ TEST_F(ArrangementBackfillTest, ColumnPruningAndReordering) {
   options.backfill.chunk_size = 2;
   auto h = Make(options);
   for (int64_t id = 0; id < 10; ++id) {
-    BACKFILL_ASSERT_OK(h->Insert(Row{id, std::string("n") + std::to_string(id % 3),
-                                     int32_t{29}, std::string("L")}));
+    BACKFILL_ASSERT_OK(
+        h->Insert(Row{id, std::string("n") + std::to_string(id % 3),
+                      int32_t{29}, std::string("L")}));
   }
   BACKFILL_ASSERT_OK(h->StartBackfill());
   for (int e = 0; e < 20 && !h->finished(); ++e) {
-    BACKFILL_ASSERT_OK(h->Insert(Row{int64_t{100 + e}, std::string("new"),
-                                     int32_t{30}, Datum()}));
+    BACKFILL_ASSERT_OK(h->Insert(
+        Row{int64_t{100 + e}, std::string("new"), int32_t{30}, Datum()}));
     h->PushPending(1);
-    BACKFILL_ASSERT_OK(h->Barrier(e % 3 ? BarrierKind::kBarrier : BarrierKind::kCheckpoint));
+    BACKFILL_ASSERT_OK(
+        h->Barrier(e % 3 ? BarrierKind::kBarrier : BarrierKind::kCheckpoint));
   }
   EXPECT_TRUE(h->finished());
   for (const Message& message : h->last_output()) {
@@ -531,12 +547,15 @@ TEST_F(ArrangementBackfillTest, WatermarksDroppedDuringBackfillReindexedAfter) {
     EXPECT_FALSE(std::holds_alternative<Watermark>(message));
   }
   while (!h->finished()) BACKFILL_ASSERT_OK(h->Barrier());
-  h->PushWatermark(Watermark{0, DataType::kInt64, int64_t{9}});  // id: S3 index 1
-  h->PushWatermark(Watermark{1, DataType::kVarchar, std::string("x")});  // v: dropped
+  h->PushWatermark(
+      Watermark{0, DataType::kInt64, int64_t{9}});  // id: S3 index 1
+  h->PushWatermark(
+      Watermark{1, DataType::kVarchar, std::string("x")});  // v: dropped
   BACKFILL_ASSERT_OK(h->Barrier());
   std::vector<Watermark> watermarks;
   for (const Message& message : h->last_output()) {
-    if (const auto* w = std::get_if<Watermark>(&message)) watermarks.push_back(*w);
+    if (const auto* w = std::get_if<Watermark>(&message))
+      watermarks.push_back(*w);
   }
   ASSERT_EQ(watermarks.size(), 1u);
   EXPECT_EQ(watermarks[0].column_index, 1);
@@ -546,8 +565,8 @@ TEST_F(ArrangementBackfillTest, WatermarksDroppedDuringBackfillReindexedAfter) {
 TEST_F(ArrangementBackfillTest, UpstreamErrorIsPropagatedWithContext) {
   const TableCatalog catalog = IdTable(1);
   BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto replicated, ReplicatedStateTable::Create(catalog, *store_,
-                                                    VnodeBitmap::All(1), {1, 2, 3}));
+      auto replicated, ReplicatedStateTable::Create(
+                           catalog, *store_, VnodeBitmap::All(1), {1, 2, 3}));
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto progress, StateTable::Create(BackfillProgressCatalog(catalog, 99),
                                         *store_, VnodeBitmap::All(1)));
@@ -562,10 +581,11 @@ TEST_F(ArrangementBackfillTest, UpstreamErrorIsPropagatedWithContext) {
                          std::move(replicated), std::move(input),
                          std::move(progress), nullptr, nullptr, options));
   BACKFILL_ASSERT_OK(NextMessage(*executor, clock_).status());
-  EXPECT_THAT(NextMessage(*executor, clock_),
-              StatusIs(absl::StatusCode::kUnavailable,
-                       ::testing::AllOf(HasSubstr("actor 42"), HasSubstr("table 7"),
-                                        HasSubstr("exchange broke"))));
+  EXPECT_THAT(
+      NextMessage(*executor, clock_),
+      StatusIs(absl::StatusCode::kUnavailable,
+               ::testing::AllOf(HasSubstr("actor 42"), HasSubstr("table 7"),
+                                HasSubstr("exchange broke"))));
 }
 
 TEST_F(ArrangementBackfillTest, CorruptProgressRowIsDataLossNamingTheVnode) {
@@ -573,19 +593,21 @@ TEST_F(ArrangementBackfillTest, CorruptProgressRowIsDataLossNamingTheVnode) {
   const TableCatalog progress_catalog = BackfillProgressCatalog(catalog, 99);
   {
     // A progress row with a negative row count.
-    BACKFILL_ASSERT_OK_AND_ASSIGN(auto writer,
-                                  StateTable::Create(progress_catalog, *store_,
-                                                     VnodeBitmap::All(2)));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto writer,
+        StateTable::Create(progress_catalog, *store_, VnodeBitmap::All(2)));
     BACKFILL_ASSERT_OK(writer->InitEpoch(EpochPair{Epoch(1), Epoch(0)}));
-    BACKFILL_ASSERT_OK(writer->Insert(Row{int16_t{1}, int64_t{5}, false, int64_t{-3}}));
+    BACKFILL_ASSERT_OK(
+        writer->Insert(Row{int16_t{1}, int64_t{5}, false, int64_t{-3}}));
     BACKFILL_ASSERT_OK(writer->Commit(EpochPair{Epoch(2), Epoch(1)}));
     BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
   }
   BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto replicated, ReplicatedStateTable::Create(catalog, *store_,
-                                                    VnodeBitmap::All(2), {1, 2, 3}));
+      auto replicated, ReplicatedStateTable::Create(
+                           catalog, *store_, VnodeBitmap::All(2), {1, 2, 3}));
   BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto progress, StateTable::Create(progress_catalog, *store_, VnodeBitmap::All(2)));
+      auto progress,
+      StateTable::Create(progress_catalog, *store_, VnodeBitmap::All(2)));
   auto input = std::make_unique<ScriptedExecutor>(ExecutorInfo{});
   input->Push(testing::TestBarrier(2));
   ArrangementBackfillOptions options;
@@ -603,7 +625,8 @@ TEST_F(ArrangementBackfillTest, CorruptProgressRowIsDataLossNamingTheVnode) {
 TEST(ArrangementBackfillRocksDbTest, BackfillsUnderChurnOnRocksDb) {
   RocksDbStateStoreOptions store_options;
   store_options.path = std::string(std::getenv("TEST_TMPDIR")) + "/abf_rocksdb";
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(store_options));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                RocksDbStateStore::Open(store_options));
   SimulatedClock clock;
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto h, BackfillHarness::Create(*store, clock, Options(IdTable(16), 7)));
@@ -613,7 +636,8 @@ TEST(ArrangementBackfillRocksDbTest, BackfillsUnderChurnOnRocksDb) {
     BACKFILL_ASSERT_OK(h->Insert(R(1000 + e)));
     BACKFILL_ASSERT_OK(h->Delete(h->upstream_rows().begin()->second));
     h->PushPending(2);
-    BACKFILL_ASSERT_OK(h->Barrier(e % 3 ? BarrierKind::kBarrier : BarrierKind::kCheckpoint));
+    BACKFILL_ASSERT_OK(
+        h->Barrier(e % 3 ? BarrierKind::kBarrier : BarrierKind::kCheckpoint));
   }
   EXPECT_TRUE(h->finished());
 }

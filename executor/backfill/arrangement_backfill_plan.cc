@@ -14,7 +14,8 @@ namespace backfill {
 namespace {
 
 absl::Status Prefixed(absl::string_view field, const absl::Status& status) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", status.message()));
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": ", status.message()));
 }
 
 }  // namespace
@@ -40,20 +41,21 @@ BuildArrangementBackfillFromPlan(const proto::ArrangementBackfillNode& node,
     return Prefixed("progress_table", progress_catalog.status());
   }
   if (progress_catalog->table_id == upstream_catalog->table_id) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "progress_table.table_id = ", progress_catalog->table_id,
-        " equals upstream_table.table_id"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("progress_table.table_id = ", progress_catalog->table_id,
+                     " equals upstream_table.table_id"));
   }
   const int vnode_count = upstream_catalog->vnode_count;
   VnodeBitmap vnodes = VnodeBitmap::All(vnode_count);
   if (!node.vnode_bitmap().empty()) {
-    absl::StatusOr<VnodeBitmap> decoded = VnodeBitmap::Deserialize(
-        absl::string_view(node.vnode_bitmap().data(), node.vnode_bitmap().size()));
+    absl::StatusOr<VnodeBitmap> decoded =
+        VnodeBitmap::Deserialize(absl::string_view(node.vnode_bitmap().data(),
+                                                   node.vnode_bitmap().size()));
     if (!decoded.ok()) return Prefixed("vnode_bitmap", decoded.status());
     if (static_cast<int>(decoded->size()) != vnode_count) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "vnode_bitmap has ", decoded->size(), " vnodes but the upstream table has ",
-          vnode_count));
+      return absl::InvalidArgumentError(
+          absl::StrCat("vnode_bitmap has ", decoded->size(),
+                       " vnodes but the upstream table has ", vnode_count));
     }
     if (decoded->Count() == 0) {
       return absl::InvalidArgumentError("vnode_bitmap owns no vnode");
@@ -70,8 +72,10 @@ BuildArrangementBackfillFromPlan(const proto::ArrangementBackfillNode& node,
   std::vector<int32_t> column_ids(node.upstream_column_ids().begin(),
                                   node.upstream_column_ids().end());
   absl::StatusOr<std::unique_ptr<ReplicatedStateTable>> replicated =
-      ReplicatedStateTable::Create(*upstream_catalog, store, vnodes, column_ids);
-  if (!replicated.ok()) return Prefixed("upstream_column_ids", replicated.status());
+      ReplicatedStateTable::Create(*upstream_catalog, store, vnodes,
+                                   column_ids);
+  if (!replicated.ok())
+    return Prefixed("upstream_column_ids", replicated.status());
   ArrangementBackfillOptions options;
   options.actor_id = node.actor_id();
   options.fragment_id = node.fragment_id();
@@ -94,9 +98,9 @@ BuildArrangementBackfillFromPlan(const proto::ArrangementBackfillNode& node,
       StateTable::Create(*progress_catalog, store, vnodes);
   if (!progress.ok()) return Prefixed("progress_table", progress.status());
   absl::StatusOr<std::unique_ptr<ArrangementBackfillExecutor>> executor =
-      ArrangementBackfillExecutor::Create(std::move(*replicated), std::move(upstream),
-                                          std::move(*progress), deps.reporter,
-                                          deps.metrics, options);
+      ArrangementBackfillExecutor::Create(
+          std::move(*replicated), std::move(upstream), std::move(*progress),
+          deps.reporter, deps.metrics, options);
   if (!executor.ok()) return Prefixed("plan", executor.status());
   return executor;
 }

@@ -1,9 +1,11 @@
 // Building an ArrangementBackfillExecutor from its protobuf plan node, with
 // every field validated.
 //
+// clang-format off
 //   BACKFILL_ASSIGN_OR_RETURN(
-//       auto executor, BuildArrangementBackfillFromPlan(node, store,
-//                                                       std::move(upstream), deps));
+//       auto executor,
+//       BuildArrangementBackfillFromPlan(node, store, std::move(upstream), deps));
+// clang-format on
 //
 // Errors: InvalidArgument naming the field for any inconsistency (a pk
 // column missing from upstream_column_ids, an output index out of range, a

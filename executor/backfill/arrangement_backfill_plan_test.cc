@@ -55,7 +55,8 @@ TEST(ArrangementBackfillPlanTest, BuildsFromAValidNode) {
   auto input = std::make_unique<ScriptedExecutor>(ExecutorInfo{});
   input->Push(testing::TestBarrier(1));
   BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto executor, BuildArrangementBackfillFromPlan(GoodNode(), *store, std::move(input)));
+      auto executor,
+      BuildArrangementBackfillFromPlan(GoodNode(), *store, std::move(input)));
   EXPECT_EQ(executor->rate_limit(), RateLimit::Fixed(100));
   EXPECT_EQ(executor->info().schema,
             (std::vector<DataType>{DataType::kVarchar, DataType::kInt64}));
@@ -72,11 +73,16 @@ TEST(ArrangementBackfillPlanTest, RejectsEveryInconsistencyNamingTheField) {
       {[](auto& n) { n.clear_upstream_table(); }, "upstream_table is missing"},
       {[](auto& n) { n.clear_progress_table(); }, "progress_table is missing"},
       {[](auto& n) { n.mutable_upstream_table()->set_distribution_key(0, 2); },
-       "upstream_table: table 7 (t): distribution_key[0] = 2 is not a primary-key column"},
-      {[](auto& n) { n.clear_upstream_column_ids(); n.add_upstream_column_ids(3);
-                     n.add_upstream_column_ids(1); },
+       "upstream_table: table 7 (t): distribution_key[0] = 2 is not a "
+       "primary-key column"},
+      {[](auto& n) {
+         n.clear_upstream_column_ids();
+         n.add_upstream_column_ids(3);
+         n.add_upstream_column_ids(1);
+       },
        "upstream_column_ids: replicated table 7 (t): primary-key column 1 (k)"},
-      {[](auto& n) { n.add_upstream_column_ids(42); }, "output_column_ids[3] = 42"},
+      {[](auto& n) { n.add_upstream_column_ids(42); },
+       "output_column_ids[3] = 42"},
       {[](auto& n) { n.set_output_indices(1, 3); },
        "output_indices[1] = 3 is out of range (3 upstream columns)"},
       {[](auto& n) { n.set_vnode_bitmap(VnodeBitmap::All(16).Serialize()); },
@@ -87,10 +93,12 @@ TEST(ArrangementBackfillPlanTest, RejectsEveryInconsistencyNamingTheField) {
       {[](auto& n) { n.set_chunk_size(1u << 30); }, "chunk_size"},
       {[](auto& n) { n.mutable_progress_table()->set_table_id(7); },
        "progress_table.table_id = 7"},
-      {[](auto& n) { *n.mutable_progress_table() = TableCatalogToProto(
-                         BackfillProgressCatalog(TableCatalog{}, 99)); },
+      {[](auto& n) {
+         *n.mutable_progress_table() =
+             TableCatalogToProto(BackfillProgressCatalog(TableCatalog{}, 99));
+       },
        "progress_table"},
-      // Found by //executor/backfill:arrangement_backfill_plan_fuzz: progress such a
+      // Found by arrangement_backfill_plan_fuzz: progress such a
       // table stores does not load again.
       {[](auto& n) {
          n.mutable_progress_table()->clear_value_indices();
@@ -110,9 +118,10 @@ TEST(ArrangementBackfillPlanTest, RejectsEveryInconsistencyNamingTheField) {
     auto store = NewMemoryStateStore();
     proto::ArrangementBackfillNode node = GoodNode();
     c.mutate(node);
-    EXPECT_THAT(BuildArrangementBackfillFromPlan(
-                    node, *store, std::make_unique<ScriptedExecutor>(ExecutorInfo{})),
-                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.field)))
+    EXPECT_THAT(
+        BuildArrangementBackfillFromPlan(
+            node, *store, std::make_unique<ScriptedExecutor>(ExecutorInfo{})),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.field)))
         << c.field;
   }
 }

@@ -69,8 +69,8 @@ absl::Status RandomEpochDml(BackfillHarness& h, std::mt19937_64& rng,
     const int kind = Uniform(rng, 0, 9);
     if (kind < 4 || rows.empty()) {
       Row row = testing::RandomTableRow(catalog, rng, key_space);
-      const std::string pk =
-          h.upstream_table().pk_serde().Serialize(ProjectRow(row, catalog.pk_indices));
+      const std::string pk = h.upstream_table().pk_serde().Serialize(
+          ProjectRow(row, catalog.pk_indices));
       if (!rows.contains(pk)) BACKFILL_RETURN_IF_ERROR(h.Insert(row));
     } else {
       auto it = rows.begin();
@@ -79,14 +79,15 @@ absl::Status RandomEpochDml(BackfillHarness& h, std::mt19937_64& rng,
       if (kind < 7) {
         BACKFILL_RETURN_IF_ERROR(h.Delete(existing));
       } else if (kind < 9 || !pk_updates) {
-        BACKFILL_RETURN_IF_ERROR(
-            h.Update(existing, testing::RandomValueChange(catalog, existing, rng)));
+        BACKFILL_RETURN_IF_ERROR(h.Update(
+            existing, testing::RandomValueChange(catalog, existing, rng)));
       } else {
         // A pk-changing update (possibly to another vnode).
         Row moved = testing::RandomTableRow(catalog, rng, key_space);
         const std::string pk = h.upstream_table().pk_serde().Serialize(
             ProjectRow(moved, catalog.pk_indices));
-        if (!rows.contains(pk)) BACKFILL_RETURN_IF_ERROR(h.Update(existing, moved));
+        if (!rows.contains(pk))
+          BACKFILL_RETURN_IF_ERROR(h.Update(existing, moved));
       }
     }
     if (Chance(rng, 0.2)) h.FlushChunk();
@@ -96,10 +97,14 @@ absl::Status RandomEpochDml(BackfillHarness& h, std::mt19937_64& rng,
   return absl::OkStatus();
 }
 
-std::optional<Mutation> RandomMutation(std::mt19937_64& rng, FragmentId fragment) {
+std::optional<Mutation> RandomMutation(std::mt19937_64& rng,
+                                       FragmentId fragment) {
   switch (Uniform(rng, 0, 30)) {
-    case 0: return PauseMutation{};
-    case 1: case 2: return ResumeMutation{};
+    case 0:
+      return PauseMutation{};
+    case 1:
+    case 2:
+      return ResumeMutation{};
     case 3: {
       ThrottleMutation throttle;
       const RateLimit limit = RandomRateLimit(rng);
@@ -111,8 +116,10 @@ std::optional<Mutation> RandomMutation(std::mt19937_64& rng, FragmentId fragment
       throttle.rate_limits[fragment + 1] = 0;
       return throttle;
     }
-    case 5: return StartFragmentBackfillMutation{{fragment}};
-    default: return std::nullopt;
+    case 5:
+      return StartFragmentBackfillMutation{{fragment}};
+    default:
+      return std::nullopt;
   }
 }
 
@@ -131,7 +138,8 @@ absl::Status RunSeed(uint64_t seed, StateStore& store) {
   options.owned = RandomOwnership(rng, shape.catalog.vnode_count);
   options.barrier_interval = absl::Milliseconds(Uniform(rng, 10, 1000));
   SimulatedClock clock;
-  BACKFILL_ASSIGN_OR_RETURN(auto h, BackfillHarness::Create(store, clock, options));
+  BACKFILL_ASSIGN_OR_RETURN(auto h,
+                            BackfillHarness::Create(store, clock, options));
 
   const int initial_rows = Chance(rng, 0.1) ? 0 : Uniform(rng, 1, 400);
   const uint64_t key_space = 4 * initial_rows + 20;
@@ -140,12 +148,15 @@ absl::Status RunSeed(uint64_t seed, StateStore& store) {
     Row row = testing::RandomTableRow(shape.catalog, rng, key_space);
     const std::string pk = h->upstream_table().pk_serde().Serialize(
         ProjectRow(row, shape.catalog.pk_indices));
-    if (!h->upstream_rows().contains(pk)) BACKFILL_RETURN_IF_ERROR(h->Insert(row));
+    if (!h->upstream_rows().contains(pk))
+      BACKFILL_RETURN_IF_ERROR(h->Insert(row));
   }
   std::optional<Mutation> first;
   const int start_kind = Uniform(rng, 0, 9);
   if (start_kind == 0) first = AddMutation{true, {}, {1}};
-  if (start_kind == 1) first = AddMutation{false, {10}, {1}};  // paused until StartFragmentBackfill
+  if (start_kind == 1)
+    first =
+        AddMutation{false, {10}, {1}};  // paused until StartFragmentBackfill
   if (start_kind == 2) first = UpdateMutation{};
   BACKFILL_RETURN_IF_ERROR(h->StartBackfill(first));
 
@@ -156,7 +167,8 @@ absl::Status RunSeed(uint64_t seed, StateStore& store) {
     if (Chance(rng, 0.05)) {
       // Crash and recover, the actor taking over more vnodes (a rescale).
       h->Crash();
-      owned = VnodeBitmap::Union(owned, RandomOwnership(rng, shape.catalog.vnode_count));
+      owned = VnodeBitmap::Union(
+          owned, RandomOwnership(rng, shape.catalog.vnode_count));
       BACKFILL_RETURN_IF_ERROR(h->Restart(owned));
     }
     BACKFILL_RETURN_IF_ERROR(RandomEpochDml(*h, rng, key_space, pk_updates));
@@ -166,20 +178,23 @@ absl::Status RunSeed(uint64_t seed, StateStore& store) {
     BACKFILL_RETURN_IF_ERROR(h->Barrier(kind, RandomMutation(rng, 10)));
   }
   // Drain: lift every pause and limit, keep changing the upstream, finish.
-  BACKFILL_RETURN_IF_ERROR(h->Barrier(BarrierKind::kCheckpoint, ResumeMutation{}));
+  BACKFILL_RETURN_IF_ERROR(
+      h->Barrier(BarrierKind::kCheckpoint, ResumeMutation{}));
   BACKFILL_RETURN_IF_ERROR(h->Barrier(BarrierKind::kCheckpoint,
                                       StartFragmentBackfillMutation{{10}}));
   ThrottleMutation unlimited;
   unlimited.rate_limits[10] = std::nullopt;
   BACKFILL_RETURN_IF_ERROR(h->Barrier(BarrierKind::kCheckpoint, unlimited));
   for (int e = 0; e < 5000 && !h->finished(); ++e) {
-    if (Chance(rng, 0.5)) BACKFILL_RETURN_IF_ERROR(RandomEpochDml(*h, rng, key_space, pk_updates));
+    if (Chance(rng, 0.5))
+      BACKFILL_RETURN_IF_ERROR(RandomEpochDml(*h, rng, key_space, pk_updates));
     h->PushPending(Uniform(rng, 0, 20));
     BACKFILL_RETURN_IF_ERROR(h->Barrier(
         Chance(rng, 0.5) ? BarrierKind::kCheckpoint : BarrierKind::kBarrier));
   }
   if (!h->finished()) {
-    return absl::DeadlineExceededError("the backfill did not finish in 5000 epochs");
+    return absl::DeadlineExceededError(
+        "the backfill did not finish in 5000 epochs");
   }
   // Steady state: the view stays equal to the table.
   for (int e = 0; e < 5; ++e) {
@@ -204,13 +219,15 @@ TEST(ArrangementBackfillPropertyTest, InvariantHoldsAfterEveryBarrierInMemory) {
   }
 }
 
-TEST(ArrangementBackfillPropertyTest, InvariantHoldsAfterEveryBarrierOnRocksDb) {
+TEST(ArrangementBackfillPropertyTest,
+     InvariantHoldsAfterEveryBarrierOnRocksDb) {
   const int first = EnvInt("BACKFILL_FIRST_SEED", 1) + 100000;
   const int seeds = EnvInt("BACKFILL_ROCKSDB_SEEDS", 25);
   const char* tmp = std::getenv("TEST_TMPDIR");
   for (int seed = first; seed < first + seeds; ++seed) {
     RocksDbStateStoreOptions options;
-    options.path = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/property_", seed);
+    options.path =
+        absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/property_", seed);
     std::filesystem::remove_all(options.path);
     auto store = RocksDbStateStore::Open(options);
     ASSERT_TRUE(store.ok()) << store.status();

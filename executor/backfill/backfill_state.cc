@@ -72,9 +72,9 @@ absl::Status BackfillState::UpdateProgress(VirtualNode vnode, Row pos,
         "UpdateProgress of a Completed vnode: vnode ", vnode, " ",
         ProgressDebugString(current), ", new pos ", RowDebugString(pos)));
   }
-  // Saturates at the persisted range (a loaded count near INT64_MAX, only
-  // from corrupt or absurd data, must not wrap or fail the encoding; found
-  // by //executor/backfill:backfill_state_fuzz).
+  // Saturates at the persisted range: a loaded count near INT64_MAX, only
+  // from corrupt or absurd data, must not wrap or fail the encoding
+  // (BackfillStateTest.RowCountsSaturate).
   constexpr uint64_t kMaxCount =
       static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   const auto* in_progress = std::get_if<InProgress>(&current);

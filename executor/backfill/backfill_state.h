@@ -3,11 +3,13 @@
 // logic, and the encoding of one vnode's progress as the value row of the
 // progress table.
 //
+// clang-format off
 //   BackfillState state({{0, NotStarted{}}, {1, InProgress{{int64_t{5}}, 5}}});
 //   BACKFILL_RETURN_IF_ERROR(state.UpdateProgress(0, {int64_t{9}}, 3));
-//   for (const ProgressWrite& write : state.PendingWrites()) { /* write, then
-//   */
-//     state.MarkCommitted(write.vnode); }
+//   for (const ProgressWrite& write : state.PendingWrites()) {
+//     /* write the row, then */ state.MarkCommitted(write.vnode);
+//   }
+// clang-format on
 //
 // Per vnode: NotStarted (nothing sent) -> InProgress{current_pos, row_count}
 // (every row with pk <= current_pos under the pk order has been sent) ->

@@ -1,6 +1,6 @@
 // Fuzzes the decoding of persisted backfill progress rows and what a restart
-// does with them. The input (executor/backfill/backfill_state_fuzz_input.h) is an
-// upstream table shape plus the key and value bytes of one row of its
+// does with them. The input (executor/backfill/backfill_state_fuzz_input.h) is
+// an upstream table shape plus the key and value bytes of one row of its
 // progress table. Properties:
 //  1. StateTable::DecodeRow of (key, value) then DecodeProgressValue either
 //     fail with DataLoss or give a progress that re-encodes

@@ -11,9 +11,11 @@
 //                order = kAllOrderTypes[(type_order / 12) % 4]
 //   vnode: the progress row's vnode, vnode % kProgressFuzzVnodeCount
 //
+// clang-format off
 //   std::optional<ProgressFuzzInput> in = ParseProgressFuzzInput(bytes);
 //   std::string seed = FormatProgressFuzzInput(shape, type_orders, vnode,
 //                                              key, value);
+// clang-format on
 #ifndef EXECUTOR_BACKFILL_BACKFILL_STATE_FUZZ_INPUT_H_
 #define EXECUTOR_BACKFILL_BACKFILL_STATE_FUZZ_INPUT_H_
 

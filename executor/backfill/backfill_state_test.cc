@@ -65,7 +65,7 @@ TEST(BackfillStateTest, UpdateOfCompletedOrUnownedVnodeIsAnError) {
 
 // A loaded count at the top of the persisted range (corrupt or absurd data)
 // saturates instead of wrapping past what EncodeProgressValue can write.
-// Found by //executor/backfill:backfill_state_fuzz (an assertion failure there).
+// Found by backfill_state_fuzz (an assertion failure there).
 TEST(BackfillStateTest, RowCountsSaturate) {
   constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
   BackfillState state({{0, InProgress{Pos(1), kMax - 1}},
@@ -79,8 +79,8 @@ TEST(BackfillStateTest, RowCountsSaturate) {
   EXPECT_TRUE(IsInProgress(state.Get(2), 2, kMax));
   EXPECT_EQ(state.total_row_count(), ~uint64_t{0});
   for (const ProgressWrite& write : state.PendingWrites()) {
-    EXPECT_TRUE(DatumsEqual(write.new_value.back(),
-                            static_cast<int64_t>(kMax)));
+    EXPECT_TRUE(
+        DatumsEqual(write.new_value.back(), static_cast<int64_t>(kMax)));
   }
 }
 

@@ -2,11 +2,13 @@
 // table's InitEpoch may not run before the store has committed the epoch
 // before the first barrier).
 //
+// clang-format off
 //   CommitWaiter waiter(store);
 //   if (!waiter.Ready([&] { return table.ReadyToInit(first); }, cx)) {
 //     return PollResult::Pending();   // the store's next commit wakes us
 //   }
 //   waiter.Stop();
+// clang-format on
 //
 // It registers one commit listener with the store, on the first wait, and
 // keeps it until Stop() or destruction. The listener wakes the waker of the

@@ -1,5 +1,6 @@
 // Writes the checked-in seed corpora of the executor fuzzers:
-//   bazel run //executor/backfill:fuzz_corpus_generator -- $PWD/executor/backfill/testdata
+//   bazel run //executor/backfill:fuzz_corpus_generator --
+//   $PWD/executor/backfill/testdata
 // creates <dir>/backfill_state_fuzz/ (progress rows as a StateTable stores
 // them: valid InProgress/Completed rows of several table shapes, and
 // near-misses) and <dir>/arrangement_backfill_plan_fuzz/ (valid plan nodes of

@@ -2,9 +2,11 @@
 // reference §3): which changes may be forwarded now, and the rewrite of
 // update pairs whose halves fall on different sides of the progress.
 //
+// clang-format off
 //   absl::StatusOr<StreamChunk> marked = MarkChunkByVnode(
 //       chunk, pk_indices, pk_orders,
 //       [&](RowView pk) { return table_vnode(pk); }, backfill_state);
+// clang-format on
 //
 // A row (in S2) is kept iff the *table's* vnode of its pk is Completed, or
 // InProgress and pk <= current_pos under the pk order; NotStarted: dropped.

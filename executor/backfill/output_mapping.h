@@ -1,9 +1,10 @@
 // OutputMapping: the projection from the backfill's input schema (S2) to its
 // output schema (S3 = `output_indices` into S2), for every message kind.
 //
+// clang-format off
 //   BACKFILL_ASSIGN_OR_RETURN(OutputMapping mapping,
-//                             OutputMapping::Create(/*num_input_columns=*/3,
-//                             {2, 0}));
+//                             OutputMapping::Create(/*num_input_columns=*/3, {2, 0}));
+// clang-format on
 //   std::optional<Message> out = mapping.MapMessage(std::move(message));
 //
 // Chunks are projected (ops and visibility kept); barriers pass unchanged;

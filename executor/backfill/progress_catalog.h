@@ -3,8 +3,10 @@
 // table (SPEC §6). A planner creates the table from BackfillProgressCatalog;
 // the executor checks a given table with ValidateProgressCatalog.
 //
+// clang-format off
 //   TableCatalog progress = BackfillProgressCatalog(upstream, /*id=*/42);
 //   BACKFILL_RETURN_IF_ERROR(ValidateProgressCatalog(upstream, progress));
+// clang-format on
 #ifndef EXECUTOR_BACKFILL_PROGRESS_CATALOG_H_
 #define EXECUTOR_BACKFILL_PROGRESS_CATALOG_H_
 

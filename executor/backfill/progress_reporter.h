@@ -2,10 +2,12 @@
 // backfill actor sends events to a job-wide JobProgressTracker, which knows
 // when the whole job's backfill is done.
 //
-//   BACKFILL_ASSIGN_OR_RETURN(auto tracker, JobProgressTracker::Create({{7,
-//   128}, {8, 128}})); ProgressReporter reporter(/*actor=*/7, *tracker);
-//   BACKFILL_RETURN_IF_ERROR(reporter.Update(barrier.epoch, barrier.epoch.prev,
-//   rows));
+// clang-format off
+//   BACKFILL_ASSIGN_OR_RETURN(auto tracker,
+//                             JobProgressTracker::Create({{7, 128}, {8, 128}}));
+//   ProgressReporter reporter(/*actor=*/7, *tracker);
+//   BACKFILL_RETURN_IF_ERROR(reporter.Update(barrier.epoch, barrier.epoch.prev, rows));
+// clang-format on
 //
 // An actor reports Update(epoch, consumed_epoch, consumed_rows) at every
 // backfill barrier (consumed_rows = its cumulative snapshot rows, persisted

@@ -69,8 +69,7 @@ absl::StatusOr<SnapshotRead> SnapshotChunkReader::Read(size_t max_rows) {
     }
     if (limited && permits_ == 0) {
       const uint64_t batch = chunk_capacity();
-      const RateLimiter::TryAcquireResult acquired =
-          limiter_.TryAcquire(batch);
+      const RateLimiter::TryAcquireResult acquired = limiter_.TryAcquire(batch);
       if (!acquired.granted) {
         result.outcome = SnapshotRead::kBlocked;
         result.retry_at = acquired.retry_at;

@@ -4,6 +4,7 @@
 // one chunk), and cuts the rows into chunks of one vnode each (a
 // DataChunkBuilder per vnode).
 //
+// clang-format off
 //   SnapshotChunkReader snapshot(table, state, limiter, /*chunk_size=*/256);
 //   BACKFILL_ASSIGN_OR_RETURN(SnapshotRead read, snapshot.Read(max_rows));
 //   switch (read.outcome) {
@@ -13,6 +14,7 @@
 //     case SnapshotRead::kRowLimit:  break;
 //   }
 //   BACKFILL_ASSIGN_OR_RETURN(std::vector<VnodeChunk> rest, snapshot.Flush());
+// clang-format on
 //
 // The reader opens on the first Read after construction or Flush, at the
 // positions `state` has then; the caller advances `state` for every chunk it

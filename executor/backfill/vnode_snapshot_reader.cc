@@ -9,9 +9,9 @@ namespace {
 
 // `status` with the vnode whose read failed in front of its message.
 absl::Status VnodeReadError(VirtualNode vnode, const absl::Status& status) {
-  return absl::Status(status.code(),
-                      absl::StrCat("snapshot read of vnode ", vnode, ": ",
-                                   status.message()));
+  return absl::Status(
+      status.code(),
+      absl::StrCat("snapshot read of vnode ", vnode, ": ", status.message()));
 }
 
 }  // namespace
