@@ -217,8 +217,7 @@ TEST_F(ArrangementBackfillTest, BackfillsAndFinishes) {
     EXPECT_TRUE(std::holds_alternative<Completed>(*state->Get(vnode)));
   }
   EXPECT_THAT(h->registry().ExportText(),
-              HasSubstr("stream_backfill_snapshot_read_row_count{table_id="
-                        "\"7\",actor_id=\"1\"} 50"));
+              HasSubstr("stream_backfill_snapshot_read_row_count{table_id=\"7\",actor_id=\"1\"} 50"));
 }
 
 TEST_F(ArrangementBackfillTest, EmptyTableFinishesAtTheNextBarrier) {
