@@ -1,12 +1,12 @@
 // Barrier: the epoch marker that flows through every stream, and the
 // configuration changes (mutations) it may carry.
 //
+// clang-format off
 //   Barrier barrier{.epoch = EpochPair{Epoch(3), Epoch(2)},
 //                   .kind = BarrierKind::kCheckpoint,
-//                   .mutation = std::make_shared<const
-//                   Mutation>(PauseMutation{})};
-//   if (barrier.IsStopFor(actor_id)) { /* the actor exits after emitting it */
-//   }
+//                   .mutation = std::make_shared<const Mutation>(PauseMutation{})};
+//   if (barrier.IsStopFor(actor_id)) { /* the actor exits after emitting it */ }
+// clang-format on
 //
 // Data before a barrier belongs to `epoch.prev`, data after it to
 // `epoch.curr` (see storage/epoch.h). Only the mutations the backfill

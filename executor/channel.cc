@@ -91,8 +91,7 @@ SendResult ChannelSender::PollSend(Message& message, PollContext& cx) {
 
 bool ChannelSender::PollReady(PollContext& cx) {
   std::lock_guard<std::mutex> lock(state_->mu);
-  if (state_->receiver_closed ||
-      state_->queue.size() < state_->capacity) {
+  if (state_->receiver_closed || state_->queue.size() < state_->capacity) {
     return true;
   }
   state_->sender_waker = cx.waker();

@@ -3,9 +3,11 @@
 // (PollSend / PollReceive with wakers), plus ReceiverExecutor, which turns a
 // channel's receiving end into an Executor.
 //
+// clang-format off
 //   auto [tx, rx] = MakeChannel({.capacity = 4});
-//   BACKFILL_RETURN_IF_ERROR(tx.Send(Message(barrier), clock));   // blocks
-//   while full ReceiverExecutor upstream(info, std::move(rx)); // an Executor
+//   BACKFILL_RETURN_IF_ERROR(tx.Send(Message(barrier), clock));  // blocks while full
+//   ReceiverExecutor upstream(info, std::move(rx));              // an Executor
+// clang-format on
 //
 // Back-pressure: at most `capacity` messages are buffered; a full channel
 // makes Send block and PollSend return kFull (after registering the waker).

@@ -1,10 +1,10 @@
 // DataChunk: a batch of rows stored column by column, with a visibility bitmap.
 //
-//   DataChunk chunk = DataChunk::FromRows({DataType::kInt64,
-//   DataType::kVarchar},
+// clang-format off
+//   DataChunk chunk = DataChunk::FromRows({DataType::kInt64, DataType::kVarchar},
 //                                         {{int64_t{1}, std::string("a")}});
-//   chunk.SetVisibility({false});               // cardinality() == 0,
-//   capacity() == 1
+//   chunk.SetVisibility({false});  // cardinality() == 0, capacity() == 1
+// clang-format on
 //
 // A chunk has `capacity()` physical rows; `cardinality()` of them are visible.
 // Invisible rows are logically absent (filtered out) but still stored until

@@ -1,21 +1,9 @@
 #include "executor/data_chunk_builder.h"
 
-#include <algorithm>
 #include <cassert>
 #include <utility>
 
 namespace backfill {
-
-size_t BuilderCapacity(std::optional<uint64_t> rate_limit_rows_per_second,
-                       size_t chunk_size) {
-  size_t capacity = chunk_size;
-  if (rate_limit_rows_per_second.has_value() &&
-      *rate_limit_rows_per_second > 0) {
-    capacity = static_cast<size_t>(
-        std::min<uint64_t>(*rate_limit_rows_per_second, chunk_size));
-  }
-  return std::max<size_t>(2, capacity);
-}
 
 DataChunkBuilder::DataChunkBuilder(std::vector<DataType> types, size_t capacity)
     : types_(std::move(types)), capacity_(capacity), columns_(types_.size()) {

@@ -1,17 +1,17 @@
 // DataChunkBuilder: accumulates rows into DataChunks of a fixed capacity
-// (Arrow-style Append/Finish), and BuilderCapacity, the snapshot chunk size
-// under a rate limit.
+// (Arrow-style Append/Finish).
 //
-//   DataChunkBuilder builder({DataType::kInt64}, BuilderCapacity(30, 256));
+// clang-format off
+//   DataChunkBuilder builder({DataType::kInt64}, /*capacity=*/256);
 //   if (std::optional<DataChunk> full = builder.Append(row)) Emit(*full);
 //   if (std::optional<DataChunk> rest = builder.Finish()) Emit(*rest);
+// clang-format on
 //
 // Thread-safety: not thread-safe (one owner).
 #ifndef EXECUTOR_DATA_CHUNK_BUILDER_H_
 #define EXECUTOR_DATA_CHUNK_BUILDER_H_
 
 #include <cstddef>
-#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -20,15 +20,6 @@
 #include "serde/row.h"
 
 namespace backfill {
-
-// The capacity of the per-vnode snapshot chunk builders (SPEC §4.2,
-// reference §7.3): max(2, min(rate_limit, chunk_size)), so that a chunk never
-// holds more than one second's worth of rows and an update pair (2 rows)
-// always fits. `rate_limit_rows_per_second` uses the plan's encoding:
-// nullopt = Disabled and 0 = Pause both give chunk_size (the rate limit does
-// not apply / no snapshot rows are read at all).
-size_t BuilderCapacity(std::optional<uint64_t> rate_limit_rows_per_second,
-                       size_t chunk_size);
 
 class DataChunkBuilder {
  public:

@@ -14,21 +14,6 @@ namespace {
 using ::backfill::testing::DataChunkEq;
 using ::backfill::testing::DataChunkFromPretty;
 
-TEST(BuilderCapacityTest, RateLimitClampsTheChunkSize) {
-  EXPECT_EQ(BuilderCapacity(1, 256), 2u);
-  EXPECT_EQ(BuilderCapacity(2, 256), 2u);
-  EXPECT_EQ(BuilderCapacity(30, 256), 30u);
-  EXPECT_EQ(BuilderCapacity(256, 256), 256u);
-  EXPECT_EQ(BuilderCapacity(1000, 256), 256u);
-  EXPECT_EQ(BuilderCapacity(uint64_t{1} << 40, 256), 256u);
-}
-
-TEST(BuilderCapacityTest, DisabledAndPauseUseTheChunkSize) {
-  EXPECT_EQ(BuilderCapacity(std::nullopt, 256), 256u);  // Disabled.
-  EXPECT_EQ(BuilderCapacity(0, 256), 256u);             // Pause.
-  EXPECT_EQ(BuilderCapacity(std::nullopt, 1), 2u);      // Still >= 2.
-}
-
 TEST(DataChunkBuilderTest, ReturnsAFullChunkAtCapacity) {
   DataChunkBuilder builder({DataType::kInt64, DataType::kVarchar}, 2);
   EXPECT_EQ(builder.capacity(), 2u);

@@ -1,10 +1,11 @@
 // Executor: the pull-based, non-blocking stream operator interface, and the
 // blocking NextMessage adapter for threads and tests.
 //
-//   BoxedExecutor upstream = std::make_unique<ReceiverExecutor>(info,
-//   std::move(rx)); absl::StatusOr<std::optional<Message>> next =
-//   NextMessage(*upstream, clock);
+// clang-format off
+//   BoxedExecutor upstream = std::make_unique<ReceiverExecutor>(info, std::move(rx));
+//   absl::StatusOr<std::optional<Message>> next = NextMessage(*upstream, clock);
 //   // next: an error, nullopt (end of stream) or the next message.
+// clang-format on
 //
 // PROTOCOL
 //

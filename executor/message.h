@@ -1,10 +1,12 @@
 // Message: what flows on a stream edge: a StreamChunk, a Barrier or a
 // Watermark.
 //
+// clang-format off
 //   Message message = Watermark{.column_index = 1, .type = DataType::kInt64,
 //                               .value = int64_t{100}};
 //   if (const Barrier* barrier = std::get_if<Barrier>(&message)) { ... }
 //   LOG(INFO) << MessageDebugString(message);
+// clang-format on
 //
 // Thread-safety: plain values.
 #ifndef EXECUTOR_MESSAGE_H_

@@ -1,10 +1,12 @@
 // The poll model shared by every executor, channel and driver: Waker,
 // PollContext, PollResult, and BlockingWaker (the waker of threaded drivers).
 //
+// clang-format off
 //   auto waker = std::make_shared<BlockingWaker>();
 //   PollContext cx(waker, Clock::Real());
-//   PollResult result = executor.PollNext(cx);  // if Pending:
-//   waker->WaitUntil(clock, cx.wake_deadline())
+//   PollResult result = executor.PollNext(cx);
+//   if (result.is_pending()) waker->WaitUntil(clock, cx.wake_deadline());
+// clang-format on
 //
 // A poll never blocks. A source that has nothing ready registers the waker
 // of the current poll (`cx.waker()`) and returns Pending; when it becomes

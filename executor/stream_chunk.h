@@ -1,10 +1,11 @@
 // StreamChunk: a DataChunk plus one change operation per row; the unit of
 // data on every stream edge.
 //
+// clang-format off
 //   StreamChunk chunk({Op::kInsert, Op::kUpdateDelete, Op::kUpdateInsert},
-//                     DataChunk::FromRows({DataType::kInt64}, {{1}, {2},
-//                     {3}}));
+//                     DataChunk::FromRows({DataType::kInt64}, {{1}, {2}, {3}}));
 //   BACKFILL_RETURN_IF_ERROR(chunk.Validate());
+// clang-format on
 //
 // Ops: Insert (+), Delete (-), UpdateDelete (U-) and UpdateInsert (U+). An
 // update is a U-/U+ pair: the U- immediately followed, among the *visible*

@@ -1,11 +1,12 @@
-// MonitoredRateLimiter: a RateLimiter that reports its current limit and the
-// time callers spent blocked in it, without depending on //metrics (observers
-// are plain callbacks; the executor wires them to gauges).
+// MonitoredRateLimiter: a RateLimiter that reports its current limit and
+// counts denials, without depending on //metrics (observers are plain
+// callbacks; the executor wires them to gauges).
 //
+// clang-format off
 //   MonitoredRateLimiter::Observers observers;
-//   observers.on_limit = [&](double v) {
-//   metrics.rate_limit_rows_per_second.Set(v); }; MonitoredRateLimiter
-//   limiter(clock, RateLimit::Fixed(100), {}, observers);
+//   observers.on_limit = [&](double v) { metrics.rate_limit_rows_per_second.Set(v); };
+//   MonitoredRateLimiter limiter(clock, RateLimit::Fixed(100), {}, observers);
+// clang-format on
 #ifndef RATELIMIT_MONITORED_RATE_LIMITER_H_
 #define RATELIMIT_MONITORED_RATE_LIMITER_H_
 
@@ -18,7 +19,6 @@
 #include "absl/time/time.h"
 #include "ratelimit/rate_limit.h"
 #include "ratelimit/rate_limiter.h"
-#include "ratelimit/wake_signal.h"
 #include "third_party/absl_extras/clock.h"
 
 namespace backfill {
@@ -31,10 +31,6 @@ class MonitoredRateLimiter {
     // Update() that changes the limit, in the order the updates took effect.
     // Empty: not called. Must not call back into this limiter.
     std::function<void(double rows_per_second)> on_limit;
-    // Called after every Acquire() that blocked, with the time it blocked
-    // (measured on the limiter's clock), whatever the outcome. Empty: not
-    // called. May run on any thread that calls Acquire(), concurrently.
-    std::function<void(absl::Duration waited)> on_wait;
   };
 
   // `clock` must outlive the limiter. Never fails.
@@ -51,10 +47,6 @@ class MonitoredRateLimiter {
     return limiter_.NextAvailableTime(num_permits);
   }
 
-  // As RateLimiter::Acquire; the time spent blocked is added to
-  // total_wait_time() and reported to on_wait.
-  RateLimiter::AcquireOutcome Acquire(uint64_t num_permits, WakeSignal* wake);
-
   // As RateLimiter::Update; reports the new limit to on_limit if it changed.
   // Thread-safe; concurrent updates are reported in the order they apply.
   RateLimit Update(RateLimit new_limit);
@@ -63,23 +55,16 @@ class MonitoredRateLimiter {
   RateLimit limit() const { return limiter_.limit(); }
   // The current limit as a metric value (see RateLimit::ToMetricValue).
   double current_limit() const { return limit().ToMetricValue(); }
-  // Total time threads spent blocked in Acquire(), summed over threads.
-  // Thread-safe.
-  absl::Duration total_wait_time() const {
-    return absl::Nanoseconds(wait_nanos_.load(std::memory_order_relaxed));
-  }
   // Number of TryAcquire() calls that were denied. Thread-safe.
   uint64_t num_denied() const {
     return num_denied_.load(std::memory_order_relaxed);
   }
 
  private:
-  Clock& clock_;
   RateLimiter limiter_;
   const Observers observers_;
   // Serialises Update() so that on_limit sees limits in the applied order.
   std::mutex update_mu_;
-  std::atomic<int64_t> wait_nanos_{0};
   std::atomic<uint64_t> num_denied_{0};
 };
 

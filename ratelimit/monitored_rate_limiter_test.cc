@@ -1,8 +1,6 @@
 #include "ratelimit/monitored_rate_limiter.h"
 
 #include <cmath>
-#include <optional>
-#include <thread>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -10,7 +8,6 @@
 #include "gtest/gtest.h"
 #include "ratelimit/rate_limit.h"
 #include "ratelimit/rate_limiter.h"
-#include "ratelimit/wake_signal.h"
 #include "third_party/absl_extras/clock.h"
 
 namespace backfill {
@@ -38,10 +35,8 @@ TEST(MonitoredRateLimiterTest, EmptyObserversAreFine) {
   SimulatedClock clock;
   MonitoredRateLimiter limiter(clock, RateLimit::Disabled(), {}, {});
   EXPECT_TRUE(limiter.TryAcquire(10).granted);
-  EXPECT_EQ(limiter.Acquire(10, nullptr),
-            RateLimiter::AcquireOutcome::kAcquired);
   limiter.Update(RateLimit::Fixed(1));
-  EXPECT_EQ(limiter.total_wait_time(), absl::ZeroDuration());
+  EXPECT_FALSE(limiter.TryAcquire(10).granted);
 }
 
 TEST(MonitoredRateLimiterTest, CountsDenials) {
@@ -52,35 +47,6 @@ TEST(MonitoredRateLimiterTest, CountsDenials) {
   EXPECT_EQ(limiter.num_denied(), 2u);
   EXPECT_EQ(limiter.NextAvailableTime(1),
             absl::UnixEpoch() + absl::Milliseconds(100));
-}
-
-TEST(MonitoredRateLimiterTest, MeasuresTimeBlockedInAcquire) {
-  SimulatedClock clock;
-  std::vector<absl::Duration> waits;
-  MonitoredRateLimiter::Observers observers;
-  observers.on_wait = [&](absl::Duration waited) { waits.push_back(waited); };
-  MonitoredRateLimiter limiter(clock, RateLimit::Fixed(10), {}, observers);
-  std::optional<RateLimiter::AcquireOutcome> outcome;
-  std::thread acquirer([&] { outcome = limiter.Acquire(5, nullptr); });
-  clock.BlockUntilWaiters(1);
-  clock.AdvanceTime(absl::Milliseconds(500));
-  acquirer.join();
-  EXPECT_EQ(outcome, RateLimiter::AcquireOutcome::kAcquired);
-  EXPECT_EQ(limiter.total_wait_time(), absl::Milliseconds(500));
-  EXPECT_THAT(waits, ElementsAre(absl::Milliseconds(500)));
-
-  // A wait cut short by a wake-up counts too.
-  WakeSignal wake;
-  std::thread woken([&] { outcome = limiter.Acquire(5, &wake); });
-  clock.BlockUntilWaiters(1);
-  clock.AdvanceTime(absl::Milliseconds(200));
-  clock.BlockUntilWaiters(1);
-  wake.Notify();
-  woken.join();
-  EXPECT_EQ(outcome, RateLimiter::AcquireOutcome::kWoken);
-  EXPECT_EQ(limiter.total_wait_time(), absl::Milliseconds(700));
-  EXPECT_THAT(waits,
-              ElementsAre(absl::Milliseconds(500), absl::Milliseconds(200)));
 }
 
 }  // namespace

@@ -3,17 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
-#include <optional>
 
 namespace backfill {
 namespace {
 
 constexpr int64_t kNanosPerSecond = 1'000'000'000;
-
-// Clock::Real().WaitUntil turns its deadline into a std::chrono deadline,
-// which overflows for absl::InfiniteFuture(); waiting in slices of at most
-// this long avoids that and costs one spurious wake-up per slice.
-constexpr absl::Duration kMaxWaitSlice = absl::Hours(1);
 
 }  // namespace
 
@@ -89,36 +83,6 @@ absl::Time RateLimiter::NextAvailableTime(uint64_t num_permits) {
   return result.granted ? now : result.retry_at;
 }
 
-RateLimiter::AcquireOutcome RateLimiter::Acquire(uint64_t num_permits,
-                                                 WakeSignal* wake) {
-  // Registered before mu_ is taken: WakeSignal::Notify locks its own mutex
-  // and then mu_.
-  std::optional<WakeSignal::Listener> listener;
-  if (wake != nullptr) listener.emplace(*wake, mu_, cv_);
-  auto woken = [wake] { return wake != nullptr && wake->notified(); };
-
-  std::unique_lock<std::mutex> lock(mu_);
-  const uint64_t generation = generation_;
-  while (true) {
-    const absl::Time now = clock_.Now();
-    const TryAcquireResult result =
-        TryAcquireLocked(num_permits, now, /*consume=*/true);
-    if (result.granted) return AcquireOutcome::kAcquired;
-    if (woken()) return AcquireOutcome::kWoken;
-    const absl::Time deadline = std::min(result.retry_at, now + kMaxWaitSlice);
-    clock_.WaitUntil(
-        lock, cv_,
-        [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-          return generation_ != generation || woken();
-        },
-        deadline);
-    if (generation_ != generation) return AcquireOutcome::kLimitUpdated;
-    if (woken()) return AcquireOutcome::kWoken;
-    // Deadline reached: loop and try again (another thread may have taken
-    // the permits first, then we wait for the next availability time).
-  }
-}
-
 RateLimit RateLimiter::Update(RateLimit new_limit) {
   const absl::Time now = clock_.Now();
   RateLimit old_limit;
@@ -129,28 +93,13 @@ RateLimit RateLimiter::Update(RateLimit new_limit) {
     limit_ = new_limit;
     disabled_.store(new_limit.is_disabled(), std::memory_order_release);
     ResetLocked(now);
-    ++generation_;
   }
-  cv_.notify_all();
   return old_limit;
 }
 
 RateLimit RateLimiter::limit() const {
   std::lock_guard<std::mutex> guard(mu_);
   return limit_;
-}
-
-std::ostream& operator<<(std::ostream& os,
-                         RateLimiter::AcquireOutcome outcome) {
-  switch (outcome) {
-    case RateLimiter::AcquireOutcome::kAcquired:
-      return os << "kAcquired";
-    case RateLimiter::AcquireOutcome::kWoken:
-      return os << "kWoken";
-    case RateLimiter::AcquireOutcome::kLimitUpdated:
-      return os << "kLimitUpdated";
-  }
-  return os << "AcquireOutcome(" << static_cast<int>(outcome) << ")";
 }
 
 }  // namespace backfill

@@ -4,8 +4,7 @@
 //
 //   RateLimiter limiter(clock, RateLimit::Fixed(1000));
 //   RateLimiter::TryAcquireResult r = limiter.TryAcquire(256);
-//   if (!r.granted) scheduler.WakeAt(r.retry_at);   // or: limiter.Acquire(256,
-//   &wake)
+//   if (!r.granted) scheduler.WakeAt(r.retry_at);
 //
 // Algorithm (Fixed(rate)): GCRA / virtual scheduling with burst tolerance.
 // Each permit costs T = 1/rate s of "theoretical time". The state is TAT, the
@@ -33,15 +32,12 @@
 #define RATELIMIT_RATE_LIMITER_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
-#include <ostream>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "ratelimit/rate_limit.h"
-#include "ratelimit/wake_signal.h"
 #include "third_party/absl_extras/clock.h"
 
 namespace backfill {
@@ -66,21 +62,12 @@ class RateLimiter {
     absl::Time retry_at = absl::InfinitePast();
   };
 
-  // Why Acquire() returned.
-  enum class AcquireOutcome {
-    kAcquired,      // The permits were granted.
-    kWoken,         // The wake signal was notified; nothing was consumed.
-    kLimitUpdated,  // Update() changed the limit; nothing was consumed.
-  };
-
   // `clock` must outlive the limiter. Never fails.
   RateLimiter(Clock& clock, RateLimit limit, Options options);
   RateLimiter(Clock& clock, RateLimit limit)
       : RateLimiter(clock, limit, Options()) {}
   RateLimiter(const RateLimiter&) = delete;
   RateLimiter& operator=(const RateLimiter&) = delete;
-  // REQUIRES: no thread is blocked in Acquire().
-  ~RateLimiter() = default;
 
   // Non-blocking: grants `num_permits` now, or denies and says when to retry.
   // A denied request consumes nothing. num_permits == 0 is always granted.
@@ -93,22 +80,9 @@ class RateLimiter {
   // deterministic schedulers. Thread-safe.
   absl::Time NextAvailableTime(uint64_t num_permits);
 
-  // Blocks until `num_permits` are granted (kAcquired), `wake` is notified
-  // (kWoken; also returned at once if it is already notified and the permits
-  // are not available right now), or Update() changes the limit
-  // (kLimitUpdated; the caller re-reads limit() and may re-size its request).
-  // Only kAcquired consumes permits. Never busy-waits: blocks on a condition
-  // variable through clock.WaitUntil until the permits' availability time,
-  // an update or a notification. Does not Reset() `wake`.
-  // `wake` may be null (then only permits or an update end the wait).
-  // REQUIRES: the calling thread holds no lock that Notify() or Update()
-  // callers need. Thread-safe: any number of threads may wait at once.
-  AcquireOutcome Acquire(uint64_t num_permits, WakeSignal* wake);
-
   // Replaces the limit, effective at once, and returns the previous one.
-  // Updating to an equal limit changes nothing (no reset, no wake-up).
-  // Otherwise the bucket restarts empty and every thread blocked in
-  // Acquire() returns kLimitUpdated. Thread-safe.
+  // Updating to an equal limit changes nothing (no reset). Otherwise the
+  // bucket restarts empty. Thread-safe.
   RateLimit Update(RateLimit new_limit);
 
   // The current limit. Thread-safe.
@@ -129,18 +103,13 @@ class RateLimiter {
   std::atomic<bool> disabled_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
   RateLimit limit_ ABSL_GUARDED_BY(mu_);
-  // Incremented by every effective Update(); waiters compare it.
-  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   // GCRA state, meaningful under Fixed: time origin of the bucket, effective
   // burst B in permits, and TAT in units since origin_.
   absl::Time origin_ ABSL_GUARDED_BY(mu_);
   uint64_t burst_ ABSL_GUARDED_BY(mu_) = 1;
   Units tat_ ABSL_GUARDED_BY(mu_) = 0;
 };
-
-std::ostream& operator<<(std::ostream& os, RateLimiter::AcquireOutcome outcome);
 
 }  // namespace backfill
 

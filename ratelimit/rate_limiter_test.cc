@@ -12,13 +12,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ratelimit/rate_limit.h"
-#include "ratelimit/wake_signal.h"
 #include "third_party/absl_extras/clock.h"
 
 namespace backfill {
 namespace {
 
-using AcquireOutcome = RateLimiter::AcquireOutcome;
 
 const absl::Time kStart = absl::UnixEpoch() + absl::Hours(1);
 
@@ -190,7 +188,6 @@ TEST(RateLimiterTest, DisabledAlwaysGrants) {
     ASSERT_TRUE(limiter.TryAcquire(UINT64_MAX / 2).granted);
   }
   EXPECT_EQ(limiter.NextAvailableTime(1), clock.Now());
-  EXPECT_EQ(limiter.Acquire(1000, nullptr), AcquireOutcome::kAcquired);
 }
 
 TEST(RateLimiterTest, PauseGrantsNothingUntilUpdated) {
@@ -239,82 +236,6 @@ TEST(RateLimiterTest, UpdateToANewRateRestartsEmptyAndTakesEffectAtOnce) {
   EXPECT_EQ(TotalPermits(grants), 1000u);
 }
 
-TEST(RateLimiterTest, AcquireBlocksUntilPermitsAreAvailable) {
-  SimulatedClock clock(kStart);
-  RateLimiter limiter(clock, RateLimit::Fixed(10));
-  std::optional<AcquireOutcome> outcome;
-  std::thread acquirer([&] { outcome = limiter.Acquire(5, nullptr); });
-  clock.BlockUntilWaiters(1);
-  clock.AdvanceTime(absl::Milliseconds(500));
-  acquirer.join();
-  EXPECT_EQ(outcome, AcquireOutcome::kAcquired);
-  EXPECT_EQ(clock.Now(), kStart + absl::Milliseconds(500));
-  EXPECT_FALSE(limiter.TryAcquire(1).granted);  // The 5 were consumed.
-}
-
-TEST(RateLimiterTest, AcquireUnderPauseIsReleasedByUpdate) {
-  SimulatedClock clock(kStart);
-  RateLimiter limiter(clock, RateLimit::Pause());
-  std::atomic<bool> done{false};
-  std::optional<AcquireOutcome> outcome;
-  std::thread acquirer([&] {
-    outcome = limiter.Acquire(1, nullptr);
-    done = true;
-  });
-  clock.BlockUntilWaiters(1);
-  // Time alone never releases a paused waiter.
-  clock.AdvanceTime(absl::Hours(3));
-  clock.BlockUntilWaiters(1);
-  EXPECT_FALSE(done);
-  EXPECT_EQ(limiter.Update(RateLimit::Fixed(1)), RateLimit::Pause());
-  acquirer.join();
-  EXPECT_EQ(outcome, AcquireOutcome::kLimitUpdated);
-}
-
-TEST(RateLimiterTest, AcquireIsReleasedByAWakeUpWithoutPermits) {
-  SimulatedClock clock(kStart);
-  RateLimiter limiter(clock, RateLimit::Fixed(1));
-  WakeSignal wake;
-  std::optional<AcquireOutcome> outcome;
-  std::thread acquirer([&] { outcome = limiter.Acquire(1, &wake); });
-  clock.BlockUntilWaiters(1);
-  wake.Notify();
-  acquirer.join();
-  EXPECT_EQ(outcome, AcquireOutcome::kWoken);
-  EXPECT_EQ(clock.Now(), kStart);  // Released without time passing.
-  // Nothing was consumed: the first permit is still due at 1 s.
-  EXPECT_EQ(limiter.NextAvailableTime(1), kStart + absl::Seconds(1));
-}
-
-TEST(RateLimiterTest, AcquireWithANotifiedSignal) {
-  SimulatedClock clock(kStart);
-  RateLimiter limiter(clock, RateLimit::Fixed(1));
-  WakeSignal wake;
-  wake.Notify();
-  // Not available: returns at once without blocking.
-  EXPECT_EQ(limiter.Acquire(1, &wake), AcquireOutcome::kWoken);
-  EXPECT_TRUE(wake.notified());  // Acquire does not reset it.
-  // Available: permits win over the signal.
-  clock.AdvanceTime(absl::Seconds(1));
-  EXPECT_EQ(limiter.Acquire(1, &wake), AcquireOutcome::kAcquired);
-  wake.Reset();
-  EXPECT_FALSE(wake.notified());
-}
-
-TEST(RateLimiterTest, UpdateToTheSameLimitDoesNotReleaseWaiters) {
-  SimulatedClock clock(kStart);
-  RateLimiter limiter(clock, RateLimit::Pause());
-  WakeSignal wake;
-  std::optional<AcquireOutcome> outcome;
-  std::thread acquirer([&] { outcome = limiter.Acquire(1, &wake); });
-  clock.BlockUntilWaiters(1);
-  limiter.Update(RateLimit::Pause());
-  clock.BlockUntilWaiters(1);
-  wake.Notify();  // The only way out left.
-  acquirer.join();
-  EXPECT_EQ(outcome, AcquireOutcome::kWoken);
-}
-
 // Real clock, several threads acquiring as fast as they can for ~0.5 s: the
 // total never exceeds rate × elapsed + burst (the bucket starts empty).
 TEST(RateLimiterConcurrentTest, NeverExceedsTheRate) {
@@ -328,14 +249,9 @@ TEST(RateLimiterConcurrentTest, NeverExceedsTheRate) {
   std::atomic<uint64_t> granted{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < kNumThreads; ++i) {
-    threads.emplace_back([&, i] {
+    threads.emplace_back([&] {
       while (clock.Now() < stop) {
-        // Half the threads block, half poll with TryAcquire.
-        if (i % 2 == 0) {
-          ASSERT_EQ(limiter.Acquire(kRequest, nullptr),
-                    AcquireOutcome::kAcquired);
-          granted += kRequest;
-        } else if (limiter.TryAcquire(kRequest).granted) {
+        if (limiter.TryAcquire(kRequest).granted) {
           granted += kRequest;
         }
       }
@@ -346,28 +262,6 @@ TEST(RateLimiterConcurrentTest, NeverExceedsTheRate) {
   EXPECT_LE(static_cast<double>(granted.load()), kRate * elapsed + 256);
   // Sanity: the limiter is not starving everyone (loose, for sanitizers).
   EXPECT_GE(static_cast<double>(granted.load()), kRate * 0.5 * 0.1);
-}
-
-// Real clock: a blocked waiter under Pause is released promptly by a wake-up
-// and by an update.
-TEST(RateLimiterConcurrentTest, RealClockWaitersAreReleased) {
-  RateLimiter limiter(Clock::Real(), RateLimit::Pause());
-  WakeSignal wake;
-  std::thread woken(
-      [&] { EXPECT_EQ(limiter.Acquire(1, &wake), AcquireOutcome::kWoken); });
-  wake.Notify();
-  woken.join();
-  wake.Reset();
-  std::thread updated([&] {
-    // kAcquired if the update lands before the thread blocks (Disabled
-    // grants at once), kLimitUpdated if it releases the blocked thread.
-    const AcquireOutcome outcome = limiter.Acquire(1, &wake);
-    EXPECT_TRUE(outcome == AcquireOutcome::kLimitUpdated ||
-                outcome == AcquireOutcome::kAcquired)
-        << outcome;
-  });
-  limiter.Update(RateLimit::Disabled());
-  updated.join();
 }
 
 }  // namespace

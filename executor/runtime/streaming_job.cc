@@ -11,11 +11,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "executor/arrangement_backfill_executor.h"
-#include "executor/arrangement_backfill_plan.h"
-#include "executor/plan.pb.h"
+#include "executor/backfill/arrangement_backfill_executor.h"
+#include "executor/backfill/arrangement_backfill_plan.h"
+#include "executor/backfill/plan.pb.h"
+#include "executor/backfill/progress_reporter.h"
 #include "executor/channel.h"
-#include "executor/progress_reporter.h"
 #include "executor/runtime/dml_source_executor.h"
 #include "executor/runtime/hash_dispatcher.h"
 #include "executor/runtime/job_state_table.h"

@@ -36,10 +36,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "executor/arrangement_backfill_executor.h"
+#include "executor/backfill/arrangement_backfill_executor.h"
+#include "executor/backfill/progress_reporter.h"
 #include "executor/barrier.h"
 #include "executor/message.h"
-#include "executor/progress_reporter.h"
 #include "executor/stream_chunk.h"
 #include "executor/testing/scripted_executor.h"
 #include "metrics/backfill_metrics.h"

@@ -14,9 +14,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "executor/arrangement_backfill_executor.h"
+#include "executor/backfill/arrangement_backfill_executor.h"
+#include "executor/backfill/progress_reporter.h"
 #include "executor/poll.h"
-#include "executor/progress_reporter.h"
 #include "executor/testing/scripted_executor.h"
 #include "serde/vnode_bitmap.h"
 #include "storage/state_store.h"

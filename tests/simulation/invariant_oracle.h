@@ -14,7 +14,7 @@
 
 #include <optional>
 
-#include "executor/backfill_state.h"
+#include "executor/backfill/backfill_state.h"
 #include "serde/vnode_bitmap.h"
 #include "tests/simulation/divergence.h"
 #include "tests/simulation/sim_table.h"

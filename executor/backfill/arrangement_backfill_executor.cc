@@ -1,0 +1,566 @@
+#include "executor/backfill/arrangement_backfill_executor.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "executor/backfill/marking.h"
+#include "executor/stream_chunk.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+namespace {
+
+RowOp ToRowOp(Op op) {
+  switch (op) {
+    case Op::kInsert:
+      return RowOp::kInsert;
+    case Op::kDelete:
+      return RowOp::kDelete;
+    case Op::kUpdateDelete:
+      return RowOp::kUpdateDelete;
+    case Op::kUpdateInsert:
+      return RowOp::kUpdateInsert;
+  }
+  return RowOp::kInsert;
+}
+
+absl::Status WithContext(const absl::Status& status,
+                         absl::string_view context) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat(context, ": ", status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ArrangementBackfillExecutor>>
+ArrangementBackfillExecutor::Create(
+    std::unique_ptr<ReplicatedStateTable> upstream_table,
+    BoxedExecutor upstream, std::unique_ptr<StateTable> progress_table,
+    ProgressReporter* reporter, BackfillMetrics* metrics,
+    const ArrangementBackfillOptions& options) {
+  const std::string name =
+      absl::StrCat("ArrangementBackfill(actor ", options.actor_id,
+                   ", fragment ", options.fragment_id, ")");
+  if (upstream_table == nullptr || upstream == nullptr ||
+      progress_table == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name,
+                     ": upstream_table, upstream and progress_table "
+                     "are required"));
+  }
+  if (options.chunk_size == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": chunk_size is 0"));
+  }
+  const TableCatalog& upstream_catalog = upstream_table->catalog();
+  std::vector<DataType> s2_types;
+  for (int s1 : upstream_table->output_indices()) {
+    s2_types.push_back(upstream_catalog.columns[s1].type);
+  }
+  absl::StatusOr<OutputMapping> mapping = OutputMapping::Create(
+      static_cast<int>(s2_types.size()), options.output_indices);
+  if (!mapping.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": output_indices: ", mapping.status().message()));
+  }
+  if (absl::Status status =
+          ValidateProgressCatalog(upstream_catalog, progress_table->catalog());
+      !status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", status.message()));
+  }
+  if (!(progress_table->vnodes() == upstream_table->vnodes())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": progress_table and upstream_table own different vnodes"));
+  }
+  ExecutorInfo info;
+  info.schema = mapping->MapTypes(s2_types);
+  for (int position : upstream_table->pk_in_output_indices()) {
+    for (size_t i = 0; i < options.output_indices.size(); ++i) {
+      if (options.output_indices[i] == position) {
+        info.stream_key.push_back(static_cast<int>(i));
+        break;
+      }
+    }
+  }
+  info.identity = absl::StrCat(name, " on table ", upstream_catalog.table_id,
+                               " (", upstream_catalog.name, ")");
+  return std::unique_ptr<ArrangementBackfillExecutor>(
+      new ArrangementBackfillExecutor(
+          std::move(upstream_table), std::move(upstream),
+          std::move(progress_table), reporter, metrics, options,
+          std::move(*mapping), std::move(info)));
+}
+
+ArrangementBackfillExecutor::ArrangementBackfillExecutor(
+    std::unique_ptr<ReplicatedStateTable> upstream_table,
+    BoxedExecutor upstream, std::unique_ptr<StateTable> progress_table,
+    ProgressReporter* reporter, BackfillMetrics* metrics,
+    const ArrangementBackfillOptions& options, OutputMapping output_mapping,
+    ExecutorInfo info)
+    : upstream_table_(std::move(upstream_table)),
+      upstream_(std::move(upstream)),
+      progress_table_(std::move(progress_table)),
+      reporter_(reporter),
+      metrics_(metrics != nullptr ? *metrics : BackfillMetrics{}),
+      options_(options),
+      output_mapping_(std::move(output_mapping)),
+      info_(std::move(info)),
+      commit_waiter_(upstream_table_->store()) {
+  const TableCatalog& catalog = upstream_table_->catalog();
+  pk_orders_ = catalog.pk_orders;
+  pk_types_ = catalog.PkTypes();
+  MonitoredRateLimiter::Observers observers;
+  observers.on_limit =
+      [gauge = metrics_.rate_limit_rows_per_second](double rows_per_second) {
+        gauge.Set(rows_per_second);
+      };
+  RateLimiter::Options limiter_options;
+  limiter_options.max_burst = std::max<uint32_t>(options_.chunk_size, 2);
+  limiter_ = std::make_unique<MonitoredRateLimiter>(
+      options_.clock != nullptr ? *options_.clock : Clock::Real(),
+      options_.rate_limit, limiter_options, observers);
+}
+
+ArrangementBackfillExecutor::~ArrangementBackfillExecutor() {
+  snapshot_.reset();
+  commit_waiter_.Stop();
+}
+
+std::string ArrangementBackfillExecutor::Context() const {
+  std::string context = info_.identity;
+  if (progress_table_ != nullptr && phase_ != Phase::kAwaitFirstBarrier) {
+    absl::StrAppend(&context, " at ", progress_table_->epoch().DebugString());
+  }
+  return context;
+}
+
+ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::Fail(
+    const absl::Status& status) {
+  final_status_ = WithContext(status, Context());
+  phase_ = Phase::kEnded;
+  output_.clear();
+  snapshot_.reset();
+  return Step::kProgress;
+}
+
+ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::EndStream() {
+  phase_ = Phase::kEnded;
+  snapshot_.reset();
+  return Step::kProgress;
+}
+
+void ArrangementBackfillExecutor::QueueOutput(Message message) {
+  output_.push_back(std::move(message));
+}
+
+PollResult ArrangementBackfillExecutor::PollNext(PollContext& cx) {
+  while (true) {
+    if (!output_.empty()) {
+      Message message = std::move(output_.front());
+      output_.pop_front();
+      if (std::holds_alternative<Barrier>(message) &&
+          !barrier_arrivals_.empty()) {
+        metrics_.barrier_latency_seconds.Observe(absl::ToDoubleSeconds(
+            cx.clock().Now() - barrier_arrivals_.front()));
+        barrier_arrivals_.pop_front();
+      }
+      return PollResult::Ready(std::move(message));
+    }
+    Step step = Step::kProgress;
+    switch (phase_) {
+      case Phase::kAwaitFirstBarrier:
+      case Phase::kInitProgressTable:
+      case Phase::kInitUpstreamTable:
+        step = PollStartup(cx);
+        break;
+      case Phase::kBackfill:
+        step = PollBackfill(cx);
+        break;
+      case Phase::kFinishing:
+      case Phase::kSteady:
+        step = PollForward(cx);
+        break;
+      case Phase::kEnded:
+        return final_status_.ok() ? PollResult::End()
+                                  : PollResult::Error(final_status_);
+    }
+    if (step == Step::kPending) return PollResult::Pending();
+  }
+}
+
+// ---- Start-up ---------------------------------------------------------------
+
+void ArrangementBackfillExecutor::ApplyFirstBarrier(const Barrier& barrier) {
+  if (const AddMutation* add = barrier.MutationAs<AddMutation>()) {
+    global_pause_ = add->pause;
+    backfill_paused_ =
+        add->backfill_fragments_to_pause.contains(options_.fragment_id);
+  } else {
+    backfill_paused_ = false;
+  }
+}
+
+absl::Status ArrangementBackfillExecutor::LoadProgress() {
+  std::map<VirtualNode, VnodeProgress> loaded;
+  for (VirtualNode vnode : progress_table_->vnodes().set_vnodes()) {
+    BACKFILL_ASSIGN_OR_RETURN(
+        std::optional<Row> row,
+        progress_table_->GetRow(Row{static_cast<int16_t>(vnode)}));
+    if (!row.has_value()) {
+      loaded.emplace(vnode, NotStarted{});
+      continue;
+    }
+    const RowView value = RowView(*row).subspan(1);
+    BACKFILL_ASSIGN_OR_RETURN(VnodeProgress progress,
+                              DecodeProgressValue(vnode, value, pk_types_));
+    loaded.emplace(vnode, std::move(progress));
+  }
+  state_.emplace(std::move(loaded));
+  total_snapshot_rows_ = state_->total_row_count();
+  metrics_.vnodes_assigned.Set(static_cast<double>(state_->num_vnodes()));
+  return absl::OkStatus();
+}
+
+ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollStartup(
+    PollContext& cx) {
+  if (phase_ == Phase::kAwaitFirstBarrier) {
+    PollResult result = upstream_->PollNext(cx);
+    if (result.is_pending()) return Step::kPending;
+    if (result.is_error()) return Fail(result.status());
+    if (result.is_end()) {
+      return Fail(absl::FailedPreconditionError(
+          "upstream ended before the first barrier"));
+    }
+    Barrier* barrier = std::get_if<Barrier>(&result.message());
+    if (barrier == nullptr) {
+      return Fail(absl::FailedPreconditionError(
+          absl::StrCat("the first message must be a barrier, got ",
+                       MessageDebugString(result.message()))));
+    }
+    ApplyFirstBarrier(*barrier);
+    first_barrier_ = *barrier;
+    phase_ = Phase::kInitProgressTable;
+    // Emitted at once, before any initialisation (waiting for the committed
+    // epoch depends on this barrier being collected downstream).
+    QueueOutput(std::move(result).message());
+    return Step::kProgress;
+  }
+  const EpochPair first = first_barrier_->epoch;
+  if (phase_ == Phase::kInitProgressTable) {
+    if (!commit_waiter_.Ready(
+            [&] { return progress_table_->ReadyToInit(first); }, cx)) {
+      return Step::kPending;
+    }
+    if (absl::Status status = progress_table_->InitEpoch(first); !status.ok()) {
+      return Fail(status);
+    }
+    if (absl::Status status = LoadProgress(); !status.ok()) return Fail(status);
+    phase_ = Phase::kInitUpstreamTable;
+  }
+  if (phase_ == Phase::kInitUpstreamTable) {
+    if (!commit_waiter_.Ready(
+            [&] { return upstream_table_->ReadyToInit(first); }, cx)) {
+      return Step::kPending;
+    }
+    if (absl::Status status = upstream_table_->InitEpoch(first); !status.ok()) {
+      return Fail(status);
+    }
+    commit_waiter_.Stop();
+    if (state_->IsCompletelyFinished()) {
+      phase_ = Phase::kFinishing;
+    } else {
+      phase_ = Phase::kBackfill;
+      snapshot_.emplace(*upstream_table_, *state_, *limiter_,
+                        options_.chunk_size);
+    }
+  }
+  return Step::kProgress;
+}
+
+// ---- The epoch loop ---------------------------------------------------------
+
+bool ArrangementBackfillExecutor::Paused() const {
+  return global_pause_ || backfill_paused_ || limiter_->limit().is_paused();
+}
+
+absl::Status ArrangementBackfillExecutor::HandleSnapshotChunk(
+    VnodeChunk chunk) {
+  DataChunk& data = chunk.data;
+  const VirtualNode vnode = chunk.vnode;
+  const size_t rows = data.cardinality();
+  if (rows == 0) return absl::OkStatus();
+  Row last = data.RowAt(data.capacity() - 1);
+  Row pos;
+  pos.reserve(upstream_table_->pk_in_output_indices().size());
+  for (int position : upstream_table_->pk_in_output_indices()) {
+    pos.push_back(std::move(last[position]));
+  }
+  BACKFILL_RETURN_IF_ERROR(state_->UpdateProgress(vnode, std::move(pos), rows));
+  snapshot_rows_this_epoch_ += rows;
+  total_snapshot_rows_ += rows;
+  std::vector<Op> ops(data.capacity(), Op::kInsert);
+  QueueOutput(
+      output_mapping_.MapChunk(StreamChunk(std::move(ops), std::move(data))));
+  return absl::OkStatus();
+}
+
+absl::Status ArrangementBackfillExecutor::FlushSnapshot() {
+  BACKFILL_ASSIGN_OR_RETURN(std::vector<VnodeChunk> chunks, snapshot_->Flush());
+  for (VnodeChunk& chunk : chunks) {
+    BACKFILL_RETURN_IF_ERROR(HandleSnapshotChunk(std::move(chunk)));
+  }
+  return absl::OkStatus();
+}
+
+ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollBackfill(
+    PollContext& cx) {
+  // Upstream always has priority.
+  PollResult upstream = upstream_->PollNext(cx);
+  if (upstream.is_error()) return Fail(upstream.status());
+  if (upstream.is_end()) return EndStream();
+  if (upstream.is_ready()) {
+    Message& message = upstream.message();
+    if (StreamChunk* chunk = std::get_if<StreamChunk>(&message)) {
+      chunk->Compact();
+      if (chunk->cardinality() > 0) {
+        upstream_buffer_rows_ += chunk->cardinality();
+        upstream_buffer_bytes_ += chunk->EstimatedBytes();
+        peak_upstream_buffer_bytes_ =
+            std::max(peak_upstream_buffer_bytes_, upstream_buffer_bytes_);
+        metrics_.upstream_buffer_rows.Set(
+            static_cast<double>(upstream_buffer_rows_));
+        metrics_.upstream_buffer_bytes.Set(
+            static_cast<double>(upstream_buffer_bytes_));
+        upstream_buffer_.push_back(std::move(*chunk));
+      }
+      return Step::kProgress;
+    }
+    if (std::holds_alternative<Watermark>(message)) {
+      return Step::kProgress;  // dropped during the backfill
+    }
+    Barrier barrier = std::get<Barrier>(std::move(message));
+    barrier_arrivals_.push_back(cx.clock().Now());
+    if (absl::Status status = ProcessBarrier(std::move(barrier));
+        !status.ok()) {
+      return Fail(status);
+    }
+    return Step::kProgress;
+  }
+  // Upstream has nothing ready (and will wake us): read the snapshot, if
+  // downstream has room for it (else it wakes us when it has).
+  if (Paused()) return Step::kPending;
+  if (options_.output_ready && !options_.output_ready(cx)) {
+    return Step::kPending;
+  }
+  const size_t max_rows = std::max<size_t>(options_.chunk_size, 64);
+  absl::StatusOr<SnapshotRead> read = snapshot_->Read(max_rows);
+  if (!read.ok()) return Fail(read.status());
+  switch (read->outcome) {
+    case SnapshotRead::kChunk:
+      if (absl::Status status = HandleSnapshotChunk(std::move(*read->chunk));
+          !status.ok()) {
+        return Fail(status);
+      }
+      return Step::kProgress;
+    case SnapshotRead::kRowLimit:
+      return Step::kProgress;
+    case SnapshotRead::kBlocked:
+      // Waiting for permits (until retry_at) or for upstream.
+      if (read->retry_at != absl::InfiniteFuture()) {
+        cx.WakeNoLaterThan(read->retry_at);
+      }
+      return Step::kPending;
+    case SnapshotRead::kExhausted:
+      if (absl::Status status = EndOfSnapshot(); !status.ok()) {
+        return Fail(status);
+      }
+      phase_ = Phase::kFinishing;
+      return Step::kProgress;
+  }
+  return Step::kProgress;
+}
+
+absl::Status ArrangementBackfillExecutor::EndOfSnapshot() {
+  BACKFILL_RETURN_IF_ERROR(FlushSnapshot());
+  snapshot_.reset();
+  // Every vnode was fully sent as of this epoch's start, so every change of
+  // this epoch applies: forward them unmarked (RisingWave marks them in the
+  // minimum-progress path and can lose changes there).
+  uint64_t upstream_rows = 0;
+  for (StreamChunk& chunk : upstream_buffer_) {
+    upstream_rows += chunk.cardinality();
+    QueueOutput(output_mapping_.MapChunk(std::move(chunk)));
+  }
+  upstream_buffer_.clear();
+  upstream_buffer_rows_ = upstream_buffer_bytes_ = 0;
+  metrics_.snapshot_read_row_count.Increment(snapshot_rows_this_epoch_);
+  metrics_.upstream_output_row_count.Increment(upstream_rows);
+  metrics_.upstream_buffer_rows.Set(0);
+  metrics_.upstream_buffer_bytes.Set(0);
+  snapshot_rows_this_epoch_ = 0;
+  return absl::OkStatus();
+}
+
+absl::Status ArrangementBackfillExecutor::ProcessBarrier(Barrier barrier) {
+  // Minimum progress: read up to one chunk if this epoch read nothing yet.
+  if (snapshot_rows_this_epoch_ == 0 && !Paused() &&
+      snapshot_->AcquirePermitsNow()) {
+    BACKFILL_ASSIGN_OR_RETURN(SnapshotRead read,
+                              snapshot_->Read(snapshot_->chunk_capacity()));
+    if (read.outcome == SnapshotRead::kChunk) {
+      BACKFILL_RETURN_IF_ERROR(HandleSnapshotChunk(std::move(*read.chunk)));
+    }
+    if (read.outcome == SnapshotRead::kExhausted) {
+      BACKFILL_RETURN_IF_ERROR(EndOfSnapshot());
+      return FinishBarrier(std::move(barrier));
+    }
+  }
+  // (a) close the snapshot reader (the replicated table is written below)
+  // and flush the builders: positions now cover every row sent this epoch.
+  BACKFILL_RETURN_IF_ERROR(FlushSnapshot());
+  // (b) mark and emit the buffered changes; replicate them unmarked.
+  uint64_t upstream_rows = 0;
+  for (StreamChunk& chunk : upstream_buffer_) {
+    upstream_rows += chunk.cardinality();
+    BACKFILL_ASSIGN_OR_RETURN(
+        StreamChunk marked,
+        MarkChunkByVnode(
+            chunk, upstream_table_->pk_in_output_indices(), pk_orders_,
+            [this](RowView pk) {
+              return upstream_table_->ComputeVnodeByPk(pk);
+            },
+            *state_));
+    if (marked.cardinality() > 0) {
+      marked.Compact();
+      QueueOutput(output_mapping_.MapChunk(std::move(marked)));
+    }
+    for (size_t i = 0; i < chunk.capacity(); ++i) {
+      if (!chunk.is_visible(i)) continue;
+      BACKFILL_RETURN_IF_ERROR(
+          upstream_table_->Write(ToRowOp(chunk.op(i)), chunk.RowAt(i)));
+    }
+  }
+  upstream_buffer_.clear();
+  upstream_buffer_rows_ = upstream_buffer_bytes_ = 0;
+  // (c) seal the replicated epoch.
+  BACKFILL_RETURN_IF_ERROR(upstream_table_->Commit(barrier.epoch));
+  // (d) metrics.
+  metrics_.snapshot_read_row_count.Increment(snapshot_rows_this_epoch_);
+  metrics_.upstream_output_row_count.Increment(upstream_rows);
+  metrics_.upstream_buffer_rows.Set(0);
+  metrics_.upstream_buffer_bytes.Set(0);
+  snapshot_rows_this_epoch_ = 0;
+  // (e) progress report.
+  if (reporter_ != nullptr) {
+    BACKFILL_RETURN_IF_ERROR(reporter_->Update(
+        barrier.epoch, barrier.epoch.prev, total_snapshot_rows_));
+  }
+  // (f) persist changed vnodes and commit the progress table.
+  BACKFILL_RETURN_IF_ERROR(PersistState(barrier.epoch));
+  // (g) mutations, (h) the barrier.
+  ApplyMutation(barrier);
+  const bool stop = barrier.IsStopFor(options_.actor_id);
+  QueueOutput(std::move(barrier));
+  if (stop) phase_ = Phase::kEnded;
+  return absl::OkStatus();
+}
+
+absl::Status ArrangementBackfillExecutor::PersistState(EpochPair epoch) {
+  for (const ProgressWrite& write : state_->PendingWrites()) {
+    Row new_row;
+    new_row.reserve(write.new_value.size() + 1);
+    new_row.push_back(static_cast<int16_t>(write.vnode));
+    new_row.insert(new_row.end(), write.new_value.begin(),
+                   write.new_value.end());
+    if (write.old_value.has_value()) {
+      Row old_row;
+      old_row.push_back(static_cast<int16_t>(write.vnode));
+      old_row.insert(old_row.end(), write.old_value->begin(),
+                     write.old_value->end());
+      BACKFILL_RETURN_IF_ERROR(progress_table_->Update(old_row, new_row));
+    } else {
+      BACKFILL_RETURN_IF_ERROR(progress_table_->Insert(new_row));
+    }
+    state_->MarkCommitted(write.vnode);
+  }
+  return progress_table_->Commit(epoch);
+}
+
+void ArrangementBackfillExecutor::ApplyMutation(const Barrier& barrier) {
+  if (barrier.MutationAs<PauseMutation>() != nullptr) global_pause_ = true;
+  if (barrier.MutationAs<ResumeMutation>() != nullptr) global_pause_ = false;
+  if (const auto* start = barrier.MutationAs<StartFragmentBackfillMutation>()) {
+    if (backfill_paused_ &&
+        start->fragment_ids.contains(options_.fragment_id)) {
+      backfill_paused_ = false;
+    }
+  }
+  if (const auto* throttle = barrier.MutationAs<ThrottleMutation>()) {
+    std::optional<std::optional<uint32_t>> entry;
+    if (auto it = throttle->actor_rate_limits.find(options_.actor_id);
+        it != throttle->actor_rate_limits.end()) {
+      entry = it->second;
+    } else if (auto it = throttle->rate_limits.find(options_.fragment_id);
+               it != throttle->rate_limits.end()) {
+      entry = it->second;
+    }
+    if (entry.has_value()) {
+      const RateLimit limit = RateLimit::FromOptionalU32(*entry);
+      if (limit != limiter_->limit()) {
+        limiter_->Update(limit);
+        if (snapshot_.has_value()) snapshot_->Resize();
+      }
+    }
+  }
+}
+
+// ---- Finish and steady state ------------------------------------------------
+
+absl::Status ArrangementBackfillExecutor::FinishBarrier(Barrier barrier) {
+  state_->FinishAll(pk_types_.size());
+  BACKFILL_RETURN_IF_ERROR(PersistState(barrier.epoch));
+  if (reporter_ != nullptr) {
+    BACKFILL_RETURN_IF_ERROR(
+        reporter_->Finish(barrier.epoch, total_snapshot_rows_));
+  }
+  metrics_.vnodes_completed.Set(static_cast<double>(state_->num_vnodes()));
+  ApplyMutation(barrier);
+  const bool stop = barrier.IsStopFor(options_.actor_id);
+  QueueOutput(std::move(barrier));
+  phase_ = stop ? Phase::kEnded : Phase::kSteady;
+  return absl::OkStatus();
+}
+
+ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollForward(
+    PollContext& cx) {
+  PollResult upstream = upstream_->PollNext(cx);
+  if (upstream.is_pending()) return Step::kPending;
+  if (upstream.is_error()) return Fail(upstream.status());
+  if (upstream.is_end()) return EndStream();
+  Message& message = upstream.message();
+  if (Barrier* barrier = std::get_if<Barrier>(&message)) {
+    if (phase_ == Phase::kFinishing) {
+      // The finish barrier: FinishBarrier queues it.
+      barrier_arrivals_.push_back(cx.clock().Now());
+      if (absl::Status status = FinishBarrier(std::move(*barrier));
+          !status.ok()) {
+        return Fail(status);
+      }
+      return Step::kProgress;
+    }
+    if (absl::Status status = progress_table_->Commit(barrier->epoch);
+        !status.ok()) {
+      return Fail(status);
+    }
+    if (barrier->IsStopFor(options_.actor_id)) phase_ = Phase::kEnded;
+  }
+  if (std::optional<Message> mapped =
+          output_mapping_.MapMessage(std::move(message))) {
+    QueueOutput(std::move(*mapped));
+  }
+  return Step::kProgress;
+}
+
+}  // namespace backfill
