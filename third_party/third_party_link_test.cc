@@ -57,6 +57,8 @@ TEST(ThirdPartyLinkTest, Grpc) {
   // A channel is lazy: creating one to a closed port does no I/O.
   auto channel = grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials());
   EXPECT_EQ(channel->GetState(/*try_to_connect=*/false), GRPC_CHANNEL_IDLE);
+}
+
 TEST(ThirdPartyLinkTest, Curl) {
   // S3ObjectStore needs CURLOPT_AWS_SIGV4, new in 7.75.
   const curl_version_info_data* info = curl_version_info(CURLVERSION_NOW);
