@@ -12,7 +12,6 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
@@ -20,6 +19,7 @@
 #include "ratelimit/rate_limiter.h"
 #include "ratelimit/wake_signal.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -78,7 +78,7 @@ class MonitoredRateLimiter {
   RateLimiter limiter_;
   const Observers observers_;
   // Serialises Update() so that on_limit sees limits in the applied order.
-  std::mutex update_mu_;
+  Mutex update_mu_;
   std::atomic<int64_t> wait_nanos_{0};
   std::atomic<uint64_t> num_denied_{0};
 };

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 
 namespace backfill {
@@ -22,7 +21,7 @@ RateLimiter::RateLimiter(Clock& clock, RateLimit limit, Options options)
       max_burst_(std::max<uint32_t>(options.max_burst, 1)),
       disabled_(limit.is_disabled()),
       limit_(limit) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock lock(&mu_);
   ResetLocked(clock_.Now());
 }
 
@@ -77,13 +76,13 @@ RateLimiter::TryAcquireResult RateLimiter::TryAcquire(uint64_t num_permits) {
     return result;
   }
   const absl::Time now = clock_.Now();
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock lock(&mu_);
   return TryAcquireLocked(num_permits, now, /*consume=*/true);
 }
 
 absl::Time RateLimiter::NextAvailableTime(uint64_t num_permits) {
   const absl::Time now = clock_.Now();
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock lock(&mu_);
   const TryAcquireResult result =
       TryAcquireLocked(num_permits, now, /*consume=*/false);
   return result.granted ? now : result.retry_at;
@@ -97,7 +96,7 @@ RateLimiter::AcquireOutcome RateLimiter::Acquire(uint64_t num_permits,
   if (wake != nullptr) listener.emplace(*wake, mu_, cv_);
   auto woken = [wake] { return wake != nullptr && wake->notified(); };
 
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const uint64_t generation = generation_;
   while (true) {
     const absl::Time now = clock_.Now();
@@ -107,8 +106,8 @@ RateLimiter::AcquireOutcome RateLimiter::Acquire(uint64_t num_permits,
     if (woken()) return AcquireOutcome::kWoken;
     const absl::Time deadline = std::min(result.retry_at, now + kMaxWaitSlice);
     clock_.WaitUntil(
-        lock, cv_,
-        [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        mu_, cv_,
+        [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
           return generation_ != generation || woken();
         },
         deadline);
@@ -123,7 +122,7 @@ RateLimit RateLimiter::Update(RateLimit new_limit) {
   const absl::Time now = clock_.Now();
   RateLimit old_limit;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock lock(&mu_);
     old_limit = limit_;
     if (old_limit == new_limit) return old_limit;
     limit_ = new_limit;
@@ -131,12 +130,12 @@ RateLimit RateLimiter::Update(RateLimit new_limit) {
     ResetLocked(now);
     ++generation_;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   return old_limit;
 }
 
 RateLimit RateLimiter::limit() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock lock(&mu_);
   return limit_;
 }
 

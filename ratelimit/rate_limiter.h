@@ -33,9 +33,7 @@
 #define RATELIMIT_RATE_LIMITER_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <ostream>
 
 #include "absl/base/thread_annotations.h"
@@ -43,6 +41,7 @@
 #include "ratelimit/rate_limit.h"
 #include "ratelimit/wake_signal.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -128,8 +127,8 @@ class RateLimiter {
   // Mirrors limit_.is_disabled() for the lock-free fast path.
   std::atomic<bool> disabled_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   RateLimit limit_ ABSL_GUARDED_BY(mu_);
   // Incremented by every effective Update(); waiters compare it.
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;

@@ -11,22 +11,21 @@ namespace backfill {
 // closes the window between "predicate false" and "blocked").
 void WakeSignal::Notify() {
   notified_.store(true, std::memory_order_release);
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock lock(&mu_);
   for (const auto& [mutex, cv] : listeners_) {
-    { std::lock_guard<std::mutex> waiter_guard(*mutex); }
-    cv->notify_all();
+    { MutexLock waiter_lock(mutex); }
+    cv->SignalAll();
   }
 }
 
-WakeSignal::Listener::Listener(WakeSignal& signal, std::mutex& mutex,
-                               std::condition_variable& cv)
+WakeSignal::Listener::Listener(WakeSignal& signal, Mutex& mutex, CondVar& cv)
     : signal_(signal), mutex_(&mutex), cv_(&cv) {
-  std::lock_guard<std::mutex> guard(signal_.mu_);
+  MutexLock lock(&signal_.mu_);
   signal_.listeners_.emplace_back(mutex_, cv_);
 }
 
 WakeSignal::Listener::~Listener() {
-  std::lock_guard<std::mutex> guard(signal_.mu_);
+  MutexLock lock(&signal_.mu_);
   auto& listeners = signal_.listeners_;
   auto it = std::find(listeners.begin(), listeners.end(),
                       std::make_pair(mutex_, cv_));

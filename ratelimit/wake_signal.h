@@ -12,19 +12,18 @@
 // message that arrives after the check sets the flag, so the wait returns at
 // once instead of missing it.
 //
-// Any wait on a (std::mutex, std::condition_variable) pair can be made
+// Any wait on a (Mutex, CondVar) pair can be made
 // wakeable by holding a WakeSignal::Listener for the duration of the wait and
 // including notified() in the wait predicate (see RateLimiter::Acquire).
 #ifndef RATELIMIT_WAKE_SIGNAL_H_
 #define RATELIMIT_WAKE_SIGNAL_H_
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -39,7 +38,7 @@ class WakeSignal {
   // Sets the flag and wakes every thread currently waiting with a Listener on
   // this signal. Idempotent. Thread-safe; never blocks for longer than the
   // listeners' mutexes are held.
-  void Notify();
+  void Notify() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Clears the flag. Thread-safe.
   void Reset() { notified_.store(false, std::memory_order_release); }
@@ -56,24 +55,23 @@ class WakeSignal {
   // `signal`, `mutex` and `cv` outlive the Listener.
   class Listener {
    public:
-    Listener(WakeSignal& signal, std::mutex& mutex,
-             std::condition_variable& cv);
+    Listener(WakeSignal& signal, Mutex& mutex, CondVar& cv)
+        ABSL_LOCKS_EXCLUDED(mutex);
     Listener(const Listener&) = delete;
     Listener& operator=(const Listener&) = delete;
     ~Listener();
 
    private:
     WakeSignal& signal_;
-    std::mutex* const mutex_;
-    std::condition_variable* const cv_;
+    Mutex* const mutex_;
+    CondVar* const cv_;
   };
 
  private:
   std::atomic<bool> notified_{false};
-  std::mutex mu_;
+  Mutex mu_;
   // One entry per live Listener (duplicates allowed).
-  std::vector<std::pair<std::mutex*, std::condition_variable*>> listeners_
-      ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<Mutex*, CondVar*>> listeners_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace backfill

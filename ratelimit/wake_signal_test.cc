@@ -1,12 +1,11 @@
 #include "ratelimit/wake_signal.h"
 
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 namespace {
@@ -33,14 +32,14 @@ TEST(WakeSignalTest, NotifyWithoutListenersIsFine) {
 TEST(WakeSignalTest, WakesAListeningWaiter) {
   SimulatedClock clock;
   WakeSignal signal;
-  std::mutex mutex;
-  std::condition_variable cv;
+  Mutex mutex;
+  CondVar cv;
   bool result = false;
   std::thread waiter([&] {
     WakeSignal::Listener listener(signal, mutex, cv);
-    std::unique_lock<std::mutex> lock(mutex);
+    MutexLock lock(&mutex);
     result = clock.WaitUntil(
-        lock, cv, [&] { return signal.notified(); }, absl::InfiniteFuture());
+        mutex, cv, [&] { return signal.notified(); }, absl::InfiniteFuture());
   });
   clock.BlockUntilWaiters(1);
   signal.Notify();
@@ -53,15 +52,15 @@ TEST(WakeSignalTest, WakesAListeningWaiter) {
 TEST(WakeSignalTest, WakesEveryListener) {
   SimulatedClock clock;
   WakeSignal signal;
-  std::mutex shared_mutex;
-  std::condition_variable shared_cv;
-  std::mutex own_mutex;
-  std::condition_variable own_cv;
-  auto wait = [&](std::mutex& mutex, std::condition_variable& cv) {
+  Mutex shared_mutex;
+  CondVar shared_cv;
+  Mutex own_mutex;
+  CondVar own_cv;
+  auto wait = [&](Mutex& mutex, CondVar& cv) {
     WakeSignal::Listener listener(signal, mutex, cv);
-    std::unique_lock<std::mutex> lock(mutex);
+    MutexLock lock(&mutex);
     EXPECT_TRUE(clock.WaitUntil(
-        lock, cv, [&] { return signal.notified(); }, absl::InfiniteFuture()));
+        mutex, cv, [&] { return signal.notified(); }, absl::InfiniteFuture()));
   };
   std::thread first([&] { wait(shared_mutex, shared_cv); });
   std::thread second([&] { wait(shared_mutex, shared_cv); });
