@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -192,7 +191,7 @@ template <typename Cell, typename Create>
 Cell* Family::FindOrCreate(absl::Span<const absl::string_view> label_values,
                            Create create) {
   std::vector<std::string> key(label_values.begin(), label_values.end());
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   auto [it, inserted] = children_.try_emplace(std::move(key));
   if (inserted) it->second = create();
   return static_cast<Cell*>(it->second.get());
@@ -202,7 +201,7 @@ void Family::AppendText(std::string* out) const {
   absl::StrAppend(out, "# HELP ", name_, " ");
   AppendEscaped(help_, /*escape_quote=*/false, out);
   absl::StrAppend(out, "\n# TYPE ", name_, " ", TypeName(type_), "\n");
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   std::string labels;
   for (const auto& [label_values, cell] : children_) {
     labels.clear();
@@ -340,7 +339,7 @@ std::vector<double> ExponentialHistogramBuckets(double start, double factor,
 absl::StatusOr<metrics_internal::Family*> Registry::Add(
     std::unique_ptr<metrics_internal::Family> family,
     const std::vector<double>* upper_bounds) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   auto it = families_.find(family->name());
   if (it == families_.end()) {
     metrics_internal::Family* added = family.get();
@@ -410,7 +409,7 @@ absl::StatusOr<HistogramFamily*> Registry::AddHistogramFamily(
 
 std::string Registry::ExportText() const {
   std::string out;
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   for (const auto& [name, family] : families_) family->AppendText(&out);
   return out;
 }

@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +31,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -89,7 +89,7 @@ class Family {
   const std::string help_;
   const MetricType type_;
   const std::vector<std::string> label_names_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   // Children by label values; the cells never move or die before the family.
   std::map<std::vector<std::string>, std::shared_ptr<void>> children_
       ABSL_GUARDED_BY(mu_);
@@ -293,7 +293,7 @@ class Registry {
       std::unique_ptr<metrics_internal::Family> family,
       const std::vector<double>* upper_bounds);
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::map<std::string, std::unique_ptr<metrics_internal::Family>, std::less<>>
       families_ ABSL_GUARDED_BY(mu_);
 };

@@ -1,6 +1,5 @@
 #include "ratelimit/monitored_rate_limiter.h"
 
-#include <mutex>
 #include <utility>
 
 namespace backfill {
@@ -21,7 +20,7 @@ RateLimiter::TryAcquireResult MonitoredRateLimiter::TryAcquire(
 }
 
 RateLimit MonitoredRateLimiter::Update(RateLimit new_limit) {
-  std::lock_guard<std::mutex> guard(update_mu_);
+  MutexLock lock(&update_mu_);
   const RateLimit old_limit = limiter_.Update(new_limit);
   if (old_limit != new_limit && observers_.on_limit) {
     observers_.on_limit(new_limit.ToMetricValue());

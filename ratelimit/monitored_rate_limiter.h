@@ -13,13 +13,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "ratelimit/rate_limit.h"
 #include "ratelimit/rate_limiter.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -64,7 +64,7 @@ class MonitoredRateLimiter {
   RateLimiter limiter_;
   const Observers observers_;
   // Serialises Update() so that on_limit sees limits in the applied order.
-  std::mutex update_mu_;
+  Mutex update_mu_;
   std::atomic<uint64_t> num_denied_{0};
 };
 

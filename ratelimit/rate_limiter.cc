@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
 
 namespace backfill {
 namespace {
@@ -16,7 +15,7 @@ RateLimiter::RateLimiter(Clock& clock, RateLimit limit, Options options)
       max_burst_(std::max<uint32_t>(options.max_burst, 1)),
       disabled_(limit.is_disabled()),
       limit_(limit) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock lock(&mu_);
   ResetLocked(clock_.Now());
 }
 
@@ -71,13 +70,13 @@ RateLimiter::TryAcquireResult RateLimiter::TryAcquire(uint64_t num_permits) {
     return result;
   }
   const absl::Time now = clock_.Now();
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock lock(&mu_);
   return TryAcquireLocked(num_permits, now, /*consume=*/true);
 }
 
 absl::Time RateLimiter::NextAvailableTime(uint64_t num_permits) {
   const absl::Time now = clock_.Now();
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock lock(&mu_);
   const TryAcquireResult result =
       TryAcquireLocked(num_permits, now, /*consume=*/false);
   return result.granted ? now : result.retry_at;
@@ -87,7 +86,7 @@ RateLimit RateLimiter::Update(RateLimit new_limit) {
   const absl::Time now = clock_.Now();
   RateLimit old_limit;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock lock(&mu_);
     old_limit = limit_;
     if (old_limit == new_limit) return old_limit;
     limit_ = new_limit;
@@ -98,7 +97,7 @@ RateLimit RateLimiter::Update(RateLimit new_limit) {
 }
 
 RateLimit RateLimiter::limit() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock lock(&mu_);
   return limit_;
 }
 

@@ -33,12 +33,13 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
+#include <ostream>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "ratelimit/rate_limit.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -102,7 +103,7 @@ class RateLimiter {
   // Mirrors limit_.is_disabled() for the lock-free fast path.
   std::atomic<bool> disabled_;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   RateLimit limit_ ABSL_GUARDED_BY(mu_);
   // GCRA state, meaningful under Fixed: time origin of the bucket, effective
   // burst B in permits, and TAT in units since origin_.

@@ -5,10 +5,10 @@
 namespace backfill {
 
 void Cancellation::Cancel() {
-  std::lock_guard<std::mutex> running(running_);
+  MutexLock running(&running_);
   std::map<uint64_t, std::function<void()>> callbacks;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (cancelled_.exchange(true, std::memory_order_acq_rel)) return;
     callbacks.swap(callbacks_);
   }
@@ -17,7 +17,7 @@ void Cancellation::Cancel() {
 
 uint64_t Cancellation::AddCallback(std::function<void()> callback) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!cancelled_.load(std::memory_order_acquire)) {
       const uint64_t id = next_id_++;
       callbacks_.emplace(id, std::move(callback));
@@ -30,12 +30,12 @@ uint64_t Cancellation::AddCallback(std::function<void()> callback) {
 
 void Cancellation::RemoveCallback(uint64_t id) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (callbacks_.erase(id) > 0) return;
   }
   // Either never registered, or Cancel() took it: wait until Cancel() has
   // finished running callbacks.
-  std::lock_guard<std::mutex> running(running_);
+  MutexLock running(&running_);
 }
 
 }  // namespace backfill

@@ -14,9 +14,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 
 #include "absl/base/thread_annotations.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -44,10 +44,10 @@ class Cancellation {
 
  private:
   std::atomic<bool> cancelled_{false};
-  std::mutex mu_;
+  Mutex mu_;
   // Held while Cancel() runs callbacks, so that RemoveCallback can wait for a
   // running callback to finish.
-  std::mutex running_;
+  Mutex running_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, std::function<void()>> callbacks_ ABSL_GUARDED_BY(mu_);
 };

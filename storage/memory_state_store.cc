@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,6 +10,7 @@
 #include "absl/base/thread_annotations.h"
 #include "storage/internal/committed_layer.h"
 #include "storage/internal/layered_state_store.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 namespace {
@@ -26,7 +26,7 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
 
   absl::Status Commit(const std::vector<CommitBatch>& batches,
                       Epoch /*committed_epoch*/) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const CommitBatch& batch : batches) {
       for (const auto& [key, value] : *batch.data) {
         const VirtualNode vnode = static_cast<VirtualNode>(
@@ -42,7 +42,7 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
                                                  VirtualNode vnode,
                                                  std::string_view pk,
                                                  Epoch read_epoch) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = data_.find(TableKey{table_id, vnode, std::string(pk)});
     if (it == data_.end()) return std::nullopt;
     const std::optional<std::string>* visible = Visible(it->second, read_epoch);
@@ -82,7 +82,7 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
     bool Valid() const override { return valid_; }
     void SeekToFirst() override { Seek(range_.inclusive_min); }
     void Seek(std::string_view pk) override {
-      std::lock_guard<std::mutex> lock(layer_->mu_);
+      MutexLock lock(&layer_->mu_);
       const std::string_view target =
           std::max(pk, std::string_view(range_.inclusive_min));
       it_ = layer_->data_.lower_bound(
@@ -90,7 +90,7 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
       Settle();
     }
     void Next() override {
-      std::lock_guard<std::mutex> lock(layer_->mu_);
+      MutexLock lock(&layer_->mu_);
       ++it_;
       Settle();
     }
@@ -128,7 +128,7 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
     bool valid_ = false;
   };
 
-  std::mutex mu_;
+  Mutex mu_;
   Data data_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -19,7 +19,6 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +27,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "tests/simulation/pipeline_simulation.h"
+#include "third_party/absl_extras/mutex.h"
 
 ABSL_FLAG(uint64_t, seeds, 100, "number of seeds to run");
 ABSL_FLAG(uint64_t, first_seed, 1, "the first seed");
@@ -81,7 +81,7 @@ int Main() {
   }
   const int threads = std::max(1, absl::GetFlag(FLAGS_threads));
 
-  std::mutex mu;
+  Mutex mu;
   uint64_t divergences = 0, crashes = 0, rescales = 0, faults = 0,
            swallowed = 0, barriers = 0, done = 0, checks = 0, whole = 0;
   std::map<std::string, uint64_t> crash_kinds;
@@ -92,7 +92,7 @@ int Main() {
     for (uint64_t i = next++; i < seeds; i = next++) {
       const uint64_t seed = first + i;
       SeedOutcome outcome = RunSimulationSeed(seed, options);
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       crashes += outcome.crashes;
       rescales += outcome.rescales;
       faults += outcome.faults_injected;

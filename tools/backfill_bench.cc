@@ -21,14 +21,12 @@
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -57,6 +55,7 @@
 #include "storage/state_table.h"
 #include "storage/table_key.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "tools/command_flags.h"
 #include "tools/job_options.h"
@@ -265,8 +264,8 @@ absl::StatusOr<SnapshotRun> RunSnapshotOnly(StateStore& store,
     actors.push_back(std::move(executor));
   }
 
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   std::vector<Epoch> collected(parallelism);
   absl::Status error;
   std::atomic<uint64_t> rows{0};
@@ -279,10 +278,10 @@ absl::StatusOr<SnapshotRun> RunSnapshotOnly(StateStore& store,
       while (true) {
         absl::StatusOr<std::optional<Message>> next =
             NextMessage(*actors[i], clock);
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(&mu);
         if (!next.ok()) {
           if (error.ok()) error = next.status();
-          cv.notify_all();
+          cv.SignalAll();
           break;
         }
         if (!next->has_value()) break;
@@ -291,7 +290,7 @@ absl::StatusOr<SnapshotRun> RunSnapshotOnly(StateStore& store,
           last_row_at = std::max(last_row_at, absl::Now());
         } else if (const auto* barrier = std::get_if<Barrier>(&**next)) {
           collected[i] = barrier->epoch.curr;
-          cv.notify_all();
+          cv.SignalAll();
           if (barrier->IsStopFor(100 + i)) break;
         }
       }
@@ -312,16 +311,20 @@ absl::StatusOr<SnapshotRun> RunSnapshotOnly(StateStore& store,
       barrier.mutation = mutation;
       BACKFILL_RETURN_IF_ERROR(sender.Send(Message(std::move(barrier)), clock));
     }
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] {
-      if (!error.ok()) return true;
-      for (Epoch e : collected) {
-        if (e < epoch.curr) return false;
-      }
-      return true;
-    });
-    BACKFILL_RETURN_IF_ERROR(error);
-    lock.unlock();
+    {
+      MutexLock lock(&mu);
+      clock.WaitUntil(
+          mu, cv,
+          [&] {
+            if (!error.ok()) return true;
+            for (Epoch e : collected) {
+              if (e < epoch.curr) return false;
+            }
+            return true;
+          },
+          absl::InfiniteFuture());
+      BACKFILL_RETURN_IF_ERROR(error);
+    }
     if (kind != BarrierKind::kInitial) {
       BACKFILL_RETURN_IF_ERROR(store.Checkpoint(epoch.prev));
     }
@@ -543,9 +546,9 @@ class LiveUpstream {
         if (const auto* chunk = std::get_if<StreamChunk>(&**next)) {
           on_chunk_(*chunk);
         } else if (const auto* barrier = std::get_if<Barrier>(&**next)) {
-          std::lock_guard<std::mutex> lock(mu_);
+          MutexLock lock(&mu_);
           collected_ = barrier->epoch.curr;
-          cv_.notify_all();
+          cv_.SignalAll();
           if (barrier->MutationAs<StopMutation>() != nullptr) break;
         }
       }
@@ -589,9 +592,15 @@ class LiveUpstream {
     barrier.kind = kind;
     barrier.mutation = std::move(mutation);
     Check(sender_->Send(Message(std::move(barrier)), Clock::Real()), "send");
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return collected_ >= epoch.curr; });
-    lock.unlock();
+    {
+      MutexLock lock(&mu_);
+      Clock::Real().WaitUntil(
+          mu_, cv_,
+          [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+            return collected_ >= epoch.curr;
+          },
+          absl::InfiniteFuture());
+    }
     if (kind != BarrierKind::kInitial) {
       Check(store_.Checkpoint(epoch.prev), "checkpoint");
     }
@@ -607,9 +616,9 @@ class LiveUpstream {
   std::unique_ptr<DmlSourceExecutor> source_;
   std::thread actor_;
   std::thread coordinator_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  Epoch collected_;
+  Mutex mu_;
+  CondVar cv_;
+  Epoch collected_ ABSL_GUARDED_BY(mu_);
 };
 
 // ---- The run
@@ -898,14 +907,14 @@ int Main(int argc, char** argv) {
     CopyStore(base_dir, work);
     auto store = OpenStore(work);
     auto view_store = OpenStore(dir + "/buffer_all_view");
-    std::mutex mu;
+    Mutex mu;
     bool buffering = true;
     std::vector<StreamChunk> buffer;
     size_t bytes = 0;
     StreamingJobOptions options = base;
     options.workload.ops_per_second = flags.load;
     LiveUpstream live(*store, options, [&](const StreamChunk& chunk) {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       if (!buffering) return;
       bytes += chunk.EstimatedBytes();
       buffer.push_back(chunk);
@@ -914,7 +923,7 @@ int Main(int argc, char** argv) {
     live.Start();
     CopyTable(*store, upstream, snapshot_epoch, *view_store, 952);
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       buffering = false;
       buffer_all_peak = bytes;
     }

@@ -137,7 +137,7 @@ SpecFaultInjector::SpecFaultInjector(std::vector<StorageFaultSpec> specs) {
 
 absl::Status SpecFaultInjector::Check(Operation operation,
                                       std::string_view file_name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!armed_) return absl::OkStatus();
   for (State& state : states_) {
     const StorageFaultSpec& spec = state.spec;
@@ -170,12 +170,12 @@ absl::Status SpecFaultInjector::Check(Operation operation,
 }
 
 void SpecFaultInjector::SetArmed(bool armed) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   armed_ = armed;
 }
 
 uint64_t SpecFaultInjector::injected() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return injected_;
 }
 

@@ -29,7 +29,6 @@
 #define TOOLS_STORAGE_FAULT_SPEC_H_
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -41,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "storage/rocksdb_state_store.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -92,7 +92,7 @@ class SpecFaultInjector final : public FaultInjector {
     uint64_t fired = 0;
     std::mt19937_64 random;
   };
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::vector<State> states_ ABSL_GUARDED_BY(mu_);
   uint64_t injected_ ABSL_GUARDED_BY(mu_) = 0;
   bool armed_ ABSL_GUARDED_BY(mu_) = true;

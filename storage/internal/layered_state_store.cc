@@ -59,7 +59,7 @@ class LayeredStateStore::Instance final : public LocalStateStore {
           absl::StrCat("Init with a malformed epoch pair ", first.DebugString(),
                        " (REQUIRES curr > prev); table ", table_id()));
     }
-    std::lock_guard<std::mutex> lock(store_->mu_);
+    MutexLock lock(&store_->mu_);
     const Epoch committed =
         std::max(store_->committed_, store_->pending_.value_or(Epoch::Zero()));
     if (first.curr <= committed) {
@@ -163,7 +163,7 @@ class LayeredStateStore::Instance final : public LocalStateStore {
       batch = std::move(memtable_);
       memtable_ = std::make_shared<MemTable>();
     }
-    std::lock_guard<std::mutex> lock(store_->mu_);
+    MutexLock lock(&store_->mu_);
     if (batch != nullptr) {
       if (state_.replicated && epoch_ <= store_->committed_) {
         // The committed store already holds this epoch of the table.
@@ -226,24 +226,24 @@ LayeredStateStore::LayeredStateStore(std::unique_ptr<CommittedLayer> layer,
     : layer_(std::move(layer)), committed_(committed_epoch) {}
 
 LayeredStateStore::~LayeredStateStore() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   assert(instances_.empty() && "a LocalStateStore outlives its StateStore");
 }
 
 void LayeredStateStore::Register(InstanceState* state) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   instances_.insert(state);
 }
 
 void LayeredStateStore::Unregister(InstanceState* state) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   instances_.erase(state);
 }
 
 LayeredStateStore::Snapshot LayeredStateStore::TakeSnapshot(
     const InstanceState* state, Epoch read_epoch) {
   Snapshot snapshot;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   snapshot.committed = committed_;
   snapshot.read_epoch = std::min(read_epoch, committed_);
   snapshot.pin = layer_->Pin(snapshot.read_epoch);
@@ -264,10 +264,10 @@ LayeredStateStore::NewLocalStateStore(TableId table_id,
 }
 
 absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
-  std::lock_guard<std::mutex> checkpoint_lock(checkpoint_mu_);
+  MutexLock checkpoint_lock(&checkpoint_mu_);
   std::vector<CommitBatch> batches;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!failure_.ok()) {
       return absl::FailedPreconditionError(
           absl::StrCat("Checkpoint(", epoch.value(),
@@ -307,7 +307,7 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
                    });
   absl::Status status = layer_->Commit(batches, epoch);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     pending_.reset();
     if (!status.ok()) {
       failure_ = status;
@@ -326,14 +326,14 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
       });
     }
   }
-  committed_changed_.notify_all();
-  std::lock_guard<std::mutex> lock(listeners_mu_);
+  committed_changed_.SignalAll();
+  MutexLock lock(&listeners_mu_);
   for (auto& [id, listener] : listeners_) listener(epoch);
   return absl::OkStatus();
 }
 
 Epoch LayeredStateStore::CommittedEpoch(TableId /*table_id*/) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return committed_;
 }
 
@@ -346,15 +346,17 @@ absl::Status LayeredStateStore::WaitCommitted(TableId table_id, Epoch epoch,
                                               Cancellation& cancellation,
                                               Clock& clock) {
   const uint64_t callback = cancellation.AddCallback([this] {
-    std::lock_guard<std::mutex> lock(mu_);
-    committed_changed_.notify_all();
+    MutexLock lock(&mu_);
+    committed_changed_.SignalAll();
   });
   absl::Status result;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     clock.WaitUntil(
-        lock, committed_changed_,
-        [&] { return committed_ >= epoch || cancellation.IsCancelled(); },
+        mu_, committed_changed_,
+        [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return committed_ >= epoch || cancellation.IsCancelled();
+        },
         deadline);
     if (committed_ >= epoch) {
       result = absl::OkStatus();
@@ -376,14 +378,14 @@ absl::Status LayeredStateStore::WaitCommitted(TableId table_id, Epoch epoch,
 
 uint64_t LayeredStateStore::AddCommitListener(
     std::function<void(Epoch)> listener) {
-  std::lock_guard<std::mutex> lock(listeners_mu_);
+  MutexLock lock(&listeners_mu_);
   const uint64_t id = next_listener_id_++;
   listeners_.emplace(id, std::move(listener));
   return id;
 }
 
 void LayeredStateStore::RemoveCommitListener(uint64_t id) {
-  std::lock_guard<std::mutex> lock(listeners_mu_);
+  MutexLock lock(&listeners_mu_);
   listeners_.erase(id);
 }
 

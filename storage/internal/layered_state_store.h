@@ -13,12 +13,10 @@
 #ifndef STORAGE_INTERNAL_LAYERED_STATE_STORE_H_
 #define STORAGE_INTERNAL_LAYERED_STATE_STORE_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -29,6 +27,7 @@
 #include "storage/epoch.h"
 #include "storage/internal/committed_layer.h"
 #include "storage/state_store.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 namespace storage_internal {
@@ -83,8 +82,8 @@ class LayeredStateStore final : public StateStore {
 
   const std::unique_ptr<CommittedLayer> layer_;
 
-  mutable std::mutex mu_;
-  std::condition_variable committed_changed_;
+  mutable Mutex mu_;
+  CondVar committed_changed_;
   Epoch committed_ ABSL_GUARDED_BY(mu_);
   // The epoch of the checkpoint being written, if any.
   std::optional<Epoch> pending_ ABSL_GUARDED_BY(mu_);
@@ -92,9 +91,9 @@ class LayeredStateStore final : public StateStore {
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   std::set<InstanceState*> instances_ ABSL_GUARDED_BY(mu_);
 
-  std::mutex checkpoint_mu_;
+  Mutex checkpoint_mu_;
 
-  std::mutex listeners_mu_;
+  Mutex listeners_mu_;
   uint64_t next_listener_id_ ABSL_GUARDED_BY(listeners_mu_) = 1;
   std::map<uint64_t, std::function<void(Epoch)>> listeners_
       ABSL_GUARDED_BY(listeners_mu_);

@@ -146,23 +146,23 @@ const char* FaultOpName(FaultOp op) {
 }
 
 void FaultPlan::Arm(FaultOp op, uint64_t nth) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   op_ = op;
   remaining_ = nth == 0 ? 1 : nth;
 }
 
 void FaultPlan::Disarm() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   op_.reset();
 }
 
 bool FaultPlan::armed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return op_.has_value();
 }
 
 absl::Status FaultPlan::Check(FaultOp op, absl::string_view what) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // kCheckpointAfterCommit counts the checkpoints that committed.
   if (!op_.has_value() || *op_ != op) return absl::OkStatus();
   if (--remaining_ > 0) return absl::OkStatus();
@@ -175,17 +175,17 @@ absl::Status FaultPlan::Check(FaultOp op, absl::string_view what) {
 }
 
 uint64_t FaultPlan::num_fired() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return num_fired_;
 }
 
 std::string FaultPlan::last_message() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return last_message_;
 }
 
 bool FaultPlan::TakeFired() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const bool fired = fired_;
   fired_ = false;
   return fired;

@@ -23,7 +23,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "storage/state_store.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 namespace simulation {
@@ -74,7 +74,7 @@ class FaultPlan {
   bool TakeFired();
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::optional<FaultOp> op_ ABSL_GUARDED_BY(mu_);
   uint64_t remaining_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t num_fired_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,12 +1,15 @@
 #include "third_party/absl_extras/clock.h"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 
 #include "absl/time/clock.h"
 
 namespace backfill {
 namespace {
+
+// Saturates far deadlines: std::chrono arithmetic would overflow.
+constexpr absl::Duration kMaxWait = absl::Hours(24 * 365);
 
 class RealClock final : public Clock {
  public:
@@ -15,6 +18,30 @@ class RealClock final : public Clock {
     const absl::Duration remaining = deadline - absl::Now();
     if (remaining > absl::ZeroDuration()) absl::SleepFor(remaining);
   }
+
+  // The remaining time is measured once against the wall clock and then
+  // waited on the monotonic clock, so that a wall-clock jump neither wakes
+  // nor stalls waiters.
+  bool WaitUntil(Mutex& mu, CondVar& cv, absl::FunctionRef<bool()> done,
+                 absl::Time deadline) override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (deadline == absl::InfiniteFuture()) {
+      while (!done()) cv.Wait(&mu);
+      return true;
+    }
+    const auto steady_deadline =
+        std::chrono::steady_clock::now() +
+        absl::ToChronoNanoseconds(
+            std::clamp(deadline - absl::Now(), absl::ZeroDuration(), kMaxWait));
+    while (!done()) {
+      const absl::Duration remaining =
+          absl::FromChrono(steady_deadline - std::chrono::steady_clock::now());
+      if (remaining <= absl::ZeroDuration()) return false;
+      cv.WaitWithTimeout(&mu, remaining);
+    }
+    return true;
+  }
+
   bool WaitUntil(std::unique_lock<std::mutex>& lock,
                  std::condition_variable& cv, absl::FunctionRef<bool()> done,
                  absl::Time deadline) override {
@@ -22,10 +49,7 @@ class RealClock final : public Clock {
       cv.wait(lock, [&] { return done(); });
       return true;
     }
-    // Saturate far deadlines: std::chrono arithmetic would overflow.
-    const absl::Duration max_wait = absl::Hours(24 * 365);
-    if (deadline - absl::Now() > max_wait) deadline = absl::Now() + max_wait;
-    // steady_clock so that a wall-clock jump neither wakes nor stalls waiters.
+    if (deadline - absl::Now() > kMaxWait) deadline = absl::Now() + kMaxWait;
     const auto steady_deadline =
         std::chrono::steady_clock::now() +
         absl::ToChronoNanoseconds(
@@ -49,15 +73,38 @@ absl::Time SimulatedClock::Now() {
 }
 
 void SimulatedClock::SleepUntil(absl::Time deadline) {
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mutex);
-  WaitUntil(lock, cv, [] { return false; }, deadline);
+  Mutex mu;
+  CondVar cv;
+  MutexLock lock(&mu);
+  WaitUntil(
+      mu, cv, [] { return false; }, deadline);
 }
 
 // Registration happens with the waiter's mutex released: WakeAll holds lock_
 // while it takes each waiter's mutex, so taking lock_ with that mutex held
 // could deadlock.
+bool SimulatedClock::WaitUntil(Mutex& mu, CondVar& cv,
+                               absl::FunctionRef<bool()> done,
+                               absl::Time deadline) {
+  if (done()) return true;
+  const int64_t deadline_nanos = absl::ToUnixNanos(deadline);
+  auto expired = [&] {
+    return now_nanos_.load(std::memory_order_acquire) >= deadline_nanos;
+  };
+  if (expired()) return false;
+  Waiter waiter;
+  waiter.mutex = &mu;
+  waiter.cv = &cv;
+  mu.Unlock();
+  Register(waiter);
+  mu.Lock();
+  while (!done() && !expired()) cv.Wait(&mu);
+  mu.Unlock();
+  Unregister(waiter);
+  mu.Lock();
+  return done();
+}
+
 bool SimulatedClock::WaitUntil(std::unique_lock<std::mutex>& lock,
                                std::condition_variable& cv,
                                absl::FunctionRef<bool()> done,
@@ -68,7 +115,9 @@ bool SimulatedClock::WaitUntil(std::unique_lock<std::mutex>& lock,
     return now_nanos_.load(std::memory_order_acquire) >= deadline_nanos;
   };
   if (expired()) return false;
-  const Waiter waiter{lock.mutex(), &cv};
+  Waiter waiter;
+  waiter.std_mutex = lock.mutex();
+  waiter.std_cv = &cv;
   lock.unlock();
   Register(waiter);
   lock.lock();
@@ -88,45 +137,49 @@ void SimulatedClock::AdvanceTime(absl::Duration delta) {
 void SimulatedClock::SetTime(absl::Time time) {
   const int64_t target = absl::ToUnixNanos(time);
   int64_t current = now_nanos_.load(std::memory_order_acquire);
-  while (current < target &&
-         !now_nanos_.compare_exchange_weak(current, target,
-                                           std::memory_order_acq_rel)) {
+  while (current < target && !now_nanos_.compare_exchange_weak(
+                                 current, target, std::memory_order_acq_rel)) {
   }
   WakeAll();
 }
 
 int SimulatedClock::NumWaiters() {
-  std::lock_guard<std::mutex> guard(lock_);
+  MutexLock lock(&lock_);
   return num_waiters_;
 }
 
 void SimulatedClock::BlockUntilWaiters(int count) {
-  std::unique_lock<std::mutex> guard(lock_);
-  waiters_changed_.wait(guard, [&] { return num_waiters_ >= count; });
+  MutexLock lock(&lock_);
+  while (num_waiters_ < count) waiters_changed_.Wait(&lock_);
 }
 
 void SimulatedClock::Register(const Waiter& waiter) {
-  std::lock_guard<std::mutex> guard(lock_);
+  MutexLock lock(&lock_);
   ++waiters_[waiter];
   ++num_waiters_;
-  waiters_changed_.notify_all();
+  waiters_changed_.SignalAll();
 }
 
 void SimulatedClock::Unregister(const Waiter& waiter) {
-  std::lock_guard<std::mutex> guard(lock_);
+  MutexLock lock(&lock_);
   auto it = waiters_.find(waiter);
   if (--it->second == 0) waiters_.erase(it);
   --num_waiters_;
-  waiters_changed_.notify_all();
+  waiters_changed_.SignalAll();
 }
 
 // Taking and releasing a waiter's mutex before notifying closes the window in
 // which it has evaluated its predicate (old time) but not yet blocked.
 void SimulatedClock::WakeAll() {
-  std::lock_guard<std::mutex> guard(lock_);
+  MutexLock lock(&lock_);
   for (auto& [waiter, count] : waiters_) {
-    { std::lock_guard<std::mutex> waiter_guard(*waiter.mutex); }
-    waiter.cv->notify_all();
+    if (waiter.mutex != nullptr) {
+      { MutexLock waiter_lock(waiter.mutex); }
+      waiter.cv->SignalAll();
+    } else {
+      { std::lock_guard<std::mutex> waiter_guard(*waiter.std_mutex); }
+      waiter.std_cv->notify_all();
+    }
   }
 }
 

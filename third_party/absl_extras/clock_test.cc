@@ -1,13 +1,13 @@
 #include "third_party/absl_extras/clock.h"
 
-#include <thread>
-
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 namespace {
@@ -20,22 +20,55 @@ TEST(RealClockTest, NowIsMonotoneEnough) {
 }
 
 TEST(RealClockTest, AwaitReturnsWhenConditionHolds) {
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   bool ready = false;
   std::thread setter([&] {
-    std::lock_guard<std::mutex> guard(mu);
+    MutexLock lock(&mu);
     ready = true;
-    cv.notify_all();
+    cv.SignalAll();
   });
-  std::unique_lock<std::mutex> lock(mu);
-  EXPECT_TRUE(Clock::Real().WaitUntil(lock, cv, [&] { return ready; },
-                                      absl::Now() + absl::Seconds(60)));
-  lock.unlock();
+  {
+    MutexLock lock(&mu);
+    EXPECT_TRUE(Clock::Real().WaitUntil(
+        mu, cv, [&] { return ready; }, absl::Now() + absl::Seconds(60)));
+    mu.AssertHeld();
+  }
   setter.join();
 }
 
+TEST(RealClockTest, AwaitTimesOutAtDeadline) {
+  Mutex mu;
+  CondVar cv;
+  MutexLock lock(&mu);
+  EXPECT_FALSE(Clock::Real().WaitUntil(
+      mu, cv, [] { return false; }, absl::Now() + absl::Milliseconds(1)));
+  EXPECT_FALSE(Clock::Real().WaitUntil(
+      mu, cv, [] { return false; }, absl::InfinitePast()));
+  mu.AssertHeld();
+}
+
 TEST(RealClockTest, InfiniteAndFarDeadlinesDoNotOverflow) {
+  Mutex mu;
+  CondVar cv;
+  bool ready = false;
+  std::thread setter([&] {
+    MutexLock lock(&mu);
+    ready = true;
+    cv.SignalAll();
+  });
+  {
+    MutexLock lock(&mu);
+    EXPECT_TRUE(Clock::Real().WaitUntil(
+        mu, cv, [&] { return ready; }, absl::InfiniteFuture()));
+    EXPECT_TRUE(Clock::Real().WaitUntil(
+        mu, cv, [&] { return ready; }, absl::Now() + absl::Hours(1e7)));
+  }
+  setter.join();
+}
+
+// The transitional std::unique_lock form (executor/ still uses it).
+TEST(RealClockTest, StdMutexFormWaitsAndTimesOut) {
   std::mutex mu;
   std::condition_variable cv;
   bool ready = false;
@@ -46,10 +79,13 @@ TEST(RealClockTest, InfiniteAndFarDeadlinesDoNotOverflow) {
   });
   {
     std::unique_lock<std::mutex> lock(mu);
-    EXPECT_TRUE(Clock::Real().WaitUntil(lock, cv, [&] { return ready; },
-                                        absl::InfiniteFuture()));
-    EXPECT_TRUE(Clock::Real().WaitUntil(lock, cv, [&] { return ready; },
-                                        absl::Now() + absl::Hours(1e7)));
+    EXPECT_TRUE(Clock::Real().WaitUntil(
+        lock, cv, [&] { return ready; }, absl::InfiniteFuture()));
+    EXPECT_TRUE(Clock::Real().WaitUntil(
+        lock, cv, [&] { return ready; }, absl::Now() + absl::Hours(1e7)));
+    EXPECT_FALSE(Clock::Real().WaitUntil(
+        lock, cv, [] { return false; }, absl::Now() + absl::Milliseconds(1)));
+    EXPECT_TRUE(lock.owns_lock());
   }
   setter.join();
 }
@@ -84,14 +120,72 @@ TEST(SimulatedClockTest, SleeperWakesOnlyWhenDeadlineReached) {
 
 TEST(SimulatedClockTest, AwaitWakesOnConditionBeforeDeadline) {
   SimulatedClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   bool ready = false;
   bool result = false;
   std::thread waiter([&] {
+    MutexLock lock(&mu);
+    result = clock.WaitUntil(
+        mu, cv, [&] { return ready; }, clock.Now() + absl::Hours(1));
+    mu.AssertHeld();
+  });
+  clock.BlockUntilWaiters(1);
+  {
+    MutexLock lock(&mu);
+    ready = true;
+    cv.SignalAll();
+  }
+  waiter.join();
+  EXPECT_TRUE(result);
+  EXPECT_EQ(clock.NumWaiters(), 0);
+}
+
+TEST(SimulatedClockTest, AwaitTimesOutWhenClockPassesDeadline) {
+  SimulatedClock clock;
+  Mutex mu;
+  CondVar cv;
+  bool ready = false;
+  bool result = true;
+  std::thread waiter([&] {
+    MutexLock lock(&mu);
+    result = clock.WaitUntil(
+        mu, cv, [&] { return ready; }, clock.Now() + absl::Seconds(2));
+  });
+  clock.BlockUntilWaiters(1);
+  clock.AdvanceTime(absl::Seconds(3));
+  waiter.join();
+  EXPECT_FALSE(result);
+}
+
+TEST(SimulatedClockTest, AwaitReturnsAtOnceWhenDoneOrExpired) {
+  SimulatedClock clock(absl::FromUnixSeconds(10));
+  Mutex mu;
+  CondVar cv;
+  MutexLock lock(&mu);
+  EXPECT_TRUE(clock.WaitUntil(
+      mu, cv, [] { return true; }, absl::InfiniteFuture()));
+  EXPECT_FALSE(clock.WaitUntil(
+      mu, cv, [] { return false; }, absl::FromUnixSeconds(10)));
+  EXPECT_EQ(clock.NumWaiters(), 0);
+}
+
+// The transitional std::unique_lock form (executor/ still uses it).
+TEST(SimulatedClockTest, StdMutexFormWakesOnConditionAndOnDeadline) {
+  SimulatedClock clock;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool ready = false;
+  bool woken_by_condition = false;
+  bool woken_by_deadline = true;
+  absl::Notification first_wait_done;
+  std::thread waiter([&] {
     std::unique_lock<std::mutex> lock(mu);
-    result = clock.WaitUntil(lock, cv, [&] { return ready; },
-                             clock.Now() + absl::Hours(1));
+    woken_by_condition = clock.WaitUntil(
+        lock, cv, [&] { return ready; }, clock.Now() + absl::Hours(1));
+    first_wait_done.Notify();
+    woken_by_deadline = clock.WaitUntil(
+        lock, cv, [] { return false; }, clock.Now() + absl::Seconds(2));
   });
   clock.BlockUntilWaiters(1);
   {
@@ -99,25 +193,12 @@ TEST(SimulatedClockTest, AwaitWakesOnConditionBeforeDeadline) {
     ready = true;
     cv.notify_all();
   }
-  waiter.join();
-  EXPECT_TRUE(result);
-}
-
-TEST(SimulatedClockTest, AwaitTimesOutWhenClockPassesDeadline) {
-  SimulatedClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool ready = false;
-  bool result = true;
-  std::thread waiter([&] {
-    std::unique_lock<std::mutex> lock(mu);
-    result = clock.WaitUntil(lock, cv, [&] { return ready; },
-                             clock.Now() + absl::Seconds(2));
-  });
-  clock.BlockUntilWaiters(1);
+  first_wait_done.WaitForNotification();
+  clock.BlockUntilWaiters(1);  // the second wait
   clock.AdvanceTime(absl::Seconds(3));
   waiter.join();
-  EXPECT_FALSE(result);
+  EXPECT_TRUE(woken_by_condition);
+  EXPECT_FALSE(woken_by_deadline);
 }
 
 }  // namespace
