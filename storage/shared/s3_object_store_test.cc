@@ -14,6 +14,8 @@
 #include "storage/shared/internal/sha256.h"
 #include "storage/shared/object_store_conformance.h"
 #include "storage/shared/testing/fake_s3_server.h"
+#include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -44,13 +46,19 @@ S3ObjectStoreOptions TestOptions() {
 class JumpingClock final : public Clock {
  public:
   absl::Time Now() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return now_;
   }
   void SleepUntil(absl::Time deadline) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     sleeps_.push_back(deadline - now_);
     now_ = std::max(now_, deadline);
+  }
+  bool WaitUntil(Mutex&, CondVar&, absl::FunctionRef<bool()> done,
+                 absl::Time deadline) override {
+    if (done()) return true;
+    SleepUntil(deadline);
+    return done();
   }
   bool WaitUntil(std::unique_lock<std::mutex>&, std::condition_variable&,
                  absl::FunctionRef<bool()> done, absl::Time deadline) override {
@@ -59,14 +67,14 @@ class JumpingClock final : public Clock {
     return done();
   }
   std::vector<absl::Duration> sleeps() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return sleeps_;
   }
 
  private:
-  std::mutex mu_;
-  absl::Time now_ = absl::UnixEpoch();
-  std::vector<absl::Duration> sleeps_;
+  Mutex mu_;
+  absl::Time now_ ABSL_GUARDED_BY(mu_) = absl::UnixEpoch();
+  std::vector<absl::Duration> sleeps_ ABSL_GUARDED_BY(mu_);
 };
 
 INSTANTIATE_TEST_SUITE_P(
