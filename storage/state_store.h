@@ -3,7 +3,7 @@
 // Keys are (table id, vnode, pk bytes) and values are opaque bytes; every
 // version is tagged with the epoch that wrote it. Two implementations:
 // MemoryStateStore (reference, storage/memory_state_store.h) and
-// RocksDbStateStore (embedded default, storage/rocksdb_state_store.h).
+// RocksDbStateStore (embedded default, storage/rocksdb/rocksdb_state_store.h).
 //
 //   std::unique_ptr<StateStore> store = ...;
 //   auto local = store->NewLocalStateStore(table_id, LocalOptions{}).value();

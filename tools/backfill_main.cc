@@ -30,7 +30,7 @@
 #include "executor/runtime/streaming_job.h"
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "tools/copy_format.h"
 #include "tools/exit_codes.h"
 #include "tools/job_options.h"

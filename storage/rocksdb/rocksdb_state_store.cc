@@ -2,7 +2,7 @@
 // RocksDB: the MVCC key comparator, the garbage-collecting compaction filter,
 // the fault-injecting file system, and the single rocksdb::Status ->
 // absl::Status conversion. Layout and encodings: storage/FORMAT.md.
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -11,8 +11,8 @@
 // write batch holding all tables' data and the committed epoch, so after a
 // crash the store holds exactly the last committed checkpoint. Versions that
 // no reader can see any more are dropped by compaction (see Compact()).
-#ifndef STORAGE_ROCKSDB_STATE_STORE_H_
-#define STORAGE_ROCKSDB_STATE_STORE_H_
+#ifndef STORAGE_ROCKSDB_ROCKSDB_STATE_STORE_H_
+#define STORAGE_ROCKSDB_ROCKSDB_STATE_STORE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -150,4 +150,4 @@ class RocksDbStateStore final : public StateStore {
 
 }  // namespace backfill
 
-#endif  // STORAGE_ROCKSDB_STATE_STORE_H_
+#endif  // STORAGE_ROCKSDB_ROCKSDB_STATE_STORE_H_

@@ -1,4 +1,4 @@
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 
 #include <atomic>
 #include <cstdlib>

@@ -22,8 +22,8 @@
 #include "absl/base/internal/endian.h"
 #include "rocksdb/db.h"
 #include "rocksdb/iterator.h"
-#include "storage/raw_rocksdb_for_test.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/raw_rocksdb_for_test.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "storage/table_key.h"
 
 namespace backfill {
