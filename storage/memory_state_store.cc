@@ -40,7 +40,7 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
 
   absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
                                                  VirtualNode vnode,
-                                                 std::string_view pk,
+                                                 absl::string_view pk,
                                                  Epoch read_epoch) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = data_.find(TableKey{table_id, vnode, std::string(pk)});
@@ -81,10 +81,10 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
 
     bool Valid() const override { return valid_; }
     void SeekToFirst() override { Seek(range_.inclusive_min); }
-    void Seek(std::string_view pk) override {
+    void Seek(absl::string_view pk) override {
       std::lock_guard<std::mutex> lock(layer_->mu_);
-      const std::string_view target =
-          std::max(pk, std::string_view(range_.inclusive_min));
+      const absl::string_view target =
+          std::max(pk, absl::string_view(range_.inclusive_min));
       it_ = layer_->data_.lower_bound(
           TableKey{table_id_, vnode_, std::string(target)});
       Settle();
@@ -94,8 +94,8 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
       ++it_;
       Settle();
     }
-    std::string_view key() const override { return it_->first.pk; }
-    std::string_view value() const override { return *value_; }
+    absl::string_view key() const override { return it_->first.pk; }
+    absl::string_view value() const override { return *value_; }
     absl::Status status() const override { return absl::OkStatus(); }
 
    private:

@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "serde/vnode.h"
 #include "storage/epoch.h"
 
@@ -60,7 +60,7 @@ struct FullKey {
 struct FullKeyView {
   TableId table_id = 0;
   VirtualNode vnode = 0;
-  std::string_view pk;
+  absl::string_view pk;
   Epoch epoch;
 
   FullKey ToFullKey() const {
@@ -90,17 +90,17 @@ void AppendTableKeyPrefix(TableId table_id, VirtualNode vnode,
 // Appends the 8-byte inverted big-endian epoch suffix.
 void AppendEpochSuffix(Epoch epoch, std::string* out);
 // Appends prefix | pk | suffix.
-void AppendFullKey(TableId table_id, VirtualNode vnode, std::string_view pk,
+void AppendFullKey(TableId table_id, VirtualNode vnode, absl::string_view pk,
                    Epoch epoch, std::string* out);
 std::string EncodeFullKey(const FullKey& key);
 
 // Reads the epoch from an 8-byte suffix. REQUIRES: suffix.size() == 8.
-Epoch DecodeEpochSuffix(std::string_view suffix);
+Epoch DecodeEpochSuffix(absl::string_view suffix);
 
 // Decodes an encoded full key. Errors: DataLoss if `encoded` is shorter than
 // kMinFullKeySize or its vnode is >= kMaxVnodeCount (bytes from disk are
 // never trusted).
-absl::StatusOr<FullKeyView> DecodeFullKey(std::string_view encoded);
+absl::StatusOr<FullKeyView> DecodeFullKey(absl::string_view encoded);
 
 // A range of pk bytes within one (table, vnode): [inclusive_min,
 // exclusive_max), where an absent exclusive_max means "to the end of the
@@ -112,16 +112,16 @@ struct PkRange {
   // Every pk of the vnode.
   static PkRange All() { return PkRange{}; }
   // [inclusive_min, end of vnode).
-  static PkRange From(std::string_view inclusive_min) {
+  static PkRange From(absl::string_view inclusive_min) {
     return PkRange{std::string(inclusive_min), std::nullopt};
   }
   // [inclusive_min, exclusive_max).
-  static PkRange Between(std::string_view inclusive_min,
-                         std::string_view exclusive_max) {
+  static PkRange Between(absl::string_view inclusive_min,
+                         absl::string_view exclusive_max) {
     return PkRange{std::string(inclusive_min), std::string(exclusive_max)};
   }
 
-  bool Contains(std::string_view pk) const {
+  bool Contains(absl::string_view pk) const {
     return pk >= inclusive_min && (!exclusive_max || pk < *exclusive_max);
   }
   // True if no pk can be in the range.

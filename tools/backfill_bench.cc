@@ -469,10 +469,7 @@ void CopyTable(RocksDbStateStore& store, const TableCatalog& from,
                                 PkRange{}, read_at),
               "iter");
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      Check(codec->DecodeInto(
-                absl::string_view(it->value().data(), it->value().size()),
-                &values),
-            "decode");
+      Check(codec->DecodeInto(it->value(), &values), "decode");
       Row row(from.columns.size());
       for (size_t i = 0; i < from.value_indices.size(); ++i) {
         row[from.value_indices[i]] = std::move(values[i]);

@@ -58,7 +58,7 @@ using storage_internal::EpochPin;
 // absl::Status. `operation` says what we were doing ("checkpoint write of
 // epoch 7").
 absl::Status FromRocksDb(const rocksdb::Status& status,
-                         std::string_view operation) {
+                         absl::string_view operation) {
   if (status.ok()) return absl::OkStatus();
   absl::StatusCode code = absl::StatusCode::kInternal;
   switch (status.code()) {
@@ -108,11 +108,11 @@ constexpr char kCommittedEpochKey[] = "committed_epoch";
 constexpr char kTombstoneTag = '\x00';
 constexpr char kValueTag = '\x01';
 
-std::string_view ToView(const rocksdb::Slice& slice) {
-  return std::string_view(slice.data(), slice.size());
+absl::string_view ToView(const rocksdb::Slice& slice) {
+  return absl::string_view(slice.data(), slice.size());
 }
 
-std::string Escape(std::string_view bytes) {
+std::string Escape(absl::string_view bytes) {
   return absl::CHexEscape(std::string(bytes));
 }
 
@@ -222,15 +222,15 @@ class MvccCompactionFilter final : public rocksdb::CompactionFilter {
     if (value_type != ValueType::kValue || key.size() < kMinFullKeySize) {
       return Decision::kKeep;  // Not ours to judge (corrupt keys stay visible).
     }
-    const std::string_view user(key.data(), key.size() - kEpochSuffixSize);
+    const absl::string_view user(key.data(), key.size() - kEpochSuffixSize);
     if (user == last_user_key_) {
       if (shadowed_) return Decision::kRemove;
     } else {
-      last_user_key_.assign(user);
+      last_user_key_.assign(user.data(), user.size());
       shadowed_ = false;
     }
     const Epoch epoch = DecodeEpochSuffix(
-        std::string_view(key.data() + user.size(), kEpochSuffixSize));
+        absl::string_view(key.data() + user.size(), kEpochSuffixSize));
     if (epoch <= safe_) {
       shadowed_ = true;
       if (full_compaction_ && existing_value.size() == 1 &&
@@ -514,7 +514,7 @@ class FaultInjectingFileSystem final : public rocksdb::FileSystemWrapper {
 // ------------------------------------------------------------
 
 absl::Status CorruptKey(TableId table_id, VirtualNode vnode,
-                        std::string_view key, std::string_view reason) {
+                        absl::string_view key, absl::string_view reason) {
   return absl::DataLossError(
       absl::StrCat("corrupt state store key (", std::string(reason),
                    ") while reading table ", table_id, " vnode ", vnode,
@@ -522,8 +522,8 @@ absl::Status CorruptKey(TableId table_id, VirtualNode vnode,
 }
 
 absl::Status CorruptValue(TableId table_id, VirtualNode vnode,
-                          std::string_view pk, Epoch epoch,
-                          std::string_view value) {
+                          absl::string_view pk, Epoch epoch,
+                          absl::string_view value) {
   return absl::DataLossError(absl::StrCat(
       "corrupt state store value (",
       value.empty()
@@ -592,11 +592,13 @@ class RocksIterator final : public StateStoreIterator {
 
   bool Valid() const override { return valid_; }
   void SeekToFirst() override { Seek(range_min_); }
-  void Seek(std::string_view pk) override {
+  void Seek(absl::string_view pk) override {
     valid_ = false;
     if (!status_.ok() || empty_) return;
     seek_key_ = prefix_;
-    seek_key_.append(std::max(pk, std::string_view(range_min_)));
+    const absl::string_view target =
+        std::max(pk, absl::string_view(range_min_));
+    seek_key_.append(target.data(), target.size());
     AppendEpochSuffix(read_epoch_, &seek_key_);  // Skips too-new versions.
     iterator_->Seek(rocksdb::Slice(seek_key_));
     Settle();
@@ -608,16 +610,16 @@ class RocksIterator final : public StateStoreIterator {
     while (iterator_->Valid()) {
       const rocksdb::Slice key = iterator_->key();
       if (key.size() < kMinFullKeySize ||
-          std::string_view(key.data() + kTableKeyPrefixSize,
-                           key.size() - kMinFullKeySize) != previous_pk_) {
+          absl::string_view(key.data() + kTableKeyPrefixSize,
+                            key.size() - kMinFullKeySize) != previous_pk_) {
         break;
       }
       iterator_->Next();
     }
     Settle();
   }
-  std::string_view key() const override { return key_; }
-  std::string_view value() const override { return value_; }
+  absl::string_view key() const override { return key_; }
+  absl::string_view value() const override { return value_; }
   absl::Status status() const override { return status_; }
 
  private:
@@ -626,7 +628,7 @@ class RocksIterator final : public StateStoreIterator {
   void Settle() {
     valid_ = false;
     while (iterator_->Valid()) {
-      const std::string_view key = ToView(iterator_->key());
+      const absl::string_view key = ToView(iterator_->key());
       // The bounds keep foreign keys out; these checks catch bytes that
       // decode into a key no checkpoint can have written.
       if (key.size() < kMinFullKeySize ||
@@ -636,7 +638,7 @@ class RocksIterator final : public StateStoreIterator {
                        absl::StrCat(key.size(), " bytes, outside the vnode"));
         return;
       }
-      const std::string_view pk =
+      const absl::string_view pk =
           key.substr(kTableKeyPrefixSize, key.size() - kMinFullKeySize);
       const Epoch epoch =
           DecodeEpochSuffix(key.substr(key.size() - kEpochSuffixSize));
@@ -649,7 +651,7 @@ class RocksIterator final : public StateStoreIterator {
         iterator_->Next();
         continue;
       }
-      const std::string_view value = ToView(iterator_->value());
+      const absl::string_view value = ToView(iterator_->value());
       if (!value.empty() && value[0] == kValueTag) {
         key_ = pk;
         value_ = value.substr(1);
@@ -661,13 +663,13 @@ class RocksIterator final : public StateStoreIterator {
         return;
       }
       // A tombstone: skip every version of this pk.
-      previous_pk_.assign(pk);
+      previous_pk_.assign(pk.data(), pk.size());
       iterator_->Next();
       while (iterator_->Valid()) {
         const rocksdb::Slice next = iterator_->key();
         if (next.size() < kMinFullKeySize ||
-            std::string_view(next.data() + kTableKeyPrefixSize,
-                             next.size() - kMinFullKeySize) != previous_pk_) {
+            absl::string_view(next.data() + kTableKeyPrefixSize,
+                              next.size() - kMinFullKeySize) != previous_pk_) {
           break;
         }
         iterator_->Next();
@@ -697,8 +699,8 @@ class RocksIterator final : public StateStoreIterator {
   std::string seek_key_;
   std::string previous_pk_;
   bool valid_ = false;
-  std::string_view key_;
-  std::string_view value_;
+  absl::string_view key_;
+  absl::string_view value_;
   absl::Status status_;
 };
 
@@ -724,7 +726,7 @@ struct Acknowledged {
   uint64_t manifest_size = 0;
 };
 
-uint64_t Fnv1a(std::string_view bytes) {
+uint64_t Fnv1a(absl::string_view bytes) {
   uint64_t hash = 0xcbf29ce484222325ull;
   for (char c : bytes) {
     hash = (hash ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
@@ -782,7 +784,7 @@ absl::StatusOr<std::optional<Acknowledged>> ReadAcknowledged(
   if (bytes.size() != kAcknowledgedEpochSize ||
       std::memcmp(bytes.data(), kAcknowledgedEpochMagic, 8) != 0 ||
       absl::big_endian::Load64(bytes.data() + 32) !=
-          Fnv1a(std::string_view(bytes.data(), 32))) {
+          Fnv1a(absl::string_view(bytes.data(), 32))) {
     return absl::DataLossError(absl::StrCat(
         "open ", dir, ": ", kAcknowledgedEpochFile, " is corrupt (",
         bytes.size(), " bytes: ", Escape(bytes), ")"));
@@ -817,7 +819,7 @@ absl::Status CheckManifestPrefix(const std::string& dir,
   const std::string& bytes = **manifest;
   constexpr size_t kBlockSize = 32768;
   constexpr size_t kHeaderSize = 7;
-  auto damaged = [&](size_t offset, std::string_view why) {
+  auto damaged = [&](size_t offset, absl::string_view why) {
     return absl::DataLossError(absl::StrCat(
         "open ", dir, ": ", name, " is damaged at offset ", offset, " (",
         std::string(why), "); checkpoint ", acknowledged.epoch.value(),
@@ -900,7 +902,7 @@ class AcknowledgedEpochWriter {
     absl::big_endian::Store64(bytes + 8, acknowledged.epoch.value());
     absl::big_endian::Store64(bytes + 16, acknowledged.manifest_number);
     absl::big_endian::Store64(bytes + 24, acknowledged.manifest_size);
-    absl::big_endian::Store64(bytes + 32, Fnv1a(std::string_view(bytes, 32)));
+    absl::big_endian::Store64(bytes + 32, Fnv1a(absl::string_view(bytes, 32)));
     (void)!::pwrite(fd_, bytes, sizeof(bytes), 0);
   }
 
@@ -1013,7 +1015,7 @@ class RocksCommittedLayer final : public storage_internal::CommittedLayer {
 
   absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
                                                  VirtualNode vnode,
-                                                 std::string_view pk,
+                                                 absl::string_view pk,
                                                  Epoch read_epoch) override {
     BACKFILL_RETURN_IF_ERROR(CheckHorizon(read_epoch));
     // A point range [pk, pk + '\0') read at read_epoch.
@@ -1298,10 +1300,10 @@ absl::Status CheckNotOrphaned(const std::string& path) {
 // says which files those are.
 absl::Status NameCorruptFile(absl::Status status, const std::string& path) {
   if (status.code() != absl::StatusCode::kDataLoss) return status;
-  const std::string_view message(status.message().data(),
-                                 status.message().size());
+  const absl::string_view message(status.message().data(),
+                                  status.message().size());
   for (const char* named : {".sst", "MANIFEST", "CURRENT", ".log"}) {
-    if (message.find(named) != std::string_view::npos) return status;
+    if (message.find(named) != absl::string_view::npos) return status;
   }
   std::vector<std::string> logs;
   for (const std::string& file : DatabaseFiles(path)) {

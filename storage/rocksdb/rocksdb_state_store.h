@@ -20,10 +20,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "storage/state_store.h"
 
 namespace backfill {
@@ -42,7 +42,7 @@ class FaultInjector {
   // fails the operation (RocksDB sees an I/O error; ResourceExhausted is a
   // full disk, ENOSPC "No space left on device").
   virtual absl::Status Check(Operation operation,
-                             std::string_view file_name) = 0;
+                             absl::string_view file_name) = 0;
 };
 
 struct RocksDbStateStoreOptions {

@@ -315,10 +315,10 @@ TEST(RocksDbCorruptionTest, MissingCurrentIsDataLossNotANewDatabase) {
 
 class FullDisk final : public FaultInjector {
  public:
-  absl::Status Check(Operation operation, std::string_view file) override {
+  absl::Status Check(Operation operation, absl::string_view file) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (full_ && operation == Operation::kWrite &&
-        file.find(".log") != std::string_view::npos) {
+        file.find(".log") != absl::string_view::npos) {
       return absl::ResourceExhaustedError("disk full");
     }
     return absl::OkStatus();
