@@ -17,6 +17,7 @@ namespace {
 
 using storage_internal::CommitBatch;
 using storage_internal::MemTablePk;
+using storage_internal::MemTableVnode;
 
 class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
  public:
@@ -29,10 +30,8 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
     std::lock_guard<std::mutex> lock(mu_);
     for (const CommitBatch& batch : batches) {
       for (const auto& [key, value] : *batch.data) {
-        const VirtualNode vnode = static_cast<VirtualNode>(
-            (static_cast<uint8_t>(key[0]) << 8) | static_cast<uint8_t>(key[1]));
-        data_[TableKey{batch.table_id, vnode, std::string(MemTablePk(key))}]
-             [batch.epoch] = value;
+        data_[TableKey{batch.table_id, MemTableVnode(key),
+                       std::string(MemTablePk(key))}][batch.epoch] = value;
       }
     }
     return absl::OkStatus();

@@ -94,6 +94,18 @@ void AppendFullKey(TableId table_id, VirtualNode vnode, absl::string_view pk,
                    Epoch epoch, std::string* out);
 std::string EncodeFullKey(const FullKey& key);
 
+// An encoded full key split into its user key (table_id | vnode | pk: the
+// bytes every version of a row shares) and its epoch suffix. Views into the
+// encoded bytes.
+struct EncodedFullKeyParts {
+  absl::string_view user_key;
+  absl::string_view epoch_suffix;
+};
+// Splits any bytes (no validation, no copy): a key shorter than the suffix
+// (only a corrupt one) is all user key, with an empty suffix. For
+// comparators and prefix extractors, which must accept every key.
+EncodedFullKeyParts SplitEncodedFullKey(absl::string_view encoded);
+
 // Reads the epoch from an 8-byte suffix. REQUIRES: suffix.size() == 8.
 Epoch DecodeEpochSuffix(absl::string_view suffix);
 

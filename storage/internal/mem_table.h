@@ -32,6 +32,11 @@ inline void SetMemTableKey(VirtualNode vnode, absl::string_view pk,
   out->append(pk.data(), pk.size());
 }
 
+// The vnode and the pk of a mem table key. REQUIRES: `key` was set by
+// SetMemTableKey.
+inline VirtualNode MemTableVnode(const std::string& key) {
+  return absl::big_endian::Load16(key.data());
+}
 inline absl::string_view MemTablePk(const std::string& key) {
   return absl::string_view(key).substr(kMemTableVnodeSize);
 }
