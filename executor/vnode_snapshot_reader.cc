@@ -47,6 +47,7 @@ void VnodeSnapshotReader::Settle() {
                                     ": ", iterator.status().message()));
       return;
     }
+    (*iterator)->SeekToFirst();
     if ((*iterator)->Valid()) {
       iterator_ = std::move(*iterator);
       return;

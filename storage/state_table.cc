@@ -15,12 +15,13 @@ class StateTableRowIterator final : public RowIterator {
  public:
   StateTableRowIterator(std::unique_ptr<StateStoreIterator> inner,
                         const StateTable* table, VirtualNode vnode)
-      : inner_(std::move(inner)), table_(table), vnode_(vnode) {
+      : inner_(std::move(inner)), table_(table), vnode_(vnode) {}
+
+  bool Valid() const override { return status_.ok() && inner_->Valid(); }
+  void SeekToFirst() override {
     inner_->SeekToFirst();
     Load();
   }
-
-  bool Valid() const override { return status_.ok() && inner_->Valid(); }
   void Next() override {
     inner_->Next();
     Load();
