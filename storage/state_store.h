@@ -56,8 +56,10 @@ namespace backfill {
 // A forward iterator over the live rows of one (table, vnode) within a
 // PkRange, as of one read epoch, in pk byte order. LevelDB-shaped:
 //
-//   for (it->SeekToFirst(); it->Valid(); it->Next()) Use(it->key(),
-//   it->value()); BACKFILL_RETURN_IF_ERROR(it->status());
+// clang-format off
+//   for (it->SeekToFirst(); it->Valid(); it->Next()) Use(it->key(), it->value());
+//   BACKFILL_RETURN_IF_ERROR(it->status());
+// clang-format on
 //
 // key() and value() are views valid until the next move (Seek*, Next) or the
 // iterator's destruction. An error makes Valid() false and is sticky in

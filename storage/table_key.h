@@ -6,11 +6,12 @@
 // on-disk layout of a FullKey is specified in storage/FORMAT.md and is
 // persisted: never change it.
 //
+// clang-format off
 //   TableKey key{.table_id = 7, .vnode = 3, .pk = "\x00\x01"};
 //   std::string encoded = EncodeFullKey(FullKey{key, Epoch(42)});
-//   absl::StatusOr<FullKeyView> view = DecodeFullKey(encoded);  // DataLoss if
-//   corrupt PkRange range = PkRange::Between("a", "m");                 //
-//   ["a", "m")
+//   absl::StatusOr<FullKeyView> view = DecodeFullKey(encoded);  // DataLoss if corrupt
+//   PkRange range = PkRange::Between("a", "m");                  // ["a", "m")
+// clang-format on
 #ifndef STORAGE_TABLE_KEY_H_
 #define STORAGE_TABLE_KEY_H_
 
