@@ -182,14 +182,15 @@ TEST(MvccIteratorTest, StaysInsideTheRangeAndVnode) {
 }
 
 TEST(MvccIteratorTest, BoundsAreFirstVersionsOfTheRangeEnds) {
+  // The bounds point into the iterator: inspected while it lives.
   rocksdb::ReadOptions seen;
-  NewIterator({}, {.range = PkRange::Between("a", "m")}, &seen);
+  auto between = NewIterator({}, {.range = PkRange::Between("a", "m")}, &seen);
   EXPECT_EQ(seen.iterate_lower_bound->ToString(),
             Key("a", Epoch::Max().value()));
   EXPECT_EQ(seen.iterate_upper_bound->ToString(),
             Key("m", Epoch::Max().value()));
   EXPECT_TRUE(seen.total_order_seek);
-  NewIterator({}, {.range = PkRange::All()}, &seen);
+  auto all = NewIterator({}, {.range = PkRange::All()}, &seen);
   EXPECT_EQ(seen.iterate_upper_bound->ToString(),
             Key("", Epoch::Max().value(), kVnode + 1));
 }
