@@ -1,8 +1,12 @@
 // Cancellation: a one-shot flag that wakes blocking waits.
 //
+// clang-format off
 //   Cancellation cancel;
-//   std::thread waiter([&] { store.WaitCommitted(t, e, deadline, cancel,
-//   clock); }); cancel.Cancel();   // the wait returns Cancelled promptly
+//   std::thread waiter([&] {
+//     store.WaitCommitted(t, e, deadline, cancel, clock);
+//   });
+//   cancel.Cancel();   // the wait returns Cancelled promptly
+// clang-format on
 //
 // Thread-safe. A wait registers a callback with AddCallback; Cancel() runs
 // every registered callback once (on the cancelling thread) and all future

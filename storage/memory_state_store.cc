@@ -17,6 +17,7 @@ namespace {
 
 using storage_internal::CommitBatch;
 using storage_internal::MemTablePk;
+using storage_internal::MemTableVnode;
 
 class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
  public:
@@ -29,10 +30,8 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
     MutexLock lock(&mu_);
     for (const CommitBatch& batch : batches) {
       for (const auto& [key, value] : *batch.data) {
-        const VirtualNode vnode = static_cast<VirtualNode>(
-            (static_cast<uint8_t>(key[0]) << 8) | static_cast<uint8_t>(key[1]));
-        data_[TableKey{batch.table_id, vnode, std::string(MemTablePk(key))}]
-             [batch.epoch] = value;
+        data_[TableKey{batch.table_id, MemTableVnode(key),
+                       std::string(MemTablePk(key))}][batch.epoch] = value;
       }
     }
     return absl::OkStatus();
@@ -40,7 +39,7 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
 
   absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
                                                  VirtualNode vnode,
-                                                 std::string_view pk,
+                                                 absl::string_view pk,
                                                  Epoch read_epoch) override {
     MutexLock lock(&mu_);
     auto it = data_.find(TableKey{table_id, vnode, std::string(pk)});
@@ -81,10 +80,10 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
 
     bool Valid() const override { return valid_; }
     void SeekToFirst() override { Seek(range_.inclusive_min); }
-    void Seek(std::string_view pk) override {
+    void Seek(absl::string_view pk) override {
       MutexLock lock(&layer_->mu_);
-      const std::string_view target =
-          std::max(pk, std::string_view(range_.inclusive_min));
+      const absl::string_view target =
+          std::max(pk, absl::string_view(range_.inclusive_min));
       it_ = layer_->data_.lower_bound(
           TableKey{table_id_, vnode_, std::string(target)});
       Settle();
@@ -94,8 +93,8 @@ class MemoryCommittedLayer final : public storage_internal::CommittedLayer {
       ++it_;
       Settle();
     }
-    std::string_view key() const override { return it_->first.pk; }
-    std::string_view value() const override { return *value_; }
+    absl::string_view key() const override { return it_->first.pk; }
+    absl::string_view value() const override { return *value_; }
     absl::Status status() const override { return absl::OkStatus(); }
 
    private:

@@ -14,10 +14,12 @@ class ProjectingRowIterator final : public RowIterator {
  public:
   ProjectingRowIterator(std::unique_ptr<RowIterator> inner,
                         absl::Span<const int> output_indices)
-      : inner_(std::move(inner)), output_indices_(output_indices) {
+      : inner_(std::move(inner)), output_indices_(output_indices) {}
+  bool Valid() const override { return inner_->Valid(); }
+  void SeekToFirst() override {
+    inner_->SeekToFirst();
     Load();
   }
-  bool Valid() const override { return inner_->Valid(); }
   void Next() override {
     inner_->Next();
     Load();

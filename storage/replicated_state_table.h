@@ -2,11 +2,12 @@
 // actor's (the upstream's) table, used by the arrangement backfill to read the
 // upstream's snapshot including its not-yet-committed writes (SPEC §3).
 //
+// clang-format off
 //   BACKFILL_ASSIGN_OR_RETURN(auto replica, ReplicatedStateTable::Create(
 //       upstream_catalog, store, owned_vnodes, /*output_column_ids=*/{3, 1}));
 //   replica->Write(RowOp::kInsert, s2_row);    // widened to S1, NULL-filled
-//   replica->Commit(next);                     // sealed privately, never
-//   committed
+//   replica->Commit(next);                     // sealed privately, never committed
+// clang-format on
 //
 // Schemas: S1 = the upstream catalog's columns (what storage holds); S2 = the
 // columns named by `output_column_ids`, in that order. Writes take S2 rows and

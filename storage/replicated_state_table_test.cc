@@ -35,7 +35,7 @@ std::vector<Row> ReadAll(ReplicatedStateTable& table) {
   std::vector<Row> rows;
   auto it = table.IterWithVnode(0);
   EXPECT_TRUE(it.ok());
-  for (; (*it)->Valid(); (*it)->Next()) {
+  for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
     rows.emplace_back((*it)->row().begin(), (*it)->row().end());
   }
   EXPECT_TRUE((*it)->status().ok());

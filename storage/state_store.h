@@ -3,7 +3,7 @@
 // Keys are (table id, vnode, pk bytes) and values are opaque bytes; every
 // version is tagged with the epoch that wrote it. Two implementations:
 // MemoryStateStore (reference, storage/memory_state_store.h) and
-// RocksDbStateStore (embedded default, storage/rocksdb_state_store.h).
+// RocksDbStateStore (embedded default, storage/rocksdb/rocksdb_state_store.h).
 //
 //   std::unique_ptr<StateStore> store = ...;
 //   auto local = store->NewLocalStateStore(table_id, LocalOptions{}).value();
@@ -40,10 +40,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "serde/vnode.h"
 #include "storage/cancellation.h"
@@ -56,8 +56,10 @@ namespace backfill {
 // A forward iterator over the live rows of one (table, vnode) within a
 // PkRange, as of one read epoch, in pk byte order. LevelDB-shaped:
 //
-//   for (it->SeekToFirst(); it->Valid(); it->Next()) Use(it->key(),
-//   it->value()); BACKFILL_RETURN_IF_ERROR(it->status());
+// clang-format off
+//   for (it->SeekToFirst(); it->Valid(); it->Next()) Use(it->key(), it->value());
+//   BACKFILL_RETURN_IF_ERROR(it->status());
+// clang-format on
 //
 // key() and value() are views valid until the next move (Seek*, Next) or the
 // iterator's destruction. An error makes Valid() false and is sticky in
@@ -72,13 +74,13 @@ class StateStoreIterator {
   virtual void SeekToFirst() = 0;
   // Positions at the first row with pk >= max(`pk`, range.inclusive_min).
   // (To start strictly after a pk p, seek to p + '\0'.)
-  virtual void Seek(std::string_view pk) = 0;
+  virtual void Seek(absl::string_view pk) = 0;
   // REQUIRES: Valid().
   virtual void Next() = 0;
   // The pk bytes of the current row. REQUIRES: Valid().
-  virtual std::string_view key() const = 0;
+  virtual absl::string_view key() const = 0;
   // The value bytes of the current row. REQUIRES: Valid().
-  virtual std::string_view value() const = 0;
+  virtual absl::string_view value() const = 0;
   // OK, or the first error met (sticky).
   virtual absl::Status status() const = 0;
 };
@@ -120,17 +122,17 @@ class LocalStateStore {
   // Writes into the current epoch's buffer; the last write of a pk wins.
   // Errors: FailedPrecondition before Init; InvalidArgument if vnode >=
   // kMaxVnodeCount.
-  virtual absl::Status Insert(VirtualNode vnode, std::string_view pk,
-                              std::string_view value) = 0;
+  virtual absl::Status Insert(VirtualNode vnode, absl::string_view pk,
+                              absl::string_view value) = 0;
   // Writes a tombstone (hides older versions).
-  virtual absl::Status Delete(VirtualNode vnode, std::string_view pk) = 0;
+  virtual absl::Status Delete(VirtualNode vnode, absl::string_view pk) = 0;
 
   // Reads at the current epoch: committed data merged with this instance's
   // sealed batches and its unsealed buffer (newest wins, tombstones hide).
   // Returns nullopt if absent. Errors: FailedPrecondition before Init;
   // storage errors with context.
   virtual absl::StatusOr<std::optional<std::string>> Get(
-      VirtualNode vnode, std::string_view pk) = 0;
+      VirtualNode vnode, absl::string_view pk) = 0;
   // Like Get, for a range of one vnode. The iterator sees the state at the
   // time of the call (later writes to this instance are not visible through
   // it) and may outlive later Seal calls; it must not outlive the store.

@@ -71,7 +71,7 @@ Rows GlobalScan(StateStore& store, TableId table, VirtualNode vnode,
 }
 
 std::optional<std::string> GlobalGet(StateStore& store, TableId table,
-                                     VirtualNode vnode, std::string_view pk,
+                                     VirtualNode vnode, absl::string_view pk,
                                      Epoch epoch) {
   auto value = store.Get(TableKey{table, vnode, std::string(pk)}, epoch);
   EXPECT_THAT(value, IsOk());
@@ -377,7 +377,7 @@ TEST_P(StateStoreConformanceTest, IteratorRangeAndSeek) {
       (*it)->SeekToFirst();
       return Drain(**it);
     };
-    auto in = [&](std::string_view min, std::optional<std::string_view> max) {
+    auto in = [&](absl::string_view min, std::optional<absl::string_view> max) {
       Rows rows;
       for (const auto& row : c.all) {
         if (row.first >= min && (!max || row.first < *max)) rows.push_back(row);

@@ -15,21 +15,19 @@ class StateTableRowIterator final : public RowIterator {
  public:
   StateTableRowIterator(std::unique_ptr<StateStoreIterator> inner,
                         const StateTable* table, VirtualNode vnode)
-      : inner_(std::move(inner)), table_(table), vnode_(vnode) {
+      : inner_(std::move(inner)), table_(table), vnode_(vnode) {}
+
+  bool Valid() const override { return status_.ok() && inner_->Valid(); }
+  void SeekToFirst() override {
     inner_->SeekToFirst();
     Load();
   }
-
-  bool Valid() const override { return status_.ok() && inner_->Valid(); }
   void Next() override {
     inner_->Next();
     Load();
   }
   RowView row() const override { return row_; }
-  absl::string_view pk_bytes() const override {
-    const std::string_view pk = inner_->key();
-    return absl::string_view(pk.data(), pk.size());
-  }
+  absl::string_view pk_bytes() const override { return inner_->key(); }
   absl::Status status() const override {
     if (!status_.ok()) return status_;
     return inner_->status();
@@ -38,11 +36,7 @@ class StateTableRowIterator final : public RowIterator {
  private:
   void Load() {
     if (!status_.ok() || !inner_->Valid()) return;
-    const std::string_view pk = inner_->key();
-    const std::string_view value = inner_->value();
-    status_ =
-        table_->DecodeRow(vnode_, absl::string_view(pk.data(), pk.size()),
-                          absl::string_view(value.data(), value.size()), &row_);
+    status_ = table_->DecodeRow(vnode_, inner_->key(), inner_->value(), &row_);
   }
 
   std::unique_ptr<StateStoreIterator> inner_;
@@ -51,10 +45,6 @@ class StateTableRowIterator final : public RowIterator {
   Row row_;
   absl::Status status_;
 };
-
-std::string_view StdView(absl::string_view view) {
-  return std::string_view(view.data(), view.size());
-}
 
 }  // namespace
 
@@ -229,7 +219,7 @@ absl::Status StateTable::Put(RowView row, VirtualNode vnode,
   for (int column : catalog_.value_indices) scratch_row_.push_back(row[column]);
   scratch_value_.clear();
   value_codec_->Encode(scratch_row_, &scratch_value_);
-  return local_->Insert(vnode, StdView(pk_bytes), scratch_value_);
+  return local_->Insert(vnode, pk_bytes, scratch_value_);
 }
 
 absl::Status StateTable::DecodeRow(VirtualNode vnode,

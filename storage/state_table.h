@@ -2,11 +2,13 @@
 // LocalStateStore: primary-key encoding, vnode computation from the
 // distribution key, value encoding, op-consistency checks, epoch protocol.
 //
+// clang-format off
 //   BACKFILL_ASSIGN_OR_RETURN(auto table, StateTable::Create(catalog, store,
 //                                                            owned_vnodes, {}));
 //   BACKFILL_RETURN_IF_ERROR(table->InitEpoch(first_barrier_epoch, wait));
 //   BACKFILL_RETURN_IF_ERROR(table->Insert({int64_t{1}, std::string("a")}));
 //   BACKFILL_RETURN_IF_ERROR(table->Commit(next_barrier_epoch));
+// clang-format on
 //
 // Protocol: InitEpoch once (it waits until the table's committed epoch
 // reaches `first.prev`: reading earlier would miss data), then writes and
@@ -82,16 +84,27 @@ struct PkRowRange {
   std::optional<Row> exclusive_end;
 
   static PkRowRange All() { return {}; }
-  static PkRowRange After(Row pk) { return PkRowRange{std::move(pk), true, {}}; }
+  static PkRowRange After(Row pk) {
+    return PkRowRange{std::move(pk), true, {}};
+  }
 };
 
-// Rows of one vnode in pk order. LevelDB-shaped: Valid/Next/row/status; a new
-// iterator is already positioned at its first row. row() and pk() are valid
-// until the next Next(). Errors are sticky in status() and end iteration.
+// Rows of one vnode in pk order. LevelDB-shaped, with the storage iterators'
+// positioning rule (as StateStoreIterator): a new iterator is not positioned
+// (Valid() is false) until SeekToFirst().
+//
+//   for (it->SeekToFirst(); it->Valid(); it->Next()) Use(it->row());
+//   BACKFILL_RETURN_IF_ERROR(it->status());
+//
+// row() and pk_bytes() are valid until the next move. Errors are sticky in
+// status() and end iteration.
 class RowIterator {
  public:
   virtual ~RowIterator() = default;
   virtual bool Valid() const = 0;
+  // Positions at the first row of the iterator's range.
+  virtual void SeekToFirst() = 0;
+  // REQUIRES: Valid().
   virtual void Next() = 0;
   // The row (in the table's output columns). REQUIRES: Valid().
   virtual RowView row() const = 0;
@@ -133,7 +146,8 @@ class StateTable {
   // epoch, or nullopt. Errors: as writes, plus DataLoss for corrupt values.
   absl::StatusOr<std::optional<Row>> GetRow(RowView pk);
 
-  // Rows of `vnode` within `range`, in pk order, at the current epoch.
+  // Rows of `vnode` within `range`, in pk order, at the current epoch. The
+  // iterator is not positioned: call SeekToFirst.
   // REQUIRES nothing of ownership for reads of owned vnodes; reading an
   // unowned vnode is FailedPrecondition.
   absl::StatusOr<std::unique_ptr<RowIterator>> IterWithVnode(

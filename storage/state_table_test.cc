@@ -66,7 +66,7 @@ TEST_F(StateTableTest, InsertGetIterateInPkOrderAcrossVnodes) {
   for (VirtualNode vnode = 0; vnode < 4; ++vnode) {
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto it, table->IterWithVnode(vnode));
     int64_t previous = INT64_MAX;
-    for (; it->Valid(); it->Next()) {
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
       const int64_t id = std::get<int64_t>(it->row()[0]);
       EXPECT_LT(id, previous) << "DESC pk order within vnode " << vnode;
       EXPECT_EQ(table->ComputeVnode(it->row()), vnode);
@@ -87,8 +87,26 @@ TEST_F(StateTableTest, IterAfterPositionIsStrictlyAfter) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto it, table->IterWithVnode(0, PkRowRange::After(Row{int64_t{3}})));
   std::vector<int64_t> ids;
-  for (; it->Valid(); it->Next()) ids.push_back(std::get<int64_t>(it->row()[0]));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ids.push_back(std::get<int64_t>(it->row()[0]));
   EXPECT_EQ(ids, (std::vector<int64_t>{2, 1}));  // DESC: after 3 come 2, 1
+}
+
+TEST_F(StateTableTest, NewRowIteratorIsNotPositionedUntilSeekToFirst) {
+  TableCatalog catalog = MakeCatalog(1);
+  catalog.dist_key_indices.clear();  // singleton: everything in vnode 0
+  auto table = NewTable(catalog);
+  BACKFILL_ASSERT_OK(table->InitEpoch(first_));
+  BACKFILL_ASSERT_OK(table->Insert(R(1, "", 0)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto it, table->IterWithVnode(0));
+  EXPECT_FALSE(it->Valid());
+  it->SeekToFirst();
+  ASSERT_TRUE(it->Valid());
+  it->Next();
+  EXPECT_FALSE(it->Valid());
+  it->SeekToFirst();  // Again from the first row.
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(std::get<int64_t>(it->row()[0]), 1);
+  EXPECT_THAT(it->status(), IsOk());
 }
 
 TEST_F(StateTableTest, ConsistencyChecks) {
@@ -224,6 +242,7 @@ TEST_F(StateTableTest, CorruptValueIsDataLossNamingTheTable) {
               StatusIs(absl::StatusCode::kDataLoss,
                        HasSubstr("table 11 (t) vnode")));
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto it, table->IterWithVnode(vnode));
+  it->SeekToFirst();
   EXPECT_FALSE(it->Valid());
   EXPECT_THAT(it->status(), StatusIs(absl::StatusCode::kDataLoss));
 }
@@ -253,6 +272,7 @@ TEST_F(StateTableTest, VnodeColumnGivesTheVnode) {
   EXPECT_EQ(table->ComputeVnode(row), 5);
   BACKFILL_ASSERT_OK(table->Insert(row));
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto it, table->IterWithVnode(5));
+  it->SeekToFirst();
   ASSERT_TRUE(it->Valid());
   EXPECT_TRUE(RowsEqual(it->row(), row));
   EXPECT_THAT(table->GetRow(Row{int16_t{5}}), IsOkAndHolds(Optional(row)));

@@ -122,9 +122,10 @@ absl::Status ValidateTableCatalog(const TableCatalog& catalog) {
   if (catalog.value_indices.empty()) {
     return Invalid(catalog, "value_indices is empty");
   }
-  // A column stored neither in the value nor in the key reads back as NULL:
-  // it must allow NULL (found by //storage:table_catalog_fuzz: the table
-  // returned rows its own schema rejects).
+  // A column stored neither in the value nor in the key reads back as NULL,
+  // so it must allow NULL, or the table would return rows its own schema
+  // rejects (regression seed: table_catalog_fuzz's
+  // regress_not_null_column_not_stored).
   for (int column = 0; column < num_columns; ++column) {
     const ColumnDesc& desc = catalog.columns[column];
     if (desc.nullable || pk_set.contains(column) ||

@@ -79,7 +79,7 @@ void CheckReads(
         table.IterWithVnode(vnode);
     FuzzCheck(it.ok(), "scanning an owned vnode", it.status());
     size_t seen = 0;
-    for (; (*it)->Valid(); (*it)->Next()) {
+    for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
       auto found = expected.find(std::string((*it)->pk_bytes()));
       FuzzCheck(found != expected.end() && found->second.first == vnode &&
                     RowsEqual((*it)->row(), found->second.second),

@@ -37,11 +37,11 @@ void AppendEpochSuffix(Epoch epoch, std::string* out) {
   out->append(buffer, sizeof(buffer));
 }
 
-void AppendFullKey(TableId table_id, VirtualNode vnode, std::string_view pk,
+void AppendFullKey(TableId table_id, VirtualNode vnode, absl::string_view pk,
                    Epoch epoch, std::string* out) {
   out->reserve(out->size() + kMinFullKeySize + pk.size());
   AppendTableKeyPrefix(table_id, vnode, out);
-  out->append(pk);
+  out->append(pk.data(), pk.size());
   AppendEpochSuffix(epoch, out);
 }
 
@@ -52,11 +52,17 @@ std::string EncodeFullKey(const FullKey& key) {
   return out;
 }
 
-Epoch DecodeEpochSuffix(std::string_view suffix) {
+EncodedFullKeyParts SplitEncodedFullKey(absl::string_view encoded) {
+  if (encoded.size() < kEpochSuffixSize) return {encoded, absl::string_view()};
+  const size_t user_size = encoded.size() - kEpochSuffixSize;
+  return {encoded.substr(0, user_size), encoded.substr(user_size)};
+}
+
+Epoch DecodeEpochSuffix(absl::string_view suffix) {
   return Epoch(~absl::big_endian::Load64(suffix.data()));
 }
 
-absl::StatusOr<FullKeyView> DecodeFullKey(std::string_view encoded) {
+absl::StatusOr<FullKeyView> DecodeFullKey(absl::string_view encoded) {
   if (encoded.size() < kMinFullKeySize) {
     return absl::DataLossError(absl::StrCat(
         "state store key too short: ", encoded.size(), " bytes, need at least ",

@@ -6,11 +6,12 @@
 // on-disk layout of a FullKey is specified in storage/FORMAT.md and is
 // persisted: never change it.
 //
+// clang-format off
 //   TableKey key{.table_id = 7, .vnode = 3, .pk = "\x00\x01"};
 //   std::string encoded = EncodeFullKey(FullKey{key, Epoch(42)});
-//   absl::StatusOr<FullKeyView> view = DecodeFullKey(encoded);  // DataLoss if
-//   corrupt PkRange range = PkRange::Between("a", "m");                 //
-//   ["a", "m")
+//   absl::StatusOr<FullKeyView> view = DecodeFullKey(encoded);  // DataLoss if corrupt
+//   PkRange range = PkRange::Between("a", "m");                  // ["a", "m")
+// clang-format on
 #ifndef STORAGE_TABLE_KEY_H_
 #define STORAGE_TABLE_KEY_H_
 
@@ -19,9 +20,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "serde/vnode.h"
 #include "storage/epoch.h"
 
@@ -60,7 +61,7 @@ struct FullKey {
 struct FullKeyView {
   TableId table_id = 0;
   VirtualNode vnode = 0;
-  std::string_view pk;
+  absl::string_view pk;
   Epoch epoch;
 
   FullKey ToFullKey() const {
@@ -90,17 +91,29 @@ void AppendTableKeyPrefix(TableId table_id, VirtualNode vnode,
 // Appends the 8-byte inverted big-endian epoch suffix.
 void AppendEpochSuffix(Epoch epoch, std::string* out);
 // Appends prefix | pk | suffix.
-void AppendFullKey(TableId table_id, VirtualNode vnode, std::string_view pk,
+void AppendFullKey(TableId table_id, VirtualNode vnode, absl::string_view pk,
                    Epoch epoch, std::string* out);
 std::string EncodeFullKey(const FullKey& key);
 
+// An encoded full key split into its user key (table_id | vnode | pk: the
+// bytes every version of a row shares) and its epoch suffix. Views into the
+// encoded bytes.
+struct EncodedFullKeyParts {
+  absl::string_view user_key;
+  absl::string_view epoch_suffix;
+};
+// Splits any bytes (no validation, no copy): a key shorter than the suffix
+// (only a corrupt one) is all user key, with an empty suffix. For
+// comparators and prefix extractors, which must accept every key.
+EncodedFullKeyParts SplitEncodedFullKey(absl::string_view encoded);
+
 // Reads the epoch from an 8-byte suffix. REQUIRES: suffix.size() == 8.
-Epoch DecodeEpochSuffix(std::string_view suffix);
+Epoch DecodeEpochSuffix(absl::string_view suffix);
 
 // Decodes an encoded full key. Errors: DataLoss if `encoded` is shorter than
 // kMinFullKeySize or its vnode is >= kMaxVnodeCount (bytes from disk are
 // never trusted).
-absl::StatusOr<FullKeyView> DecodeFullKey(std::string_view encoded);
+absl::StatusOr<FullKeyView> DecodeFullKey(absl::string_view encoded);
 
 // A range of pk bytes within one (table, vnode): [inclusive_min,
 // exclusive_max), where an absent exclusive_max means "to the end of the
@@ -112,16 +125,16 @@ struct PkRange {
   // Every pk of the vnode.
   static PkRange All() { return PkRange{}; }
   // [inclusive_min, end of vnode).
-  static PkRange From(std::string_view inclusive_min) {
+  static PkRange From(absl::string_view inclusive_min) {
     return PkRange{std::string(inclusive_min), std::nullopt};
   }
   // [inclusive_min, exclusive_max).
-  static PkRange Between(std::string_view inclusive_min,
-                         std::string_view exclusive_max) {
+  static PkRange Between(absl::string_view inclusive_min,
+                         absl::string_view exclusive_max) {
     return PkRange{std::string(inclusive_min), std::string(exclusive_max)};
   }
 
-  bool Contains(std::string_view pk) const {
+  bool Contains(absl::string_view pk) const {
     return pk >= inclusive_min && (!exclusive_max || pk < *exclusive_max);
   }
   // True if no pk can be in the range.

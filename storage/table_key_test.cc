@@ -51,6 +51,22 @@ TEST(TableKeyTest, CorruptKeysAreDataLoss) {
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("vnode 65280")));
 }
 
+TEST(TableKeyTest, SplitEncodedFullKeySeparatesTheEpochSuffix) {
+  const std::string encoded =
+      EncodeFullKey(FullKey{TableKey{7, 3, "pk"}, Epoch(5)});
+  const EncodedFullKeyParts parts = SplitEncodedFullKey(encoded);
+  std::string user_key;
+  AppendTableKeyPrefix(7, 3, &user_key);
+  user_key += "pk";
+  EXPECT_EQ(parts.user_key, user_key);
+  EXPECT_EQ(DecodeEpochSuffix(parts.epoch_suffix), Epoch(5));
+  // Any bytes: short (corrupt) keys are all user key.
+  EXPECT_EQ(SplitEncodedFullKey("short").user_key, "short");
+  EXPECT_TRUE(SplitEncodedFullKey("short").epoch_suffix.empty());
+  EXPECT_EQ(SplitEncodedFullKey("12345678").user_key, "");
+  EXPECT_EQ(SplitEncodedFullKey("12345678").epoch_suffix, "12345678");
+}
+
 TEST(TableKeyTest, DebugStrings) {
   EXPECT_EQ((TableKey{7, 3, std::string("\x00\x01", 2)}.DebugString()),
             "table 7 vnode 3 pk \\x00\\x01");

@@ -50,8 +50,8 @@
 #include "executor/runtime/workload.h"
 #include "serde/value_codec.h"
 #include "serde/vnode_bitmap.h"
-#include "storage/raw_rocksdb_for_test.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/raw_rocksdb_for_test.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "storage/state_table.h"
 #include "storage/table_key.h"
 #include "third_party/absl_extras/clock.h"
@@ -497,10 +497,7 @@ void CopyTable(RocksDbStateStore& store, const TableCatalog& from,
                                 PkRange{}, read_at),
               "iter");
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      Check(codec->DecodeInto(
-                absl::string_view(it->value().data(), it->value().size()),
-                &values),
-            "decode");
+      Check(codec->DecodeInto(it->value(), &values), "decode");
       Row row(from.columns.size());
       for (size_t i = 0; i < from.value_indices.size(); ++i) {
         row[from.value_indices[i]] = std::move(values[i]);

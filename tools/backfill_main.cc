@@ -34,7 +34,7 @@
 #include "executor/runtime/streaming_job.h"
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "tools/command_flags.h"
 #include "tools/copy_format.h"
 #include "tools/disk_space.h"

@@ -10,7 +10,7 @@
 #include "executor/runtime/streaming_job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "third_party/absl_extras/status_matchers.h"
 #include "tools/job_options.h"
 #include "tools/scenario.h"

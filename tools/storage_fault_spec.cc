@@ -136,14 +136,14 @@ SpecFaultInjector::SpecFaultInjector(std::vector<StorageFaultSpec> specs) {
 }
 
 absl::Status SpecFaultInjector::Check(Operation operation,
-                                      std::string_view file_name) {
+                                      absl::string_view file_name) {
   MutexLock lock(&mu_);
   if (!armed_) return absl::OkStatus();
   for (State& state : states_) {
     const StorageFaultSpec& spec = state.spec;
     if (spec.operation != operation) continue;
     if (!spec.file.empty() &&
-        file_name.find(spec.file) == std::string_view::npos) {
+        file_name.find(spec.file) == absl::string_view::npos) {
       continue;
     }
     if (state.seen++ < spec.after) continue;

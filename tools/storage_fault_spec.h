@@ -32,14 +32,13 @@
 #include <optional>
 #include <random>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
@@ -76,7 +75,7 @@ class SpecFaultInjector final : public FaultInjector {
   // The first spec that fires decides: an Internal error (EIO) or, for
   // full_disk, ResourceExhausted ("No space left on device"), naming the
   // operation, the file and the spec.
-  absl::Status Check(Operation operation, std::string_view file_name) override;
+  absl::Status Check(Operation operation, absl::string_view file_name) override;
 
   // Faults injected so far, all specs.
   uint64_t injected() const;

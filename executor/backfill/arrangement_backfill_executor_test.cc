@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/memory_state_store.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {

@@ -14,7 +14,7 @@
 #include "executor/testing/random_table.h"
 #include "gtest/gtest.h"
 #include "storage/memory_state_store.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "third_party/absl_extras/status_matchers.h"
 

@@ -19,7 +19,6 @@
 #include <optional>
 #include <random>
 #include <string>
-#include <string_view>
 #include <variant>
 
 #include "absl/status/status.h"
@@ -164,7 +163,7 @@ void FuzzOne(absl::string_view bytes) {
     FuzzCheck((*local)->Init(EpochPair{Epoch(2), Epoch(1)}).ok(), "Init");
     FuzzCheck((*local)
                   ->Insert(in->vnode, key,
-                           std::string_view(in->value.data(), in->value.size()))
+                           absl::string_view(in->value.data(), in->value.size()))
                   .ok(),
               "Insert");
     FuzzCheck((*local)->Seal(EpochPair{Epoch(3), Epoch(2)}).ok(), "Seal");

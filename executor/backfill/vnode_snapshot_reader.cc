@@ -56,6 +56,7 @@ void VnodeSnapshotReader::Settle() {
       status_ = VnodeReadError(start.vnode, iterator.status());
       return;
     }
+    (*iterator)->SeekToFirst();
     if ((*iterator)->Valid()) {
       iterator_ = std::move(*iterator);
       return;

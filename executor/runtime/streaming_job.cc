@@ -757,7 +757,7 @@ absl::StatusOr<std::vector<Row>> ReadCommittedRows(
   for (int vnode = 0; vnode < catalog.vnode_count; ++vnode) {
     BACKFILL_ASSIGN_OR_RETURN(auto it,
                               table->IterWithVnode(static_cast<VirtualNode>(vnode)));
-    for (; it->Valid(); it->Next()) {
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
       Row projected = ProjectRow(it->row(), columns);
       std::string key = EncodedRow(projected, types);
       rows.emplace_back(std::move(key), std::move(projected));

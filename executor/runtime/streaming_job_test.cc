@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/memory_state_store.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -242,9 +242,9 @@ class CountingFaults final : public FaultInjector {
  public:
   CountingFaults(Operation op, std::string file, int after, int count)
       : op_(op), file_(std::move(file)), after_(after), count_(count) {}
-  absl::Status Check(Operation op, std::string_view file) override {
+  absl::Status Check(Operation op, absl::string_view file) override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!armed_ || op != op_ || file.find(file_) == std::string_view::npos) {
+    if (!armed_ || op != op_ || file.find(file_) == absl::string_view::npos) {
       return absl::OkStatus();
     }
     if (seen_++ < after_ || (count_ > 0 && fired_ >= count_)) return absl::OkStatus();

@@ -7,11 +7,11 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "serde/vnode.h"
 #include "storage/epoch.h"
 #include "storage/internal/mem_table.h"
@@ -60,7 +60,7 @@ class CommittedLayer {
   // garbage-collected (a historical read taken too late).
   virtual absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
                                                          VirtualNode vnode,
-                                                         std::string_view pk,
+                                                         absl::string_view pk,
                                                          Epoch read_epoch) = 0;
 
   // The live rows of (table, vnode) in `range` as of read_epoch. The

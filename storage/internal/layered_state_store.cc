@@ -75,8 +75,8 @@ class LayeredStateStore::Instance final : public LocalStateStore {
     return absl::OkStatus();
   }
 
-  absl::Status Insert(VirtualNode vnode, std::string_view pk,
-                      std::string_view value) override {
+  absl::Status Insert(VirtualNode vnode, absl::string_view pk,
+                      absl::string_view value) override {
     BACKFILL_RETURN_IF_ERROR(CheckWritable(vnode));
     std::string key;
     SetMemTableKey(vnode, pk, &key);
@@ -85,7 +85,7 @@ class LayeredStateStore::Instance final : public LocalStateStore {
     return absl::OkStatus();
   }
 
-  absl::Status Delete(VirtualNode vnode, std::string_view pk) override {
+  absl::Status Delete(VirtualNode vnode, absl::string_view pk) override {
     BACKFILL_RETURN_IF_ERROR(CheckWritable(vnode));
     std::string key;
     SetMemTableKey(vnode, pk, &key);
@@ -93,8 +93,8 @@ class LayeredStateStore::Instance final : public LocalStateStore {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<std::optional<std::string>> Get(VirtualNode vnode,
-                                                 std::string_view pk) override {
+  absl::StatusOr<std::optional<std::string>> Get(
+      VirtualNode vnode, absl::string_view pk) override {
     BACKFILL_RETURN_IF_ERROR(CheckReadable(vnode));
     SetMemTableKey(vnode, pk, &scratch_);
     if (auto it = memtable_->find(scratch_); it != memtable_->end()) {
@@ -193,7 +193,7 @@ class LayeredStateStore::Instance final : public LocalStateStore {
     return CheckVnode(vnode);
   }
   absl::Status Annotate(const absl::Status& status, VirtualNode vnode,
-                        std::string_view pk) const {
+                        absl::string_view pk) const {
     return absl::Status(status.code(),
                         absl::StrCat(status.message(), "; local read of table ",
                                      table_id(), " vnode ", vnode, " pk ",

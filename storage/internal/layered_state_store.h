@@ -1,7 +1,8 @@
 // LayeredStateStore: the StateStore protocol (local instances, sealing,
 // checkpoints, replicated batches, waiting, listeners) over a CommittedLayer
-// that holds the committed data. MemoryStateStore and RocksDbStateStore are
-// this class over their own layer; the protocol is written once.
+// that holds the committed data. MemoryStateStore is this class over its own
+// layer, and RocksDbStateStore derives from it to add RocksDB's maintenance
+// methods; the protocol is written once.
 //
 // Locking: `mu_` guards the committed epoch and every instance's sealed
 // batches (so a reader's snapshot of both is consistent); an instance's
@@ -32,7 +33,7 @@
 namespace backfill {
 namespace storage_internal {
 
-class LayeredStateStore final : public StateStore {
+class LayeredStateStore : public StateStore {
  public:
   LayeredStateStore(std::unique_ptr<CommittedLayer> layer,
                     Epoch committed_epoch);
@@ -52,7 +53,7 @@ class LayeredStateStore final : public StateStore {
                                                  Epoch read_epoch) override;
   absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
       TableId table_id, VirtualNode vnode, const PkRange& range,
-      Epoch read_epoch, const ScanOptions& options) override;
+      Epoch read_epoch, const ScanOptions& options = {}) override;
 
   CommittedLayer& layer() { return *layer_; }
 

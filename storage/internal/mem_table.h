@@ -10,9 +10,9 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "absl/base/internal/endian.h"
+#include "absl/strings/string_view.h"
 #include "serde/vnode.h"
 #include "storage/epoch.h"
 #include "storage/table_key.h"
@@ -25,15 +25,20 @@ using MemTable = std::map<std::string, std::optional<std::string>, std::less<>>;
 inline constexpr size_t kMemTableVnodeSize = 2;
 
 // Sets `*out` to vnode | pk.
-inline void SetMemTableKey(VirtualNode vnode, std::string_view pk,
+inline void SetMemTableKey(VirtualNode vnode, absl::string_view pk,
                            std::string* out) {
   out->resize(kMemTableVnodeSize);
   absl::big_endian::Store16(out->data(), vnode);
-  out->append(pk);
+  out->append(pk.data(), pk.size());
 }
 
-inline std::string_view MemTablePk(const std::string& key) {
-  return std::string_view(key).substr(kMemTableVnodeSize);
+// The vnode and the pk of a mem table key. REQUIRES: `key` was set by
+// SetMemTableKey.
+inline VirtualNode MemTableVnode(const std::string& key) {
+  return absl::big_endian::Load16(key.data());
+}
+inline absl::string_view MemTablePk(const std::string& key) {
+  return absl::string_view(key).substr(kMemTableVnodeSize);
 }
 
 // The entries of `table` in `vnode` and `range`: [*begin, *end).

@@ -22,9 +22,9 @@ MergingIterator::MergingIterator(
   }
 }
 
-void MergingIterator::Seek(std::string_view pk) {
-  std::string_view target =
-      std::max(pk, std::string_view(range_.inclusive_min));
+void MergingIterator::Seek(absl::string_view pk) {
+  absl::string_view target =
+      std::max(pk, absl::string_view(range_.inclusive_min));
   base_->Seek(target);
   SetMemTableKey(vnode_, target, &seek_key_);
   for (Cursor& cursor : cursors_) {
@@ -46,13 +46,14 @@ void MergingIterator::FindCurrent() {
       return;
     }
     int winner = base_->Valid() ? kBase : kNone;
-    std::string_view best = winner == kBase ? base_->key() : std::string_view();
+    absl::string_view best =
+        winner == kBase ? base_->key() : absl::string_view();
     for (int i = static_cast<int>(cursors_.size()) - 1; i >= 0; --i) {
       // Walk from the lowest priority up so that on equal keys the highest
       // priority (lowest index) overlay wins.
       const Cursor& cursor = cursors_[i];
       if (cursor.AtEnd()) continue;
-      std::string_view pk = cursor.pk();
+      absl::string_view pk = cursor.pk();
       if (winner == kNone || pk <= best) {
         winner = i;
         best = pk;
@@ -71,7 +72,7 @@ void MergingIterator::FindCurrent() {
   }
 }
 
-void MergingIterator::AdvancePast(std::string_view pk, int winner) {
+void MergingIterator::AdvancePast(absl::string_view pk, int winner) {
   // `pk` points into the winner's storage; overlay keys are stable (the
   // tables are immutable while we hold them), the base's key is not: move
   // the base last.
@@ -89,15 +90,15 @@ void MergingIterator::Next() {
   FindCurrent();
 }
 
-std::string_view MergingIterator::key() const {
+absl::string_view MergingIterator::key() const {
   assert(Valid());
   return current_ == kBase ? base_->key() : cursors_[current_].pk();
 }
 
-std::string_view MergingIterator::value() const {
+absl::string_view MergingIterator::value() const {
   assert(Valid());
   return current_ == kBase ? base_->value()
-                           : std::string_view(*cursors_[current_].it->second);
+                           : absl::string_view(*cursors_[current_].it->second);
 }
 
 }  // namespace storage_internal

@@ -8,10 +8,10 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "serde/vnode.h"
 #include "storage/internal/mem_table.h"
 #include "storage/state_store.h"
@@ -30,10 +30,10 @@ class MergingIterator final : public StateStoreIterator {
 
   bool Valid() const override { return current_ != kNone; }
   void SeekToFirst() override { Seek(range_.inclusive_min); }
-  void Seek(std::string_view pk) override;
+  void Seek(absl::string_view pk) override;
   void Next() override;
-  std::string_view key() const override;
-  std::string_view value() const override;
+  absl::string_view key() const override;
+  absl::string_view value() const override;
   absl::Status status() const override { return base_->status(); }
 
  private:
@@ -45,7 +45,7 @@ class MergingIterator final : public StateStoreIterator {
     MemTable::const_iterator it;
     MemTable::const_iterator end;
     bool AtEnd() const { return it == end; }
-    std::string_view pk() const { return MemTablePk(it->first); }
+    absl::string_view pk() const { return MemTablePk(it->first); }
   };
 
   // Positions `current_` at the first live row at or after the sources'
@@ -53,7 +53,7 @@ class MergingIterator final : public StateStoreIterator {
   void FindCurrent();
   // Advances every source positioned at `pk`; `pk` must stay valid, so the
   // base moves last.
-  void AdvancePast(std::string_view pk, int winner);
+  void AdvancePast(absl::string_view pk, int winner);
 
   std::unique_ptr<StateStoreIterator> base_;
   std::vector<Cursor> cursors_;

@@ -20,14 +20,14 @@ class FaultInjectingIterator final : public StateStoreIterator {
   void SeekToFirst() override {
     if (Move("SeekToFirst")) inner_->SeekToFirst();
   }
-  void Seek(std::string_view pk) override {
+  void Seek(absl::string_view pk) override {
     if (Move("Seek")) inner_->Seek(pk);
   }
   void Next() override {
     if (Move("Next")) inner_->Next();
   }
-  std::string_view key() const override { return inner_->key(); }
-  std::string_view value() const override { return inner_->value(); }
+  absl::string_view key() const override { return inner_->key(); }
+  absl::string_view value() const override { return inner_->value(); }
   absl::Status status() const override {
     return status_.ok() ? inner_->status() : status_;
   }
@@ -63,21 +63,21 @@ class FaultInjectingLocalStore final : public LocalStateStore {
     }
     return inner_->Init(first);
   }
-  absl::Status Insert(VirtualNode vnode, std::string_view pk,
-                      std::string_view value) override {
+  absl::Status Insert(VirtualNode vnode, absl::string_view pk,
+                      absl::string_view value) override {
     if (absl::Status s = plan_->Check(FaultOp::kInsert, Name(vnode)); !s.ok()) {
       return s;
     }
     return inner_->Insert(vnode, pk, value);
   }
-  absl::Status Delete(VirtualNode vnode, std::string_view pk) override {
+  absl::Status Delete(VirtualNode vnode, absl::string_view pk) override {
     if (absl::Status s = plan_->Check(FaultOp::kDelete, Name(vnode)); !s.ok()) {
       return s;
     }
     return inner_->Delete(vnode, pk);
   }
-  absl::StatusOr<std::optional<std::string>> Get(VirtualNode vnode,
-                                                 std::string_view pk) override {
+  absl::StatusOr<std::optional<std::string>> Get(
+      VirtualNode vnode, absl::string_view pk) override {
     if (absl::Status s = plan_->Check(FaultOp::kGet, Name(vnode)); !s.ok()) {
       return s;
     }

@@ -20,7 +20,7 @@
 #include "executor/message.h"
 #include "executor/testing/random_table.h"
 #include "storage/memory_state_store.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "tests/simulation/backfill_actor.h"
 #include "tests/simulation/fault_injecting_state_store.h"
 #include "tests/simulation/hash_dispatcher.h"

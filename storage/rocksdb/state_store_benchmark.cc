@@ -22,8 +22,8 @@
 #include "absl/base/internal/endian.h"
 #include "rocksdb/db.h"
 #include "rocksdb/iterator.h"
-#include "storage/raw_rocksdb_for_test.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/raw_rocksdb_for_test.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "storage/table_key.h"
 
 namespace backfill {
@@ -60,7 +60,7 @@ std::string Value(uint64_t row) {
   return value;
 }
 
-uint64_t SumBytes(std::string_view value) {
+uint64_t SumBytes(absl::string_view value) {
   uint64_t sum = 0;
   for (unsigned char c : value) sum += c;
   return sum;
@@ -151,7 +151,7 @@ double ScanRaw(const std::string& path, uint64_t* rows_out, uint64_t* sum_out) {
       const rocksdb::Slice key = it->key();
       if (static_cast<unsigned char>(key[3]) != kMain) break;
       const rocksdb::Slice value = it->value();
-      sum += SumBytes(std::string_view(value.data() + 1, value.size() - 1));
+      sum += SumBytes(absl::string_view(value.data() + 1, value.size() - 1));
       ++rows;
     }
     *rows_out = rows;

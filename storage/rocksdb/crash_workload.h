@@ -1,6 +1,6 @@
 // The deterministic workload of the crash test, shared by the child that runs
-// it (rocksdb_crash_child) and the parent that predicts its content
-// (rocksdb_crash_test): the writes of epoch e depend only on (seed, e).
+// it (crash_child) and the parent that predicts its content
+// (crash_test): the writes of epoch e depend only on (seed, e).
 #ifndef STORAGE_ROCKSDB_CRASH_WORKLOAD_H_
 #define STORAGE_ROCKSDB_CRASH_WORKLOAD_H_
 

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/raw_rocksdb_for_test.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/raw_rocksdb_for_test.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "storage/table_key.h"
 #include "third_party/absl_extras/status_matchers.h"
 

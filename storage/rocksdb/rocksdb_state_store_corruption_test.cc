@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -133,7 +133,7 @@ TEST(RocksDbCorruptionTest, TornTailOfTheLogIsNotAnError) {
   const std::string path = NewTestDirectory();
   WriteStore(path, 19, /*compact=*/false);
   const std::string acknowledged_19 = ReadFile(path + "/ACKNOWLEDGED_EPOCH");
-  ASSERT_EQ(acknowledged_19.size(), 40u);
+  ASSERT_EQ(acknowledged_19.size(), 36u);
   {
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
                                   RocksDbStateStore::Open(Options(path)));
@@ -238,6 +238,43 @@ TEST(RocksDbCorruptionTest, AcknowledgedEpochFileItself) {
   EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(3));
 }
 
+// The record earlier versions wrote ("bfackv1\n", FNV-1a-64; FORMAT.md),
+// without a MANIFEST (number 0: nothing to check there).
+std::string V1AcknowledgedEpoch(uint64_t epoch) {
+  std::string bytes = "bfackv1\n";
+  for (uint64_t value : {epoch, uint64_t{0}, uint64_t{0}}) {
+    for (int shift = 56; shift >= 0; shift -= 8) {
+      bytes.push_back(static_cast<char>(value >> shift));
+    }
+  }
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (char c : bytes) {
+    hash = (hash ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
+  }
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    bytes.push_back(static_cast<char>(hash >> shift));
+  }
+  return bytes;
+}
+
+TEST(RocksDbCorruptionTest, OlderAcknowledgedEpochRecordIsStillChecked) {
+  const std::string path = NewTestDirectory();
+  WriteStore(path, 3, /*compact=*/false);
+  const std::string file = path + "/ACKNOWLEDGED_EPOCH";
+  WriteFile(file, V1AcknowledgedEpoch(5));
+  EXPECT_THAT(RocksDbStateStore::Open(Options(path)),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("restored checkpoint 3 but checkpoint 5 had "
+                                 "been acknowledged")));
+  WriteFile(file, V1AcknowledgedEpoch(3));
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                  RocksDbStateStore::Open(Options(path)));
+    EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(3));
+  }
+  EXPECT_EQ(ReadFile(file).size(), 36u);  // Rewritten as the current record.
+}
+
 TEST(RocksDbCorruptionTest,
      CorruptTableFileBlockIsDataLossAtOpenWhenVerifying) {
   const std::string path = NewTestDirectory();
@@ -315,10 +352,10 @@ TEST(RocksDbCorruptionTest, MissingCurrentIsDataLossNotANewDatabase) {
 
 class FullDisk final : public FaultInjector {
  public:
-  absl::Status Check(Operation operation, std::string_view file) override {
+  absl::Status Check(Operation operation, absl::string_view file) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (full_ && operation == Operation::kWrite &&
-        file.find(".log") != std::string_view::npos) {
+        file.find(".log") != absl::string_view::npos) {
       return absl::ResourceExhaustedError("disk full");
     }
     return absl::OkStatus();

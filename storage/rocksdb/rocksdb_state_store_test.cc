@@ -1,4 +1,4 @@
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -286,7 +286,8 @@ TEST(RocksDbStateStoreTest, PinnedIteratorKeepsItsVersionsAcrossCompaction) {
 // Fails the chosen operation on files whose name contains `file_part`.
 class ToggleFaultInjector final : public FaultInjector {
  public:
-  absl::Status Check(Operation operation, std::string_view file_name) override {
+  absl::Status Check(Operation operation,
+                     absl::string_view file_name) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (failing_.has_value() && *failing_ == operation &&
         absl::StrContains(std::string(file_name), file_part_)) {

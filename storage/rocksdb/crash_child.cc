@@ -1,4 +1,4 @@
-// The child of rocksdb_crash_test: opens the store at argv[1], then forever
+// The child of crash_test: opens the store at argv[1], then forever
 // writes epoch after epoch of the deterministic workload (seed argv[2]) and
 // checkpoints each, printing "committed <epoch>" after each checkpoint. The
 // parent kills it with SIGKILL at arbitrary points.
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "storage/rocksdb_crash_workload.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/crash_workload.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 
 int main(int argc, char** argv) {
   using namespace backfill;  // NOLINT: a tiny main.

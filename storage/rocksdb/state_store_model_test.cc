@@ -16,7 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/memory_state_store.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "storage/state_store.h"
 #include "third_party/absl_extras/status_matchers.h"
 
@@ -125,7 +125,7 @@ std::string RandomPk(std::mt19937_64& rng) {
 }
 
 Rows Expected(const std::map<std::string, std::string>& rows,
-              const PkRange& range, std::string_view seek) {
+              const PkRange& range, absl::string_view seek) {
   Rows out;
   for (const auto& [pk, value] : rows) {
     if (range.Contains(pk) && pk >= seek) out.emplace_back(pk, value);
@@ -133,7 +133,7 @@ Rows Expected(const std::map<std::string, std::string>& rows,
   return out;
 }
 
-Rows Drain(StateStoreIterator& it, std::string_view seek) {
+Rows Drain(StateStoreIterator& it, absl::string_view seek) {
   Rows rows;
   for (it.Seek(seek); it.Valid(); it.Next()) {
     rows.emplace_back(std::string(it.key()), std::string(it.value()));

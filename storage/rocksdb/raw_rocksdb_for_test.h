@@ -2,8 +2,8 @@
 // FORMAT.md alone (an independent implementation of the persisted layout):
 // the benchmark's physical-limit scan and the corruption tests use it. Never
 // open a directory a live store has open.
-#ifndef STORAGE_RAW_ROCKSDB_FOR_TEST_H_
-#define STORAGE_RAW_ROCKSDB_FOR_TEST_H_
+#ifndef STORAGE_ROCKSDB_RAW_ROCKSDB_FOR_TEST_H_
+#define STORAGE_ROCKSDB_RAW_ROCKSDB_FOR_TEST_H_
 
 #include <algorithm>
 #include <cstring>
@@ -71,4 +71,4 @@ inline rocksdb::Status Open(const std::string& path, size_t block_cache_bytes,
 }  // namespace raw_rocksdb_for_test
 }  // namespace backfill
 
-#endif  // STORAGE_RAW_ROCKSDB_FOR_TEST_H_
+#endif  // STORAGE_ROCKSDB_RAW_ROCKSDB_FOR_TEST_H_

@@ -1,4 +1,4 @@
-// Crash test: a child process (rocksdb_crash_child) writes and checkpoints a
+// Crash test: a child process (crash_child) writes and checkpoints a
 // deterministic workload in a loop; we SIGKILL it at random points, reopen
 // the store, and check it holds exactly the last committed checkpoint of
 // every table (computed by replaying the workload), never a partial one.
@@ -17,8 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "storage/rocksdb_crash_workload.h"
-#include "storage/rocksdb_state_store.h"
+#include "storage/rocksdb/crash_workload.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -74,7 +74,7 @@ std::pair<pid_t, FILE*> StartChild(const std::string& path, uint64_t seed) {
     close(fds[0]);
     close(fds[1]);
     const std::string seed_arg = absl::StrCat(seed);
-    execl("storage/rocksdb_crash_child", "rocksdb_crash_child", path.c_str(),
+    execl("storage/rocksdb/crash_child", "crash_child", path.c_str(),
           seed_arg.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }

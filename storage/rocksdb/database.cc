@@ -1,0 +1,238 @@
+#include "storage/rocksdb/database.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "absl/base/internal/endian.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "rocksdb/cache.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/options.h"
+#include "rocksdb/table.h"
+#include "storage/rocksdb/acknowledged_epoch.h"
+#include "storage/rocksdb/fault_injecting_file_system.h"
+#include "storage/rocksdb/mvcc_format.h"
+#include "storage/rocksdb/status.h"
+#include "storage/rocksdb/tombstone_counter.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+namespace rocksdb_internal {
+namespace {
+
+rocksdb::DBOptions MakeDbOptions(const RocksDbStateStoreOptions& options) {
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = options.create_if_missing;
+  // Also when CURRENT exists: a crash while the database was being created
+  // can leave it without `data`. (A MANIFEST that lost `data` later fails
+  // CheckManifestPrefix.)
+  db_options.create_missing_column_families = true;
+  db_options.max_background_jobs = options.max_background_jobs;
+  // One filter per compaction sees every version of a key in order.
+  db_options.max_subcompactions = 1;
+  db_options.keep_log_file_num = 4;
+  // Corruption is an error, never silently skipped: paranoid checks (the
+  // default, stated) stop at a corrupt file, and a corrupt write-ahead-log
+  // record is DataLoss. Only an incomplete record at the end of the log (a
+  // write cut short by a crash, which no acknowledged checkpoint can be:
+  // Commit returns after the whole record is written) is dropped.
+  // RocksDB's default, kPointInTimeRecovery, instead stops replaying at the
+  // first corrupt record and opens without the rest: acknowledged
+  // checkpoints silently gone.
+  db_options.paranoid_checks = true;
+  db_options.wal_recovery_mode =
+      rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  // Both column families flush in one atomic MANIFEST group, so a lost
+  // MANIFEST tail loses the data and the committed epoch together (and the
+  // acknowledged-epoch check sees it), never the data alone.
+  db_options.atomic_flush = true;
+  return db_options;
+}
+
+rocksdb::ColumnFamilyOptions MakeDataOptions(
+    const RocksDbStateStoreOptions& options, std::shared_ptr<GcEpochs> gc) {
+  rocksdb::ColumnFamilyOptions data;
+  data.comparator = MvccComparator();
+  data.compaction_filter_factory =
+      std::make_shared<MvccCompactionFilterFactory>(std::move(gc));
+  data.write_buffer_size = options.write_buffer_bytes;
+  data.prefix_extractor = NewUserKeyPrefixExtractor();
+  data.table_properties_collector_factories.push_back(
+      std::make_shared<TombstoneCounterFactory>());
+  rocksdb::BlockBasedTableOptions table;
+  if (options.block_cache_bytes == 0) {
+    table.no_block_cache = true;
+  } else {
+    table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  }
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.whole_key_filtering = false;  // Whole keys carry the epoch.
+  data.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  return data;
+}
+
+// The database files in `path` (MANIFEST-*, *.sst, *.log,
+// ACKNOWLEDGED_EPOCH), sorted; empty if there are none or the directory
+// cannot be listed.
+std::vector<std::string> DatabaseFiles(const std::string& path) {
+  std::vector<std::string> files;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+    const std::string name = entry.path().filename().string();
+    const bool wal = name.size() > 4 && name.ends_with(".log");
+    if (name.starts_with("MANIFEST-") || name.ends_with(".sst") || wal ||
+        name == kAcknowledgedEpochFile) {
+      files.push_back(name);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Before RocksDB creates a database where CURRENT is missing: if data files
+// are there (table files, write-ahead logs, ACKNOWLEDGED_EPOCH), CURRENT was
+// lost and creating would silently start over without their data (RocksDB
+// would write a new CURRENT and MANIFEST). A MANIFEST alone is what a crash
+// while creating the database leaves (it is written before CURRENT, the
+// first log after): that is created again.
+absl::Status CheckNotOrphaned(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::exists(std::filesystem::path(path) / "CURRENT", error)) {
+    return absl::OkStatus();
+  }
+  const std::vector<std::string> files = DatabaseFiles(path);
+  if (std::all_of(files.begin(), files.end(), [](const std::string& file) {
+        return file.starts_with("MANIFEST-");
+      })) {
+    return absl::OkStatus();
+  }
+  return absl::DataLossError(
+      absl::StrCat("open ", path,
+                   ": the CURRENT file is missing but database files are "
+                   "there (",
+                   absl::StrJoin(files, ", "),
+                   "); refusing to create a new database over them"));
+}
+
+}  // namespace
+
+std::string EncodeCommittedEpoch(Epoch epoch) {
+  char bytes[8];
+  absl::big_endian::Store64(bytes, epoch.value());
+  return std::string(bytes, sizeof(bytes));
+}
+
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(
+    const RocksDbStateStoreOptions& options, std::shared_ptr<GcEpochs> gc) {
+  std::unique_ptr<Database> database(new Database(options.path));
+  rocksdb::DBOptions db_options = MakeDbOptions(options);
+  if (options.fault_injector != nullptr) {
+    database->file_system_ = NewFaultInjectingFileSystem(
+        rocksdb::FileSystem::Default(), options.fault_injector);
+    database->env_ = rocksdb::NewCompositeEnv(database->file_system_);
+    db_options.env = database->env_.get();
+  }
+  if (options.create_if_missing) {
+    BACKFILL_RETURN_IF_ERROR(CheckNotOrphaned(options.path));
+  }
+  const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
+      {kDataColumnFamily, MakeDataOptions(options, std::move(gc))}};
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  const rocksdb::Status status =
+      rocksdb::DB::Open(db_options, options.path, families, &handles, &db);
+  if (!status.ok()) {
+    if (!options.create_if_missing && status.IsInvalidArgument() &&
+        status.ToString().find("does not exist") != std::string::npos) {
+      return absl::NotFoundError(
+          absl::StrCat("open ", options.path,
+                       ": no state store there (create_if_missing "
+                       "is false)"));
+    }
+    return database->NameCorruptFile(
+        FromRocksDb(status, absl::StrCat("open ", options.path)));
+  }
+  database->db_.reset(db);
+  database->meta_.reset(handles[0]);
+  database->data_.reset(handles[1]);
+  if (options.verify_checksums_on_open) {
+    // Reads every block of every table file: a corrupt block is DataLoss now,
+    // before anything is written, not when some read reaches it.
+    BACKFILL_RETURN_IF_ERROR(
+        FromRocksDb(database->db_->VerifyChecksum(),
+                    absl::StrCat("open ", options.path, ": verify checksums")));
+  }
+  return database;
+}
+
+Database::~Database() {
+  // RocksDB requires the handles to go before the database closes.
+  data_.reset();
+  meta_.reset();
+  if (db_ != nullptr) db_->Close().PermitUncheckedError();
+}
+
+absl::StatusOr<Epoch> Database::LoadCommittedEpoch() {
+  std::string version;
+  const rocksdb::Status status =
+      db_->Get(rocksdb::ReadOptions(), meta(), kFormatVersionKey, &version);
+  std::string epoch_bytes;
+  const rocksdb::Status epoch_status = db_->Get(
+      rocksdb::ReadOptions(), meta(), kCommittedEpochKey, &epoch_bytes);
+  if (!epoch_status.ok() && !epoch_status.IsNotFound()) {
+    return FromRocksDb(epoch_status,
+                       absl::StrCat("open ", path_, ": read committed epoch"));
+  }
+  if (status.IsNotFound()) {
+    if (epoch_status.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("open ", path_,
+                       ": committed epoch present but format version missing"));
+    }
+    rocksdb::WriteOptions write_options;
+    write_options.sync = true;
+    BACKFILL_RETURN_IF_ERROR(FromRocksDb(
+        db_->Put(write_options, meta(), kFormatVersionKey, kFormatVersion),
+        absl::StrCat("open ", path_, ": write format version")));
+    return Epoch::Zero();
+  }
+  BACKFILL_RETURN_IF_ERROR(FromRocksDb(
+      status, absl::StrCat("open ", path_, ": read format version")));
+  if (version != kFormatVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("open ", path_, ": unsupported format version ",
+                     absl::CHexEscape(version), "; expected ", kFormatVersion));
+  }
+  if (epoch_status.IsNotFound()) return Epoch::Zero();
+  if (epoch_bytes.size() != 8) {
+    return absl::DataLossError(absl::StrCat(
+        "open ", path_, ": committed epoch has ", epoch_bytes.size(),
+        " bytes, expected 8: ", absl::CHexEscape(epoch_bytes)));
+  }
+  return Epoch(absl::big_endian::Load64(epoch_bytes.data()));
+}
+
+absl::Status Database::NameCorruptFile(absl::Status status) const {
+  if (status.code() != absl::StatusCode::kDataLoss) return status;
+  const absl::string_view message = status.message();
+  for (const char* named : {".sst", "MANIFEST", "CURRENT", ".log"}) {
+    if (message.find(named) != absl::string_view::npos) return status;
+  }
+  std::vector<std::string> logs;
+  for (const std::string& file : DatabaseFiles(path_)) {
+    if (file.ends_with(".log")) logs.push_back(file);
+  }
+  return absl::DataLossError(absl::StrCat(
+      status.message(),
+      " (no file named: RocksDB reports corrupt "
+      "write-ahead-log records so; the write-ahead log here is ",
+      logs.empty() ? std::string("absent") : absl::StrJoin(logs, ", "), ")"));
+}
+
+}  // namespace rocksdb_internal
+}  // namespace backfill

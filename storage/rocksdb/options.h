@@ -1,0 +1,94 @@
+// The options of the RocksDB state store and the types they use: what a
+// caller configures (RocksDbStateStoreOptions, a FaultInjector) and what the
+// store reports about its garbage collection (GcStats). No RocksDB type.
+//
+//   RocksDbStateStoreOptions options;
+//   options.path = "/var/lib/backfill/state";
+//   options.gc_tombstone_fraction = 0;   // no automatic GC
+//   BACKFILL_RETURN_IF_ERROR(ValidateOptions(options));
+#ifndef STORAGE_ROCKSDB_OPTIONS_H_
+#define STORAGE_ROCKSDB_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace backfill {
+
+// Fails file operations of a store on demand (tests, chaos runs). Called on
+// RocksDB's foreground and background threads: must be thread-safe.
+class FaultInjector {
+ public:
+  enum class Operation {
+    kRead,   // Reading a file (SST blocks, WAL and MANIFEST on recovery, ...).
+    kWrite,  // Appending to a file (WAL, SST, MANIFEST).
+    kSync,   // Syncing a file to stable storage.
+  };
+  virtual ~FaultInjector() = default;
+  // Called before each operation on `file_name` (a path); a non-OK status
+  // fails the operation (RocksDB sees an I/O error; ResourceExhausted is a
+  // full disk, ENOSPC "No space left on device").
+  virtual absl::Status Check(Operation operation,
+                             absl::string_view file_name) = 0;
+};
+
+struct RocksDbStateStoreOptions {
+  // The database directory. Required.
+  std::string path;
+  // Create the database if `path` holds none. Default true; when false a
+  // missing database is NotFound.
+  bool create_if_missing = true;
+  // Block cache capacity in bytes (LRU). Default 64 MiB; 0 disables the
+  // cache.
+  size_t block_cache_bytes = 64 << 20;
+  // RocksDB write buffer (memtable) size in bytes. Default 64 MiB; >= 64 KiB.
+  size_t write_buffer_bytes = 64 << 20;
+  // fsync the write-ahead log at every checkpoint. Default true. When false a
+  // machine crash (not a process crash) may lose the newest checkpoints, but
+  // never leaves a partial one.
+  bool sync_on_checkpoint = true;
+  // Verify the checksum of every block of every table file when opening: a
+  // corrupt file is DataLoss from Open instead of from whichever read first
+  // reaches the block. Default false (it reads the whole database).
+  bool verify_checksums_on_open = false;
+  // Background flush and compaction threads. Default 2; >= 1.
+  int max_background_jobs = 2;
+  // Optional fault injection into every file operation. Default none.
+  std::shared_ptr<FaultInjector> fault_injector;
+  // Automatic garbage collection of tombstones. Flushes and compactions drop
+  // versions shadowed by a newer one that every reader sees, but a tombstone
+  // can only go in a compaction over every file (see
+  // RocksDbStateStore::Compact()). The store runs one on a background thread
+  // once the tombstones checkpointed since the last one (counted across
+  // restarts: table files record theirs) reach max(gc_min_tombstones,
+  // gc_tombstone_fraction x the estimated number of stored versions).
+  // Default 0.2, in [0, 1]; 0 disables automatic GC (call Compact()
+  // yourself).
+  double gc_tombstone_fraction = 0.2;
+  // Default 65536 tombstones; >= 1.
+  uint64_t gc_min_tombstones = 65536;
+};
+
+// InvalidArgument naming the field and the value if `options` is outside the
+// documented ranges; OK otherwise.
+absl::Status ValidateOptions(const RocksDbStateStoreOptions& options);
+
+// What automatic garbage collection has done (RocksDbStateStore::WaitForGc).
+struct GcStats {
+  // Full compactions run, by the background thread or Compact().
+  uint64_t full_compactions = 0;
+  // Tombstones checkpointed since the last full compaction started; at
+  // open, the tombstones the table files hold (what earlier runs wrote).
+  uint64_t pending_tombstones = 0;
+  // The last background compaction's error (OK if none). A failed background
+  // compaction is retried at the next trigger; it never fails a checkpoint.
+  absl::Status last_error;
+};
+
+}  // namespace backfill
+
+#endif  // STORAGE_ROCKSDB_OPTIONS_H_

@@ -1,0 +1,190 @@
+#include "storage/rocksdb/rocksdb_committed_layer.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "rocksdb/iterator.h"
+#include "rocksdb/options.h"
+#include "rocksdb/table_properties.h"
+#include "rocksdb/write_batch.h"
+#include "storage/internal/mem_table.h"
+#include "storage/rocksdb/mvcc_format.h"
+#include "storage/rocksdb/mvcc_iterator.h"
+#include "storage/rocksdb/status.h"
+#include "storage/rocksdb/tombstone_counter.h"
+#include "storage/table_key.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+namespace rocksdb_internal {
+
+using storage_internal::CommitBatch;
+using storage_internal::EpochPin;
+using storage_internal::MemTablePk;
+using storage_internal::MemTableVnode;
+
+RocksDbCommittedLayer::RocksDbCommittedLayer(
+    std::unique_ptr<Database> database, std::shared_ptr<GcEpochs> gc,
+    const RocksDbStateStoreOptions& options,
+    std::unique_ptr<AcknowledgedEpochWriter> acknowledged)
+    : database_(std::move(database)),
+      gc_(std::move(gc)),
+      sync_(options.sync_on_checkpoint),
+      acknowledged_(std::move(acknowledged)),
+      gc_scheduler_(
+          GcSchedulerOptions{
+              .tombstone_fraction = options.gc_tombstone_fraction,
+              .min_tombstones = options.gc_min_tombstones},
+          GcHooks{
+              .full_compaction = [this] { return CompactEverything(); },
+              .estimate_stored_versions =
+                  [this] {
+                    uint64_t stored = 0;
+                    if (!database_->db().GetIntProperty(
+                            database_->data(), "rocksdb.estimate-num-keys",
+                            &stored)) {
+                      stored = 0;
+                    }
+                    return stored;
+                  },
+              // Makes a running CompactRange return (Aborted).
+              .abort_compaction =
+                  [this] { database_->db().DisableManualCompaction(); },
+          }) {}
+
+RocksDbCommittedLayer::~RocksDbCommittedLayer() { gc_scheduler_.Stop(); }
+
+std::unique_ptr<EpochPin> RocksDbCommittedLayer::Pin(Epoch epoch) {
+  return gc_->Pin(epoch);
+}
+
+void RocksDbCommittedLayer::SetCommittedEpoch(Epoch epoch) {
+  gc_->SetCommitted(epoch);
+}
+
+absl::Status RocksDbCommittedLayer::Commit(
+    const std::vector<CommitBatch>& batches, Epoch committed_epoch) {
+  rocksdb::WriteBatch batch;
+  std::string key;
+  std::string value;
+  uint64_t tombstones = 0;
+  for (const CommitBatch& commit : batches) {
+    for (const auto& [memtable_key, entry] : *commit.data) {
+      key.clear();
+      AppendFullKey(commit.table_id, MemTableVnode(memtable_key),
+                    MemTablePk(memtable_key), commit.epoch, &key);
+      value.clear();
+      if (entry.has_value()) {
+        AppendRowValue(*entry, &value);
+      } else {
+        AppendTombstoneValue(&value);
+        ++tombstones;
+      }
+      BACKFILL_RETURN_IF_ERROR(FromRocksDb(
+          batch.Put(database_->data(), key, value), "checkpoint batch"));
+    }
+  }
+  BACKFILL_RETURN_IF_ERROR(
+      FromRocksDb(batch.Put(database_->meta(), kCommittedEpochKey,
+                            EncodeCommittedEpoch(committed_epoch)),
+                  "checkpoint batch"));
+  rocksdb::WriteOptions write_options;
+  write_options.sync = sync_;
+  BACKFILL_RETURN_IF_ERROR(FromRocksDb(
+      database_->db().Write(write_options, &batch),
+      absl::StrCat("checkpoint write of epoch ", committed_epoch.value(), " (",
+                   batch.Count(), " entries)")));
+  if (acknowledged_ != nullptr) {
+    acknowledged_->Write(AcknowledgedNow(database_->db(), committed_epoch));
+  }
+  if (tombstones > 0) gc_scheduler_.NoteTombstones(tombstones);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::string>> RocksDbCommittedLayer::Get(
+    TableId table_id, VirtualNode vnode, absl::string_view pk,
+    Epoch read_epoch) {
+  BACKFILL_RETURN_IF_ERROR(CheckHorizon(read_epoch));
+  // A point range [pk, pk + '\0') read at read_epoch.
+  std::string upper(pk);
+  upper.push_back('\0');
+  MvccIterator it(
+      MvccScan{.table_id = table_id,
+               .vnode = vnode,
+               .range = PkRange::Between(pk, upper),
+               .read_epoch = read_epoch,
+               .point_lookup = true},
+      [this](const rocksdb::ReadOptions& options) {
+        return database_->db().NewIterator(options, database_->data());
+      },
+      nullptr);
+  it.SeekToFirst();
+  BACKFILL_RETURN_IF_ERROR(it.status());
+  if (!it.Valid()) return std::nullopt;
+  return std::string(it.value());
+}
+
+absl::StatusOr<std::unique_ptr<StateStoreIterator>>
+RocksDbCommittedLayer::NewIterator(TableId table_id, VirtualNode vnode,
+                                   const PkRange& range, Epoch read_epoch,
+                                   const ScanOptions& options,
+                                   std::unique_ptr<EpochPin> pin) {
+  BACKFILL_RETURN_IF_ERROR(CheckHorizon(read_epoch));
+  return std::unique_ptr<StateStoreIterator>(std::make_unique<MvccIterator>(
+      MvccScan{.table_id = table_id,
+               .vnode = vnode,
+               .range = range,
+               .read_epoch = read_epoch,
+               .fill_cache = options.fill_cache},
+      [this](const rocksdb::ReadOptions& read_options) {
+        return database_->db().NewIterator(read_options, database_->data());
+      },
+      std::move(pin)));
+}
+
+absl::StatusOr<uint64_t> RocksDbCommittedLayer::CountStoredVersions() {
+  rocksdb::ReadOptions options;
+  options.total_order_seek = true;
+  std::unique_ptr<rocksdb::Iterator> it(
+      database_->db().NewIterator(options, database_->data()));
+  uint64_t count = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++count;
+  BACKFILL_RETURN_IF_ERROR(FromRocksDb(it->status(), "count stored versions"));
+  return count;
+}
+
+absl::Status RocksDbCommittedLayer::CountStoredTombstones() {
+  rocksdb::TablePropertiesCollection files;
+  BACKFILL_RETURN_IF_ERROR(FromRocksDb(
+      database_->db().GetPropertiesOfAllTables(database_->data(), &files),
+      "reading the table files' properties"));
+  const uint64_t tombstones = StoredTombstones(files);
+  if (tombstones > 0) gc_scheduler_.NoteTombstones(tombstones);
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbCommittedLayer::CheckHorizon(Epoch read_epoch) const {
+  const Epoch horizon = gc_->horizon();
+  if (read_epoch < horizon) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("read at ", read_epoch.DebugString(),
+                     " is older than the garbage-collection horizon ",
+                     horizon.value(), "; versions it needs may be gone"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbCommittedLayer::CompactEverything() {
+  BACKFILL_RETURN_IF_ERROR(FromRocksDb(
+      database_->db().Flush(rocksdb::FlushOptions(), database_->data()),
+      "flush before compaction"));
+  rocksdb::CompactRangeOptions options;
+  options.bottommost_level_compaction =
+      rocksdb::BottommostLevelCompaction::kForce;
+  return FromRocksDb(database_->db().CompactRange(options, database_->data(),
+                                                  nullptr, nullptr),
+                     "full compaction");
+}
+
+}  // namespace rocksdb_internal
+}  // namespace backfill

@@ -1,0 +1,76 @@
+#include "storage/rocksdb/rocksdb_state_store.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "storage/rocksdb/acknowledged_epoch.h"
+#include "storage/rocksdb/database.h"
+#include "storage/rocksdb/mvcc_compaction_filter.h"
+#include "storage/rocksdb/rocksdb_committed_layer.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+
+using rocksdb_internal::AcknowledgedEpoch;
+using rocksdb_internal::AcknowledgedEpochWriter;
+using rocksdb_internal::AcknowledgedNow;
+using rocksdb_internal::Database;
+using rocksdb_internal::GcEpochs;
+using rocksdb_internal::RocksDbCommittedLayer;
+
+absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
+    const RocksDbStateStoreOptions& options) {
+  BACKFILL_RETURN_IF_ERROR(ValidateOptions(options));
+  // Read and checked before RocksDB replaces the MANIFEST it describes.
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::optional<AcknowledgedEpoch> acknowledged,
+      rocksdb_internal::ReadAcknowledgedEpoch(options.path));
+  if (acknowledged.has_value()) {
+    BACKFILL_RETURN_IF_ERROR(
+        rocksdb_internal::CheckManifestPrefix(options.path, *acknowledged));
+  }
+  // Epoch 0 until the metadata is read: a compaction during the open keeps
+  // everything.
+  auto gc = std::make_shared<GcEpochs>(Epoch::Zero());
+  BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<Database> database,
+                            Database::Open(options, gc));
+  BACKFILL_ASSIGN_OR_RETURN(const Epoch committed,
+                            database->LoadCommittedEpoch());
+  if (acknowledged.has_value() && acknowledged->epoch > committed) {
+    return absl::DataLossError(absl::StrCat(
+        "open ", options.path, ": the store restored checkpoint ",
+        committed.value(), " but checkpoint ", acknowledged->epoch.value(),
+        " had been acknowledged (", rocksdb_internal::kAcknowledgedEpochFile,
+        "): the write-ahead log or MANIFEST lost its tail"));
+  }
+  std::unique_ptr<AcknowledgedEpochWriter> acknowledged_writer;
+  if (options.sync_on_checkpoint) {
+    BACKFILL_ASSIGN_OR_RETURN(acknowledged_writer,
+                              AcknowledgedEpochWriter::Open(options.path));
+    // Covers what this open wrote to the new MANIFEST at once.
+    acknowledged_writer->Write(AcknowledgedNow(database->db(), committed));
+  }
+  gc->SetCommitted(committed);
+  Database& opened = *database;
+  auto layer = std::make_unique<RocksDbCommittedLayer>(
+      std::move(database), std::move(gc), options,
+      std::move(acknowledged_writer));
+  BACKFILL_RETURN_IF_ERROR(
+      opened.NameCorruptFile(layer->CountStoredTombstones()));
+  return std::unique_ptr<RocksDbStateStore>(
+      new RocksDbStateStore(std::move(layer), committed));
+}
+
+RocksDbStateStore::RocksDbStateStore(
+    std::unique_ptr<RocksDbCommittedLayer> layer, Epoch committed)
+    : LayeredStateStore(std::move(layer), committed),
+      layer_(static_cast<RocksDbCommittedLayer*>(&this->layer())) {}
+
+absl::Status RocksDbStateStore::Compact() { return layer_->Compact(); }
+GcStats RocksDbStateStore::WaitForGc() { return layer_->WaitForGc(); }
+absl::StatusOr<uint64_t> RocksDbStateStore::CountStoredVersions() {
+  return layer_->CountStoredVersions();
+}
+
+}  // namespace backfill

@@ -1,0 +1,56 @@
+#include "storage/rocksdb/tombstone_counter.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "storage/rocksdb/mvcc_format.h"
+#include "third_party/absl_extras/saturating.h"
+
+namespace backfill {
+namespace rocksdb_internal {
+
+rocksdb::Status TombstoneCounter::AddUserKey(const rocksdb::Slice& /*key*/,
+                                             const rocksdb::Slice& value,
+                                             rocksdb::EntryType type,
+                                             rocksdb::SequenceNumber /*seq*/,
+                                             uint64_t /*file_size*/) {
+  absl::string_view row;
+  if (type == rocksdb::kEntryPut &&
+      ParseMvccValue(ToStringView(value), &row) == MvccValueKind::kTombstone) {
+    ++tombstones_;
+  }
+  return rocksdb::Status::OK();
+}
+
+rocksdb::Status TombstoneCounter::Finish(
+    rocksdb::UserCollectedProperties* properties) {
+  properties->emplace(kTombstonesProperty, absl::StrCat(tombstones_));
+  return rocksdb::Status::OK();
+}
+
+rocksdb::UserCollectedProperties TombstoneCounter::GetReadableProperties()
+    const {
+  return {{kTombstonesProperty, absl::StrCat(tombstones_)}};
+}
+
+rocksdb::TablePropertiesCollector*
+TombstoneCounterFactory::CreateTablePropertiesCollector(
+    rocksdb::TablePropertiesCollectorFactory::Context /*context*/) {
+  return new TombstoneCounter();
+}
+
+uint64_t StoredTombstones(const rocksdb::TablePropertiesCollection& files) {
+  uint64_t tombstones = 0;
+  for (const auto& [name, properties] : files) {
+    const auto it =
+        properties->user_collected_properties.find(kTombstonesProperty);
+    uint64_t count = 0;
+    if (it != properties->user_collected_properties.end() &&
+        absl::SimpleAtoi(it->second, &count)) {
+      tombstones = SaturatingAdd(tombstones, count);
+    }
+  }
+  return tombstones;
+}
+
+}  // namespace rocksdb_internal
+}  // namespace backfill

@@ -1,0 +1,80 @@
+#include "storage/rocksdb/tombstone_counter.h"
+
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/rocksdb/mvcc_format.h"
+
+namespace backfill {
+namespace rocksdb_internal {
+namespace {
+
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+
+std::string Tombstone() {
+  std::string value;
+  AppendTombstoneValue(&value);
+  return value;
+}
+std::string Row(const std::string& row) {
+  std::string value;
+  AppendRowValue(row, &value);
+  return value;
+}
+
+TEST(TombstoneCounterTest, CountsTombstonePutsOnly) {
+  TombstoneCounter counter;
+  const std::string tombstone = Tombstone();
+  const std::string row = Row("x");
+  const std::string row_of_zero = Row(std::string("\0", 1));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        counter.AddUserKey("k", tombstone, rocksdb::kEntryPut, 0, 0).ok());
+  }
+  ASSERT_TRUE(counter.AddUserKey("k", row, rocksdb::kEntryPut, 0, 0).ok());
+  ASSERT_TRUE(
+      counter.AddUserKey("k", row_of_zero, rocksdb::kEntryPut, 0, 0).ok());
+  ASSERT_TRUE(
+      counter.AddUserKey("k", tombstone, rocksdb::kEntryDelete, 0, 0).ok());
+  rocksdb::UserCollectedProperties properties;
+  ASSERT_TRUE(counter.Finish(&properties).ok());
+  EXPECT_THAT(properties,
+              UnorderedElementsAre(Pair("backfill.tombstones", "3")));
+  EXPECT_THAT(counter.GetReadableProperties(),
+              UnorderedElementsAre(Pair("backfill.tombstones", "3")));
+}
+
+TEST(TombstoneCounterTest, FactoryMakesFreshCounters) {
+  TombstoneCounterFactory factory;
+  std::unique_ptr<rocksdb::TablePropertiesCollector> collector(
+      factory.CreateTablePropertiesCollector({}));
+  rocksdb::UserCollectedProperties properties;
+  ASSERT_TRUE(collector->Finish(&properties).ok());
+  EXPECT_EQ(properties["backfill.tombstones"], "0");
+}
+
+std::shared_ptr<const rocksdb::TableProperties> File(
+    const rocksdb::UserCollectedProperties& user) {
+  auto properties = std::make_shared<rocksdb::TableProperties>();
+  properties->user_collected_properties = user;
+  return properties;
+}
+
+TEST(StoredTombstonesTest, SumsFilesAndIgnoresOlderOrBadOnes) {
+  rocksdb::TablePropertiesCollection files;
+  files["1.sst"] = File({{"backfill.tombstones", "5"}});
+  files["2.sst"] = File({{"backfill.tombstones", "7"}});
+  files["3.sst"] = File({});  // Written before the property existed.
+  files["4.sst"] = File({{"backfill.tombstones", "junk"}});
+  EXPECT_EQ(StoredTombstones(files), 12u);
+  files["5.sst"] = File({{"backfill.tombstones", "18446744073709551615"}});
+  EXPECT_EQ(StoredTombstones(files), UINT64_MAX);  // Saturates.
+  EXPECT_EQ(StoredTombstones({}), 0u);
+}
+
+}  // namespace
+}  // namespace rocksdb_internal
+}  // namespace backfill
