@@ -3,6 +3,8 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/string_view.h"
+
 #include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
@@ -18,19 +20,19 @@ class CountingLocalStateStore : public LocalStateStore {
   TableId table_id() const override { return target_->table_id(); }
   bool replicated() const override { return target_->replicated(); }
   absl::Status Init(EpochPair first) override { return target_->Init(first); }
-  absl::Status Insert(VirtualNode vnode, std::string_view pk,
-                      std::string_view value) override {
+  absl::Status Insert(VirtualNode vnode, absl::string_view pk,
+                      absl::string_view value) override {
     BACKFILL_RETURN_IF_ERROR(target_->Insert(vnode, pk, value));
     written_rows_.Increment();
     return absl::OkStatus();
   }
-  absl::Status Delete(VirtualNode vnode, std::string_view pk) override {
+  absl::Status Delete(VirtualNode vnode, absl::string_view pk) override {
     BACKFILL_RETURN_IF_ERROR(target_->Delete(vnode, pk));
     written_rows_.Increment();
     return absl::OkStatus();
   }
   absl::StatusOr<std::optional<std::string>> Get(VirtualNode vnode,
-                                                 std::string_view pk) override {
+                                                 absl::string_view pk) override {
     return target_->Get(vnode, pk);
   }
   absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
