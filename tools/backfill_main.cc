@@ -32,6 +32,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/streaming_job.h"
+#include "executor/runtime/verifier.h"
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
 #include "storage/rocksdb_state_store.h"

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "executor/runtime/streaming_job.h"
+#include "executor/runtime/demo/bulk_load.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/rocksdb_state_store.h"

@@ -8,7 +8,7 @@
 #ifndef TOOLS_JOB_OPTIONS_H_
 #define TOOLS_JOB_OPTIONS_H_
 
-#include "executor/runtime/streaming_job.h"
+#include "executor/runtime/streaming_job_options.h"
 #include "tools/scenario_spec.h"
 
 namespace backfill {

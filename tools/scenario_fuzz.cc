@@ -21,8 +21,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "executor/runtime/streaming_job.h"
-#include "executor/runtime/workload.h"
+#include "executor/runtime/streaming_job_options.h"
+#include "executor/runtime/demo/workload.h"
 #include "google/protobuf/util/field_comparator.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "serde/memcmp_codec.h"
