@@ -1,0 +1,167 @@
+#include "executor/runtime/deterministic_driver.h"
+
+#include <memory>
+#include <optional>
+
+#include "executor/runtime/barrier_coordinator.h"
+#include "executor/runtime/demo/bulk_load.h"
+#include "executor/runtime/job_graph.h"
+#include "executor/runtime/job_state_table.h"
+#include "executor/runtime/verifier.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/memory_state_store.h"
+#include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TableCatalog Table() {
+  TableCatalog catalog;
+  catalog.table_id = 1;
+  catalog.name = "orders";
+  catalog.columns = {{"id", DataType::kInt64, 1, false},
+                     {"customer", DataType::kVarchar, 2, true},
+                     {"qty", DataType::kInt32, 3, true}};
+  catalog.pk_indices = {0};
+  catalog.pk_orders = {OrderType::Descending()};
+  catalog.dist_key_indices = {0};
+  catalog.vnode_count = 16;
+  catalog.value_indices = {0, 1, 2};
+  return catalog;
+}
+
+StreamingJobOptions SmallJob() {
+  StreamingJobOptions options;
+  options.upstream = Table();
+  options.output_columns = {1, 2};  // the view hides the pk
+  options.initial_rows = 400;
+  options.workload.seed = 3;
+  options.workload.ops_per_second = 2000;
+  options.workload.update_primary_key = true;
+  options.workload.null_fraction = 0.1;
+  options.workload.key_space = 800;
+  options.parallelism = 3;
+  options.chunk_size = 16;
+  options.rate_limit = RateLimit::Fixed(2000);
+  options.barrier_interval = absl::Milliseconds(10);
+  options.checkpoint_frequency = 2;
+  options.extra_checkpoints_after_finish = 2;
+  options.max_duration = absl::Seconds(60);
+  // Paused for a while, then resumed at another rate in one barrier.
+  options.actions = {{3, JobAction::Kind::kPause, 0},
+                     {8, JobAction::Kind::kResume, 0},
+                     {8, JobAction::Kind::kSetRateLimit, 5000}};
+  return options;
+}
+
+struct JobRun {
+  absl::Status status;
+  JobResult result;
+  std::optional<ViewVerdict> verdict;
+  std::optional<SavedJob> saved;
+};
+
+// Defines and loads the job, then runs one attempt through the
+// deterministic driver, and checks the view.
+JobRun RunJob(const StreamingJobOptions& options, uint64_t seed) {
+  JobRun run;
+  std::unique_ptr<StateStore> store = NewMemoryStateStore();
+  SimulatedClock clock;
+  run.status = DefineJob(*store, options);
+  if (!run.status.ok()) return run;
+  absl::StatusOr<bool> loaded = LoadInitialRows(*store, options);
+  if (!loaded.ok()) {
+    run.status = loaded.status();
+    return run;
+  }
+  AttemptStart attempt;
+  attempt.creating = *loaded;
+  attempt.job_start = clock.Now();
+  auto coordinator =
+      BarrierCoordinator::Create(*store, options, attempt, clock, &run.result);
+  if (!coordinator.ok()) {
+    run.status = coordinator.status();
+    return run;
+  }
+  JobGraphContext context;
+  context.clock = &clock;
+  context.listener = coordinator->get();
+  auto graph = BuildJobGraph(*store, options, (*coordinator)->state(), context);
+  if (!graph.ok()) {
+    run.status = graph.status();
+    return run;
+  }
+  DeterministicDriverOptions driver;
+  driver.seed = seed;
+  driver.barrier_interval = options.barrier_interval;
+  run.status = RunDeterministic(**graph, **coordinator, driver, clock);
+  (*coordinator)->RecordAttemptEnd(**graph, run.status.ok());
+  graph->reset();
+  coordinator->reset();
+  if (!run.status.ok()) return run;
+  absl::StatusOr<ViewVerdict> verdict = VerifyView(*store, options);
+  if (!verdict.ok()) {
+    run.status = verdict.status();
+    return run;
+  }
+  run.verdict = *verdict;
+  absl::StatusOr<std::optional<SavedJob>> saved =
+      ReadCommittedJob(*store, options.job_state_table_id);
+  if (saved.ok()) run.saved = *saved;
+  return run;
+}
+
+TEST(DeterministicDriverTest,
+     RunsTheShippedGraphToAConsistentViewForManySeeds) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const JobRun run = RunJob(SmallJob(), seed);
+    BACKFILL_ASSERT_OK(run.status);
+    ASSERT_TRUE(run.verdict.has_value());
+    EXPECT_TRUE(run.verdict->consistent) << run.verdict->mismatch;
+    EXPECT_GT(run.verdict->view_rows, 0u);
+    EXPECT_GE(run.result.snapshot_rows, 400u);
+    EXPECT_GT(run.result.upstream_ops, 0u);
+    EXPECT_GT(run.result.checkpoints, 3u);
+    // The job state of the last checkpoint: resumed, at the new rate.
+    ASSERT_TRUE(run.saved.has_value());
+    EXPECT_FALSE(run.saved->state.paused);
+    EXPECT_EQ(run.saved->state.rate_limit, RateLimit::Fixed(5000));
+    EXPECT_EQ(run.saved->state.parallelism, 3u);
+    EXPECT_EQ(run.saved->state.epochs_since_creation, run.result.epochs - 1);
+  }
+}
+
+TEST(DeterministicDriverTest, TheSameSeedGivesTheSameRun) {
+  for (uint64_t seed : {5u, 11u}) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const JobRun a = RunJob(SmallJob(), seed);
+    const JobRun b = RunJob(SmallJob(), seed);
+    BACKFILL_ASSERT_OK(a.status);
+    BACKFILL_ASSERT_OK(b.status);
+    EXPECT_EQ(a.result.epochs, b.result.epochs);
+    EXPECT_EQ(a.result.checkpoints, b.result.checkpoints);
+    EXPECT_EQ(a.result.upstream_ops, b.result.upstream_ops);
+    EXPECT_EQ(a.result.snapshot_rows, b.result.snapshot_rows);
+    EXPECT_EQ(a.verdict->upstream_rows, b.verdict->upstream_rows);
+  }
+}
+
+TEST(DeterministicDriverTest,
+     ABarrierNotCollectedByTheDeadlineIsDeadlineExceeded) {
+  StreamingJobOptions options = SmallJob();
+  options.actions = {};
+  options.rate_limit = RateLimit::Fixed(10);  // 400 rows: 40 s
+  options.max_duration = absl::Seconds(2);
+  const JobRun run = RunJob(options, 1);
+  EXPECT_THAT(run.status, StatusIs(absl::StatusCode::kDeadlineExceeded,
+                                   HasSubstr("not collected within")));
+}
+
+}  // namespace
+}  // namespace backfill
