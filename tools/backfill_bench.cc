@@ -60,7 +60,6 @@
 #include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "tools/command_flags.h"
-#include "tools/job_options.h"
 #include "tools/progress_display.h"
 #include "tools/scenario.h"
 #include "tools/scenario_spec.h"
@@ -131,7 +130,7 @@ double SecondsSince(absl::Time start) {
 StreamingJobOptions BaseOptions(uint64_t rows) {
   ScenarioSpec spec =
       OrDie(ScenarioSpecFromProto(DefaultScenario()), "default scenario");
-  StreamingJobOptions options = JobOptionsFromScenario(spec);
+  StreamingJobOptions options = spec.job;
   options.initial_rows = rows;
   options.workload.ops_per_second = 0;
   options.actions.clear();

@@ -65,11 +65,11 @@ uint64_t RowBytes(const TableCatalog& table) {
 
 DiskEstimate EstimateDiskBytes(const ScenarioSpec& spec) {
   DiskEstimate estimate;
-  estimate.initial_rows = spec.initial_rows;
-  estimate.table_row_bytes = RowBytes(spec.table);
+  estimate.initial_rows = spec.job.initial_rows;
+  estimate.table_row_bytes = RowBytes(spec.job.upstream);
   estimate.view_row_bytes = RowBytes(spec.view);
   const uint64_t raw = SaturatingMultiply(
-      spec.initial_rows, estimate.table_row_bytes + estimate.view_row_bytes);
+      spec.job.initial_rows, estimate.table_row_bytes + estimate.view_row_bytes);
   estimate.total_bytes = SaturatingAdd(raw, raw / 5);
   return estimate;
 }
