@@ -3,11 +3,7 @@
 #include <memory>
 #include <optional>
 
-#include "executor/runtime/barrier_coordinator.h"
-#include "executor/runtime/demo/bulk_load.h"
-#include "executor/runtime/job_graph.h"
-#include "executor/runtime/job_state_table.h"
-#include "executor/runtime/verifier.h"
+#include "executor/runtime/one_attempt_for_test.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/memory_state_store.h"
@@ -19,6 +15,7 @@ namespace {
 
 using ::backfill::testing::StatusIs;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TableCatalog Table() {
   TableCatalog catalog;
@@ -59,68 +56,29 @@ StreamingJobOptions SmallJob() {
   return options;
 }
 
-struct JobRun {
-  absl::Status status;
-  JobResult result;
-  std::optional<ViewVerdict> verdict;
-  std::optional<SavedJob> saved;
-};
-
-// Defines and loads the job, then runs one attempt through the
-// deterministic driver, and checks the view.
-JobRun RunJob(const StreamingJobOptions& options, uint64_t seed) {
-  JobRun run;
+OneAttempt RunJob(const StreamingJobOptions& options, uint64_t seed,
+                  bool conflict = false) {
   std::unique_ptr<StateStore> store = NewMemoryStateStore();
   SimulatedClock clock;
-  run.status = DefineJob(*store, options);
-  if (!run.status.ok()) return run;
-  absl::StatusOr<bool> loaded = LoadInitialRows(*store, options);
-  if (!loaded.ok()) {
-    run.status = loaded.status();
-    return run;
-  }
-  AttemptStart attempt;
-  attempt.creating = *loaded;
-  attempt.job_start = clock.Now();
-  auto coordinator =
-      BarrierCoordinator::Create(*store, options, attempt, clock, &run.result);
-  if (!coordinator.ok()) {
-    run.status = coordinator.status();
-    return run;
-  }
-  JobGraphContext context;
-  context.clock = &clock;
-  context.listener = coordinator->get();
-  auto graph = BuildJobGraph(*store, options, (*coordinator)->state(), context);
-  if (!graph.ok()) {
-    run.status = graph.status();
-    return run;
-  }
   DeterministicDriverOptions driver;
   driver.seed = seed;
   driver.barrier_interval = options.barrier_interval;
-  run.status = RunDeterministic(**graph, **coordinator, driver, clock);
-  (*coordinator)->RecordAttemptEnd(**graph, run.status.ok());
-  graph->reset();
-  coordinator->reset();
-  if (!run.status.ok()) return run;
-  absl::StatusOr<ViewVerdict> verdict = VerifyView(*store, options);
-  if (!verdict.ok()) {
-    run.status = verdict.status();
-    return run;
-  }
-  run.verdict = *verdict;
-  absl::StatusOr<std::optional<SavedJob>> saved =
-      ReadCommittedJob(*store, options.job_state_table_id);
-  if (saved.ok()) run.saved = *saved;
-  return run;
+  return RunOneAttemptForTest(
+      *store, options, clock,
+      [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+        return RunDeterministic(graph, coordinator, driver, clock);
+      },
+      [&](StateStore& s) {
+        return conflict ? PlantConflictingViewRow(s, options)
+                        : absl::OkStatus();
+      });
 }
 
 TEST(DeterministicDriverTest,
      RunsTheShippedGraphToAConsistentViewForManySeeds) {
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));
-    const JobRun run = RunJob(SmallJob(), seed);
+    const OneAttempt run = RunJob(SmallJob(), seed);
     BACKFILL_ASSERT_OK(run.status);
     ASSERT_TRUE(run.verdict.has_value());
     EXPECT_TRUE(run.verdict->consistent) << run.verdict->mismatch;
@@ -140,8 +98,8 @@ TEST(DeterministicDriverTest,
 TEST(DeterministicDriverTest, TheSameSeedGivesTheSameRun) {
   for (uint64_t seed : {5u, 11u}) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));
-    const JobRun a = RunJob(SmallJob(), seed);
-    const JobRun b = RunJob(SmallJob(), seed);
+    const OneAttempt a = RunJob(SmallJob(), seed);
+    const OneAttempt b = RunJob(SmallJob(), seed);
     BACKFILL_ASSERT_OK(a.status);
     BACKFILL_ASSERT_OK(b.status);
     EXPECT_EQ(a.result.epochs, b.result.epochs);
@@ -158,9 +116,21 @@ TEST(DeterministicDriverTest,
   options.actions = {};
   options.rate_limit = RateLimit::Fixed(10);  // 400 rows: 40 s
   options.max_duration = absl::Seconds(2);
-  const JobRun run = RunJob(options, 1);
+  const OneAttempt run = RunJob(options, 1);
   EXPECT_THAT(run.status, StatusIs(absl::StatusCode::kDeadlineExceeded,
                                    HasSubstr("not collected within")));
+}
+
+TEST(DeterministicDriverTest, AnActorsErrorIsTheAttemptsError) {
+  // The view's first insert of a key it already holds fails the view actor;
+  // the attempt fails with that error, not with its consumers' end of input.
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const OneAttempt run = RunJob(SmallJob(), seed, /*conflict=*/true);
+    EXPECT_FALSE(run.status.ok());
+    EXPECT_THAT(run.status.message(), HasSubstr("Materialize(view, actor 2)"));
+    EXPECT_THAT(run.status.message(), Not(HasSubstr("input ended")));
+  }
 }
 
 }  // namespace
