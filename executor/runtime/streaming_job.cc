@@ -7,10 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/barrier_coordinator.h"
+#include "executor/runtime/demo/bulk_load.h"
 #include "executor/runtime/job_graph.h"
 #include "executor/runtime/job_state_table.h"
 #include "executor/runtime/recovery_policy.h"
 #include "executor/runtime/threaded_driver.h"
+#include "executor/runtime/verifier.h"
 #include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {

@@ -62,10 +62,8 @@
 #include <functional>
 
 #include "absl/status/statusor.h"
-#include "executor/runtime/demo/bulk_load.h"
 #include "executor/runtime/job_result.h"
 #include "executor/runtime/streaming_job_options.h"
-#include "executor/runtime/verifier.h"
 #include "metrics/registry.h"
 #include "storage/state_store.h"
 #include "third_party/absl_extras/clock.h"
