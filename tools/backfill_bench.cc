@@ -246,7 +246,7 @@ absl::StatusOr<SnapshotRun> RunSnapshotOnly(StateStore& store,
       node.add_upstream_column_ids(upstream.columns[c].column_id);
       node.add_output_indices(static_cast<uint32_t>(c));
     }
-    node.set_chunk_size(256);
+    node.set_chunk_size(kDefaultChunkSize);
     node.set_actor_id(actor);
     node.set_fragment_id(10);
     node.set_vnode_bitmap(split[i].Serialize());
