@@ -9,8 +9,9 @@
 //     waker->Reset(); cx.ResetWakeDeadline();
 //     Actor::Step step = actor.Poll(cx);
 //     if (step == Actor::Step::kDone) break;
-//     if (step == Actor::Step::kPending) waker->WaitUntil(clock,
-//     cx.wake_deadline());
+//     if (step == Actor::Step::kPending) {
+//       waker->WaitUntil(clock, cx.wake_deadline());
+//     }
 //   }
 //
 // Poll never blocks, so a thread per actor (threaded_driver.h) and a

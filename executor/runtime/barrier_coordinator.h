@@ -12,7 +12,7 @@
 //       coordinator->state(), {&clock, registry, coordinator.get()}));
 //   while (!coordinator->finished()) {                  // a driver
 //     BACKFILL_ASSIGN_OR_RETURN(Barrier barrier,
-//     coordinator->NextBarrier(*graph));
+//                               coordinator->NextBarrier(*graph));
 //     ... send it into graph->barriers, run the actors until
 //     coordinator->IsCollected(barrier.epoch.curr) ...
 //     BACKFILL_RETURN_IF_ERROR(coordinator->OnCollected(*graph));
@@ -30,8 +30,9 @@
 // checkpoint barrier stops the source's changes and carries Stop for every
 // actor; when it is collected the attempt is finished.
 //
-// Errors of the actors reach the coordinator through Fail (the first one
-// wins); the driver stops the attempt on error().
+// Errors of the actors reach the coordinator through ActorEnded (it is the
+// graph's listener) and Fail (the first one wins); the driver stops the
+// attempt on error().
 //
 // Thread-safety: Create, NextBarrier, OnCollected, RecordAttemptEnd, state()
 // and finished() from the driver's coordinating thread; the listener

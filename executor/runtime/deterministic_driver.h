@@ -3,10 +3,12 @@
 // (threaded_driver.h), run on the calling thread only, on simulated time.
 //
 //   SimulatedClock clock;
-//   ... BarrierCoordinator::Create(..., clock, ...); BuildJobGraph(...,
-//   {&clock, ...}); DeterministicDriverOptions driver; driver.seed = 42;
-//   BACKFILL_RETURN_IF_ERROR(RunDeterministic(*graph, *coordinator, driver,
-//   clock));
+//   ... BarrierCoordinator::Create(..., clock, ...) ...
+//   ... BuildJobGraph(..., {&clock, registry, coordinator.get()}) ...
+//   DeterministicDriverOptions driver;
+//   driver.seed = 42;
+//   BACKFILL_RETURN_IF_ERROR(
+//       RunDeterministic(*graph, *coordinator, driver, clock));
 //
 // Each step it either lets the coordinator act (send the next barrier once
 // its time came, finish a collected one) or polls one actor, chosen by a

@@ -3,8 +3,10 @@
 // initial rows, create the coordinator, build the graph, drive it, record
 // the attempt's end, then verify the view and read the saved job state.
 //
-//   OneAttempt run = RunOneAttemptForTest(*store, options, clock,
-//       [&](JobGraph& g, BarrierCoordinator& c) { return RunThreaded(g, c, interval, clock); });
+//   OneAttempt run = RunOneAttemptForTest(
+//       *store, options, clock, [&](JobGraph& g, BarrierCoordinator& c) {
+//         return RunThreaded(g, c, options.barrier_interval, clock);
+//       });
 //   EXPECT_TRUE(run.verdict->consistent);
 //
 // Thread-safety: as the driver's.

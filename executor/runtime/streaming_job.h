@@ -5,18 +5,18 @@
 // channels between them. RunStreamingJob puts the parts together:
 //
 //   streaming_job_options.h  StreamingJobOptions (the one options type)
-//   demo/bulk_load.h         the initial rows (demo/workload.h,
-//   demo/dml_source_executor.h) job_graph.h              the actors, built from
-//   the options, no threads barrier_coordinator.h    barriers, job state,
-//   checkpoints (one attempt) threaded_driver.h        one thread per actor
+//   demo/bulk_load.h         the initial rows (demo/: the test/demo inputs)
+//   job_graph.h              the actors, built from the options, no threads
+//   barrier_coordinator.h    barriers, job state, checkpoints (one attempt)
+//   threaded_driver.h        one thread per actor
 //   recovery_policy.h        which errors are retried, the back-off
 //   verifier.h               the final check: view == table
 //
-//   StreamingJobOptions options = ...;             // table, workload,
-//   parallelism BACKFILL_ASSIGN_OR_RETURN(JobResult result,
-//                             RunStreamingJob(*store, options, &registry,
-//                             observer));
-//   if (!result.consistent) ...                    // view != table
+//   StreamingJobOptions options = ...;   // table, workload, parallelism
+//   BACKFILL_ASSIGN_OR_RETURN(
+//       JobResult result,
+//       RunStreamingJob(*store, options, &registry, observer, clock));
+//   if (!result.consistent) ...          // view != table
 //
 // Lifecycle: on a fresh store the initial rows are bulk-loaded and
 // checkpointed; then the job starts at {committed + 1, committed} (Initial

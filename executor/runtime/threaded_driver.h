@@ -1,14 +1,16 @@
 // RunThreaded: the threaded driver of a streaming job's graph: one thread
 // per actor (each runs Actor::Poll, blocking on a BlockingWaker while
 // Pending), and the calling thread coordinates: it makes a barrier every
-// options.barrier_interval (BarrierCoordinator::NextBarrier), sends it into
+// `barrier_interval` (BarrierCoordinator::NextBarrier), sends it into
 // the graph, waits until the view collected it, and lets the coordinator
 // checkpoint, until the coordinator's stop barrier was collected.
 //
-//   BACKFILL_RETURN_IF_ERROR(RunThreaded(*graph, *coordinator, clock));
+//   BACKFILL_RETURN_IF_ERROR(RunThreaded(*graph, *coordinator,
+//                                        options.barrier_interval, clock));
 //
-// An actor that ends before its stop barrier fails the attempt (its error,
-// or Internal "<identity>: input ended before the stop barrier"), then waits
+// An actor that ends before its stop barrier has failed the attempt (the
+// coordinator, its BarrierListener, learnt its error, or Internal
+// "<identity>: input ended before the stop barrier"); its thread then waits
 // until the coordinator checkpoints no more (a checkpoint must see the
 // sealed data of every table instance) and abandons its executor, which
 // closes its input channels so that no actor upstream of it waits forever.
