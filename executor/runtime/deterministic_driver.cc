@@ -80,7 +80,11 @@ class Scheduler {
     absl::Time next_barrier = clock_.Now();
     auto coordinator_waker = std::make_shared<FlagWaker>();
     PollContext coordinator_cx(coordinator_waker, clock_);
-    for (uint64_t step = 0; step < options_.max_steps; ++step) {
+    for (uint64_t step = 1; step <= options_.max_steps; ++step) {
+      if (step == options_.crash_at_step) {
+        return absl::UnavailableError(absl::StrCat(
+            "injected crash at step ", step, " (seed ", options_.seed, ")"));
+      }
       BACKFILL_RETURN_IF_ERROR(coordinator_.error());
       // The coordinator acts first whenever it can.
       if (!in_flight && clock_.Now() >= next_barrier) {

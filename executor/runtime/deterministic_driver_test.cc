@@ -2,8 +2,10 @@
 
 #include <memory>
 #include <optional>
+#include <random>
 
 #include "executor/runtime/one_attempt_for_test.h"
+#include "executor/runtime/streaming_job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/memory_state_store.h"
@@ -131,6 +133,44 @@ TEST(DeterministicDriverTest, AnActorsErrorIsTheAttemptsError) {
     EXPECT_THAT(run.status.message(), HasSubstr("Materialize(view, actor 2)"));
     EXPECT_THAT(run.status.message(), Not(HasSubstr("input ended")));
   }
+}
+
+// The whole job (definition, bulk load, attempts with recovery, verdict) on
+// the deterministic driver, its first attempt crashed at a seeded step: the
+// next attempt resumes from the last checkpoint and the view is consistent.
+TEST(DeterministicDriverTest, ACrashAnywhereRecoversToAConsistentView) {
+  int crashed = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    std::mt19937_64 random(seed);
+    const uint64_t crash_at_step =
+        std::uniform_int_distribution<uint64_t>(1, 1500)(random);
+    SCOPED_TRACE(absl::StrCat("seed ", seed, ", crash at step ", crash_at_step));
+    StreamingJobOptions options = SmallJob();
+    options.recovery_backoff = absl::ZeroDuration();  // simulated time
+    std::unique_ptr<StateStore> store = NewMemoryStateStore();
+    SimulatedClock clock;
+    uint32_t attempts = 0;
+    absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
+        *store, options, nullptr, {}, clock,
+        [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+          DeterministicDriverOptions driver;
+          driver.seed = seed * 1000 + attempts;
+          driver.barrier_interval = options.barrier_interval;
+          if (attempts++ == 0) driver.crash_at_step = crash_at_step;
+          return RunDeterministic(graph, coordinator, driver, clock);
+        });
+    BACKFILL_ASSERT_OK(result.status());
+    EXPECT_TRUE(result->consistent) << result->mismatch;
+    EXPECT_EQ(result->recoveries, attempts - 1);
+    EXPECT_FALSE(result->job_state.paused);
+    EXPECT_EQ(result->job_state.rate_limit, RateLimit::Fixed(5000));
+    if (attempts > 1) {
+      ++crashed;
+      EXPECT_TRUE(result->resumed);
+    }
+  }
+  // The crashes land inside the runs (not after they finished).
+  EXPECT_GE(crashed, 6);
 }
 
 }  // namespace

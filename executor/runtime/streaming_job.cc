@@ -22,7 +22,7 @@ namespace {
 // an actor fails. Nothing it makes on the store survives it.
 absl::Status RunAttempt(StateStore& store, const StreamingJobOptions& options,
                         Registry* registry, AttemptStart attempt, Clock& clock,
-                        JobResult& result) {
+                        const AttemptDriver& driver, JobResult& result) {
   BACKFILL_ASSIGN_OR_RETURN(
       std::unique_ptr<BarrierCoordinator> coordinator,
       BarrierCoordinator::Create(store, options, std::move(attempt), clock,
@@ -35,8 +35,7 @@ absl::Status RunAttempt(StateStore& store, const StreamingJobOptions& options,
   BACKFILL_ASSIGN_OR_RETURN(
       std::unique_ptr<JobGraph> graph,
       BuildJobGraph(store, options, coordinator->state(), context));
-  const absl::Status status =
-      RunThreaded(*graph, *coordinator, options.barrier_interval, clock);
+  const absl::Status status = driver(*graph, *coordinator);
   coordinator->RecordAttemptEnd(*graph, status.ok());
   return status;
 }
@@ -93,6 +92,17 @@ class JobStore {
 absl::StatusOr<JobResult> RunStreamingJob(
     StateStore& store, const StreamingJobOptions& options, Registry* registry,
     std::function<void(const JobProgress&)> observer, Clock& clock) {
+  return RunStreamingJobWithDriver(
+      store, options, registry, std::move(observer), clock,
+      [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+        return RunThreaded(graph, coordinator, options.barrier_interval, clock);
+      });
+}
+
+absl::StatusOr<JobResult> RunStreamingJobWithDriver(
+    StateStore& store, const StreamingJobOptions& options, Registry* registry,
+    std::function<void(const JobProgress&)> observer, Clock& clock,
+    const AttemptDriver& driver) {
   BACKFILL_RETURN_IF_ERROR(ValidateStreamingJobOptions(options));
   const JobDefinition definition = JobDefinitionOf(options);
   const absl::Time start = clock.Now();
@@ -161,7 +171,8 @@ absl::StatusOr<JobResult> RunStreamingJob(
     attempt.job_start = start;
     attempt.observer = observer;
     const absl::Status status =
-        RunAttempt(job_store.get(), options, registry, attempt, clock, result);
+        RunAttempt(job_store.get(), options, registry, attempt, clock, driver,
+                   result);
     if (status.ok()) break;
     // A recovery restarts an existing job, even if this attempt created it.
     creating = false;

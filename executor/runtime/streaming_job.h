@@ -70,6 +70,9 @@
 
 namespace backfill {
 
+class BarrierCoordinator;
+struct JobGraph;
+
 // Runs the job to completion (see the file comment). `registry` (may be
 // null) receives the backfill metrics; `observer` (may be empty) is called
 // after every barrier. `store` is used until options.reopen_store replaces
@@ -80,6 +83,22 @@ namespace backfill {
 absl::StatusOr<JobResult> RunStreamingJob(
     StateStore& store, const StreamingJobOptions& options, Registry* registry,
     std::function<void(const JobProgress&)> observer, Clock& clock);
+
+// One attempt's driver: runs `graph` with `coordinator` until the attempt
+// completes (OK) or fails (its error): RunThreaded (threaded_driver.h) or
+// RunDeterministic (deterministic_driver.h).
+using AttemptDriver =
+    std::function<absl::Status(JobGraph& graph, BarrierCoordinator& coordinator)>;
+
+// RunStreamingJob with `driver` for every attempt (RunStreamingJob's is
+// RunThreaded with options.barrier_interval). Everything else is the same:
+// the definition, the bulk load, the recoveries, the verdict. The recovery
+// back-off sleeps on `clock`: with a SimulatedClock and a driver that never
+// blocks, set options.recovery_backoff to zero.
+absl::StatusOr<JobResult> RunStreamingJobWithDriver(
+    StateStore& store, const StreamingJobOptions& options, Registry* registry,
+    std::function<void(const JobProgress&)> observer, Clock& clock,
+    const AttemptDriver& driver);
 
 }  // namespace backfill
 
