@@ -16,7 +16,7 @@ namespace backfill {
 namespace {
 
 // Encoded bytes of one value of `type`: its fixed width, or for VARCHAR and
-// BYTEA the workload's typical length (executor/runtime/workload.cc makes
+// BYTEA the workload's typical length (executor/runtime/demo/workload.cc makes
 // strings like "k123-4567890" and 8-byte blobs) plus a length prefix.
 uint64_t ValueBytes(DataType type) {
   switch (type) {
