@@ -45,9 +45,10 @@
 #include "executor/backfill/plan.pb.h"
 #include "executor/backfill/progress_reporter.h"
 #include "executor/channel.h"
-#include "executor/runtime/dml_source_executor.h"
+#include "executor/runtime/demo/bulk_load.h"
+#include "executor/runtime/demo/dml_source_executor.h"
+#include "executor/runtime/demo/workload.h"
 #include "executor/runtime/streaming_job.h"
-#include "executor/runtime/workload.h"
 #include "serde/value_codec.h"
 #include "serde/vnode_bitmap.h"
 #include "storage/rocksdb/raw_rocksdb_for_test.h"
@@ -58,7 +59,6 @@
 #include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "tools/command_flags.h"
-#include "tools/job_options.h"
 #include "tools/progress_display.h"
 #include "tools/scenario.h"
 #include "tools/scenario_spec.h"
@@ -129,7 +129,7 @@ double SecondsSince(absl::Time start) {
 StreamingJobOptions BaseOptions(uint64_t rows) {
   ScenarioSpec spec =
       OrDie(ScenarioSpecFromProto(DefaultScenario()), "default scenario");
-  StreamingJobOptions options = JobOptionsFromScenario(spec);
+  StreamingJobOptions options = spec.job;
   options.initial_rows = rows;
   options.workload.ops_per_second = 0;
   options.actions.clear();
@@ -245,7 +245,7 @@ absl::StatusOr<SnapshotRun> RunSnapshotOnly(StateStore& store,
       node.add_upstream_column_ids(upstream.columns[c].column_id);
       node.add_output_indices(static_cast<uint32_t>(c));
     }
-    node.set_chunk_size(256);
+    node.set_chunk_size(kDefaultChunkSize);
     node.set_actor_id(actor);
     node.set_fragment_id(10);
     node.set_vnode_bitmap(split[i].Serialize());

@@ -32,6 +32,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/streaming_job.h"
+#include "executor/runtime/verifier.h"
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
@@ -41,7 +42,6 @@
 #include "tools/exit_codes.h"
 #include "tools/interrupt.h"
 #include "tools/job_metrics_recorder.h"
-#include "tools/job_options.h"
 #include "tools/progress_display.h"
 #include "tools/result.pb.h"
 #include "tools/run_result.h"
@@ -287,7 +287,7 @@ int Main(int argc, char** argv) {
   if (!store.ok()) return Fail(*flags, name, data_dir, store.status());
   if (fault_injector != nullptr) fault_injector->SetArmed(true);
 
-  StreamingJobOptions options = JobOptionsFromScenario(*spec);
+  StreamingJobOptions options = spec->job;
   // Explicit flags win over a restarted job's saved state (the scenario's
   // values only define a new job).
   options.overrides.parallelism = flags->parallelism;
@@ -312,7 +312,7 @@ int Main(int argc, char** argv) {
     }
   }
   if (!flags->json) {
-    std::cout << "scenario " << name << ": " << spec->initial_rows
+    std::cout << "scenario " << name << ": " << spec->job.initial_rows
               << " initial rows, parallelism " << options.parallelism
               << ", data directory " << data_dir << std::endl;
   }
@@ -408,9 +408,9 @@ int Main(int argc, char** argv) {
   if (!flags->dump_dir.empty()) {
     std::filesystem::create_directories(flags->dump_dir);
     absl::StatusOr<std::vector<Row>> upstream_rows =
-        ReadCommittedRows(**store, options.upstream, spec->output_columns);
+        ReadCommittedRows(**store, options.upstream, spec->job.output_columns);
     std::vector<int> view_columns;
-    for (size_t i = 0; i < spec->output_columns.size(); ++i) {
+    for (size_t i = 0; i < spec->job.output_columns.size(); ++i) {
       view_columns.push_back(static_cast<int>(i));
     }
     absl::StatusOr<std::vector<Row>> view_rows =

@@ -16,7 +16,7 @@ namespace backfill {
 namespace {
 
 // Encoded bytes of one value of `type`: its fixed width, or for VARCHAR and
-// BYTEA the workload's typical length (executor/runtime/workload.cc makes
+// BYTEA the workload's typical length (executor/runtime/demo/workload.cc makes
 // strings like "k123-4567890" and 8-byte blobs) plus a length prefix.
 uint64_t ValueBytes(DataType type) {
   switch (type) {
@@ -65,11 +65,11 @@ uint64_t RowBytes(const TableCatalog& table) {
 
 DiskEstimate EstimateDiskBytes(const ScenarioSpec& spec) {
   DiskEstimate estimate;
-  estimate.initial_rows = spec.initial_rows;
-  estimate.table_row_bytes = RowBytes(spec.table);
+  estimate.initial_rows = spec.job.initial_rows;
+  estimate.table_row_bytes = RowBytes(spec.job.upstream);
   estimate.view_row_bytes = RowBytes(spec.view);
   const uint64_t raw = SaturatingMultiply(
-      spec.initial_rows, estimate.table_row_bytes + estimate.view_row_bytes);
+      spec.job.initial_rows, estimate.table_row_bytes + estimate.view_row_bytes);
   estimate.total_bytes = SaturatingAdd(raw, raw / 5);
   return estimate;
 }

@@ -7,12 +7,11 @@
 #include <memory>
 #include <string>
 
-#include "executor/runtime/streaming_job.h"
+#include "executor/runtime/demo/bulk_load.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
 #include "third_party/absl_extras/status_matchers.h"
-#include "tools/job_options.h"
 #include "tools/scenario.h"
 
 namespace backfill {
@@ -51,7 +50,7 @@ TEST(DiskSpaceTest, EstimateScalesWithRowsAndSaturates) {
   const DiskEstimate typo = EstimateDiskBytes(DefaultSpec(1000000000000));
   EXPECT_GT(typo.total_bytes, uint64_t{100} * 1000 * 1000 * 1000 * 1000);
   ScenarioSpec huge = DefaultSpec(1000);
-  huge.initial_rows = std::numeric_limits<uint64_t>::max();
+  huge.job.initial_rows = std::numeric_limits<uint64_t>::max();
   EXPECT_EQ(EstimateDiskBytes(huge).total_bytes,
             std::numeric_limits<uint64_t>::max());
 }
@@ -70,11 +69,11 @@ TEST(DiskSpaceTest, EstimateBoundsARealLoad) {
     BACKFILL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<RocksDbStateStore> store,
                                   RocksDbStateStore::Open(options));
     BACKFILL_ASSERT_OK(
-        LoadInitialRows(*store, JobOptionsFromScenario(spec)).status());
+        LoadInitialRows(*store, spec.job).status());
   }
   const uint64_t actual = DirectoryBytes(dir);
   const DiskEstimate estimate = EstimateDiskBytes(spec);
-  const uint64_t table_share = spec.initial_rows * estimate.table_row_bytes;
+  const uint64_t table_share = spec.job.initial_rows * estimate.table_row_bytes;
   EXPECT_LE(actual, table_share * 12 / 10) << actual << " vs " << table_share;
   EXPECT_GE(actual, table_share / 10) << actual << " vs " << table_share;
 }

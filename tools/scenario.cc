@@ -439,7 +439,7 @@ tools::Scenario DefaultScenario() {
   workload.set_key_space(4'000'000);
   tools::Backfill& backfill = *scenario.mutable_backfill();
   backfill.set_parallelism(2);
-  backfill.set_chunk_size(256);
+  backfill.set_chunk_size(kDefaultScenarioChunkSize);
   tools::Runtime& runtime = *scenario.mutable_runtime();
   runtime.set_barrier_interval_ms(100);
   runtime.set_checkpoint_frequency(2);
@@ -605,65 +605,69 @@ absl::StatusOr<ScenarioSpec> ScenarioSpecFromProto(const tools::Scenario& raw) {
   const tools::Scenario scenario = WithDefaults(raw);
   ScenarioSpec spec;
   spec.name = scenario.name();
-  spec.initial_rows = scenario.initial_rows();
-  spec.seed = scenario.seed();
-  spec.table = ScenarioTableCatalog(scenario, scenario.table().table_id());
+  StreamingJobOptions& job = spec.job;
+  job.upstream = ScenarioTableCatalog(scenario, scenario.table().table_id());
+  job.initial_rows = scenario.initial_rows();
   spec.view =
       ScenarioViewCatalog(scenario, scenario.backfill().view_table_id());
   spec.view_input_columns = ScenarioViewInputColumns(scenario);
   for (uint32_t column : scenario.backfill().output_columns()) {
-    spec.output_columns.push_back(static_cast<int>(column));
-    spec.output_column_names.push_back(spec.table.columns[column].name);
-    spec.output_column_types.push_back(spec.table.columns[column].type);
+    job.output_columns.push_back(static_cast<int>(column));
+    spec.output_column_names.push_back(job.upstream.columns[column].name);
+    spec.output_column_types.push_back(job.upstream.columns[column].type);
   }
-  spec.progress_table_id = scenario.backfill().progress_table_id();
+  job.view_table_id = scenario.backfill().view_table_id();
+  job.progress_table_id = scenario.backfill().progress_table_id();
+  job.source_offset_table_id = kSourceOffsetTableId;
+  job.job_state_table_id = kJobStateTableId;
 
   const tools::Workload& workload = scenario.workload();
-  spec.workload.ops_per_second = workload.ops_per_second();
-  spec.workload.insert_weight = workload.insert_weight();
-  spec.workload.update_weight = workload.update_weight();
-  spec.workload.delete_weight = workload.delete_weight();
-  spec.workload.update_primary_key = workload.update_primary_key();
-  spec.workload.max_ops = workload.max_ops();
-  spec.workload.null_fraction = workload.null_fraction();
-  spec.workload.key_space = workload.key_space();
+  job.workload.seed = scenario.seed();
+  job.workload.ops_per_second = workload.ops_per_second();
+  job.workload.insert_weight = workload.insert_weight();
+  job.workload.update_weight = workload.update_weight();
+  job.workload.delete_weight = workload.delete_weight();
+  job.workload.update_primary_key = workload.update_primary_key();
+  job.workload.max_ops = workload.max_ops();
+  job.workload.null_fraction = workload.null_fraction();
+  job.workload.key_space = workload.key_space();
 
-  spec.parallelism = static_cast<int>(scenario.backfill().parallelism());
-  spec.chunk_size = static_cast<int>(scenario.backfill().chunk_size());
-  spec.rate_limit = scenario.backfill().rate_limit();
+  job.parallelism = scenario.backfill().parallelism();
+  job.chunk_size = scenario.backfill().chunk_size();
+  job.rate_limit = JobRateLimit(scenario.backfill().rate_limit());
 
   const tools::Runtime& runtime = scenario.runtime();
-  spec.barrier_interval = absl::Milliseconds(runtime.barrier_interval_ms());
-  spec.checkpoint_frequency = static_cast<int>(runtime.checkpoint_frequency());
-  spec.max_duration = absl::Seconds(runtime.max_seconds());
-  spec.extra_checkpoints_after_finish =
-      static_cast<int>(runtime.extra_checkpoints_after_finish());
+  job.barrier_interval = absl::Milliseconds(runtime.barrier_interval_ms());
+  job.checkpoint_frequency = runtime.checkpoint_frequency();
+  job.max_duration = absl::Seconds(runtime.max_seconds());
+  job.extra_checkpoints_after_finish =
+      runtime.extra_checkpoints_after_finish();
 
   for (const tools::Action& action : scenario.actions()) {
-    ScenarioAction out;
+    JobAction out;
     out.at_epoch = action.at_epoch();
     switch (action.action_case()) {
       case tools::Action::kPause:
-        out.kind = ScenarioActionKind::kPause;
+        out.kind = JobAction::Kind::kPause;
         break;
       case tools::Action::kResume:
-        out.kind = ScenarioActionKind::kResume;
+        out.kind = JobAction::Kind::kResume;
         break;
       case tools::Action::kSetRateLimit:
-        out.kind = ScenarioActionKind::kSetRateLimit;
+        out.kind = JobAction::Kind::kSetRateLimit;
         out.rate_limit = action.set_rate_limit();
         break;
       default:
-        out.kind = ScenarioActionKind::kStopUpstream;
+        out.kind = JobAction::Kind::kStopUpstream;
         break;
     }
-    spec.actions.push_back(out);
+    job.actions.push_back(out);
   }
-  std::stable_sort(spec.actions.begin(), spec.actions.end(),
-                   [](const ScenarioAction& a, const ScenarioAction& b) {
+  std::stable_sort(job.actions.begin(), job.actions.end(),
+                   [](const JobAction& a, const JobAction& b) {
                      return a.at_epoch < b.at_epoch;
                    });
-  if (absl::Status s = ValidateTableCatalog(spec.table); !s.ok()) return s;
+  if (absl::Status s = ValidateTableCatalog(job.upstream); !s.ok()) return s;
   if (absl::Status s = ValidateTableCatalog(spec.view); !s.ok()) return s;
   return spec;
 }

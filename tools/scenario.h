@@ -8,7 +8,8 @@
 //                             ScenarioSpecFromProto(scenario));
 //
 // The schema is tools/scenario.proto (issue 7). Only this header mentions
-// protobuf types; the runtime reads ScenarioSpec (tools/scenario_spec.h).
+// protobuf types; the runtime reads the StreamingJobOptions that
+// ScenarioSpecFromProto makes (ScenarioSpec::job, tools/scenario_spec.h).
 #ifndef TOOLS_SCENARIO_H_
 #define TOOLS_SCENARIO_H_
 
@@ -29,7 +30,8 @@ namespace backfill {
 
 // Defaults of the "0 = X" fields (tools/scenario.proto).
 inline constexpr uint32_t kDefaultScenarioParallelism = 2;
-inline constexpr uint32_t kDefaultScenarioChunkSize = 256;
+// The runtime's default (executor/runtime/streaming_job_options.h).
+inline constexpr uint32_t kDefaultScenarioChunkSize = kDefaultChunkSize;
 inline constexpr uint32_t kDefaultScenarioVnodeCount = 256;
 inline constexpr uint32_t kDefaultScenarioBarrierIntervalMs = 100;
 inline constexpr uint32_t kDefaultScenarioCheckpointFrequency = 1;

@@ -5,8 +5,9 @@
 //     before and after it.
 //  2. ScenarioSpecFromProto fails (InvalidArgument) iff ValidateScenario
 //     does; a spec it returns has every field in its documented range
-//     (tools/scenario_spec.h), and JobOptionsFromScenario of it passes the
-//     runtime's own checks (RunStreamingJob's) with valid tables.
+//     (tools/scenario_spec.h), and its job options pass the runtime's own
+//     checks (ValidateStreamingJobOptions, RunStreamingJob's) with valid
+//     tables.
 //  3. The workload those options describe is well-defined at its extremes:
 //     the rows of keys 0, initial_rows - 1, key_space - 1 and of the ops at
 //     offsets 0 and max_ops - 1 are valid rows of the table, and the ops due
@@ -21,8 +22,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "executor/runtime/streaming_job.h"
-#include "executor/runtime/workload.h"
+#include "executor/runtime/streaming_job_options.h"
+#include "executor/runtime/demo/workload.h"
 #include "google/protobuf/util/field_comparator.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "serde/memcmp_codec.h"
@@ -30,7 +31,6 @@
 #include "serde/schema.h"
 #include "storage/table_catalog.h"
 #include "third_party/fuzzing/fuzz_check.h"
-#include "tools/job_options.h"
 #include "tools/scenario.h"
 #include "tools/scenario.pb.h"
 #include "tools/scenario_spec.h"
@@ -39,19 +39,20 @@ namespace backfill {
 namespace {
 
 void CheckSpec(const ScenarioSpec& spec) {
-  FuzzCheck(ValidateTableCatalog(spec.table).ok(), "spec.table is valid");
+  const StreamingJobOptions& job = spec.job;
+  FuzzCheck(ValidateTableCatalog(job.upstream).ok(), "job.upstream is valid");
   FuzzCheck(ValidateTableCatalog(spec.view).ok(), "spec.view is valid");
-  FuzzCheck(!spec.output_columns.empty(), "output_columns is not empty");
-  FuzzCheck(spec.output_column_names.size() == spec.output_columns.size() &&
-                spec.output_column_types.size() == spec.output_columns.size(),
+  FuzzCheck(!job.output_columns.empty(), "output_columns is not empty");
+  FuzzCheck(spec.output_column_names.size() == job.output_columns.size() &&
+                spec.output_column_types.size() == job.output_columns.size(),
             "output column names and types match output_columns");
-  for (size_t i = 0; i < spec.output_columns.size(); ++i) {
-    const int column = spec.output_columns[i];
+  for (size_t i = 0; i < job.output_columns.size(); ++i) {
+    const int column = job.output_columns[i];
     FuzzCheck(
-        column >= 0 && column < static_cast<int>(spec.table.columns.size()),
+        column >= 0 && column < static_cast<int>(job.upstream.columns.size()),
         "output column in range");
     for (size_t j = 0; j < i; ++j) {
-      FuzzCheck(spec.output_columns[j] != column,
+      FuzzCheck(job.output_columns[j] != column,
                 "output columns are distinct");
     }
   }
@@ -59,19 +60,19 @@ void CheckSpec(const ScenarioSpec& spec) {
             "one view input column per view column");
   for (int column : spec.view_input_columns) {
     FuzzCheck(
-        column >= 0 && column < static_cast<int>(spec.table.columns.size()),
+        column >= 0 && column < static_cast<int>(job.upstream.columns.size()),
         "view input column in range");
   }
-  FuzzCheck(spec.parallelism >= 1 && spec.parallelism <= spec.table.vnode_count,
+  FuzzCheck(job.parallelism >= 1 &&
+                job.parallelism <=
+                    static_cast<uint32_t>(job.upstream.vnode_count),
             "parallelism in [1, vnode_count]");
-  FuzzCheck(spec.chunk_size >= 1, "chunk_size >= 1");
-  FuzzCheck(spec.barrier_interval > absl::ZeroDuration(),
+  FuzzCheck(job.chunk_size >= 1, "chunk_size >= 1");
+  FuzzCheck(job.barrier_interval > absl::ZeroDuration(),
             "barrier_interval > 0");
-  FuzzCheck(spec.checkpoint_frequency >= 1, "checkpoint_frequency >= 1");
-  FuzzCheck(spec.max_duration > absl::ZeroDuration(), "max_duration > 0");
-  FuzzCheck(spec.extra_checkpoints_after_finish >= 0,
-            "extra_checkpoints_after_finish >= 0");
-  const WorkloadSpec& w = spec.workload;
+  FuzzCheck(job.checkpoint_frequency >= 1, "checkpoint_frequency >= 1");
+  FuzzCheck(job.max_duration > absl::ZeroDuration(), "max_duration > 0");
+  const WorkloadOptions& w = job.workload;
   FuzzCheck(w.ops_per_second >= 0 && w.insert_weight >= 0 &&
                 w.update_weight >= 0 && w.delete_weight >= 0,
             "workload rates and weights >= 0");
@@ -80,19 +81,15 @@ void CheckSpec(const ScenarioSpec& spec) {
             "some weight > 0 when there are ops");
   FuzzCheck(w.null_fraction >= 0 && w.null_fraction <= 1,
             "null_fraction in [0, 1]");
-  FuzzCheck(w.key_space >= spec.initial_rows && w.key_space >= 1,
+  FuzzCheck(w.key_space >= job.initial_rows && w.key_space >= 1,
             "key_space >= max(initial_rows, 1)");
-  for (size_t i = 0; i < spec.actions.size(); ++i) {
-    FuzzCheck(spec.actions[i].at_epoch >= 1, "actions at epoch >= 1");
+  for (size_t i = 0; i < job.actions.size(); ++i) {
+    FuzzCheck(job.actions[i].at_epoch >= 1, "actions at epoch >= 1");
     FuzzCheck(
-        i == 0 || spec.actions[i - 1].at_epoch <= spec.actions[i].at_epoch,
+        i == 0 || job.actions[i - 1].at_epoch <= job.actions[i].at_epoch,
         "actions sorted by epoch");
   }
-  const TableId ids[] = {spec.table.table_id, spec.view.table_id,
-                         spec.progress_table_id, kSourceOffsetTableId};
-  for (int i = 0; i < 4; ++i) {
-    for (int j = 0; j < i; ++j) FuzzCheck(ids[i] != ids[j], "table ids differ");
-  }
+  FuzzCheck(spec.view.table_id == job.view_table_id, "the view's table id");
 }
 
 // A workload row for `key` is a valid row of the table with an encodable pk.
@@ -108,9 +105,12 @@ void CheckRow(const StreamingJobOptions& options, uint64_t key,
             &pk);
 }
 
-void CheckOptions(const ScenarioSpec& spec,
-                  const StreamingJobOptions& options) {
-  // RunStreamingJob's checks.
+void CheckOptions(const StreamingJobOptions& options) {
+  // RunStreamingJob's checks, and what they imply.
+  {
+    const absl::Status status = ValidateStreamingJobOptions(options);
+    FuzzCheck(status.ok(), "RunStreamingJob accepts the options", status);
+  }
   FuzzCheck(ValidateTableCatalog(options.upstream).ok(),
             "options.upstream valid");
   FuzzCheck(options.parallelism >= 1 &&
@@ -128,7 +128,6 @@ void CheckOptions(const ScenarioSpec& spec,
   FuzzCheck(options.checkpoint_frequency >= 1,
             "options.checkpoint_frequency >= 1");
   FuzzCheck(options.workload.key_space >= 1, "options.workload.key_space >= 1");
-  FuzzCheck(options.initial_rows == spec.initial_rows, "initial_rows kept");
   FuzzCheck(ValidateJobActions(options.actions).ok(),
             "the actions compose (no pause and resume at one epoch)");
   FuzzCheck(!options.rate_limit.is_paused(), "the job-wide rate limit is not Pause");
@@ -203,7 +202,7 @@ void FuzzOne(absl::string_view text) {
             spec.status());
   if (!spec.ok()) return;
   CheckSpec(*spec);
-  CheckOptions(*spec, JobOptionsFromScenario(*spec));
+  CheckOptions(spec->job);
 }
 
 }  // namespace

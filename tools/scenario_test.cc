@@ -169,12 +169,13 @@ TEST(ScenarioTest, ShippedScenariosCoverTheirFeatures) {
     const tools::Scenario s = load("column_pruned");
     auto spec = ScenarioSpecFromProto(s);
     ASSERT_THAT(spec.status(), IsOk());
-    EXPECT_LT(spec->output_columns.size(), spec->table.columns.size());
+    const StreamingJobOptions& job = spec->job;
+    EXPECT_LT(job.output_columns.size(), job.upstream.columns.size());
     bool drops_pk_column = false;
-    for (int pk : spec->table.pk_indices) {
+    for (int pk : job.upstream.pk_indices) {
       drops_pk_column |=
-          std::find(spec->output_columns.begin(), spec->output_columns.end(),
-                    pk) == spec->output_columns.end();
+          std::find(job.output_columns.begin(), job.output_columns.end(),
+                    pk) == job.output_columns.end();
     }
     EXPECT_TRUE(drops_pk_column);
   }
@@ -513,31 +514,83 @@ TEST(ScenarioTest, SpecFromProto) {
   auto spec = ScenarioSpecFromProto(scenario);
   ASSERT_THAT(spec.status(), IsOk());
   EXPECT_EQ(spec->name, "small");
-  EXPECT_EQ(spec->initial_rows, 100u);
-  EXPECT_EQ(spec->table.table_id, 1u);
+  const StreamingJobOptions& job = spec->job;
+  EXPECT_EQ(job.initial_rows, 100u);
+  EXPECT_EQ(job.upstream.table_id, 1u);
   EXPECT_EQ(spec->view.table_id, 2u);
-  EXPECT_EQ(spec->progress_table_id, 3u);
-  EXPECT_THAT(spec->output_columns, ElementsAre(2));
+  EXPECT_EQ(job.view_table_id, 2u);
+  EXPECT_EQ(job.progress_table_id, 3u);
+  EXPECT_EQ(job.source_offset_table_id, kSourceOffsetTableId);
+  EXPECT_EQ(job.job_state_table_id, kJobStateTableId);
+  EXPECT_THAT(job.output_columns, ElementsAre(2));
   EXPECT_THAT(spec->output_column_names, ElementsAre("c"));
   EXPECT_THAT(spec->output_column_types, ElementsAre(DataType::kInt32));
   EXPECT_THAT(spec->view_input_columns, ElementsAre(2, 0));
-  EXPECT_EQ(spec->parallelism, 2);
-  EXPECT_EQ(spec->chunk_size, 256);
-  EXPECT_EQ(spec->rate_limit, 500u);
-  EXPECT_EQ(spec->barrier_interval, absl::Milliseconds(50));
-  EXPECT_EQ(spec->checkpoint_frequency, 1);
-  EXPECT_EQ(spec->max_duration, absl::Seconds(30));
-  EXPECT_EQ(spec->extra_checkpoints_after_finish, 3);
-  EXPECT_EQ(spec->workload.key_space, 400u);
-  EXPECT_EQ(spec->workload.ops_per_second, 10);
-  ASSERT_EQ(spec->actions.size(), 4u);
-  EXPECT_EQ(spec->actions[0].at_epoch, 3u);
-  EXPECT_EQ(spec->actions[0].kind, ScenarioActionKind::kPause);
-  EXPECT_EQ(spec->actions[1].kind, ScenarioActionKind::kSetRateLimit);
-  EXPECT_EQ(spec->actions[1].rate_limit, 11u);
-  EXPECT_EQ(spec->actions[2].kind, ScenarioActionKind::kSetRateLimit);
-  EXPECT_EQ(spec->actions[2].rate_limit, 77u);
-  EXPECT_EQ(spec->actions[3].kind, ScenarioActionKind::kStopUpstream);
+  EXPECT_EQ(job.parallelism, 2u);
+  EXPECT_EQ(job.chunk_size, 256u);
+  EXPECT_EQ(job.rate_limit, RateLimit::Fixed(500));
+  EXPECT_EQ(job.barrier_interval, absl::Milliseconds(50));
+  EXPECT_EQ(job.checkpoint_frequency, 1u);
+  EXPECT_EQ(job.max_duration, absl::Seconds(30));
+  EXPECT_EQ(job.extra_checkpoints_after_finish, 3u);
+  EXPECT_EQ(job.workload.key_space, 400u);
+  EXPECT_EQ(job.workload.ops_per_second, 10);
+  EXPECT_TRUE(job.overrides.parallelism == std::nullopt);
+  EXPECT_TRUE(job.overrides.rate_limit == std::nullopt);
+  BACKFILL_EXPECT_OK(ValidateStreamingJobOptions(job));
+  ASSERT_EQ(job.actions.size(), 4u);
+  EXPECT_EQ(job.actions[0].at_epoch, 3u);
+  EXPECT_EQ(job.actions[0].kind, JobAction::Kind::kPause);
+  EXPECT_EQ(job.actions[1].kind, JobAction::Kind::kSetRateLimit);
+  EXPECT_EQ(job.actions[1].rate_limit, 11u);
+  EXPECT_EQ(job.actions[2].kind, JobAction::Kind::kSetRateLimit);
+  EXPECT_EQ(job.actions[2].rate_limit, 77u);
+  EXPECT_EQ(job.actions[3].kind, JobAction::Kind::kStopUpstream);
+}
+
+// (Formerly tools/job_options_test.cc, when a ScenarioSpec was copied field
+// by field into the job's options.)
+TEST(ScenarioTest, DefaultScenarioIsAValidJob) {
+  absl::StatusOr<ScenarioSpec> spec = ScenarioSpecFromProto(DefaultScenario());
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const StreamingJobOptions& options = spec->job;
+  BACKFILL_EXPECT_OK(ValidateStreamingJobOptions(options));
+  EXPECT_EQ(options.initial_rows, 1'000'000u);
+  EXPECT_EQ(options.parallelism, 2u);
+  EXPECT_EQ(options.chunk_size, kDefaultChunkSize);
+  EXPECT_EQ(options.view_table_id, spec->view.table_id);
+  EXPECT_NE(options.source_offset_table_id, options.view_table_id);
+  EXPECT_NE(options.source_offset_table_id, options.progress_table_id);
+  EXPECT_EQ(options.job_state_table_id, kJobStateTableId);
+  EXPECT_EQ(options.workload.seed, 7u);
+  EXPECT_DOUBLE_EQ(options.workload.ops_per_second, 20'000);
+}
+
+// Several actions at one epoch all reach the runtime, in file order (the
+// runtime applies them all at that barrier).
+TEST(ScenarioTest, ActionsAtOneEpochAllConvertInFileOrder) {
+  tools::Scenario scenario = DefaultScenario();
+  scenario.mutable_backfill()->set_rate_limit(5000);
+  scenario.add_actions()->set_at_epoch(3);
+  scenario.mutable_actions(0)->set_pause(true);
+  scenario.add_actions()->set_at_epoch(20);
+  scenario.mutable_actions(1)->set_resume(true);
+  scenario.add_actions()->set_at_epoch(20);
+  scenario.mutable_actions(2)->set_set_rate_limit(7000);
+  absl::StatusOr<ScenarioSpec> spec = ScenarioSpecFromProto(scenario);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const StreamingJobOptions& options = spec->job;
+  EXPECT_EQ(options.rate_limit, RateLimit::Fixed(5000));
+  ASSERT_EQ(options.actions.size(), 3u);
+  EXPECT_EQ(options.actions[1].at_epoch, 20u);
+  EXPECT_EQ(options.actions[1].kind, JobAction::Kind::kResume);
+  EXPECT_EQ(options.actions[2].kind, JobAction::Kind::kSetRateLimit);
+  JobState state;
+  state.paused = true;
+  state.epochs_since_creation = 20;
+  state = ApplyJobActions(state, options.actions);
+  EXPECT_FALSE(state.paused);
+  EXPECT_EQ(state.rate_limit, RateLimit::Fixed(7000));
 }
 
 }  // namespace

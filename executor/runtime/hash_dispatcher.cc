@@ -14,14 +14,26 @@ HashDispatcher::HashDispatcher(std::vector<ChannelSender> outputs,
       hasher_(std::move(hasher)),
       vnode_owner_(std::move(vnode_owner)),
       s2_indices_(std::move(s2_indices)),
-      clock_(clock) {}
+      clock_(clock),
+      pending_(outputs_.size()),
+      blocked_since_(outputs_.size()) {}
 
 absl::Status HashDispatcher::Dispatch(Message message) {
+  BACKFILL_RETURN_IF_ERROR(Push(std::move(message)));
+  auto waker = std::make_shared<BlockingWaker>();
+  while (true) {
+    waker->Reset();
+    PollContext cx(waker, clock_);
+    BACKFILL_ASSIGN_OR_RETURN(const bool flushed, PollFlush(cx));
+    if (flushed) return absl::OkStatus();
+    waker->WaitUntil(clock_, absl::InfiniteFuture());
+  }
+}
+
+absl::Status HashDispatcher::Push(Message message) {
   if (std::holds_alternative<Watermark>(message)) return absl::OkStatus();
   if (std::holds_alternative<Barrier>(message)) {
-    for (ChannelSender& output : outputs_) {
-      BACKFILL_RETURN_IF_ERROR(SendTo(output, message));
-    }
+    for (std::deque<Message>& pending : pending_) pending.push_back(message);
     return absl::OkStatus();
   }
   const StreamChunk& chunk = std::get<StreamChunk>(message);
@@ -56,35 +68,49 @@ absl::Status HashDispatcher::Dispatch(Message message) {
     }
     Row projected;
     projected.reserve(s2_indices_.size());
-    for (int index : s2_indices_) projected.push_back(chunk.column(index).value(i));
+    for (int index : s2_indices_)
+      projected.push_back(chunk.column(index).value(i));
     ops[owner].push_back(op);
     rows[owner].push_back(std::move(projected));
   }
   for (size_t actor = 0; actor < n; ++actor) {
     if (rows[actor].empty()) continue;
-    Message out = StreamChunk::FromRows(s2_types, std::move(ops[actor]),
-                                        rows[actor]);
-    BACKFILL_RETURN_IF_ERROR(SendTo(outputs_[actor], std::move(out)));
+    pending_[actor].push_back(
+        StreamChunk::FromRows(s2_types, std::move(ops[actor]), rows[actor]));
   }
   return absl::OkStatus();
 }
 
-absl::Status HashDispatcher::SendTo(ChannelSender& output, Message message) {
-  switch (output.TrySend(message)) {
-    case SendResult::kSent:
-      return absl::OkStatus();
-    case SendResult::kClosed:
-    case SendResult::kFull:
-      break;
+absl::StatusOr<bool> HashDispatcher::PollFlush(PollContext& cx) {
+  bool flushed = true;
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    std::deque<Message>& pending = pending_[i];
+    while (!pending.empty()) {
+      const SendResult sent = outputs_[i].PollSend(pending.front(), cx);
+      if (sent == SendResult::kClosed) {
+        pending.clear();
+        return absl::CancelledError("dispatcher: channel receiver closed");
+      }
+      if (sent == SendResult::kFull) {
+        // The time a send waits for room: from the first attempt that found
+        // the output full until the message is taken.
+        if (!blocked_since_[i].has_value()) blocked_since_[i] = clock_.Now();
+        flushed = false;
+        break;
+      }
+      pending.pop_front();
+      if (blocked_since_[i].has_value()) {
+        const int64_t waited =
+            absl::ToInt64Nanoseconds(clock_.Now() - *blocked_since_[i]);
+        blocked_since_[i].reset();
+        int64_t seen = max_blocked_ns_.load(std::memory_order_relaxed);
+        while (waited > seen && !max_blocked_ns_.compare_exchange_weak(
+                                    seen, waited, std::memory_order_relaxed)) {
+        }
+      }
+    }
   }
-  const absl::Time start = clock_.Now();
-  absl::Status status = output.Send(std::move(message), clock_);
-  const int64_t waited = absl::ToInt64Nanoseconds(clock_.Now() - start);
-  int64_t seen = max_blocked_ns_.load(std::memory_order_relaxed);
-  while (waited > seen && !max_blocked_ns_.compare_exchange_weak(
-                              seen, waited, std::memory_order_relaxed)) {
-  }
-  return status;
+  return flushed;
 }
 
 void HashDispatcher::Close() {

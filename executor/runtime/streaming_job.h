@@ -2,12 +2,21 @@
 // end: a DML source over an upstream table, a hash dispatcher, N
 // ArrangementBackfillExecutor actors, a merge + materialize actor writing the
 // new view, and a barrier coordinator; one thread per actor, bounded
-// channels between them.
+// channels between them. RunStreamingJob puts the parts together:
 //
-//   StreamingJobOptions options = ...;             // table, workload, parallelism
-//   BACKFILL_ASSIGN_OR_RETURN(JobResult result,
-//                             RunStreamingJob(*store, options, &registry, observer));
-//   if (!result.consistent) ...                    // view != table
+//   streaming_job_options.h  StreamingJobOptions (the one options type)
+//   demo/bulk_load.h         the initial rows (demo/: the test/demo inputs)
+//   job_graph.h              the actors, built from the options, no threads
+//   barrier_coordinator.h    barriers, job state, checkpoints (one attempt)
+//   threaded_driver.h        one thread per actor
+//   recovery_policy.h        which errors are retried, the back-off
+//   verifier.h               the final check: view == table
+//
+//   StreamingJobOptions options = ...;   // table, workload, parallelism
+//   BACKFILL_ASSIGN_OR_RETURN(
+//       JobResult result,
+//       RunStreamingJob(*store, options, &registry, observer, clock));
+//   if (!result.consistent) ...          // view != table
 //
 // Lifecycle: on a fresh store the initial rows are bulk-loaded and
 // checkpointed; then the job starts at {committed + 1, committed} (Initial
@@ -50,142 +59,19 @@
 #ifndef EXECUTOR_RUNTIME_STREAMING_JOB_H_
 #define EXECUTOR_RUNTIME_STREAMING_JOB_H_
 
-#include <cstdint>
 #include <functional>
-#include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
-#include "executor/runtime/job_state.h"
-#include "executor/runtime/workload.h"
+#include "executor/runtime/job_result.h"
+#include "executor/runtime/streaming_job_options.h"
 #include "metrics/registry.h"
-#include "ratelimit/rate_limit.h"
-#include "serde/row.h"
 #include "storage/state_store.h"
-#include "storage/table_catalog.h"
 #include "third_party/absl_extras/clock.h"
 
 namespace backfill {
 
-struct StreamingJobOptions {
-  // The upstream table (S1). Its table id must differ from the internal
-  // ids below.
-  TableCatalog upstream;
-  // Indices of upstream columns the view keeps; empty = all.
-  std::vector<int> output_columns;
-  // Rows loaded before the view is created (keys 0 .. initial_rows - 1).
-  uint64_t initial_rows = 0;
-  WorkloadOptions workload;
-  // Backfill actors, 1 .. vnode count, of a new job. Default 2. A restart
-  // keeps the saved parallelism unless `overrides` sets one.
-  uint32_t parallelism = 2;
-  // Snapshot rows per chunk. Default 256.
-  uint32_t chunk_size = 256;
-  // Job-wide snapshot rows/s of a new job, split among actors by vnode
-  // share. Default Disabled. Not Pause (pausing is an action). A restart
-  // keeps the saved rate limit unless `overrides` sets one.
-  RateLimit rate_limit = RateLimit::Disabled();
-  // Explicit settings of this run, applied on top of the saved (or initial)
-  // job state at the run's first barrier and persisted with the next
-  // checkpoint. Default: none. Parallelism in [1, vnode count]; the rate
-  // limit not Pause.
-  JobStateOverrides overrides;
-  absl::Duration barrier_interval = absl::Milliseconds(100);
-  // Every n-th barrier is a checkpoint (>= 1). Default 1.
-  uint32_t checkpoint_frequency = 1;
-  // The timeline; ValidateJobActions must accept it (else InvalidArgument).
-  std::vector<JobAction> actions;
-  // Checkpoints that keep the upstream running after the backfill finished.
-  uint32_t extra_checkpoints_after_finish = 3;
-  // The job fails with DeadlineExceeded after this long. Default 10 min.
-  absl::Duration max_duration = absl::Minutes(10);
-  // Recoveries from errors before giving up. Default 3.
-  uint32_t max_recoveries = 3;
-  // Wait before the n-th consecutive recovery: recovery_backoff x 2^(n-1),
-  // at most 5 s. Default 100 ms.
-  absl::Duration recovery_backoff = absl::Milliseconds(100);
-  // Capacity of each channel, in messages. Default 16.
-  size_t channel_capacity = 16;
-  // Optional: called when the job is about to recover from `error`
-  // (`recovery` counts from 1), before the back-off and the reopen. For logs.
-  std::function<void(const absl::Status& error, uint32_t recovery)> on_recovery;
-  // Optional: closes the store and opens it again, returning the store to
-  // use from then on (the old one is not used after the call). Called
-  // between graphs, when nothing the job made on the old store is alive. A
-  // failed reopen counts as a failed recovery (the next one calls it
-  // again). Empty: the same store throughout, so a failed storage write
-  // (after which the store refuses checkpoints) exhausts the recoveries.
-  std::function<absl::StatusOr<StateStore*>()> reopen_store;
-  // Table ids of the internal tables.
-  TableId source_offset_table_id = 1001;
-  TableId view_table_id = 1002;
-  TableId progress_table_id = 1003;
-  // The job's catalog row (executor/runtime/job_state_table.h). Keep it the
-  // same for every job run on a store, so that another job's store is told
-  // apart.
-  TableId job_state_table_id = 1004;
-};
-
-// A periodic observation for progress displays.
-struct JobProgress {
-  double seconds = 0;
-  uint64_t vnodes_completed = 0;
-  uint64_t vnodes_total = 0;
-  uint64_t snapshot_rows = 0;
-  uint64_t estimated_total_rows = 0;
-  uint64_t upstream_ops = 0;
-  uint64_t epochs = 0;
-  uint64_t checkpoints = 0;
-  double barrier_latency_p50_ms = 0;
-  double barrier_latency_p99_ms = 0;
-  // The latest barrier's time from injection until every backfill actor
-  // emitted it.
-  double last_backfill_barrier_latency_ms = 0;
-  bool backfill_done = false;
-};
-
-struct JobResult {
-  bool consistent = false;
-  // Why not consistent: the first differing rows.
-  std::string mismatch;
-  uint64_t upstream_rows = 0;
-  uint64_t view_rows = 0;
-  // Snapshot rows sent in total (persisted progress included) and in this
-  // run only (what snapshot_rows_per_second is computed from).
-  uint64_t snapshot_rows = 0;
-  uint64_t snapshot_rows_this_run = 0;
-  uint64_t upstream_ops = 0;
-  uint64_t epochs = 0;
-  uint64_t checkpoints = 0;
-  uint32_t parallelism = 0;
-  // The job state in force at the end (as persisted by the last checkpoint).
-  JobState job_state;
-  bool resumed = false;
-  // Recoveries from errors in this run (each reopened the store if it could).
-  uint32_t recoveries = 0;
-  double seconds = 0;
-  double snapshot_rows_per_second = 0;
-  // Injection until the view collected the barrier, over all barriers.
-  double barrier_latency_p50_ms = 0;
-  double barrier_latency_p99_ms = 0;
-  // Injection until every backfill actor emitted the barrier: while the
-  // backfill ran, and after it finished (the same pipeline without it).
-  double backfill_barrier_latency_p50_ms = 0;
-  double backfill_barrier_latency_p99_ms = 0;
-  double steady_barrier_latency_p50_ms = 0;
-  double steady_barrier_latency_p99_ms = 0;
-  // The longest a single upstream send waited for a full backfill input
-  // (back-pressure onto the upstream).
-  double upstream_blocked_seconds = 0;
-  // Sum over actors of the most upstream change data each buffered in one
-  // epoch (StreamChunk::EstimatedBytes).
-  uint64_t peak_buffer_bytes = 0;
-};
-
-// The view's catalog for `options`: the output columns, then any upstream pk
-// column not among them (hidden, so the view is keyed by the upstream pk).
-TableCatalog ViewCatalog(const StreamingJobOptions& options);
+class BarrierCoordinator;
+struct JobGraph;
 
 // Runs the job to completion (see the file comment). `registry` (may be
 // null) receives the backfill metrics; `observer` (may be empty) is called
@@ -198,18 +84,21 @@ absl::StatusOr<JobResult> RunStreamingJob(
     StateStore& store, const StreamingJobOptions& options, Registry* registry,
     std::function<void(const JobProgress&)> observer, Clock& clock);
 
-// Loads options.initial_rows rows into options.upstream and marks the load
-// done (in the source's offset table) in the same checkpoint, unless an
-// earlier load completed. RunStreamingJob calls it first; benchmarks call it
-// to build a table once. Returns true if it loaded the rows now.
-absl::StatusOr<bool> LoadInitialRows(StateStore& store,
-                                     const StreamingJobOptions& options);
+// One attempt's driver: runs `graph` with `coordinator` until the attempt
+// completes (OK) or fails (its error): RunThreaded (threaded_driver.h) or
+// RunDeterministic (deterministic_driver.h).
+using AttemptDriver =
+    std::function<absl::Status(JobGraph& graph, BarrierCoordinator& coordinator)>;
 
-// The committed rows of `catalog` projected to `columns`, sorted by their
-// memcomparable encoding (a canonical order). For dumps and verification.
-absl::StatusOr<std::vector<Row>> ReadCommittedRows(
-    StateStore& store, const TableCatalog& catalog,
-    const std::vector<int>& columns);
+// RunStreamingJob with `driver` for every attempt (RunStreamingJob's is
+// RunThreaded with options.barrier_interval). Everything else is the same:
+// the definition, the bulk load, the recoveries, the verdict. The recovery
+// back-off sleeps on `clock`: with a SimulatedClock and a driver that never
+// blocks, set options.recovery_backoff to zero.
+absl::StatusOr<JobResult> RunStreamingJobWithDriver(
+    StateStore& store, const StreamingJobOptions& options, Registry* registry,
+    std::function<void(const JobProgress&)> observer, Clock& clock,
+    const AttemptDriver& driver);
 
 }  // namespace backfill
 

@@ -11,7 +11,6 @@
 #include "gtest/gtest.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
 #include "third_party/absl_extras/status_matchers.h"
-#include "tools/job_options.h"
 #include "tools/scenario.h"
 
 namespace backfill {
@@ -34,7 +33,7 @@ TEST_P(ScenarioE2eTest, ViewEqualsTable) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(store_options));
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       JobResult result,
-      RunStreamingJob(*store, JobOptionsFromScenario(spec), nullptr, {}, Clock::Real()));
+      RunStreamingJob(*store, spec.job, nullptr, {}, Clock::Real()));
   EXPECT_TRUE(result.consistent) << result.mismatch;
   // No fault was injected: a recovery would be one from the job's own bug.
   EXPECT_EQ(result.recoveries, 0u);

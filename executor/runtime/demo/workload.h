@@ -5,8 +5,8 @@
 //
 //   Row row = WorkloadRow(catalog, /*key=*/42, /*version=*/0, 0.0);
 //   WorkloadOp op = NextWorkloadOp(options, /*offset=*/1000);
-#ifndef EXECUTOR_RUNTIME_WORKLOAD_H_
-#define EXECUTOR_RUNTIME_WORKLOAD_H_
+#ifndef EXECUTOR_RUNTIME_DEMO_WORKLOAD_H_
+#define EXECUTOR_RUNTIME_DEMO_WORKLOAD_H_
 
 #include <cstdint>
 
@@ -65,4 +65,4 @@ Row WorkloadRow(const TableCatalog& catalog, uint64_t seed, uint64_t key,
 
 }  // namespace backfill
 
-#endif  // EXECUTOR_RUNTIME_WORKLOAD_H_
+#endif  // EXECUTOR_RUNTIME_DEMO_WORKLOAD_H_

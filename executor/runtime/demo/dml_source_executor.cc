@@ -1,4 +1,4 @@
-#include "executor/runtime/dml_source_executor.h"
+#include "executor/runtime/demo/dml_source_executor.h"
 
 #include <cmath>
 #include <utility>

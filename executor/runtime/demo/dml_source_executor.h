@@ -11,8 +11,8 @@
 //
 // Thread-safety: an Executor (one poller). `stop_generating` may be set from
 // any thread: the source then only forwards barriers.
-#ifndef EXECUTOR_RUNTIME_DML_SOURCE_EXECUTOR_H_
-#define EXECUTOR_RUNTIME_DML_SOURCE_EXECUTOR_H_
+#ifndef EXECUTOR_RUNTIME_DEMO_DML_SOURCE_EXECUTOR_H_
+#define EXECUTOR_RUNTIME_DEMO_DML_SOURCE_EXECUTOR_H_
 
 #include <atomic>
 #include <memory>
@@ -20,7 +20,7 @@
 #include "absl/time/time.h"
 #include "executor/channel.h"
 #include "executor/executor.h"
-#include "executor/runtime/workload.h"
+#include "executor/runtime/demo/workload.h"
 #include "storage/state_table.h"
 
 namespace backfill {
@@ -68,4 +68,4 @@ class DmlSourceExecutor final : public Executor {
 
 }  // namespace backfill
 
-#endif  // EXECUTOR_RUNTIME_DML_SOURCE_EXECUTOR_H_
+#endif  // EXECUTOR_RUNTIME_DEMO_DML_SOURCE_EXECUTOR_H_

@@ -1,4 +1,4 @@
-#include "executor/runtime/workload.h"
+#include "executor/runtime/demo/workload.h"
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"

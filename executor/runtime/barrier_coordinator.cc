@@ -1,0 +1,303 @@
+#include "executor/runtime/barrier_coordinator.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ratelimit/rate_limit_split.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+
+absl::Status DefineJob(StateStore& store, const StreamingJobOptions& options) {
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::unique_ptr<JobStateTable> table,
+      JobStateTable::Create(store, options.job_state_table_id));
+  const Epoch committed = store.CommittedEpoch(options.job_state_table_id);
+  const EpochPair epoch{Epoch(committed.value() + 1), committed};
+  BACKFILL_ASSIGN_OR_RETURN(std::optional<SavedJob> saved,
+                            table->InitEpoch(epoch));
+  if (saved.has_value()) return absl::OkStatus();  // Defined meanwhile.
+  JobState initial;
+  initial.parallelism = options.parallelism;
+  initial.rate_limit = options.rate_limit;
+  BACKFILL_RETURN_IF_ERROR(table->Write(JobDefinitionOf(options), initial));
+  const EpochPair next{Epoch(epoch.curr.value() + 1), epoch.curr};
+  BACKFILL_RETURN_IF_ERROR(table->Commit(next));
+  return store.Checkpoint(next.prev);
+}
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t index =
+      std::min(values.size() - 1, static_cast<size_t>(p * values.size()));
+  return values[index];
+}
+
+absl::StatusOr<std::unique_ptr<BarrierCoordinator>> BarrierCoordinator::Create(
+    StateStore& store, const StreamingJobOptions& options, AttemptStart attempt,
+    Clock& clock, JobResult* result) {
+  const Epoch committed = store.CommittedEpoch(options.upstream.table_id);
+  const EpochPair first{Epoch(committed.value() + 1), committed};
+  std::unique_ptr<BarrierCoordinator> coordinator(new BarrierCoordinator(
+      store, options, std::move(attempt), clock, result, first));
+  BACKFILL_RETURN_IF_ERROR(coordinator->LoadJobState());
+  return coordinator;
+}
+
+absl::Status BarrierCoordinator::LoadJobState() {
+  BACKFILL_ASSIGN_OR_RETURN(
+      job_table_, JobStateTable::Create(store_, options_.job_state_table_id));
+  BACKFILL_ASSIGN_OR_RETURN(std::optional<SavedJob> saved,
+                            job_table_->InitEpoch(epoch_));
+  if (!saved.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the job state (table ", options_.job_state_table_id,
+                     ") is missing at epoch ", epoch_.prev.value(),
+                     ": the job was defined in an earlier checkpoint"));
+  }
+  // The definition was checked when the run started; a reopened store is
+  // the same directory.
+  state_ = saved->state;
+  if (attempt_.apply_overrides) {
+    state_ = ApplyJobStateOverrides(state_, options_.overrides);
+  }
+  if (state_.parallelism < 1 ||
+      state_.parallelism >
+          static_cast<uint32_t>(options_.upstream.vnode_count)) {
+    return absl::DataLossError(
+        absl::StrCat("corrupt job state: parallelism = ", state_.parallelism,
+                     " is not in [1, ", options_.upstream.vnode_count, "]"));
+  }
+  result_.parallelism = state_.parallelism;
+  result_.job_state = state_;
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const Mutation> BarrierCoordinator::ThrottleFor(
+    const JobGraph& graph, RateLimit job_limit) const {
+  const std::vector<RateLimit> shares =
+      SplitJobRateLimit(job_limit, graph.owned_vnodes);
+  ThrottleMutation throttle;
+  throttle.rate_limits[JobGraph::kBackfillFragment] = job_limit.ToOptionalU32();
+  for (size_t i = 0; i < shares.size(); ++i) {
+    throttle.actor_rate_limits[graph.backfill_actor_ids[i]] =
+        shares[i].ToOptionalU32();
+  }
+  return std::make_shared<const Mutation>(std::move(throttle));
+}
+
+absl::StatusOr<Barrier> BarrierCoordinator::NextBarrier(JobGraph& graph) {
+  Barrier barrier;
+  if (!started_) {
+    started_ = true;
+    // A source that stopped before a restart stays stopped.
+    graph.stop_generating->store(state_.upstream_stopped);
+    kind_ = BarrierKind::kInitial;
+    if (attempt_.creating) {
+      AddMutation add;
+      for (ActorId actor : graph.ActorIds()) add.added_actors.insert(actor);
+      barrier.mutation = std::make_shared<const Mutation>(std::move(add));
+    } else {
+      barrier.mutation = std::make_shared<const Mutation>(UpdateMutation{});
+    }
+  } else {
+    ++barrier_index_;
+    const bool checkpoint =
+        barrier_index_ % std::max<uint32_t>(options_.checkpoint_frequency, 1) ==
+        0;
+    kind_ = checkpoint ? BarrierKind::kCheckpoint : BarrierKind::kBarrier;
+    // Every action of this barrier applies, in order, to the job state; the
+    // barrier carries one Throttle for the net change of the actors' limit
+    // (pause is the backfill's rate-limit Pause, so that pause, resume and
+    // rate changes compose into one mutation).
+    JobState next = state_;
+    ++next.epochs_since_creation;
+    next = ApplyJobActions(next, options_.actions);
+    if (next.EffectiveRateLimit() != state_.EffectiveRateLimit()) {
+      barrier.mutation = ThrottleFor(graph, next.EffectiveRateLimit());
+    }
+    if (next.upstream_stopped) graph.stop_generating->store(true);
+    state_ = next;
+    done_ = graph.tracker->IsDone();
+    last_ =
+        done_ && checkpoint &&
+        checkpoints_after_finish_ >= options_.extra_checkpoints_after_finish;
+    if (last_) {
+      graph.stop_generating->store(true);
+      StopMutation stop;
+      for (ActorId actor : graph.ActorIds()) stop.actors.insert(actor);
+      barrier.mutation = std::make_shared<const Mutation>(std::move(stop));
+    }
+    epoch_ = EpochPair{Epoch(epoch_.curr.value() + 1), epoch_.curr};
+    // The job state in force after this barrier's mutation belongs to the
+    // epoch the barrier ends, like the actors' writes: its checkpoint
+    // commits them together.
+    BACKFILL_RETURN_IF_ERROR(job_table_->Write(definition_, state_));
+    BACKFILL_RETURN_IF_ERROR(job_table_->Commit(epoch_));
+  }
+  barrier.epoch = epoch_;
+  barrier.kind = kind_;
+  injected_at_ = clock_.Now();
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    injected_[epoch_.curr.value()] = injected_at_;
+  }
+  return barrier;
+}
+
+bool BarrierCoordinator::IsCollected(Epoch curr) const {
+  std::lock_guard<std::mutex> guard(mu_);
+  return collected_ >= curr;
+}
+
+absl::Status BarrierCoordinator::WaitCollected() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const bool collected = clock_.WaitUntil(
+      lock, cv_,
+      [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return !error_.ok() || collected_ >= epoch_.curr;
+      },
+      deadline());
+  if (!error_.ok()) return error_;
+  if (!collected) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "barrier ", epoch_.DebugString(), " not collected within the job's ",
+        absl::FormatDuration(options_.max_duration)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    last_backfill_latency_ms_ =
+        absl::ToDoubleMilliseconds(backfill_latency_[epoch_.curr.value()]);
+    injected_.erase(epoch_.curr.value());
+    backfill_latency_.erase(epoch_.curr.value());
+  }
+  latencies_ms_.push_back(
+      absl::ToDoubleMilliseconds(clock_.Now() - injected_at_));
+  ++result_.epochs;
+  if (kind_ == BarrierKind::kCheckpoint) {
+    BACKFILL_RETURN_IF_ERROR(store_.Checkpoint(epoch_.prev));
+    ++result_.checkpoints;
+    result_.job_state = state_;
+  }
+  if (kind_ == BarrierKind::kInitial) {
+    result_.resumed |= graph.source->resumed();
+    return absl::OkStatus();
+  }
+  (done_ ? steady_latencies_ms_ : backfill_latencies_ms_)
+      .push_back(last_backfill_latency_ms_);
+  if (done_ && kind_ == BarrierKind::kCheckpoint) ++checkpoints_after_finish_;
+  if (!rows_at_start_.has_value()) {
+    rows_at_start_ = graph.tracker->consumed_rows();
+  }
+  result_.upstream_ops = graph.source->offset();
+  if (attempt_.observer) {
+    JobProgress progress;
+    progress.seconds = absl::ToDoubleSeconds(clock_.Now() - attempt_.job_start);
+    progress.snapshot_rows = graph.tracker->consumed_rows();
+    progress.upstream_ops = graph.source->offset();
+    progress.epochs = result_.epochs;
+    progress.checkpoints = result_.checkpoints;
+    for (size_t i = 0; i < graph.backfill_actor_ids.size(); ++i) {
+      progress.vnodes_total += graph.owned_vnodes[i];
+      std::optional<ActorProgress> actor =
+          graph.tracker->GetActorProgress(graph.backfill_actor_ids[i]);
+      if (actor.has_value() && actor->state == ActorProgress::State::kDone) {
+        progress.vnodes_completed += graph.owned_vnodes[i];
+      }
+    }
+    progress.estimated_total_rows = options_.initial_rows;
+    progress.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
+    progress.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
+    progress.last_backfill_barrier_latency_ms = last_backfill_latency_ms_;
+    progress.backfill_done = done_;
+    attempt_.observer(progress);
+  }
+  if (last_) finished_ = true;
+  return absl::OkStatus();
+}
+
+void BarrierCoordinator::RecordAttemptEnd(const JobGraph& graph,
+                                          bool completed) {
+  if (completed) {
+    result_.snapshot_rows = graph.tracker->consumed_rows();
+    // Rows read in this run (a restart's persisted rows are not counted;
+    // the first barrier's report includes them).
+    result_.snapshot_rows_this_run +=
+        result_.snapshot_rows -
+        (result_.resumed ? rows_at_start_.value_or(0) : 0);
+    result_.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
+    result_.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
+    result_.backfill_barrier_latency_p50_ms =
+        Percentile(backfill_latencies_ms_, 0.5);
+    result_.backfill_barrier_latency_p99_ms =
+        Percentile(backfill_latencies_ms_, 0.99);
+    result_.steady_barrier_latency_p50_ms =
+        Percentile(steady_latencies_ms_, 0.5);
+    result_.steady_barrier_latency_p99_ms =
+        Percentile(steady_latencies_ms_, 0.99);
+  }
+  if (graph.dispatcher != nullptr) {
+    result_.upstream_blocked_seconds =
+        std::max(result_.upstream_blocked_seconds,
+                 absl::ToDoubleSeconds(graph.dispatcher->max_blocked()));
+  }
+  uint64_t peak = 0;
+  for (size_t bytes : graph.peak_buffer_bytes) peak += bytes;
+  result_.peak_buffer_bytes = std::max(result_.peak_buffer_bytes, peak);
+}
+
+void BarrierCoordinator::Fail(const absl::Status& status) {
+  std::lock_guard<std::mutex> guard(mu_);
+  if (error_.ok()) error_ = status;
+  cv_.notify_all();
+}
+
+absl::Status BarrierCoordinator::error() const {
+  std::lock_guard<std::mutex> guard(mu_);
+  return error_;
+}
+
+void BarrierCoordinator::StopCheckpoints() {
+  std::lock_guard<std::mutex> guard(mu_);
+  checkpoints_stopped_ = true;
+  cv_.notify_all();
+}
+
+void BarrierCoordinator::WaitUntilCheckpointsStopped() {
+  std::unique_lock<std::mutex> lock(mu_);
+  clock_.WaitUntil(
+      lock, cv_,
+      [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return checkpoints_stopped_; },
+      absl::InfiniteFuture());
+}
+
+void BarrierCoordinator::BackfillEmitted(const Barrier& barrier,
+                                         absl::Time now) {
+  std::lock_guard<std::mutex> guard(mu_);
+  auto it = injected_.find(barrier.epoch.curr.value());
+  if (it == injected_.end()) return;
+  absl::Duration& latency = backfill_latency_[barrier.epoch.curr.value()];
+  latency = std::max(latency, now - it->second);
+}
+
+void BarrierCoordinator::ActorEnded(const Actor& actor) {
+  if (actor.state() == Actor::State::kStopped) return;
+  Fail(actor.state() == Actor::State::kFailed
+           ? actor.status()
+           : absl::InternalError(absl::StrCat(
+                 actor.identity(), ": input ended before the stop barrier")));
+}
+
+void BarrierCoordinator::Collected(const Barrier& barrier) {
+  std::lock_guard<std::mutex> guard(mu_);
+  collected_ = std::max(collected_, barrier.epoch.curr);
+  cv_.notify_all();
+}
+
+}  // namespace backfill

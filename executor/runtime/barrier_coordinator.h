@@ -1,0 +1,222 @@
+// BarrierCoordinator: the coordinator of one attempt of a streaming job. It
+// owns the job state in force (executor/runtime/job_state.h) and its
+// job-state table, decides every barrier (its epoch, kind and mutation),
+// collects the barriers from the graph (it is the graph's BarrierListener),
+// checkpoints, and keeps the attempt's statistics. It has no threads: a
+// driver sends the barriers it makes into the graph and tells it when they
+// were collected.
+//
+//   BACKFILL_ASSIGN_OR_RETURN(auto coordinator,
+//       BarrierCoordinator::Create(store, options, attempt, clock, &result));
+//   BACKFILL_ASSIGN_OR_RETURN(auto graph, BuildJobGraph(store, options,
+//       coordinator->state(), {&clock, registry, coordinator.get()}));
+//   while (!coordinator->finished()) {                  // a driver
+//     BACKFILL_ASSIGN_OR_RETURN(Barrier barrier,
+//                               coordinator->NextBarrier(*graph));
+//     ... send it into graph->barriers, run the actors until
+//     coordinator->IsCollected(barrier.epoch.curr) ...
+//     BACKFILL_RETURN_IF_ERROR(coordinator->OnCollected(*graph));
+//   }
+//
+// The barriers: the first is Initial at {committed + 1, committed}, with
+// Add (all actors) for the job's creation or Update for a restart or
+// recovery. Each later one counts one epoch since the view's creation and
+// applies that epoch's actions (ApplyJobActions), carrying one Throttle for
+// the net change of the actors' limit; the state in force is written into
+// the barrier's `prev` epoch of the job-state table, so the checkpoint that
+// commits the view and the progress commits it too. Every
+// options.checkpoint_frequency-th is a checkpoint. Once the backfill is done
+// and options.extra_checkpoints_after_finish checkpoints passed, the next
+// checkpoint barrier stops the source's changes and carries Stop for every
+// actor; when it is collected the attempt is finished.
+//
+// Errors of the actors reach the coordinator through ActorEnded (it is the
+// graph's listener) and Fail (the first one wins); the driver stops the
+// attempt on error().
+//
+// Thread-safety: Create, NextBarrier, OnCollected, RecordAttemptEnd, state()
+// and finished() from the driver's coordinating thread; the listener
+// methods, Fail, error, IsCollected, WaitCollected, StopCheckpoints and
+// WaitUntilCheckpointsStopped from any thread (they take the
+// coordinator's lock).
+#ifndef EXECUTOR_RUNTIME_BARRIER_COORDINATOR_H_
+#define EXECUTOR_RUNTIME_BARRIER_COORDINATOR_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "executor/barrier.h"
+#include "executor/runtime/job_graph.h"
+#include "executor/runtime/job_result.h"
+#include "executor/runtime/job_state.h"
+#include "executor/runtime/job_state_table.h"
+#include "executor/runtime/streaming_job_options.h"
+#include "storage/epoch.h"
+#include "storage/state_store.h"
+#include "third_party/absl_extras/clock.h"
+
+namespace backfill {
+
+// Writes the job's first catalog row (its definition and the initial state
+// from options.parallelism and options.rate_limit) in a checkpoint of its
+// own, unless the job-state table already holds one. Errors: storage errors.
+absl::Status DefineJob(StateStore& store, const StreamingJobOptions& options);
+
+// How this attempt starts.
+struct AttemptStart {
+  // The job's creation (the first barrier carries Add); false for a restart
+  // or a recovery (Update), as RisingWave marks its first barriers.
+  bool creating = false;
+  // options.overrides apply on top of the committed job state (no
+  // checkpoint of this run has persisted them yet).
+  bool apply_overrides = false;
+  // When the job (not the attempt) started: options.max_duration and the
+  // progress's seconds count from it.
+  absl::Time job_start;
+  // Called after every collected barrier but the first. Optional.
+  std::function<void(const JobProgress&)> observer;
+};
+
+class BarrierCoordinator final : public BarrierListener {
+ public:
+  // Loads the committed job state (at the first barrier's epoch) and applies
+  // the overrides if asked. `result` (the job's, accumulated over attempts)
+  // gets the parallelism and job state now, epochs, checkpoints, latencies
+  // and rates as the attempt goes. Errors: FailedPrecondition if the job
+  // was not defined (DefineJob); DataLoss for a corrupt job state; storage
+  // errors. `store`, `options`, `clock` and `result` must outlive it.
+  static absl::StatusOr<std::unique_ptr<BarrierCoordinator>> Create(
+      StateStore& store, const StreamingJobOptions& options,
+      AttemptStart attempt, Clock& clock, JobResult* result);
+
+  // The job state the graph is built for (and, after NextBarrier, the state
+  // in force).
+  const JobState& state() const { return state_; }
+
+  // The next barrier to inject (see the file comment); records its
+  // injection time. Writes the job state into the job-state table (not for
+  // the first). REQUIRES: !finished(); the previous barrier was collected
+  // (OnCollected). Errors: the job-state table's.
+  absl::StatusOr<Barrier> NextBarrier(JobGraph& graph);
+
+  // True once the graph collected the barrier of epoch `curr`.
+  bool IsCollected(Epoch curr) const;
+
+  // Blocks until the barrier of NextBarrier was collected, an actor failed
+  // (its error), or the job's deadline (DeadlineExceeded "barrier ... not
+  // collected within the job's ..."). For threaded drivers.
+  absl::Status WaitCollected();
+
+  // The job's deadline: job_start + options.max_duration.
+  absl::Time deadline() const {
+    return attempt_.job_start + options_.max_duration;
+  }
+  // The epoch of the barrier of the last NextBarrier.
+  EpochPair epoch() const { return epoch_; }
+
+  // After the barrier of NextBarrier was collected: latencies, the
+  // checkpoint (if it is one), the result's counters, the observer. Errors:
+  // the checkpoint's.
+  absl::Status OnCollected(JobGraph& graph);
+
+  // The stop barrier was collected: the attempt completed.
+  bool finished() const { return finished_; }
+
+  // Records the attempt's end in the result: snapshot rows and latency
+  // percentiles if it completed (`completed`), the upstream's longest block
+  // and the backfill's peak buffer either way. Call after the driver
+  // stopped every actor.
+  void RecordAttemptEnd(const JobGraph& graph, bool completed);
+
+  // The first error of the attempt wins; later ones are dropped.
+  void Fail(const absl::Status& status);
+  absl::Status error() const;
+
+  // The coordinator will not checkpoint any more (the attempt is over):
+  // from then on actors that ended early may drop their table instances.
+  void StopCheckpoints();
+  // Blocks until StopCheckpoints was called.
+  void WaitUntilCheckpointsStopped();
+
+  // BarrierListener.
+  void BackfillEmitted(const Barrier& barrier, absl::Time now) override;
+  void Collected(const Barrier& barrier) override;
+  // An actor that ended before its stop barrier fails the attempt: with its
+  // error, or Internal "<identity>: input ended before the stop barrier".
+  void ActorEnded(const Actor& actor) override;
+
+ private:
+  BarrierCoordinator(StateStore& store, const StreamingJobOptions& options,
+                     AttemptStart attempt, Clock& clock, JobResult* result,
+                     EpochPair first)
+      : store_(store),
+        options_(options),
+        attempt_(std::move(attempt)),
+        clock_(clock),
+        result_(*result),
+        definition_(JobDefinitionOf(options)),
+        epoch_(first) {}
+
+  absl::Status LoadJobState();
+  std::shared_ptr<const Mutation> ThrottleFor(const JobGraph& graph,
+                                              RateLimit job_limit) const;
+
+  StateStore& store_;
+  const StreamingJobOptions& options_;
+  const AttemptStart attempt_;
+  Clock& clock_;
+  JobResult& result_;
+  const JobDefinition definition_;
+
+  // The coordinating thread's.
+  JobState state_;
+  std::unique_ptr<JobStateTable> job_table_;
+  // The barrier of the last NextBarrier.
+  EpochPair epoch_;
+  BarrierKind kind_ = BarrierKind::kInitial;
+  bool started_ = false;
+  // The backfill was done when the last barrier was made, and it stops the
+  // attempt.
+  bool done_ = false;
+  bool last_ = false;
+  bool finished_ = false;
+  uint64_t barrier_index_ = 0;
+  uint32_t checkpoints_after_finish_ = 0;
+  absl::Time injected_at_;
+  // Snapshot rows at the first barrier after the start (a restart's
+  // persisted rows are not this run's).
+  std::optional<uint64_t> rows_at_start_;
+  std::vector<double> latencies_ms_;
+  // Backfill barrier latencies while it ran and after it finished.
+  std::vector<double> backfill_latencies_ms_;
+  std::vector<double> steady_latencies_ms_;
+  double last_backfill_latency_ms_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  Epoch collected_ ABSL_GUARDED_BY(mu_);
+  absl::Status error_ ABSL_GUARDED_BY(mu_);
+  bool checkpoints_stopped_ ABSL_GUARDED_BY(mu_) = false;
+  // Barrier latency in the backfill: injection (by the coordinator) to
+  // emission (by the last backfill actor), per epoch.
+  std::map<uint64_t, absl::Time> injected_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, absl::Duration> backfill_latency_ ABSL_GUARDED_BY(mu_);
+};
+
+// The value at quantile `p` in [0, 1] of `values` (0 if empty): the
+// element at index min(n - 1, floor(p * n)) in sorted order.
+double Percentile(std::vector<double> values, double p);
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_RUNTIME_BARRIER_COORDINATOR_H_

@@ -1,0 +1,287 @@
+#include "executor/runtime/barrier_coordinator.h"
+
+#include <memory>
+
+#include "executor/runtime/demo/bulk_load.h"
+#include "executor/runtime/job_graph.h"
+#include "executor/runtime/job_state_table.h"
+#include "executor/testing/message_literal.h"
+#include "executor/testing/scripted_executor.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/memory_state_store.h"
+#include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
+
+StreamingJobOptions Job() {
+  StreamingJobOptions options;
+  TableCatalog& catalog = options.upstream;
+  catalog.table_id = 1;
+  catalog.name = "t";
+  catalog.columns = {{"id", DataType::kInt64, 1, false},
+                     {"v", DataType::kInt32, 2, true}};
+  catalog.pk_indices = {0};
+  catalog.pk_orders = {OrderType::Ascending()};
+  catalog.dist_key_indices = {0};
+  catalog.vnode_count = 8;
+  catalog.value_indices = {0, 1};
+  options.initial_rows = 10;
+  options.parallelism = 2;
+  options.rate_limit = RateLimit::Fixed(1000);
+  options.checkpoint_frequency = 2;
+  options.extra_checkpoints_after_finish = 0;
+  options.max_duration = absl::Seconds(10);
+  options.actions = {{1, JobAction::Kind::kPause, 0},
+                     {2, JobAction::Kind::kResume, 0},
+                     {2, JobAction::Kind::kSetRateLimit, 4000}};
+  return options;
+}
+
+// A defined, loaded job; a coordinator and its graph (never polled: the
+// test plays the graph's part through the listener).
+struct Fixture {
+  explicit Fixture(bool creating = true,
+                   const StreamingJobOptions& job = Job())
+      : options(job) {
+    store = NewMemoryStateStore();
+    EXPECT_TRUE(DefineJob(*store, options).ok());
+    EXPECT_TRUE(LoadInitialRows(*store, options).ok());
+    AttemptStart attempt;
+    attempt.creating = creating;
+    attempt.job_start = clock.Now();
+    attempt.observer = [this](const JobProgress& progress) {
+      observed.push_back(progress);
+    };
+    auto created =
+        BarrierCoordinator::Create(*store, options, attempt, clock, &result);
+    EXPECT_TRUE(created.ok()) << created.status();
+    coordinator = std::move(*created);
+    auto built = BuildJobGraph(*store, options, coordinator->state(),
+                               {&clock, nullptr, coordinator.get()});
+    EXPECT_TRUE(built.ok()) << built.status();
+    graph = std::move(*built);
+  }
+
+  StreamingJobOptions options;
+  SimulatedClock clock;
+  std::unique_ptr<StateStore> store;
+  JobResult result;
+  std::vector<JobProgress> observed;
+  std::unique_ptr<BarrierCoordinator> coordinator;
+  std::unique_ptr<JobGraph> graph;
+};
+
+TEST(BarrierCoordinatorTest, CreateNeedsADefinedJob) {
+  std::unique_ptr<StateStore> store = NewMemoryStateStore();
+  SimulatedClock clock;
+  JobResult result;
+  const StreamingJobOptions options = Job();
+  EXPECT_THAT(
+      BarrierCoordinator::Create(*store, options, {}, clock, &result).status(),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               HasSubstr("job state (table 1004) is missing")));
+}
+
+TEST(BarrierCoordinatorTest, CreateAppliesTheOverridesOnlyWhenAsked) {
+  StreamingJobOptions options = Job();
+  options.overrides.parallelism = 3;
+  std::unique_ptr<StateStore> store = NewMemoryStateStore();
+  BACKFILL_ASSERT_OK(DefineJob(*store, options));
+  SimulatedClock clock;
+  JobResult result;
+  AttemptStart attempt;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto saved, BarrierCoordinator::Create(*store, options, attempt, clock,
+                                             &result));
+  EXPECT_EQ(saved->state().parallelism, 2u);
+  attempt.apply_overrides = true;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto overridden, BarrierCoordinator::Create(*store, options, attempt,
+                                                  clock, &result));
+  EXPECT_EQ(overridden->state().parallelism, 3u);
+  EXPECT_EQ(result.parallelism, 3u);
+}
+
+TEST(BarrierCoordinatorTest, TheFirstBarrierIsInitialWithAddOrUpdate) {
+  for (bool creating : {true, false}) {
+    SCOPED_TRACE(creating ? "creating" : "restarting");
+    Fixture f(creating);
+    const Epoch committed = f.store->CommittedEpoch(1);
+    BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier first,
+                                  f.coordinator->NextBarrier(*f.graph));
+    EXPECT_EQ(first.kind, BarrierKind::kInitial);
+    EXPECT_EQ(first.epoch.prev, committed);
+    EXPECT_EQ(first.epoch.curr.value(), committed.value() + 1);
+    if (creating) {
+      const auto* add = first.MutationAs<AddMutation>();
+      ASSERT_NE(add, nullptr);
+      EXPECT_THAT(add->added_actors, UnorderedElementsAre(1, 2, 100, 101));
+    } else {
+      EXPECT_NE(first.MutationAs<UpdateMutation>(), nullptr);
+    }
+    EXPECT_FALSE(f.coordinator->IsCollected(first.epoch.curr));
+    f.coordinator->Collected(first);
+    EXPECT_TRUE(f.coordinator->IsCollected(first.epoch.curr));
+    BACKFILL_EXPECT_OK(f.coordinator->WaitCollected());
+  }
+}
+
+TEST(BarrierCoordinatorTest, ActionsComposeIntoOneThrottlePerBarrier) {
+  Fixture f;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier first,
+                                f.coordinator->NextBarrier(*f.graph));
+  f.coordinator->Collected(first);
+  BACKFILL_ASSERT_OK(f.coordinator->OnCollected(*f.graph));
+  EXPECT_TRUE(f.observed.empty());  // not for the first barrier
+
+  // Epoch 1: pause. A plain barrier (every 2nd is a checkpoint).
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier b1, f.coordinator->NextBarrier(*f.graph));
+  EXPECT_EQ(b1.kind, BarrierKind::kBarrier);
+  EXPECT_EQ(b1.epoch.prev, first.epoch.curr);
+  const auto* pause = b1.MutationAs<ThrottleMutation>();
+  ASSERT_NE(pause, nullptr);
+  EXPECT_EQ(pause->rate_limits.at(JobGraph::kBackfillFragment), 0u);
+  EXPECT_EQ(pause->actor_rate_limits.at(100), 0u);
+  EXPECT_EQ(pause->actor_rate_limits.at(101), 0u);
+  EXPECT_TRUE(f.coordinator->state().paused);
+  f.coordinator->Collected(b1);
+  BACKFILL_ASSERT_OK(f.coordinator->OnCollected(*f.graph));
+  ASSERT_EQ(f.observed.size(), 1u);
+  EXPECT_EQ(f.observed[0].vnodes_total, 8u);
+  EXPECT_FALSE(f.observed[0].backfill_done);
+
+  // Epoch 2: resume + a new rate at one barrier: one Throttle, shares of
+  // the new rate; a checkpoint, which commits the job state.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier b2, f.coordinator->NextBarrier(*f.graph));
+  EXPECT_EQ(b2.kind, BarrierKind::kCheckpoint);
+  const auto* resume = b2.MutationAs<ThrottleMutation>();
+  ASSERT_NE(resume, nullptr);
+  EXPECT_EQ(resume->rate_limits.at(JobGraph::kBackfillFragment), 4000u);
+  EXPECT_EQ(resume->actor_rate_limits.at(100), 2000u);
+  EXPECT_EQ(resume->actor_rate_limits.at(101), 2000u);
+  EXPECT_FALSE(f.coordinator->state().paused);
+  EXPECT_EQ(f.coordinator->state().epochs_since_creation, 2u);
+
+  // (b2 is not collected here: its checkpoint needs the graph's tables.)
+  EXPECT_EQ(f.result.epochs, 2u);
+}
+
+TEST(BarrierCoordinatorTest, StopsEveryActorAtTheCheckpointAfterTheBackfillIsDone) {
+  StreamingJobOptions options = Job();
+  options.actions = {};
+  options.checkpoint_frequency = 1;
+  Fixture f(true, options);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier first,
+                                f.coordinator->NextBarrier(*f.graph));
+  f.coordinator->Collected(first);
+  BACKFILL_ASSERT_OK(f.coordinator->OnCollected(*f.graph));
+  // Not done: a checkpoint barrier without a mutation.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier b1, f.coordinator->NextBarrier(*f.graph));
+  EXPECT_EQ(b1.kind, BarrierKind::kCheckpoint);
+  EXPECT_EQ(b1.mutation, nullptr);
+  EXPECT_FALSE(f.graph->stop_generating->load());
+  // The actors finish (as their reporters would say).
+  for (ActorId actor : f.graph->backfill_actor_ids) {
+    ProgressEvent event;
+    event.actor = actor;
+    event.epoch = b1.epoch;
+    event.done = true;
+    event.consumed_epoch = b1.epoch.prev;
+    event.consumed_rows = 5;
+    BACKFILL_ASSERT_OK(f.graph->tracker->Report(event));
+  }
+  f.coordinator->Collected(b1);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier b2, f.coordinator->NextBarrier(*f.graph));
+  const auto* stop = b2.MutationAs<StopMutation>();
+  ASSERT_NE(stop, nullptr);
+  EXPECT_THAT(stop->actors, UnorderedElementsAre(1, 2, 100, 101));
+  EXPECT_TRUE(f.graph->stop_generating->load());
+  EXPECT_FALSE(f.coordinator->finished());
+}
+
+// An actor over a scripted root that ends after `messages`.
+std::unique_ptr<Actor> ScriptedActor(ActorId id, std::vector<Message> messages,
+                                     absl::Status error = absl::OkStatus()) {
+  auto root = std::make_unique<testing::ScriptedExecutor>(
+      ExecutorInfo{{}, {}, absl::StrCat("Scripted(", id, ")")});
+  for (Message& message : messages) root->Push(std::move(message));
+  if (!error.ok()) root->PushError(error);
+  return std::make_unique<Actor>(id, std::move(root),
+                                 std::make_unique<DiscardOutput>());
+}
+
+void RunToEnd(Actor& actor, Clock& clock) {
+  class NoopWaker final : public Waker {
+   public:
+    void Wake() override {}
+  };
+  PollContext cx(std::make_shared<NoopWaker>(), clock);
+  while (actor.Poll(cx) != Actor::Step::kDone) {
+  }
+}
+
+TEST(BarrierCoordinatorTest, ActorsEndingBeforeTheirStopBarrierFailTheAttempt) {
+  Fixture f;
+  BACKFILL_EXPECT_OK(f.coordinator->error());
+  // Stopped at its stop barrier: no error.
+  StopMutation stop;
+  stop.actors.insert(7);
+  auto stopped = ScriptedActor(
+      7, {testing::TestBarrier(1, BarrierKind::kCheckpoint,
+                               std::make_shared<const Mutation>(stop))});
+  RunToEnd(*stopped, f.clock);
+  ASSERT_EQ(stopped->state(), Actor::State::kStopped);
+  f.coordinator->ActorEnded(*stopped);
+  BACKFILL_EXPECT_OK(f.coordinator->error());
+  // Its input ended first: Internal naming it.
+  auto ended = ScriptedActor(8, {testing::TestBarrier(1)});
+  RunToEnd(*ended, f.clock);
+  f.coordinator->ActorEnded(*ended);
+  EXPECT_THAT(f.coordinator->error(),
+              StatusIs(absl::StatusCode::kInternal,
+                       "Scripted(8): input ended before the stop barrier"));
+  // The first error wins.
+  auto failed = ScriptedActor(9, {}, absl::UnavailableError("disk"));
+  RunToEnd(*failed, f.clock);
+  f.coordinator->ActorEnded(*failed);
+  f.coordinator->Fail(absl::InternalError("later"));
+  EXPECT_THAT(f.coordinator->error(), StatusIs(absl::StatusCode::kInternal,
+                                               HasSubstr("Scripted(8)")));
+  EXPECT_THAT(f.coordinator->WaitCollected(),
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("Scripted(8)")));
+}
+
+TEST(BarrierCoordinatorTest, AFailedActorReportsItsOwnError) {
+  Fixture f;
+  auto failed = ScriptedActor(9, {}, absl::UnavailableError("disk"));
+  RunToEnd(*failed, f.clock);
+  f.coordinator->ActorEnded(*failed);
+  EXPECT_THAT(f.coordinator->error(),
+              StatusIs(absl::StatusCode::kUnavailable, "disk"));
+}
+
+TEST(BarrierCoordinatorTest, StopCheckpointsReleasesWaiters) {
+  Fixture f;
+  f.coordinator->StopCheckpoints();
+  f.coordinator->WaitUntilCheckpointsStopped();  // returns at once
+}
+
+TEST(BarrierCoordinatorTest, AnUncollectedBarrierPastTheDeadlineIsDeadlineExceeded) {
+  Fixture f;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier first,
+                                f.coordinator->NextBarrier(*f.graph));
+  f.clock.AdvanceTime(absl::Seconds(11));  // past job_start + 10 s
+  EXPECT_THAT(f.coordinator->WaitCollected(),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       HasSubstr("not collected within the job's 10s")));
+}
+
+}  // namespace
+}  // namespace backfill

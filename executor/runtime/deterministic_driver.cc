@@ -1,0 +1,197 @@
+#include "executor/runtime/deterministic_driver.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "executor/poll.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+namespace {
+
+// Marks its task runnable. Wake may come from inside a poll (a self-wake or
+// a channel of the same thread); never blocks.
+class FlagWaker final : public Waker {
+ public:
+  void Wake() override { woken_.store(true, std::memory_order_relaxed); }
+  // True if woken since the last call.
+  bool Take() { return woken_.exchange(false, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> woken_{true};
+};
+
+struct Task {
+  Actor* actor = nullptr;
+  std::shared_ptr<FlagWaker> waker = std::make_shared<FlagWaker>();
+  std::unique_ptr<PollContext> cx;
+  // Poll again at once (the last poll made progress or was woken).
+  bool runnable = true;
+  absl::Time deadline = absl::InfiniteFuture();
+  // Ended before its stop barrier: abandon once checkpoints stopped.
+  bool abandon = false;
+};
+
+class Scheduler {
+ public:
+  Scheduler(JobGraph& graph, BarrierCoordinator& coordinator,
+            const DeterministicDriverOptions& options, SimulatedClock& clock)
+      : graph_(graph),
+        coordinator_(coordinator),
+        options_(options),
+        clock_(clock),
+        random_(options.seed) {
+    for (std::unique_ptr<Actor>& actor : graph.actors) {
+      Task task;
+      task.actor = actor.get();
+      task.cx = std::make_unique<PollContext>(task.waker, clock);
+      tasks_.push_back(std::move(task));
+    }
+  }
+
+  absl::Status Run() {
+    absl::Status status = Coordinate();
+    if (!status.ok()) coordinator_.Fail(status);
+    coordinator_.StopCheckpoints();
+    for (Task& task : tasks_) {
+      if (task.abandon) task.actor->Abandon();
+    }
+    // End of the barrier stream: let every actor that can still run end.
+    graph_.barriers->Close();
+    for (uint64_t step = 0; step < options_.max_steps; ++step) {
+      std::vector<size_t> ready = Ready();
+      if (ready.empty()) break;
+      Poll(ready[Pick(ready.size())]);
+    }
+    return status;
+  }
+
+ private:
+  absl::Status Coordinate() {
+    std::optional<Message> unsent;  // a barrier waiting for room
+    bool in_flight = false;
+    bool first = true;
+    absl::Time next_barrier = clock_.Now();
+    auto coordinator_waker = std::make_shared<FlagWaker>();
+    PollContext coordinator_cx(coordinator_waker, clock_);
+    for (uint64_t step = 1; step <= options_.max_steps; ++step) {
+      if (step == options_.crash_at_step) {
+        return absl::UnavailableError(absl::StrCat(
+            "injected crash at step ", step, " (seed ", options_.seed, ")"));
+      }
+      BACKFILL_RETURN_IF_ERROR(coordinator_.error());
+      // The coordinator acts first whenever it can.
+      if (!in_flight && clock_.Now() >= next_barrier) {
+        BACKFILL_ASSIGN_OR_RETURN(Barrier barrier,
+                                  coordinator_.NextBarrier(graph_));
+        unsent.emplace(std::move(barrier));
+        in_flight = true;
+      }
+      if (unsent.has_value()) {
+        switch (graph_.barriers->PollSend(*unsent, coordinator_cx)) {
+          case SendResult::kSent:
+            unsent.reset();
+            break;
+          case SendResult::kFull:
+            break;
+          case SendResult::kClosed:
+            return absl::CancelledError("the source is gone");
+        }
+      }
+      if (in_flight && !unsent.has_value() &&
+          coordinator_.IsCollected(coordinator_.epoch().curr)) {
+        BACKFILL_RETURN_IF_ERROR(coordinator_.OnCollected(graph_));
+        if (coordinator_.finished()) return absl::OkStatus();
+        in_flight = false;
+        if (first) next_barrier = clock_.Now();
+        first = false;
+        next_barrier += options_.barrier_interval;
+        continue;
+      }
+      if (in_flight && clock_.Now() >= coordinator_.deadline()) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "barrier ", coordinator_.epoch().DebugString(),
+            " not collected within the job's deadline (simulated time)"));
+      }
+      std::vector<size_t> ready = Ready();
+      std::bernoulli_distribution early(options_.early_barrier_probability);
+      if (!ready.empty() && !(!in_flight && early(random_))) {
+        Poll(ready[Pick(ready.size())]);
+        continue;
+      }
+      // Nothing to run (or an early barrier): move time.
+      absl::Time wake = absl::InfiniteFuture();
+      if (ready.empty()) {
+        for (const Task& task : tasks_) {
+          if (task.actor->state() == Actor::State::kRunning) {
+            wake = std::min(wake, task.deadline);
+          }
+        }
+      }
+      if (!in_flight) wake = std::min(wake, next_barrier);
+      if (wake == absl::InfiniteFuture()) {
+        return absl::InternalError(absl::StrCat(
+            "deterministic driver (seed ", options_.seed,
+            "): no actor can run and nothing will wake one, barrier ",
+            coordinator_.epoch().DebugString(), " in flight"));
+      }
+      if (in_flight) wake = std::min(wake, coordinator_.deadline());
+      clock_.SetTime(wake);
+    }
+    return absl::InternalError(absl::StrCat("deterministic driver (seed ",
+                                            options_.seed, "): more than ",
+                                            options_.max_steps, " steps"));
+  }
+
+  // Indices of the tasks that can be polled now.
+  std::vector<size_t> Ready() {
+    std::vector<size_t> ready;
+    const absl::Time now = clock_.Now();
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      Task& task = tasks_[i];
+      if (task.actor->state() != Actor::State::kRunning) continue;
+      if (task.waker->Take()) task.runnable = true;
+      if (task.runnable || task.deadline <= now) ready.push_back(i);
+    }
+    return ready;
+  }
+
+  size_t Pick(size_t n) {
+    return std::uniform_int_distribution<size_t>(0, n - 1)(random_);
+  }
+
+  void Poll(size_t index) {
+    Task& task = tasks_[index];
+    task.runnable = false;
+    task.cx->ResetWakeDeadline();
+    const Actor::Step step = task.actor->Poll(*task.cx);
+    task.deadline = task.cx->wake_deadline();
+    if (step == Actor::Step::kProgress) task.runnable = true;
+    if (step != Actor::Step::kDone) return;
+    // The coordinator learnt why (BarrierCoordinator::ActorEnded).
+    task.abandon = task.actor->state() != Actor::State::kStopped;
+  }
+
+  JobGraph& graph_;
+  BarrierCoordinator& coordinator_;
+  const DeterministicDriverOptions& options_;
+  SimulatedClock& clock_;
+  std::mt19937_64 random_;
+  std::vector<Task> tasks_;
+};
+
+}  // namespace
+
+absl::Status RunDeterministic(JobGraph& graph, BarrierCoordinator& coordinator,
+                              const DeterministicDriverOptions& options,
+                              SimulatedClock& clock) {
+  return Scheduler(graph, coordinator, options, clock).Run();
+}
+
+}  // namespace backfill

@@ -1,0 +1,177 @@
+#include "executor/runtime/deterministic_driver.h"
+
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "executor/runtime/one_attempt_for_test.h"
+#include "executor/runtime/streaming_job.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/memory_state_store.h"
+#include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TableCatalog Table() {
+  TableCatalog catalog;
+  catalog.table_id = 1;
+  catalog.name = "orders";
+  catalog.columns = {{"id", DataType::kInt64, 1, false},
+                     {"customer", DataType::kVarchar, 2, true},
+                     {"qty", DataType::kInt32, 3, true}};
+  catalog.pk_indices = {0};
+  catalog.pk_orders = {OrderType::Descending()};
+  catalog.dist_key_indices = {0};
+  catalog.vnode_count = 16;
+  catalog.value_indices = {0, 1, 2};
+  return catalog;
+}
+
+StreamingJobOptions SmallJob() {
+  StreamingJobOptions options;
+  options.upstream = Table();
+  options.output_columns = {1, 2};  // the view hides the pk
+  options.initial_rows = 400;
+  options.workload.seed = 3;
+  options.workload.ops_per_second = 2000;
+  options.workload.update_primary_key = true;
+  options.workload.null_fraction = 0.1;
+  options.workload.key_space = 800;
+  options.parallelism = 3;
+  options.chunk_size = 16;
+  options.rate_limit = RateLimit::Fixed(2000);
+  options.barrier_interval = absl::Milliseconds(10);
+  options.checkpoint_frequency = 2;
+  options.extra_checkpoints_after_finish = 2;
+  options.max_duration = absl::Seconds(60);
+  // Paused for a while, then resumed at another rate in one barrier.
+  options.actions = {{3, JobAction::Kind::kPause, 0},
+                     {8, JobAction::Kind::kResume, 0},
+                     {8, JobAction::Kind::kSetRateLimit, 5000}};
+  return options;
+}
+
+OneAttempt RunJob(const StreamingJobOptions& options, uint64_t seed,
+                  bool conflict = false) {
+  std::unique_ptr<StateStore> store = NewMemoryStateStore();
+  SimulatedClock clock;
+  DeterministicDriverOptions driver;
+  driver.seed = seed;
+  driver.barrier_interval = options.barrier_interval;
+  return RunOneAttemptForTest(
+      *store, options, clock,
+      [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+        return RunDeterministic(graph, coordinator, driver, clock);
+      },
+      [&](StateStore& s) {
+        return conflict ? PlantConflictingViewRow(s, options)
+                        : absl::OkStatus();
+      });
+}
+
+TEST(DeterministicDriverTest,
+     RunsTheShippedGraphToAConsistentViewForManySeeds) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const OneAttempt run = RunJob(SmallJob(), seed);
+    BACKFILL_ASSERT_OK(run.status);
+    ASSERT_TRUE(run.verdict.has_value());
+    EXPECT_TRUE(run.verdict->consistent) << run.verdict->mismatch;
+    EXPECT_GT(run.verdict->view_rows, 0u);
+    EXPECT_GE(run.result.snapshot_rows, 400u);
+    EXPECT_GT(run.result.upstream_ops, 0u);
+    EXPECT_GT(run.result.checkpoints, 3u);
+    // The job state of the last checkpoint: resumed, at the new rate.
+    ASSERT_TRUE(run.saved.has_value());
+    EXPECT_FALSE(run.saved->state.paused);
+    EXPECT_EQ(run.saved->state.rate_limit, RateLimit::Fixed(5000));
+    EXPECT_EQ(run.saved->state.parallelism, 3u);
+    EXPECT_EQ(run.saved->state.epochs_since_creation, run.result.epochs - 1);
+  }
+}
+
+TEST(DeterministicDriverTest, TheSameSeedGivesTheSameRun) {
+  for (uint64_t seed : {5u, 11u}) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const OneAttempt a = RunJob(SmallJob(), seed);
+    const OneAttempt b = RunJob(SmallJob(), seed);
+    BACKFILL_ASSERT_OK(a.status);
+    BACKFILL_ASSERT_OK(b.status);
+    EXPECT_EQ(a.result.epochs, b.result.epochs);
+    EXPECT_EQ(a.result.checkpoints, b.result.checkpoints);
+    EXPECT_EQ(a.result.upstream_ops, b.result.upstream_ops);
+    EXPECT_EQ(a.result.snapshot_rows, b.result.snapshot_rows);
+    EXPECT_EQ(a.verdict->upstream_rows, b.verdict->upstream_rows);
+  }
+}
+
+TEST(DeterministicDriverTest,
+     ABarrierNotCollectedByTheDeadlineIsDeadlineExceeded) {
+  StreamingJobOptions options = SmallJob();
+  options.actions = {};
+  options.rate_limit = RateLimit::Fixed(10);  // 400 rows: 40 s
+  options.max_duration = absl::Seconds(2);
+  const OneAttempt run = RunJob(options, 1);
+  EXPECT_THAT(run.status, StatusIs(absl::StatusCode::kDeadlineExceeded,
+                                   HasSubstr("not collected within")));
+}
+
+TEST(DeterministicDriverTest, AnActorsErrorIsTheAttemptsError) {
+  // The view's first insert of a key it already holds fails the view actor;
+  // the attempt fails with that error, not with its consumers' end of input.
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const OneAttempt run = RunJob(SmallJob(), seed, /*conflict=*/true);
+    EXPECT_FALSE(run.status.ok());
+    EXPECT_THAT(run.status.message(), HasSubstr("Materialize(view, actor 2)"));
+    EXPECT_THAT(run.status.message(), Not(HasSubstr("input ended")));
+  }
+}
+
+// The whole job (definition, bulk load, attempts with recovery, verdict) on
+// the deterministic driver, its first attempt crashed at a seeded step: the
+// next attempt resumes from the last checkpoint and the view is consistent.
+TEST(DeterministicDriverTest, ACrashAnywhereRecoversToAConsistentView) {
+  int crashed = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    std::mt19937_64 random(seed);
+    const uint64_t crash_at_step =
+        std::uniform_int_distribution<uint64_t>(1, 1500)(random);
+    SCOPED_TRACE(absl::StrCat("seed ", seed, ", crash at step ", crash_at_step));
+    StreamingJobOptions options = SmallJob();
+    options.recovery_backoff = absl::ZeroDuration();  // simulated time
+    std::unique_ptr<StateStore> store = NewMemoryStateStore();
+    SimulatedClock clock;
+    uint32_t attempts = 0;
+    absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
+        *store, options, nullptr, {}, clock,
+        [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+          DeterministicDriverOptions driver;
+          driver.seed = seed * 1000 + attempts;
+          driver.barrier_interval = options.barrier_interval;
+          if (attempts++ == 0) driver.crash_at_step = crash_at_step;
+          return RunDeterministic(graph, coordinator, driver, clock);
+        });
+    BACKFILL_ASSERT_OK(result.status());
+    EXPECT_TRUE(result->consistent) << result->mismatch;
+    EXPECT_EQ(result->recoveries, attempts - 1);
+    EXPECT_FALSE(result->job_state.paused);
+    EXPECT_EQ(result->job_state.rate_limit, RateLimit::Fixed(5000));
+    if (attempts > 1) {
+      ++crashed;
+      EXPECT_TRUE(result->resumed);
+    }
+  }
+  // The crashes land inside the runs (not after they finished).
+  EXPECT_GE(crashed, 6);
+}
+
+}  // namespace
+}  // namespace backfill

@@ -1,0 +1,128 @@
+// JobGraph: the actors of one attempt of a streaming job, built from the
+// job's options and the job state in force, with no threads in it:
+//
+//   barriers (the coordinator's injection end, a channel)
+//     -> actor 1: DmlSourceExecutor -> HashDispatcher (by vnode, S1 -> S2)
+//     -> actors 100..100+N-1: ReceiverExecutor -> ArrangementBackfillExecutor
+//          -> ChannelOutput
+//     -> actor 2: N x ReceiverExecutor -> MergeExecutor -> MaterializeExecutor
+//          (the view) -> DiscardOutput; its barriers go to the listener
+//          (the coordinator's collection end).
+//
+//   BACKFILL_ASSIGN_OR_RETURN(
+//       std::unique_ptr<JobGraph> graph,
+//       BuildJobGraph(store, options, state, {&clock, registry, &listener}));
+//   for (auto& actor : graph->actors) ...   // a driver polls them
+//
+// Every actor is an Actor (executor/runtime/actor.h) that a driver polls:
+// one thread each (threaded_driver.h), or one thread choosing among them.
+// The source starts generating at the first barrier the coordinator sends
+// into `barriers`; the backfill actors are built from their plan nodes
+// (BuildArrangementBackfillFromPlan) with an even split of the vnodes and
+// their share of the job-wide rate limit, as a planner would hand them over.
+//
+// Lifetime: the store, the clock, the registry and the listener must
+// outlive the graph; the graph must not outlive the store. Destroying the
+// graph destroys every actor (closing every channel).
+// Thread-safety: the members are used by the driver: each actor by one
+// thread at a time; `barriers` by the coordinator; tracker, source offset,
+// stop_generating and dispatcher->max_blocked() from any thread.
+#ifndef EXECUTOR_RUNTIME_JOB_GRAPH_H_
+#define EXECUTOR_RUNTIME_JOB_GRAPH_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "executor/barrier.h"
+#include "executor/channel.h"
+#include "executor/backfill/progress_reporter.h"
+#include "executor/runtime/actor.h"
+#include "executor/runtime/demo/dml_source_executor.h"
+#include "executor/runtime/hash_dispatcher.h"
+#include "executor/runtime/job_state.h"
+#include "executor/runtime/streaming_job_options.h"
+#include "metrics/backfill_metrics.h"
+#include "metrics/registry.h"
+#include "storage/state_store.h"
+#include "third_party/absl_extras/clock.h"
+
+namespace backfill {
+
+// Told about barriers as they pass through the graph: the coordinator's
+// collection end. Called from the actors' threads.
+class BarrierListener {
+ public:
+  virtual ~BarrierListener() = default;
+  // A backfill actor emitted `barrier` at `now`.
+  virtual void BackfillEmitted(const Barrier& barrier, absl::Time now) = 0;
+  // The view materialized `barrier` (every backfill actor's data before it
+  // is in the view's table).
+  virtual void Collected(const Barrier& barrier) = 0;
+  // `actor` ended (Actor::state() says how), before its output closed: an
+  // actor's error arrives before its consumers see their input end.
+  virtual void ActorEnded(const Actor& actor) = 0;
+};
+
+// What a graph is built with besides the options and the job state.
+struct JobGraphContext {
+  // The clock of every actor (rate limiters, the source's rate). Required.
+  Clock* clock = nullptr;
+  // Receives the backfill metrics; null = none.
+  Registry* registry = nullptr;
+  // Required.
+  BarrierListener* listener = nullptr;
+};
+
+struct JobGraph {
+  static constexpr ActorId kSourceActor = 1;
+  static constexpr ActorId kViewActor = 2;
+  static constexpr ActorId kFirstBackfillActor = 100;
+  static constexpr FragmentId kBackfillFragment = 10;
+
+  // What the actors point into: declared before them, destroyed after.
+  std::unique_ptr<JobProgressTracker> tracker;
+  std::vector<std::unique_ptr<ProgressReporter>> reporters;
+  std::deque<BackfillMetrics> metrics;
+  // Set to stop the source's changes (it keeps forwarding barriers).
+  std::shared_ptr<std::atomic<bool>> stop_generating =
+      std::make_shared<std::atomic<bool>>(false);
+  // Per backfill actor: its id and the number of vnodes it owns.
+  std::vector<ActorId> backfill_actor_ids;
+  std::vector<uint32_t> owned_vnodes;
+  // Per backfill actor: the most upstream change data it buffered in one
+  // epoch, written when the actor ends (read after the driver finished).
+  std::vector<size_t> peak_buffer_bytes;
+
+  // The coordinator's injection end: barriers sent here enter the source.
+  std::optional<ChannelSender> barriers;
+  // The source (index 0), the backfill actors (1..N), the view (last).
+  std::vector<std::unique_ptr<Actor>> actors;
+  // Views into the actors: the source's executor and output.
+  DmlSourceExecutor* source = nullptr;
+  HashDispatcher* dispatcher = nullptr;
+
+  // Every actor's id (for Add and Stop mutations).
+  std::vector<ActorId> ActorIds() const;
+};
+
+// Builds the graph of `options` for the job state `state` (its parallelism
+// and effective rate limit). No I/O beyond creating table instances; the
+// actors initialise their tables at the first barrier, which must be
+// {committed + 1, committed}. Errors: InvalidArgument for options the plan
+// builder rejects; the state tables' and the metrics' creation errors.
+// REQUIRES: ValidateStreamingJobOptions(options).ok(); state.parallelism in
+// [1, vnode count]; context.clock and context.listener set.
+absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
+    StateStore& store, const StreamingJobOptions& options,
+    const JobState& state, const JobGraphContext& context);
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_RUNTIME_JOB_GRAPH_H_

@@ -1,0 +1,75 @@
+// JobProgress and JobResult: what a streaming job reports while it runs (to
+// an observer, after every barrier) and when it ends (RunStreamingJob,
+// executor/runtime/streaming_job.h). Plain values.
+//
+//   observer = [](const JobProgress& p) { Print(p.vnodes_completed); };
+//   BACKFILL_ASSIGN_OR_RETURN(JobResult result, RunStreamingJob(...));
+#ifndef EXECUTOR_RUNTIME_JOB_RESULT_H_
+#define EXECUTOR_RUNTIME_JOB_RESULT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "executor/runtime/job_state.h"
+
+namespace backfill {
+
+// A periodic observation for progress displays.
+struct JobProgress {
+  double seconds = 0;
+  uint64_t vnodes_completed = 0;
+  uint64_t vnodes_total = 0;
+  uint64_t snapshot_rows = 0;
+  uint64_t estimated_total_rows = 0;
+  uint64_t upstream_ops = 0;
+  uint64_t epochs = 0;
+  uint64_t checkpoints = 0;
+  double barrier_latency_p50_ms = 0;
+  double barrier_latency_p99_ms = 0;
+  // The latest barrier's time from injection until every backfill actor
+  // emitted it.
+  double last_backfill_barrier_latency_ms = 0;
+  bool backfill_done = false;
+};
+
+struct JobResult {
+  bool consistent = false;
+  // Why not consistent: the first differing rows.
+  std::string mismatch;
+  uint64_t upstream_rows = 0;
+  uint64_t view_rows = 0;
+  // Snapshot rows sent in total (persisted progress included) and in this
+  // run only (what snapshot_rows_per_second is computed from).
+  uint64_t snapshot_rows = 0;
+  uint64_t snapshot_rows_this_run = 0;
+  uint64_t upstream_ops = 0;
+  uint64_t epochs = 0;
+  uint64_t checkpoints = 0;
+  uint32_t parallelism = 0;
+  // The job state in force at the end (as persisted by the last checkpoint).
+  JobState job_state;
+  bool resumed = false;
+  // Recoveries from errors in this run (each reopened the store if it could).
+  uint32_t recoveries = 0;
+  double seconds = 0;
+  double snapshot_rows_per_second = 0;
+  // Injection until the view collected the barrier, over all barriers.
+  double barrier_latency_p50_ms = 0;
+  double barrier_latency_p99_ms = 0;
+  // Injection until every backfill actor emitted the barrier: while the
+  // backfill ran, and after it finished (the same pipeline without it).
+  double backfill_barrier_latency_p50_ms = 0;
+  double backfill_barrier_latency_p99_ms = 0;
+  double steady_barrier_latency_p50_ms = 0;
+  double steady_barrier_latency_p99_ms = 0;
+  // The longest a single upstream send waited for a full backfill input
+  // (back-pressure onto the upstream).
+  double upstream_blocked_seconds = 0;
+  // Sum over actors of the most upstream change data each buffered in one
+  // epoch (StreamChunk::EstimatedBytes).
+  uint64_t peak_buffer_bytes = 0;
+};
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_RUNTIME_JOB_RESULT_H_

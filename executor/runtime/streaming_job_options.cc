@@ -1,0 +1,120 @@
+#include "executor/runtime/streaming_job_options.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+
+absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
+  BACKFILL_RETURN_IF_ERROR(ValidateTableCatalog(options.upstream));
+  const uint32_t vnode_count =
+      static_cast<uint32_t>(options.upstream.vnode_count);
+  if (options.parallelism < 1 || options.parallelism > vnode_count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("parallelism = ", options.parallelism, " must be in [1, ",
+                     vnode_count, "] (the vnode count)"));
+  }
+  for (int column : options.output_columns) {
+    if (column < 0 ||
+        column >= static_cast<int>(options.upstream.columns.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output column ", column, " is out of range"));
+    }
+  }
+  if (options.overrides.parallelism.has_value() &&
+      (*options.overrides.parallelism < 1 ||
+       *options.overrides.parallelism > vnode_count)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("overrides.parallelism = ", *options.overrides.parallelism,
+                     " must be in [1, ", vnode_count, "] (the vnode count)"));
+  }
+  if (options.rate_limit.is_paused() ||
+      (options.overrides.rate_limit.has_value() &&
+       options.overrides.rate_limit->is_paused())) {
+    return absl::InvalidArgumentError(
+        "the job-wide rate limit must not be Pause (pausing is an action)");
+  }
+  if (options.channel_capacity < 1) {
+    return absl::InvalidArgumentError("channel_capacity = 0 must be >= 1");
+  }
+  BACKFILL_RETURN_IF_ERROR(ValidateJobActions(options.actions));
+  const TableId ids[] = {options.upstream.table_id, options.view_table_id,
+                         options.progress_table_id,
+                         options.source_offset_table_id,
+                         options.job_state_table_id};
+  for (size_t i = 0; i < std::size(ids); ++i) {
+    for (size_t j = i + 1; j < std::size(ids); ++j) {
+      if (ids[i] == ids[j]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("table id ", ids[i],
+                         " is used twice (upstream, view, progress, "
+                         "source offset and job state tables must differ)"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<int> JobOutputColumns(const StreamingJobOptions& options) {
+  if (!options.output_columns.empty()) return options.output_columns;
+  std::vector<int> all;
+  for (size_t i = 0; i < options.upstream.columns.size(); ++i) {
+    all.push_back(static_cast<int>(i));
+  }
+  return all;
+}
+
+std::vector<int> ViewColumns(const StreamingJobOptions& options) {
+  std::vector<int> columns = JobOutputColumns(options);
+  for (int pk : options.upstream.pk_indices) {
+    if (std::find(columns.begin(), columns.end(), pk) == columns.end()) {
+      columns.push_back(pk);
+    }
+  }
+  return columns;
+}
+
+TableCatalog ViewCatalog(const StreamingJobOptions& options) {
+  const TableCatalog& upstream = options.upstream;
+  const std::vector<int> columns = ViewColumns(options);
+  TableCatalog view;
+  view.table_id = options.view_table_id;
+  view.name = absl::StrCat(upstream.name, "_view");
+  for (size_t i = 0; i < columns.size(); ++i) {
+    ColumnDesc column = upstream.columns[columns[i]];
+    column.column_id = static_cast<int32_t>(i + 1);
+    view.columns.push_back(column);
+  }
+  auto position = [&](int s1) {
+    return static_cast<int>(std::find(columns.begin(), columns.end(), s1) -
+                            columns.begin());
+  };
+  for (size_t i = 0; i < upstream.pk_indices.size(); ++i) {
+    view.pk_indices.push_back(position(upstream.pk_indices[i]));
+    view.pk_orders.push_back(upstream.pk_orders[i]);
+  }
+  for (int column : upstream.dist_key_indices) {
+    view.dist_key_indices.push_back(position(column));
+  }
+  view.vnode_count = upstream.vnode_count;
+  view.value_encoding = ValueEncoding::kPositional;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    view.value_indices.push_back(static_cast<int>(i));
+  }
+  return view;
+}
+
+JobDefinition JobDefinitionOf(const StreamingJobOptions& options) {
+  JobDefinition definition;
+  definition.upstream = options.upstream;
+  definition.view = ViewCatalog(options);
+  definition.output_columns = JobOutputColumns(options);
+  definition.progress_table_id = options.progress_table_id;
+  definition.source_offset_table_id = options.source_offset_table_id;
+  return definition;
+}
+
+}  // namespace backfill

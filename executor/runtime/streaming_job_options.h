@@ -1,0 +1,131 @@
+// StreamingJobOptions: everything that defines one run of a streaming job
+// (RunStreamingJob, executor/runtime/streaming_job.h): the upstream table,
+// the view's columns, the demo workload, the backfill's parallelism, chunk
+// size and rate limit, the barrier cadence, the timeline of actions, the
+// recovery budget, the internal table ids. The one options type of the
+// runtime layer: the scenario proto converts into it once
+// (tools/scenario.h), and every runtime target reads it.
+//
+//   StreamingJobOptions options;
+//   options.upstream = catalog;
+//   options.parallelism = 4;
+//   BACKFILL_RETURN_IF_ERROR(ValidateStreamingJobOptions(options));
+//   TableCatalog view = ViewCatalog(options);
+//
+// Also the derived facts every part of the runtime agrees on: the view's
+// columns and catalog, the job's definition (what a restart must match).
+// Thread-safety: plain values and pure functions.
+#ifndef EXECUTOR_RUNTIME_STREAMING_JOB_OPTIONS_H_
+#define EXECUTOR_RUNTIME_STREAMING_JOB_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "executor/runtime/demo/workload.h"
+#include "executor/runtime/job_state.h"
+#include "executor/runtime/job_state_table.h"
+#include "ratelimit/rate_limit.h"
+#include "storage/state_store.h"
+#include "storage/table_catalog.h"
+
+namespace backfill {
+
+// Snapshot rows per chunk when nothing says otherwise: the executor's own
+// default (ArrangementBackfillOptions::chunk_size, RisingWave's
+// stream_chunk_size). The runtime and the scenarios take it from here.
+inline constexpr uint32_t kDefaultChunkSize = 256;
+
+struct StreamingJobOptions {
+  // The upstream table (S1). Its table id must differ from the internal
+  // ids below.
+  TableCatalog upstream;
+  // Indices of upstream columns the view keeps; empty = all.
+  std::vector<int> output_columns;
+  // Rows loaded before the view is created (keys 0 .. initial_rows - 1).
+  uint64_t initial_rows = 0;
+  // The demo upstream's changes (executor/runtime/demo/workload.h).
+  WorkloadOptions workload;
+  // Backfill actors, 1 .. vnode count, of a new job. Default 2. A restart
+  // keeps the saved parallelism unless `overrides` sets one.
+  uint32_t parallelism = 2;
+  // Snapshot rows per chunk. Default kDefaultChunkSize (256); 0 also means
+  // the default (as in the backfill's plan node).
+  uint32_t chunk_size = kDefaultChunkSize;
+  // Job-wide snapshot rows/s of a new job, split among actors by vnode
+  // share. Default Disabled. Not Pause (pausing is an action). A restart
+  // keeps the saved rate limit unless `overrides` sets one.
+  RateLimit rate_limit = RateLimit::Disabled();
+  // Explicit settings of this run, applied on top of the saved (or initial)
+  // job state at the run's first barrier and persisted with the next
+  // checkpoint. Default: none. Parallelism in [1, vnode count]; the rate
+  // limit not Pause.
+  JobStateOverrides overrides;
+  // Time between two barriers. Default 100 ms.
+  absl::Duration barrier_interval = absl::Milliseconds(100);
+  // Every n-th barrier is a checkpoint (>= 1). Default 1.
+  uint32_t checkpoint_frequency = 1;
+  // The timeline; ValidateJobActions must accept it (else InvalidArgument).
+  std::vector<JobAction> actions;
+  // Checkpoints that keep the upstream running after the backfill finished.
+  // Default 3.
+  uint32_t extra_checkpoints_after_finish = 3;
+  // The job fails with DeadlineExceeded after this long. Default 10 min.
+  absl::Duration max_duration = absl::Minutes(10);
+  // Recoveries from errors before giving up. Default 3.
+  uint32_t max_recoveries = 3;
+  // Wait before the n-th consecutive recovery: recovery_backoff x 2^(n-1),
+  // at most 5 s. Default 100 ms.
+  absl::Duration recovery_backoff = absl::Milliseconds(100);
+  // Capacity of each channel, in messages (>= 1). Default 16.
+  size_t channel_capacity = 16;
+  // Optional: called when the job is about to recover from `error`
+  // (`recovery` counts from 1), before the back-off and the reopen. For logs.
+  std::function<void(const absl::Status& error, uint32_t recovery)> on_recovery;
+  // Optional: closes the store and opens it again, returning the store to
+  // use from then on (the old one is not used after the call). Called
+  // between graphs, when nothing the job made on the old store is alive. A
+  // failed reopen counts as a failed recovery (the next one calls it
+  // again). Empty: the same store throughout, so a failed storage write
+  // (after which the store refuses checkpoints) exhausts the recoveries.
+  std::function<absl::StatusOr<StateStore*>()> reopen_store;
+  // Table ids of the internal tables.
+  TableId source_offset_table_id = 1001;
+  TableId view_table_id = 1002;
+  TableId progress_table_id = 1003;
+  // The job's catalog row (executor/runtime/job_state_table.h). Keep it the
+  // same for every job run on a store, so that another job's store is told
+  // apart.
+  TableId job_state_table_id = 1004;
+};
+
+// OK iff `options` can run: a valid upstream catalog, parallelism and
+// overrides.parallelism in [1, vnode count], output columns in range, no
+// Pause as a rate limit, ValidateJobActions, channel_capacity >= 1, five
+// distinct table ids. Otherwise
+// InvalidArgument naming the field and the value.
+absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options);
+
+// Indices into options.upstream.columns of the view's visible columns:
+// output_columns, or every column if it is empty.
+std::vector<int> JobOutputColumns(const StreamingJobOptions& options);
+
+// S1 indices of the view's columns (S2): the output columns, then the
+// upstream pk columns missing from them (hidden, so the view is keyed by the
+// upstream pk).
+std::vector<int> ViewColumns(const StreamingJobOptions& options);
+
+// The view's catalog for `options`: ViewColumns with ids 1..m, the
+// upstream's pk and distribution re-indexed, positional values.
+TableCatalog ViewCatalog(const StreamingJobOptions& options);
+
+// What the job is, for the job-state table (a restart must match it).
+JobDefinition JobDefinitionOf(const StreamingJobOptions& options);
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_RUNTIME_STREAMING_JOB_OPTIONS_H_

@@ -1,0 +1,128 @@
+#include "executor/runtime/streaming_job_options.h"
+
+#include "executor/backfill/arrangement_backfill_executor.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TableCatalog Table() {
+  TableCatalog catalog;
+  catalog.table_id = 1;
+  catalog.name = "orders";
+  catalog.columns = {{"id", DataType::kInt64, 1, false},
+                     {"customer", DataType::kVarchar, 2, true},
+                     {"region", DataType::kInt32, 3, false}};
+  catalog.pk_indices = {2, 0};
+  catalog.pk_orders = {OrderType::Ascending(), OrderType::Descending()};
+  catalog.dist_key_indices = {2};
+  catalog.vnode_count = 8;
+  catalog.value_indices = {0, 1, 2};
+  return catalog;
+}
+
+StreamingJobOptions Job() {
+  StreamingJobOptions options;
+  options.upstream = Table();
+  return options;
+}
+
+TEST(StreamingJobOptionsTest, TheDefaultChunkSizeIsTheExecutors) {
+  EXPECT_EQ(kDefaultChunkSize, ArrangementBackfillOptions().chunk_size);
+  EXPECT_EQ(StreamingJobOptions().chunk_size, kDefaultChunkSize);
+}
+
+TEST(StreamingJobOptionsTest, ValidAcceptsAGoodJob) {
+  BACKFILL_EXPECT_OK(ValidateStreamingJobOptions(Job()));
+}
+
+TEST(StreamingJobOptionsTest, ValidateNamesTheBadField) {
+  StreamingJobOptions options = Job();
+  options.parallelism = 9;
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("parallelism = 9 must be in [1, 8]")));
+  options = Job();
+  options.parallelism = 0;
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  options = Job();
+  options.output_columns = {0, 3};
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("output column 3 is out of range")));
+  options = Job();
+  options.overrides.parallelism = 9;
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("overrides.parallelism = 9")));
+  options = Job();
+  options.rate_limit = RateLimit::Pause();
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("must not be Pause")));
+  options = Job();
+  options.overrides.rate_limit = RateLimit::Pause();
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  options = Job();
+  options.channel_capacity = 0;
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("channel_capacity")));
+  options = Job();
+  options.actions = {{5, JobAction::Kind::kPause, 0},
+                     {5, JobAction::Kind::kResume, 0}};
+  EXPECT_THAT(
+      ValidateStreamingJobOptions(options),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("contradict")));
+  options = Job();
+  options.progress_table_id = options.upstream.table_id;
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("table id 1 is used twice")));
+  options = Job();
+  options.upstream.vnode_count = 0;
+  EXPECT_FALSE(ValidateStreamingJobOptions(options).ok());
+}
+
+TEST(StreamingJobOptionsTest, TheViewKeepsTheUpstreamPkAsHiddenColumns) {
+  StreamingJobOptions options = Job();
+  EXPECT_THAT(JobOutputColumns(options), ElementsAre(0, 1, 2));
+  EXPECT_THAT(ViewColumns(options), ElementsAre(0, 1, 2));
+  options.output_columns = {1};
+  EXPECT_THAT(JobOutputColumns(options), ElementsAre(1));
+  // The pk columns, in pk order, after the output columns.
+  EXPECT_THAT(ViewColumns(options), ElementsAre(1, 2, 0));
+
+  const TableCatalog view = ViewCatalog(options);
+  BACKFILL_EXPECT_OK(ValidateTableCatalog(view));
+  EXPECT_EQ(view.table_id, options.view_table_id);
+  EXPECT_EQ(view.name, "orders_view");
+  ASSERT_EQ(view.columns.size(), 3u);
+  EXPECT_EQ(view.columns[0].name, "customer");
+  EXPECT_EQ(view.columns[1].name, "region");
+  EXPECT_EQ(view.columns[2].name, "id");
+  EXPECT_EQ(view.columns[2].column_id, 3);
+  EXPECT_THAT(view.pk_indices, ElementsAre(1, 2));
+  EXPECT_EQ(view.pk_orders, Table().pk_orders);
+  EXPECT_THAT(view.dist_key_indices, ElementsAre(1));
+  EXPECT_EQ(view.vnode_count, 8);
+  EXPECT_THAT(view.value_indices, ElementsAre(0, 1, 2));
+
+  const JobDefinition definition = JobDefinitionOf(options);
+  EXPECT_EQ(definition.view.columns.size(), 3u);
+  EXPECT_THAT(definition.output_columns, ElementsAre(1));
+  EXPECT_EQ(definition.progress_table_id, options.progress_table_id);
+  EXPECT_EQ(definition.source_offset_table_id, options.source_offset_table_id);
+  BACKFILL_EXPECT_OK(CheckSameJob(definition, JobDefinitionOf(options)));
+}
+
+}  // namespace
+}  // namespace backfill

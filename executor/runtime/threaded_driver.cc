@@ -1,0 +1,80 @@
+#include "executor/runtime/threaded_driver.h"
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "executor/poll.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+namespace {
+
+// The thread of one actor.
+void RunActor(Actor& actor, BarrierCoordinator& coordinator, Clock& clock) {
+  auto waker = std::make_shared<BlockingWaker>();
+  PollContext cx(waker, clock);
+  while (true) {
+    waker->Reset();
+    cx.ResetWakeDeadline();
+    const Actor::Step step = actor.Poll(cx);
+    if (step == Actor::Step::kDone) break;
+    if (step == Actor::Step::kPending) {
+      waker->WaitUntil(clock, cx.wake_deadline());
+    }
+  }
+  // The coordinator learnt why (BarrierCoordinator::ActorEnded).
+  if (actor.state() == Actor::State::kStopped) return;
+  coordinator.WaitUntilCheckpointsStopped();
+  actor.Abandon();
+}
+
+// Sends `barrier` into the graph and waits until the view collected it.
+absl::Status InjectAndWait(JobGraph& graph, BarrierCoordinator& coordinator,
+                           Barrier barrier, Clock& clock) {
+  if (absl::Status status = graph.barriers->Send(std::move(barrier), clock);
+      !status.ok()) {
+    absl::Status error = coordinator.error();
+    return error.ok() ? status : error;
+  }
+  BACKFILL_RETURN_IF_ERROR(coordinator.WaitCollected());
+  return coordinator.OnCollected(graph);
+}
+
+}  // namespace
+
+absl::Status RunThreaded(JobGraph& graph, BarrierCoordinator& coordinator,
+                         absl::Duration barrier_interval, Clock& clock) {
+  std::vector<std::thread> threads;
+  threads.reserve(graph.actors.size());
+  for (std::unique_ptr<Actor>& actor : graph.actors) {
+    threads.emplace_back([&actor = *actor, &coordinator, &clock] {
+      RunActor(actor, coordinator, clock);
+    });
+  }
+  absl::Status status = [&]() -> absl::Status {
+    BACKFILL_ASSIGN_OR_RETURN(Barrier first, coordinator.NextBarrier(graph));
+    BACKFILL_RETURN_IF_ERROR(
+        InjectAndWait(graph, coordinator, std::move(first), clock));
+    absl::Time next_tick = clock.Now();
+    while (!coordinator.finished()) {
+      next_tick += barrier_interval;
+      clock.SleepUntil(next_tick);
+      BACKFILL_ASSIGN_OR_RETURN(Barrier barrier,
+                                coordinator.NextBarrier(graph));
+      BACKFILL_RETURN_IF_ERROR(
+          InjectAndWait(graph, coordinator, std::move(barrier), clock));
+    }
+    return absl::OkStatus();
+  }();
+  if (!status.ok()) coordinator.Fail(status);
+  coordinator.StopCheckpoints();
+  // End of the barrier stream: a source still running ends, and so, one
+  // after the other, does every actor downstream of it.
+  graph.barriers->Close();
+  for (std::thread& thread : threads) thread.join();
+  return status;
+}
+
+}  // namespace backfill

@@ -1,0 +1,41 @@
+// RunThreaded: the threaded driver of a streaming job's graph: one thread
+// per actor (each runs Actor::Poll, blocking on a BlockingWaker while
+// Pending), and the calling thread coordinates: it makes a barrier every
+// `barrier_interval` (BarrierCoordinator::NextBarrier), sends it into
+// the graph, waits until the view collected it, and lets the coordinator
+// checkpoint, until the coordinator's stop barrier was collected.
+//
+//   BACKFILL_RETURN_IF_ERROR(RunThreaded(*graph, *coordinator,
+//                                        options.barrier_interval, clock));
+//
+// An actor that ends before its stop barrier has failed the attempt (the
+// coordinator, its BarrierListener, learnt its error, or Internal
+// "<identity>: input ended before the stop barrier"); its thread then waits
+// until the coordinator checkpoints no more (a checkpoint must see the
+// sealed data of every table instance) and abandons its executor, which
+// closes its input channels so that no actor upstream of it waits forever.
+// Returns OK when the attempt completed; otherwise the first error (an
+// actor's, a checkpoint's, DeadlineExceeded). Either way every thread has
+// been joined and every actor has ended when it returns.
+//
+// Thread-safety: call from one thread; `graph` and `coordinator` must not be
+// used by anyone else meanwhile.
+#ifndef EXECUTOR_RUNTIME_THREADED_DRIVER_H_
+#define EXECUTOR_RUNTIME_THREADED_DRIVER_H_
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "executor/runtime/barrier_coordinator.h"
+#include "executor/runtime/job_graph.h"
+#include "third_party/absl_extras/clock.h"
+
+namespace backfill {
+
+// `barrier_interval`: the time between two barriers (the first is sent at
+// once). REQUIRES: a freshly built graph and coordinator (no barrier made).
+absl::Status RunThreaded(JobGraph& graph, BarrierCoordinator& coordinator,
+                         absl::Duration barrier_interval, Clock& clock);
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_RUNTIME_THREADED_DRIVER_H_
