@@ -28,6 +28,14 @@ absl::string_view DataTypeName(DataType type) {
       return "TIME";
     case DataType::kTimestamp:
       return "TIMESTAMP";
+    case DataType::kTimestamptz:
+      return "TIMESTAMPTZ";
+    case DataType::kInterval:
+      return "INTERVAL";
+    case DataType::kSerial:
+      return "SERIAL";
+    case DataType::kInt256:
+      return "INT256";
   }
   return "INVALID";
 }

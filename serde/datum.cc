@@ -54,6 +54,14 @@ int CompareValues(const Datum& a, const Datum& b) {
       return Ordered(std::get<TimeOfDay>(a), std::get<TimeOfDay>(b));
     case 11:
       return Ordered(std::get<Timestamp>(a), std::get<Timestamp>(b));
+    case 12:
+      return Ordered(std::get<Timestamptz>(a), std::get<Timestamptz>(b));
+    case 13:
+      return CompareIntervals(std::get<Interval>(a), std::get<Interval>(b));
+    case 14:
+      return Ordered(std::get<Serial>(a), std::get<Serial>(b));
+    case 15:
+      return std::get<Int256>(a).Compare(std::get<Int256>(b));
   }
   return 0;
 }
@@ -86,6 +94,14 @@ bool DatumMatchesType(const Datum& datum, DataType type) {
       return type == DataType::kTime;
     case 11:
       return type == DataType::kTimestamp;
+    case 12:
+      return type == DataType::kTimestamptz;
+    case 13:
+      return type == DataType::kInterval;
+    case 14:
+      return type == DataType::kSerial;
+    case 15:
+      return type == DataType::kInt256;
   }
   return false;
 }
@@ -115,6 +131,14 @@ Datum DefaultDatum(DataType type) {
       return TimeOfDay{};
     case DataType::kTimestamp:
       return Timestamp{};
+    case DataType::kTimestamptz:
+      return Timestamptz{};
+    case DataType::kInterval:
+      return Interval{};
+    case DataType::kSerial:
+      return Serial{};
+    case DataType::kInt256:
+      return Int256();
   }
   return Datum();
 }
@@ -175,6 +199,14 @@ std::string DatumDebugString(const Datum& datum) {
           "%Y-%m-%d %H:%M:%E6S",
           absl::FromUnixMicros(std::get<Timestamp>(datum).micros),
           absl::UTCTimeZone());
+    case 12:
+      return FormatTimestamptz(std::get<Timestamptz>(datum));
+    case 13:
+      return absl::StrCat("'", FormatInterval(std::get<Interval>(datum)), "'");
+    case 14:
+      return absl::StrCat(std::get<Serial>(datum).value);
+    case 15:
+      return std::get<Int256>(datum).ToString();
   }
   return "?";
 }

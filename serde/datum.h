@@ -17,7 +17,10 @@
 
 #include "serde/data_type.h"
 #include "serde/decimal.h"
+#include "serde/int256.h"
+#include "serde/interval.h"
 #include "serde/order_type.h"
+#include "serde/timestamptz.h"
 
 namespace backfill {
 
@@ -50,10 +53,18 @@ struct Timestamp {
   }
 };
 
-// The alternatives, in this order; index 0 (monostate) is NULL.
-using Datum =
-    std::variant<std::monostate, bool, int16_t, int32_t, int64_t, float, double,
-                 Decimal, std::string, Date, TimeOfDay, Timestamp>;
+// A SERIAL: RisingWave's row id, an int64 that is a type of its own.
+struct Serial {
+  int64_t value = 0;
+  friend bool operator==(Serial a, Serial b) { return a.value == b.value; }
+  friend bool operator<(Serial a, Serial b) { return a.value < b.value; }
+};
+
+// The alternatives, in this order; index 0 (monostate) is NULL. (The order is
+// not persisted; new alternatives go at the end.)
+using Datum = std::variant<std::monostate, bool, int16_t, int32_t, int64_t,
+                           float, double, Decimal, std::string, Date, TimeOfDay,
+                           Timestamp, Timestamptz, Interval, Serial, Int256>;
 
 inline bool IsNull(const Datum& datum) { return datum.index() == 0; }
 
@@ -65,12 +76,13 @@ Datum DefaultDatum(DataType type);
 
 // Total order of two datums of the same type under `order`:
 // NULLs first or last as `order` says; floats: -0.0 == 0.0, NaN above
-// +Infinity, all NaNs equal; strings and bytes byte-wise; decimals by value.
+// +Infinity, all NaNs equal; strings and bytes byte-wise; decimals by value;
+// intervals by their span ('1 mon' == '30 days').
 // Returns <0, 0 or >0. REQUIRES: both hold the same alternative or NULL.
 int CompareDatums(const Datum& a, const Datum& b, OrderType order);
 
 // Equality consistent with CompareDatums (so 1.5 == 1.50, NaN == NaN,
-// -0.0 == 0.0, NULL == NULL).
+// -0.0 == 0.0, '1 mon' == '30 days', NULL == NULL).
 bool DatumsEqual(const Datum& a, const Datum& b);
 
 // Human-readable text: "NULL", "42", "'foo'", "\x00ff", "2024-01-02", ...
