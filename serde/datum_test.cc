@@ -46,7 +46,7 @@ TEST(DatumTest, StringsCompareBytewise) {
 }
 
 TEST(DatumTest, TypesAndDefaults) {
-  for (DataType type : kAllDataTypes) {
+  for (DataType type : kAllScalarDataTypes) {
     EXPECT_TRUE(DatumMatchesType(DefaultDatum(type), type))
         << DataTypeName(type);
     EXPECT_TRUE(DatumMatchesType(Datum(), type));

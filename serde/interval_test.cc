@@ -121,10 +121,12 @@ Interval RandomInterval(std::mt19937_64& rng) {
   const int64_t extremes64[] = {std::numeric_limits<int64_t>::min(),
                                 std::numeric_limits<int64_t>::max(), -1, 1};
   return Interval{
-      static_cast<int32_t>(pick(40, rng() % 8 == 0 ? extremes32[rng() % 4]
-                                                   : static_cast<int32_t>(rng()))),
-      static_cast<int32_t>(pick(70, rng() % 8 == 0 ? extremes32[rng() % 4]
-                                                   : static_cast<int32_t>(rng()))),
+      static_cast<int32_t>(pick(40, rng() % 8 == 0
+                                        ? extremes32[rng() % 4]
+                                        : static_cast<int32_t>(rng()))),
+      static_cast<int32_t>(pick(70, rng() % 8 == 0
+                                        ? extremes32[rng() % 4]
+                                        : static_cast<int32_t>(rng()))),
       pick(3 * 86'400'000'000, rng() % 8 == 0 ? extremes64[rng() % 4]
                                               : static_cast<int64_t>(rng()))};
 }

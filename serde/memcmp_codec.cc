@@ -1,5 +1,6 @@
 #include "serde/memcmp_codec.h"
 
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <cstring>
@@ -162,6 +163,32 @@ void AppendDecimal(const Decimal& value, std::string* out) {
   out->append(buffer, 2 + pairs);
 }
 
+// INTERVAL: its span (months x 30 days + days + microseconds, an int128) as
+// 16 bytes sign-flipped BE, so equal intervals ('1 mon', '30 days') encode
+// equally and decode to IntervalFromSpan's representative.
+void AppendInterval(const Interval& value, char tag, std::string* out) {
+  const absl::int128 span = IntervalSpan(value);
+  char buffer[17];
+  buffer[0] = tag;
+  AppendBigEndian<8>(
+      static_cast<uint64_t>(absl::Int128High64(span)) ^ (uint64_t{1} << 63),
+      buffer + 1);
+  AppendBigEndian<8>(absl::Int128Low64(span), buffer + 9);
+  out->append(buffer, sizeof(buffer));
+}
+
+// INT256: 32 bytes sign-flipped BE.
+void AppendInt256(const Int256& value, char tag, std::string* out) {
+  char buffer[33];
+  buffer[0] = tag;
+  for (int word = 0; word < 4; ++word) {
+    uint64_t bits = value.words()[3 - word];
+    if (word == 0) bits ^= uint64_t{1} << 63;
+    AppendBigEndian<8>(bits, buffer + 1 + 8 * word);
+  }
+  out->append(buffer, sizeof(buffer));
+}
+
 void AppendAscending(const Datum& datum, DataType type, uint8_t non_null_tag,
                      std::string* out) {
   const char tag = static_cast<char>(non_null_tag);
@@ -206,6 +233,14 @@ void AppendAscending(const Datum& datum, DataType type, uint8_t non_null_tag,
     case DataType::kBytea:
       out->push_back(tag);
       return AppendStringBody(std::get<std::string>(datum), out);
+    case DataType::kTimestamptz:
+      return AppendSigned<8>(std::get<Timestamptz>(datum).micros, tag, out);
+    case DataType::kSerial:
+      return AppendSigned<8>(std::get<Serial>(datum).value, tag, out);
+    case DataType::kInterval:
+      return AppendInterval(std::get<Interval>(datum), tag, out);
+    case DataType::kInt256:
+      return AppendInt256(std::get<Int256>(datum), tag, out);
   }
 }
 
@@ -444,6 +479,34 @@ absl::Status ReadFloat32(KeyReader& reader, Datum* out) {
   return absl::OkStatus();
 }
 
+absl::Status ReadInterval(KeyReader& reader, Datum* out) {
+  const size_t start = reader.position();
+  uint64_t high, low;
+  if (!reader.ReadBigEndian<8>(&high) || !reader.ReadBigEndian<8>(&low)) {
+    return reader.Truncated("16 INTERVAL bytes");
+  }
+  const absl::int128 span =
+      absl::MakeInt128(static_cast<int64_t>(high ^ (uint64_t{1} << 63)), low);
+  const std::optional<Interval> value = IntervalFromSpan(span);
+  if (!value.has_value()) {
+    return reader.Error("INTERVAL span outside the representable range", start);
+  }
+  *out = *value;
+  return absl::OkStatus();
+}
+
+absl::Status ReadInt256(KeyReader& reader, Datum* out) {
+  std::array<uint64_t, 4> words;
+  for (int word = 0; word < 4; ++word) {
+    if (!reader.ReadBigEndian<8>(&words[3 - word])) {
+      return reader.Truncated("32 INT256 bytes");
+    }
+  }
+  words[3] ^= uint64_t{1} << 63;
+  *out = Int256::FromWords(words);
+  return absl::OkStatus();
+}
+
 absl::Status ReadDatum(KeyReader& reader, DataType type, OrderType order,
                        Datum* out) {
   const size_t start = reader.position();
@@ -503,6 +566,18 @@ absl::Status ReadDatum(KeyReader& reader, DataType type, OrderType order,
     case DataType::kVarchar:
     case DataType::kBytea:
       return ReadString(reader, out);
+    case DataType::kTimestamptz:
+      if (auto s = ReadSigned<8>(reader, &value); !s.ok()) return s;
+      *out = Timestamptz{value};
+      return absl::OkStatus();
+    case DataType::kSerial:
+      if (auto s = ReadSigned<8>(reader, &value); !s.ok()) return s;
+      *out = Serial{value};
+      return absl::OkStatus();
+    case DataType::kInterval:
+      return ReadInterval(reader, out);
+    case DataType::kInt256:
+      return ReadInt256(reader, out);
   }
   return reader.Error("unknown data type", start);
 }

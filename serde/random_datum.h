@@ -1,7 +1,8 @@
 // Seeded random datums and rows for property tests, benchmarks and corpus
 // generators: every type, NULL, and the awkward values (NaN, +-0.0,
 // +-Infinity, denormals, INT64_MIN/MAX, empty and binary strings with 0x00 and
-// 0xFF, 38-digit and tiny decimals). Values are drawn from small pools often
+// 0xFF, 38-digit and tiny decimals, intervals of equal span in different
+// fields, INT256 extremes). Values are drawn from small pools often
 // enough that ties (equal datums) are common. testonly.
 //
 //   std::mt19937_64 rng(seed);
@@ -30,7 +31,10 @@ Datum RandomDatum(DataType type, std::mt19937_64& rng,
 Row RandomRow(absl::Span<const DataType> types, std::mt19937_64& rng,
               double null_probability = 0.1);
 Decimal RandomDecimal(std::mt19937_64& rng);
+// One of kAllDataTypes (the types the whole stack handles).
 DataType RandomDataType(std::mt19937_64& rng);
+// One of kAllScalarDataTypes (every scalar type serde encodes).
+DataType RandomScalarDataType(std::mt19937_64& rng);
 OrderType RandomOrderType(std::mt19937_64& rng);
 
 // The four OrderTypes.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "absl/numeric/int128.h"
 #include "absl/strings/str_cat.h"
 #include "serde/internal/value_payload.h"
 
@@ -123,6 +124,23 @@ uint32_t UpdateDatum(uint32_t reg, const Datum& datum) {
     case 11:
       return Update8(reg,
                      static_cast<uint64_t>(std::get<Timestamp>(datum).micros));
+    case 12:
+      return Update8(
+          reg, static_cast<uint64_t>(std::get<Timestamptz>(datum).micros));
+    case 13: {
+      // The span, so that equal intervals ('1 mon', '30 days') hash equally.
+      const absl::int128 span = IntervalSpan(std::get<Interval>(datum));
+      reg = Update8(reg, absl::Int128Low64(span));
+      return Update8(reg, static_cast<uint64_t>(absl::Int128High64(span)));
+    }
+    case 14:
+      return Update8(reg, static_cast<uint64_t>(std::get<Serial>(datum).value));
+    case 15: {
+      for (uint64_t word : std::get<Int256>(datum).words()) {
+        reg = Update8(reg, word);
+      }
+      return reg;
+    }
   }
   return reg;
 }
