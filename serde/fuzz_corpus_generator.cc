@@ -1,9 +1,11 @@
 // Writes the checked-in seed corpora of the serde fuzzers:
 //   fuzz_corpus_generator <serde/testdata>
 // creates <dir>/<fuzzer>/seed_NN (valid encodings of random rows, seeded) and
-// corrupt_NN (mutated ones), and for the value codecs seed_varints_N (integer
-// extremes, every varint length) and corrupt_varint_* (bad varints). Run by
-// hand after a format change; the output is committed.
+// corrupt_NN (mutated ones), for the value codecs seed_varints_N (integer
+// extremes, every varint length) and corrupt_varint_* (bad varints), and
+// seed_scalars_N / corrupt_scalars_N / corrupt_interval_* for the scalar types
+// added for issue 21. Run by hand after a format change; the output is
+// committed.
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -123,6 +125,62 @@ void WriteVarintSeeds(const std::filesystem::path& root) {
   }
 }
 
+// Seeds with the scalar types added for issue 21 (TIMESTAMPTZ, INTERVAL,
+// SERIAL, INT256) beside the others, for all three decoders, and their
+// corrupt forms: seed_scalars_N, corrupt_scalars_N, and corrupt_interval_*
+// (a key span no INTERVAL holds; a payload day count outside int32). A
+// generator of its own, so that the files above do not change.
+void WriteAddedScalarSeeds(const std::filesystem::path& root) {
+  std::mt19937_64 rng(20261201);
+  const DataType added[] = {DataType::kTimestamptz, DataType::kInterval,
+                            DataType::kSerial, DataType::kInt256};
+  for (int i = 0; i < 8; ++i) {
+    Layout layout;
+    const int n = 1 + static_cast<int>(rng() % 4);
+    for (int c = 0; c < n; ++c) {
+      layout.types.push_back(c == 0 ? added[i % 4] : RandomScalarDataType(rng));
+      layout.orders.push_back(RandomOrderType(rng));
+      layout.ids.push_back(c + 1);
+      layout.schema.push_back(
+          {"c" + std::to_string(c), layout.types.back(), c + 1});
+    }
+    const std::string prefix =
+        FormatFuzzLayout(layout.types, layout.orders, layout.ids);
+    const Row row = RandomRow(layout.types, rng, 0.2);
+    const std::string name = "seed_scalars_" + std::to_string(i);
+    const std::string corrupt = "corrupt_scalars_" + std::to_string(i);
+    std::string key;
+    EncodeKey(row, layout.types, layout.orders, &key);
+    WriteCorpusFile(root / "memcmp_codec_fuzz", name, prefix + key);
+    std::string value;
+    (*PositionalCodec::Create(layout.schema))->Encode(row, &value);
+    WriteCorpusFile(root / "positional_codec_fuzz", name, prefix + value);
+    std::string ca_value;
+    (*ColumnAwareCodec::Create(layout.schema))->Encode(row, &ca_value);
+    WriteCorpusFile(root / "column_aware_codec_fuzz", name, prefix + ca_value);
+    if (i < 4) {
+      WriteCorpusFile(root / "memcmp_codec_fuzz", corrupt,
+                      prefix + Corrupt(key, rng));
+      WriteCorpusFile(root / "positional_codec_fuzz", corrupt,
+                      prefix + Corrupt(value, rng));
+      WriteCorpusFile(root / "column_aware_codec_fuzz", corrupt,
+                      prefix + Corrupt(ca_value, rng));
+    }
+  }
+  const std::string interval_prefix =
+      FormatFuzzLayout({DataType::kInterval}, {OrderType::Ascending()}, {1});
+  WriteCorpusFile(
+      root / "memcmp_codec_fuzz", "corrupt_interval_span",
+      interval_prefix + std::string(1, '\0') + std::string(16, '\xff'));
+  // months 1, days zigzag 2^33 - 1 (-2^32), micros 3.
+  const std::string bad_days("\x02\xff\xff\xff\xff\x1f\x06", 7);
+  WriteCorpusFile(root / "positional_codec_fuzz", "corrupt_interval_days",
+                  interval_prefix + "\x01" + bad_days);
+  WriteCorpusFile(root / "column_aware_codec_fuzz", "corrupt_interval_days",
+                  interval_prefix +
+                      std::string("\x81\x01\0\0\0\x01\0\0\0\0", 10) + bad_days);
+}
+
 int Main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <serde/testdata>\n", argv[0]);
@@ -198,6 +256,7 @@ int Main(int argc, char** argv) {
   WriteCorpusFile(root / "vnode_bitmap_fuzz", "seed_split_32768",
                   (*VnodeBitmap::EvenSplit(32768, 3))[1].Serialize());
   WriteVarintSeeds(root);
+  WriteAddedScalarSeeds(root);
   return 0;
 }
 

@@ -3,8 +3,13 @@
 // one fuzzer covers every type mix. testonly.
 //
 //   input = [n] then n x ([type_order] [column_id]) then the encoded bytes
-//   column c: type = kAllDataTypes[type_order % 12],
-//             order = kAllOrderTypes[(type_order / 12) % 4]
+//   column c, type_order < 48: type = kAllDataTypes[type_order % 12],
+//                              order = kAllOrderTypes[type_order / 12]
+//             type_order >= 48, t = type_order - 48:
+//                              type = kAllScalarDataTypes[t % 16],
+//                              order = kAllOrderTypes[(t / 16) % 4]
+// (The first form is the original one, so the older corpus files keep their
+// meaning; FormatFuzzLayout writes it for the twelve original types.)
 //
 //   std::optional<FuzzLayout> layout = ParseFuzzLayout(input, &rest);
 //   std::string seed = FormatFuzzLayout(types, orders, ids) + encoded;
@@ -12,6 +17,7 @@
 #define SERDE_FUZZ_LAYOUT_H_
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +38,9 @@ struct FuzzLayout {
 };
 
 inline constexpr int kFuzzMaxColumns = 8;
+inline constexpr int kFuzzOriginalForms = 48;  // 12 types x 4 orders
+inline constexpr int kFuzzScalarTypes =
+    static_cast<int>(std::size(kAllScalarDataTypes));
 
 // Parses and strips the layout prefix; nullopt if the input is too short.
 inline std::optional<FuzzLayout> ParseFuzzLayout(absl::string_view input,
@@ -43,9 +52,16 @@ inline std::optional<FuzzLayout> ParseFuzzLayout(absl::string_view input,
   for (int c = 0; c < n; ++c) {
     const uint8_t type_order = static_cast<uint8_t>(input[1 + 2 * c]);
     const uint8_t id = static_cast<uint8_t>(input[2 + 2 * c]);
-    const DataType type = kAllDataTypes[type_order % 12];
+    DataType type;
+    if (type_order < kFuzzOriginalForms) {
+      type = kAllDataTypes[type_order % 12];
+      layout.orders.push_back(kAllOrderTypes[type_order / 12]);
+    } else {
+      const int t = type_order - kFuzzOriginalForms;
+      type = kAllScalarDataTypes[t % kFuzzScalarTypes];
+      layout.orders.push_back(kAllOrderTypes[(t / kFuzzScalarTypes) % 4]);
+    }
     layout.types.push_back(type);
-    layout.orders.push_back(kAllOrderTypes[(type_order / 12) % 4]);
     layout.schema.push_back({absl::StrCat("c", c), type, id});
   }
   *rest = input.substr(1 + 2 * n);
@@ -59,13 +75,16 @@ inline std::string FormatFuzzLayout(const std::vector<DataType>& types,
   std::string out(1, static_cast<char>(types.size()));
   for (size_t c = 0; c < types.size(); ++c) {
     int type_index = 0, order_index = 0;
-    for (int i = 0; i < 12; ++i) {
-      if (kAllDataTypes[i] == types[c]) type_index = i;
+    for (int i = 0; i < kFuzzScalarTypes; ++i) {
+      if (kAllScalarDataTypes[i] == types[c]) type_index = i;
     }
     for (int i = 0; i < 4; ++i) {
       if (kAllOrderTypes[i] == orders[c]) order_index = i;
     }
-    out.push_back(static_cast<char>(order_index * 12 + type_index));
+    out.push_back(static_cast<char>(
+        type_index < 12 ? order_index * 12 + type_index
+                        : kFuzzOriginalForms + order_index * kFuzzScalarTypes +
+                              type_index));
     out.push_back(static_cast<char>(ids[c]));
   }
   return out;

@@ -136,8 +136,8 @@ bool ParseTimePart(absl::string_view text, absl::int128* micros) {
 }  // namespace
 
 absl::int128 IntervalSpan(const Interval& value) {
-  return absl::int128(value.months) * kMicrosPerMonth +
-         absl::int128(value.days) * kMicrosPerDay + value.micros;
+  return absl::int128(value.months) * kIntervalMicrosPerMonth +
+         absl::int128(value.days) * kIntervalMicrosPerDay + value.micros;
 }
 
 bool operator==(const Interval& a, const Interval& b) {
@@ -175,11 +175,11 @@ std::optional<Interval> IntervalFromSpan(absl::int128 span) {
   // a field leaves more for the next one, and the range check above
   // guarantees the microseconds then fit.
   const absl::int128 months =
-      Clamp(span / kMicrosPerMonth, Int32Limits::min(), Int32Limits::max());
-  absl::int128 rest = span - months * kMicrosPerMonth;
+      Clamp(span / kIntervalMicrosPerMonth, Int32Limits::min(), Int32Limits::max());
+  absl::int128 rest = span - months * kIntervalMicrosPerMonth;
   const absl::int128 days =
-      Clamp(rest / kMicrosPerDay, Int32Limits::min(), Int32Limits::max());
-  rest -= days * kMicrosPerDay;
+      Clamp(rest / kIntervalMicrosPerDay, Int32Limits::min(), Int32Limits::max());
+  rest -= days * kIntervalMicrosPerDay;
   return Interval{static_cast<int32_t>(months), static_cast<int32_t>(days),
                   static_cast<int64_t>(rest)};
 }

@@ -21,10 +21,10 @@
 
 namespace backfill {
 
-inline constexpr int64_t kMicrosPerDay = int64_t{86'400'000'000};
+inline constexpr int64_t kIntervalMicrosPerDay = int64_t{86'400'000'000};
 // A month counts as 30 days when intervals are compared (PostgreSQL's
 // DAYS_PER_MONTH).
-inline constexpr int64_t kMicrosPerMonth = 30 * kMicrosPerDay;
+inline constexpr int64_t kIntervalMicrosPerMonth = 30 * kIntervalMicrosPerDay;
 
 struct Interval {
   int32_t months = 0;
@@ -36,7 +36,7 @@ struct Interval {
   friend bool operator<(const Interval& a, const Interval& b);
 };
 
-// months x kMicrosPerMonth + days x kMicrosPerDay + micros, exactly (it needs
+// months x kIntervalMicrosPerMonth + days x kIntervalMicrosPerDay + micros, exactly (it needs
 // 74 bits).
 absl::int128 IntervalSpan(const Interval& value);
 

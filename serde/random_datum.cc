@@ -113,14 +113,14 @@ Interval RandomInterval(std::mt19937_64& rng) {
         case 1:
           return Interval{0, 30 * months, 0};
         default:
-          return Interval{0, 0, months * 30 * kMicrosPerDay};
+          return Interval{0, 0, months * 30 * kIntervalMicrosPerDay};
       }
     }
     case 1:
       return Interval{std::uniform_int_distribution<int32_t>(-3, 3)(rng),
                       std::uniform_int_distribution<int32_t>(-40, 40)(rng),
                       std::uniform_int_distribution<int64_t>(
-                          -2 * kMicrosPerDay, 2 * kMicrosPerDay)(rng)};
+                          -2 * kIntervalMicrosPerDay, 2 * kIntervalMicrosPerDay)(rng)};
     default:
       return Interval{RandomInt<int32_t>(rng), RandomInt<int32_t>(rng),
                       RandomInt<int64_t>(rng)};
