@@ -36,6 +36,10 @@ absl::string_view DataTypeName(DataType type) {
       return "SERIAL";
     case DataType::kInt256:
       return "INT256";
+    case DataType::kStruct:
+      return "STRUCT";
+    case DataType::kList:
+      return "LIST";
   }
   return "INVALID";
 }

@@ -33,7 +33,11 @@ enum class DataType : uint8_t {
   // 15 is reserved for JSONB.
   kSerial = 16,  // RisingWave's row-id type: an int64 of its own type
   kInt256 = 17,  // 256-bit two's-complement integer
-  // 18, 19, 20 are reserved for STRUCT, LIST and MAP.
+  // The nested types: a column of one needs a ColumnType (serde/column_type.h)
+  // for its parts.
+  kStruct = 18,  // named, typed fields
+  kList = 19,    // elements of one type, any length
+  // 20 is reserved for MAP.
 };
 
 // The types the whole stack (storage catalogs, scenarios, the executor's

@@ -174,11 +174,11 @@ std::optional<Interval> IntervalFromSpan(absl::int128 span) {
   // Truncating division keeps every field's sign that of the span; clamping
   // a field leaves more for the next one, and the range check above
   // guarantees the microseconds then fit.
-  const absl::int128 months =
-      Clamp(span / kIntervalMicrosPerMonth, Int32Limits::min(), Int32Limits::max());
+  const absl::int128 months = Clamp(span / kIntervalMicrosPerMonth,
+                                    Int32Limits::min(), Int32Limits::max());
   absl::int128 rest = span - months * kIntervalMicrosPerMonth;
-  const absl::int128 days =
-      Clamp(rest / kIntervalMicrosPerDay, Int32Limits::min(), Int32Limits::max());
+  const absl::int128 days = Clamp(rest / kIntervalMicrosPerDay,
+                                  Int32Limits::min(), Int32Limits::max());
   rest -= days * kIntervalMicrosPerDay;
   return Interval{static_cast<int32_t>(months), static_cast<int32_t>(days),
                   static_cast<int64_t>(rest)};

@@ -36,8 +36,8 @@ struct Interval {
   friend bool operator<(const Interval& a, const Interval& b);
 };
 
-// months x kIntervalMicrosPerMonth + days x kIntervalMicrosPerDay + micros, exactly (it needs
-// 74 bits).
+// months x kIntervalMicrosPerMonth + days x kIntervalMicrosPerDay + micros,
+// exactly (it needs 74 bits).
 absl::int128 IntervalSpan(const Interval& value);
 
 // <0, 0, >0 as the spans compare.

@@ -436,5 +436,134 @@ TEST(MemcmpCodecTest, RandomBytesDecodeSafelyAndCanonically) {
   EXPECT_GT(decoded_ok, 1000);
 }
 
+// ---- LIST and STRUCT (EncodeKeyDatum / DecodeKeyDatum with a ColumnType) ----
+
+std::string EncodeTyped(const Datum& d, const ColumnType& type,
+                        OrderType order) {
+  std::string out;
+  EncodeKeyDatum(d, type, order, &out);
+  return out;
+}
+
+// Lists that are proper prefixes of `datum`'s lists, at every depth.
+void AddPrefixes(const Datum& datum, std::vector<Datum>* out) {
+  if (const auto* list = std::get_if<ListValue>(&datum)) {
+    for (size_t n = 0; n < list->elements.size(); ++n) {
+      ListValue prefix;
+      prefix.elements.assign(list->elements.begin(),
+                             list->elements.begin() + n);
+      out->push_back(prefix);
+    }
+  }
+}
+
+TEST(MemcmpCodecTest, NestedKeysPreserveOrderRoundTripAndArePrefixFree) {
+  const uint64_t seed = std::random_device()();
+  SCOPED_TRACE(absl::StrCat("seed=", seed));
+  std::mt19937_64 rng(seed);
+  for (int t = 0; t < 100; ++t) {
+    ColumnType type = RandomColumnType(rng, 3);
+    if (t % 2 == 0) type = ColumnType::List(type);  // lists half the time
+    const OrderType order = RandomOrderType(rng);
+    SCOPED_TRACE(absl::StrCat(type.DebugString(), " ", order.DebugString()));
+    std::vector<Datum> datums;
+    for (int i = 0; i < 40; ++i) {
+      const Datum datum = RandomColumnDatum(type, rng, 0.1);
+      datums.push_back(datum);
+      AddPrefixes(datum, &datums);
+    }
+    std::vector<std::string> encoded;
+    for (const Datum& d : datums) {
+      encoded.push_back(EncodeTyped(d, type, order));
+      // Followed by more bytes: the datum's encoding is self-delimiting.
+      const std::string with_tail = encoded.back() + "\x01\xff";
+      Datum decoded;
+      absl::StatusOr<size_t> consumed =
+          DecodeKeyDatum(with_tail, type, order, &decoded);
+      ASSERT_TRUE(consumed.ok())
+          << consumed.status() << " " << DatumDebugString(d);
+      ASSERT_EQ(*consumed, encoded.back().size()) << DatumDebugString(d);
+      ASSERT_TRUE(DatumsEqual(decoded, d))
+          << DatumDebugString(decoded) << " vs " << DatumDebugString(d);
+      ASSERT_TRUE(DatumMatchesColumnType(decoded, type));
+      ASSERT_EQ(EncodeTyped(decoded, type, order), encoded.back());
+      for (size_t cut = 0; cut < encoded.back().size(); ++cut) {
+        Datum partial;
+        ASSERT_THAT(DecodeKeyDatum(encoded.back().substr(0, cut), type, order,
+                                   &partial),
+                    StatusIs(absl::StatusCode::kDataLoss));
+      }
+    }
+    for (size_t i = 0; i < datums.size(); ++i) {
+      for (size_t j = 0; j < datums.size(); ++j) {
+        ASSERT_EQ(Sign(CompareDatums(datums[i], datums[j], order)),
+                  CompareBytes(encoded[i], encoded[j]))
+            << DatumDebugString(datums[i]) << " vs "
+            << DatumDebugString(datums[j]);
+      }
+    }
+  }
+}
+
+TEST(MemcmpCodecTest, NestedKeySpecialCases) {
+  const ColumnType doubles = ColumnType::List(DataType::kFloat64);
+  const double nan = std::nan(""),
+               inf = std::numeric_limits<double>::infinity();
+  for (OrderType order : kAllOrderTypes) {
+    SCOPED_TRACE(order.DebugString());
+    auto key = [&](std::vector<Datum> elements) {
+      return EncodeTyped(ListValue{std::move(elements)}, doubles, order);
+    };
+    const int sign = order.is_descending() ? -1 : 1;
+    EXPECT_EQ(key({-0.0}), key({0.0}));
+    EXPECT_EQ(key({-nan}), key({nan}));
+    EXPECT_EQ(CompareBytes(key({inf}), key({nan})), -sign);
+    EXPECT_EQ(CompareBytes(key({}), key({Datum()})), -sign);
+    EXPECT_EQ(CompareBytes(key({1.0}), key({1.0, Datum()})), -sign);
+    EXPECT_EQ(CompareBytes(key({1.0, 2.0}), key({1.0, Datum()})), -sign);
+    EXPECT_EQ(CompareBytes(key({1.0, 2.0}), key({1.5})), -sign);
+  }
+}
+
+// The persisted layout of nested keys (FORMAT.md section 1.3).
+TEST(MemcmpCodecTest, GoldenNestedEncodings) {
+  const OrderType asc = OrderType::Ascending();
+  const ColumnType ints = ColumnType::List(DataType::kInt32);
+  EXPECT_EQ(Hex(EncodeTyped(ListValue{}, ints, asc)), "0000");
+  EXPECT_EQ(Hex(EncodeTyped(ListValue{{int32_t{1}, Datum()}}, ints, asc)),
+            "00"
+            "010080000001"
+            "0101"
+            "00");
+  EXPECT_EQ(
+      Hex(EncodeTyped(ListValue{{int32_t{1}}}, ints, OrderType::Descending())),
+      "ff"
+      "feff7ffffffe"
+      "ff");
+  const ColumnType pair = ColumnType::Struct(
+      {{"a", DataType::kInt32, 1}, {"b", DataType::kVarchar, 2}});
+  EXPECT_EQ(Hex(EncodeTyped(StructValue{{int32_t{1}, Datum()}}, pair, asc)),
+            "00"
+            "0080000001"
+            "01");
+  EXPECT_EQ(Hex(EncodeTyped(Datum(), pair, asc)), "01");
+}
+
+TEST(MemcmpCodecTest, CorruptNestedKeysAreDataLoss) {
+  const ColumnType ints = ColumnType::List(DataType::kInt32);
+  Datum out;
+  EXPECT_THAT(DecodeKeyDatum(absl::HexStringToBytes("0002"), ints,
+                             OrderType::Ascending(), &out),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("LIST element marker 2 is not 0 or 1")));
+  EXPECT_THAT(DecodeKeyDatum(absl::HexStringToBytes("000102"), ints,
+                             OrderType::Ascending(), &out),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("LIST<INT32> ASC NULLS LAST")));
+  EXPECT_THAT(KeySerde::Create({DataType::kList}, {OrderType::Ascending()}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("needs its ColumnType")));
+}
+
 }  // namespace
 }  // namespace backfill

@@ -117,10 +117,11 @@ Interval RandomInterval(std::mt19937_64& rng) {
       }
     }
     case 1:
-      return Interval{std::uniform_int_distribution<int32_t>(-3, 3)(rng),
-                      std::uniform_int_distribution<int32_t>(-40, 40)(rng),
-                      std::uniform_int_distribution<int64_t>(
-                          -2 * kIntervalMicrosPerDay, 2 * kIntervalMicrosPerDay)(rng)};
+      return Interval{
+          std::uniform_int_distribution<int32_t>(-3, 3)(rng),
+          std::uniform_int_distribution<int32_t>(-40, 40)(rng),
+          std::uniform_int_distribution<int64_t>(
+              -2 * kIntervalMicrosPerDay, 2 * kIntervalMicrosPerDay)(rng)};
     default:
       return Interval{RandomInt<int32_t>(rng), RandomInt<int32_t>(rng),
                       RandomInt<int64_t>(rng)};
@@ -215,8 +216,59 @@ Datum RandomValue(DataType type, std::mt19937_64& rng) {
       return RandomInterval(rng);
     case DataType::kInt256:
       return RandomInt256(rng);
+    case DataType::kList:
+    case DataType::kStruct:
+      return DefaultDatum(type);  // their parts need a ColumnType
   }
   return Datum();
+}
+
+ColumnType RandomColumnType(std::mt19937_64& rng, int max_depth) {
+  const int kind =
+      max_depth > 0 ? std::uniform_int_distribution<int>(0, 3)(rng) : 0;
+  switch (kind) {
+    case 1:
+      return ColumnType::List(RandomColumnType(rng, max_depth - 1));
+    case 2: {
+      std::vector<StructField> fields;
+      const int n = std::uniform_int_distribution<int>(1, 3)(rng);
+      for (int i = 0; i < n; ++i) {
+        fields.push_back(
+            {"f" + std::to_string(i), RandomColumnType(rng, max_depth - 1), i});
+      }
+      return ColumnType::Struct(std::move(fields));
+    }
+    default:
+      return RandomScalarDataType(rng);
+  }
+}
+
+Datum RandomColumnValue(const ColumnType& type, std::mt19937_64& rng) {
+  switch (type.id()) {
+    case DataType::kList: {
+      ListValue list;
+      const int n = Pick<int>(rng, {0, 0, 1, 1, 2, 3, 4});
+      for (int i = 0; i < n; ++i) {
+        list.elements.push_back(RandomColumnDatum(type.element(), rng, 0.2));
+      }
+      return list;
+    }
+    case DataType::kStruct: {
+      StructValue value;
+      for (const StructField& field : type.fields()) {
+        value.fields.push_back(RandomColumnDatum(field.type, rng, 0.2));
+      }
+      return value;
+    }
+    default:
+      return RandomValue(type.id(), rng);
+  }
+}
+
+Datum RandomColumnDatum(const ColumnType& type, std::mt19937_64& rng,
+                        double null_probability) {
+  if (std::bernoulli_distribution(null_probability)(rng)) return Datum();
+  return RandomColumnValue(type, rng);
 }
 
 Datum RandomDatum(DataType type, std::mt19937_64& rng,

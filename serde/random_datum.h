@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "serde/column_type.h"
 #include "serde/data_type.h"
 #include "serde/datum.h"
 #include "serde/decimal.h"
@@ -23,8 +24,20 @@
 
 namespace backfill {
 
-// A non-NULL datum of `type`.
+// A non-NULL datum of `type`. (LIST and STRUCT: an empty one; use
+// RandomColumnValue.)
 Datum RandomValue(DataType type, std::mt19937_64& rng);
+
+// A type of nesting depth <= max_depth: a scalar type, or a LIST or STRUCT
+// (1 to 3 fields named f<i> with ids i) of such types.
+ColumnType RandomColumnType(std::mt19937_64& rng, int max_depth);
+// A non-NULL datum of `type`, nested ones included: lists of 0 to 4 elements
+// (often empty or one element, so that prefixes are common), NULL elements
+// and fields with probability 0.2.
+Datum RandomColumnValue(const ColumnType& type, std::mt19937_64& rng);
+// NULL with probability `null_probability`, else RandomColumnValue.
+Datum RandomColumnDatum(const ColumnType& type, std::mt19937_64& rng,
+                        double null_probability = 0.1);
 // NULL with probability `null_probability`, else RandomValue.
 Datum RandomDatum(DataType type, std::mt19937_64& rng,
                   double null_probability = 0.1);

@@ -17,6 +17,11 @@ absl::Status ValidateSchema(absl::Span<const ColumnDesc> schema) {
   absl::flat_hash_set<int32_t> ids;
   for (size_t i = 0; i < schema.size(); ++i) {
     const ColumnDesc& column = schema[i];
+    if (column.type == DataType::kList || column.type == DataType::kStruct) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "column ", i, " (", column.name, ") is a ", DataTypeName(column.type),
+          ": value rows of nested types are not supported yet"));
+    }
     if (column.column_id < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("column ", i, " (", column.name,

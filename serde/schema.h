@@ -32,8 +32,9 @@ using Schema = std::vector<ColumnDesc>;
 
 std::vector<DataType> ColumnTypes(absl::Span<const ColumnDesc> schema);
 
-// OK iff names and column ids are unique and ids are non-negative; otherwise
-// InvalidArgument naming the offending column.
+// OK iff names and column ids are unique and ids are non-negative, and no
+// column is a LIST or STRUCT (value rows do not carry nested types yet);
+// otherwise InvalidArgument naming the offending column.
 absl::Status ValidateSchema(absl::Span<const ColumnDesc> schema);
 
 // OK iff `row` has one datum per column, each NULL or of the column's type,

@@ -141,6 +141,19 @@ uint32_t UpdateDatum(uint32_t reg, const Datum& datum) {
       }
       return reg;
     }
+    case 16: {
+      // The element count (so that ([1], 2) and ([1, 2]) differ), then each
+      // element's form.
+      const std::vector<Datum>& elements = std::get<ListValue>(datum).elements;
+      reg = Update4(reg, static_cast<uint32_t>(elements.size()));
+      for (const Datum& element : elements) reg = UpdateDatum(reg, element);
+      return reg;
+    }
+    case 17:
+      for (const Datum& field : std::get<StructValue>(datum).fields) {
+        reg = UpdateDatum(reg, field);
+      }
+      return reg;
   }
   return reg;
 }

@@ -77,6 +77,14 @@ TEST(VnodeHashTest, ByteFormsMatchTheFormatDocument) {
   EXPECT_EQ(HashDistKey({Int256::FromInt64(-2)}),
             ZlibCrc(Le<int64_t>(-2) + Le<int64_t>(-1) + Le<int64_t>(-1) +
                     Le<int64_t>(-1)));
+  // LIST: u32 LE element count, then each element's form; STRUCT: each
+  // field's form.
+  EXPECT_EQ(
+      HashDistKey({ListValue{{int32_t{1}, Datum()}}}),
+      ZlibCrc(Le<uint32_t>(2) + Le<int32_t>(1) + Le<uint32_t>(0xFFFFFFF0u)));
+  EXPECT_EQ(HashDistKey({ListValue{}}), ZlibCrc(Le<uint32_t>(0)));
+  EXPECT_EQ(HashDistKey({StructValue{{std::string("a"), -0.0}}}),
+            ZlibCrc(Le<uint32_t>(1) + "a" + Le<uint64_t>(0)));
   // Multi-column keys hash the concatenation.
   EXPECT_EQ(HashDistKey({int32_t{1}, std::string("x"), Datum()}),
             ZlibCrc(Le<int32_t>(1) + Le<uint32_t>(1) + "x" +
@@ -93,6 +101,8 @@ TEST(VnodeHashTest, EqualDatumsHashEqually) {
             HashDistKey({Interval{0, 30, 0}}));
   EXPECT_EQ(HashDistKey({Interval{0, 1, 0}}),
             HashDistKey({Interval{0, 0, 86'400'000'000}}));
+  EXPECT_EQ(HashDistKey({ListValue{{-0.0, Interval{1, 0, 0}}}}),
+            HashDistKey({ListValue{{0.0, Interval{0, 30, 0}}}}));
 }
 
 // Never change: golden vnodes of the types added for issue 21.
@@ -105,6 +115,12 @@ TEST(VnodeHashTest, GoldenVnodesOfAddedScalarTypes) {
   EXPECT_EQ(ComputeVnode({Int256::FromInt64(-5), Serial{1}},
                          {DataType::kInt256, DataType::kSerial}, 32768),
             3911);
+  EXPECT_EQ(ComputeVnode({ListValue{{int64_t{1}, int64_t{2}}}},
+                         {DataType::kList}, 256),
+            237);
+  EXPECT_EQ(ComputeVnode({StructValue{{int64_t{1}, std::string("x")}}},
+                         {DataType::kStruct}, 256),
+            185);
 }
 
 // Never change: storage keys start with these vnodes.

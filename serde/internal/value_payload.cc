@@ -93,6 +93,10 @@ int DatumIndexOf(DataType type) {
       return 14;
     case DataType::kInt256:
       return 15;
+    case DataType::kList:
+      return 16;
+    case DataType::kStruct:
+      return 17;
   }
   return -1;
 }
@@ -382,6 +386,9 @@ absl::Status PayloadReader::Read(DataType type, Datum* out) {
       pos_ += 32;
       return absl::OkStatus();
     }
+    case DataType::kList:
+    case DataType::kStruct:
+      break;  // not in value rows yet: ValidateSchema rejects them
     case DataType::kVarchar:
     case DataType::kBytea: {
       const size_t start = pos_;
