@@ -4,8 +4,8 @@
 // corrupt_NN (mutated ones), for the value codecs seed_varints_N (integer
 // extremes, every varint length) and corrupt_varint_* (bad varints), and
 // seed_scalars_N / corrupt_scalars_N / corrupt_interval_* for the scalar types
-// added for issue 21. Run by hand after a format change; the output is
-// committed.
+// added for issue 21, and the nested-key seeds. Run by hand after a format
+// change; the output is committed.
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -181,6 +181,33 @@ void WriteAddedScalarSeeds(const std::filesystem::path& root) {
                       std::string("\x81\x01\0\0\0\x01\0\0\0\0", 10) + bad_days);
 }
 
+// Nested keys (memcmp_codec_nested_fuzz): random LIST / STRUCT types of
+// depth <= 3 under every order, their values' keys (seed_N) and mutated keys
+// (corrupt_N), and a bad LIST marker.
+void WriteNestedKeySeeds(const std::filesystem::path& root) {
+  std::mt19937_64 rng(20261202);
+  const std::filesystem::path dir = root / "memcmp_codec_nested_fuzz";
+  for (int i = 0; i < 12; ++i) {
+    ColumnType type = RandomColumnType(rng, 3);
+    if (i % 2 == 0) type = ColumnType::List(type);
+    const int order_index = i % 4;
+    const std::string prefix = FormatFuzzColumnType(type) +
+                               std::string(1, static_cast<char>(order_index));
+    std::string key;
+    EncodeKeyDatum(RandomColumnDatum(type, rng, 0.1), type,
+                   kAllOrderTypes[order_index], &key);
+    WriteCorpusFile(dir, "seed_" + std::to_string(i), prefix + key);
+    if (i < 6) {
+      WriteCorpusFile(dir, "corrupt_" + std::to_string(i),
+                      prefix + Corrupt(key, rng));
+    }
+  }
+  // LIST<INT32> ASC NULLS LAST with element marker 2.
+  WriteCorpusFile(dir, "corrupt_list_marker",
+                  FormatFuzzColumnType(ColumnType::List(DataType::kInt32)) +
+                      std::string("\0\0\x02", 3));
+}
+
 int Main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <serde/testdata>\n", argv[0]);
@@ -257,6 +284,7 @@ int Main(int argc, char** argv) {
                   (*VnodeBitmap::EvenSplit(32768, 3))[1].Serialize());
   WriteVarintSeeds(root);
   WriteAddedScalarSeeds(root);
+  WriteNestedKeySeeds(root);
   return 0;
 }
 

@@ -24,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "serde/column_type.h"
 #include "serde/data_type.h"
 #include "serde/order_type.h"
 #include "serde/random_datum.h"
@@ -88,6 +89,59 @@ inline std::string FormatFuzzLayout(const std::vector<DataType>& types,
     out.push_back(static_cast<char>(ids[c]));
   }
   return out;
+}
+
+// A ColumnType from the front of *input, for the nested-key fuzzer: one
+// byte b per type; b % 3 == 0: LIST of the type that follows; b % 3 == 1:
+// STRUCT of (b / 3) % 4 fields (named f<i>, ids i), their types following;
+// b % 3 == 2: the scalar kAllScalarDataTypes[(b / 3) % 16]. Past `max_depth`
+// every byte is read as a scalar. nullopt if the input ends first.
+inline std::optional<ColumnType> ParseFuzzColumnType(absl::string_view* input,
+                                                     int max_depth) {
+  if (input->empty()) return std::nullopt;
+  const uint8_t b = static_cast<uint8_t>((*input)[0]);
+  input->remove_prefix(1);
+  const int kind = max_depth > 0 ? b % 3 : 2;
+  if (kind == 0) {
+    std::optional<ColumnType> element =
+        ParseFuzzColumnType(input, max_depth - 1);
+    if (!element.has_value()) return std::nullopt;
+    return ColumnType::List(*std::move(element));
+  }
+  if (kind == 1) {
+    std::vector<StructField> fields;
+    for (int i = 0; i < (b / 3) % 4; ++i) {
+      std::optional<ColumnType> type =
+          ParseFuzzColumnType(input, max_depth - 1);
+      if (!type.has_value()) return std::nullopt;
+      fields.push_back({absl::StrCat("f", i), *std::move(type), i});
+    }
+    return ColumnType::Struct(std::move(fields));
+  }
+  return ColumnType(kAllScalarDataTypes[(b / 3) % kFuzzScalarTypes]);
+}
+
+// The bytes ParseFuzzColumnType reads back as `type` (whose STRUCTs have at
+// most 3 fields).
+inline std::string FormatFuzzColumnType(const ColumnType& type) {
+  switch (type.id()) {
+    case DataType::kList:
+      return std::string(1, '\0') + FormatFuzzColumnType(type.element());
+    case DataType::kStruct: {
+      std::string out(1, static_cast<char>(1 + 3 * type.fields().size()));
+      for (const StructField& field : type.fields()) {
+        out += FormatFuzzColumnType(field.type);
+      }
+      return out;
+    }
+    default: {
+      int index = 0;
+      for (int i = 0; i < kFuzzScalarTypes; ++i) {
+        if (kAllScalarDataTypes[i] == type.id()) index = i;
+      }
+      return std::string(1, static_cast<char>(2 + 3 * index));
+    }
+  }
 }
 
 }  // namespace backfill
