@@ -38,6 +38,11 @@ class ColumnType {
   DataType id() const { return id_; }
   bool is_nested() const { return nested_ != nullptr; }
 
+  // The DataType alone, for code that handles scalar types only: the storage
+  // and executor stack reads ColumnDesc::type as a DataType until it carries
+  // nested types (issue 21, point 6). Loses a nested type's parts.
+  operator DataType() const { return id_; }  // NOLINT: implicit, see above
+
   // REQUIRES: id() == kList.
   const ColumnType& element() const;
   // REQUIRES: id() == kStruct.
@@ -50,6 +55,10 @@ class ColumnType {
   friend bool operator==(const ColumnType& a, const ColumnType& b);
   friend bool operator!=(const ColumnType& a, const ColumnType& b) {
     return !(a == b);
+  }
+  // A scalar ColumnType equals its DataType; a nested one none.
+  friend bool operator==(const ColumnType& a, DataType b) {
+    return !a.is_nested() && a.id_ == b;
   }
 
  private:

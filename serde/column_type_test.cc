@@ -24,9 +24,9 @@ TEST(ColumnTypeTest, ScalarsListsAndStructs) {
   EXPECT_EQ(ColumnTypeDepth(scalar), 0);
   EXPECT_EQ(ColumnTypeDepth(points), 2);
   // Equality looks at names, ids and types.
-  EXPECT_EQ(points, ColumnType::List(ColumnType::Struct(
-                        {{"x", DataType::kFloat64, 1},
-                         {"y", DataType::kFloat64, 2}})));
+  EXPECT_EQ(points,
+            ColumnType::List(ColumnType::Struct(
+                {{"x", DataType::kFloat64, 1}, {"y", DataType::kFloat64, 2}})));
   EXPECT_NE(point, ColumnType::Struct({{"x", DataType::kFloat64, 1},
                                        {"y", DataType::kFloat64, 3}}));
   EXPECT_NE(point, ColumnType::Struct({{"x", DataType::kFloat64, 1}}));
@@ -47,10 +47,10 @@ TEST(ColumnTypeTest, ValidationNamesTheField) {
                   {{"a", DataType::kInt32, 1}, {"a", DataType::kInt32, 2}})),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("duplicate field name")));
-  EXPECT_THAT(ValidateColumnType(
-                  ColumnType::Struct({{"a", DataType::kInt32, -1}})),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("negative field id -1")));
+  EXPECT_THAT(
+      ValidateColumnType(ColumnType::Struct({{"a", DataType::kInt32, -1}})),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("negative field id -1")));
 }
 
 }  // namespace

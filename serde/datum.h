@@ -86,6 +86,16 @@ struct StructValue {
   std::vector<Datum> fields;
 };
 
+// Element-wise std::variant equality (as Datum's operator== for the other
+// alternatives: NaN != NaN, '1 mon' == '30 days'); DatumsEqual is the SQL
+// equality. Defined here, where both nested alternatives are complete.
+inline bool operator==(const ListValue& a, const ListValue& b) {
+  return a.elements == b.elements;
+}
+inline bool operator==(const StructValue& a, const StructValue& b) {
+  return a.fields == b.fields;
+}
+
 inline bool IsNull(const Datum& datum) { return datum.index() == 0; }
 
 // True iff `datum` is NULL or holds the alternative used for `type` (for

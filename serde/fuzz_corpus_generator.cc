@@ -4,8 +4,8 @@
 // corrupt_NN (mutated ones), for the value codecs seed_varints_N (integer
 // extremes, every varint length) and corrupt_varint_* (bad varints), and
 // seed_scalars_N / corrupt_scalars_N / corrupt_interval_* for the scalar types
-// added for issue 21, and the nested-key seeds. Run by hand after a format
-// change; the output is committed.
+// added for issue 21, and the nested key and value seeds. Run by hand after a
+// format change; the output is committed.
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -208,6 +208,52 @@ void WriteNestedKeySeeds(const std::filesystem::path& root) {
                       std::string("\0\0\x02", 3));
 }
 
+// Nested value rows (nested_value_fuzz): random LIST / STRUCT columns in
+// both codecs; column-aware ones also read by a type whose STRUCT fields
+// changed (one dropped, one added).
+void WriteNestedValueSeeds(const std::filesystem::path& root) {
+  std::mt19937_64 rng(20261203);
+  const std::filesystem::path dir = root / "nested_value_fuzz";
+  for (int i = 0; i < 12; ++i) {
+    ColumnType type = RandomColumnType(rng, 3);
+    if (i % 3 == 0) type = ColumnType::List(type);
+    const bool column_aware = i % 2 == 1;
+    const Schema schema = {{"c", type, 1}};
+    std::string value;
+    const Row row = {RandomColumnDatum(type, rng, 0.1)};
+    if (column_aware) {
+      (*ColumnAwareCodec::Create(schema))->Encode(row, &value);
+    } else {
+      (*PositionalCodec::Create(schema))->Encode(row, &value);
+    }
+    const std::string prefix = FormatFuzzColumnType(type) +
+                               FormatFuzzColumnType(type) +
+                               std::string(1, column_aware ? '\x01' : '\0');
+    WriteCorpusFile(dir, "seed_" + std::to_string(i), prefix + value);
+    if (i < 6) {
+      WriteCorpusFile(dir, "corrupt_" + std::to_string(i),
+                      prefix + Corrupt(value, rng));
+    }
+  }
+  // STRUCT<f0 INT64, f1 VARCHAR> written, read as STRUCT<f0 INT64> (f1
+  // dropped) and as STRUCT<f0 INT64, f1 VARCHAR, f2 BOOLEAN> (f2 added).
+  const ColumnType v1 = ColumnType::Struct(
+      {{"f0", DataType::kInt64, 0}, {"f1", DataType::kVarchar, 1}});
+  std::string value;
+  (*ColumnAwareCodec::Create({{"c", v1, 1}}))
+      ->Encode({StructValue{{int64_t{7}, std::string("x")}}}, &value);
+  const ColumnType dropped = ColumnType::Struct({{"f0", DataType::kInt64, 0}});
+  const ColumnType added = ColumnType::Struct({{"f0", DataType::kInt64, 0},
+                                               {"f1", DataType::kVarchar, 1},
+                                               {"f2", DataType::kBoolean, 2}});
+  WriteCorpusFile(dir, "seed_struct_field_dropped",
+                  FormatFuzzColumnType(v1) + FormatFuzzColumnType(dropped) +
+                      "\x01" + value);
+  WriteCorpusFile(
+      dir, "seed_struct_field_added",
+      FormatFuzzColumnType(v1) + FormatFuzzColumnType(added) + "\x01" + value);
+}
+
 int Main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <serde/testdata>\n", argv[0]);
@@ -285,6 +331,7 @@ int Main(int argc, char** argv) {
   WriteVarintSeeds(root);
   WriteAddedScalarSeeds(root);
   WriteNestedKeySeeds(root);
+  WriteNestedValueSeeds(root);
   return 0;
 }
 

@@ -410,6 +410,8 @@ class PayloadReader {
       : data_(bytes.data()), size_(bytes.size()), base_offset_(base_offset) {}
 
   size_t position() const { return pos_; }
+  // The position plus the base offset: what errors name.
+  size_t offset() const { return base_offset_ + pos_; }
   size_t remaining() const { return size_ - pos_; }
   bool AtEnd() const { return pos_ == size_; }
 
