@@ -88,7 +88,10 @@ struct StructValue {
 
 // Element-wise std::variant equality (as Datum's operator== for the other
 // alternatives: NaN != NaN, '1 mon' == '30 days'); DatumsEqual is the SQL
-// equality. Defined here, where both nested alternatives are complete.
+// equality. Both declared before either is defined: each one's body compares
+// Datums, which needs the other.
+bool operator==(const ListValue& a, const ListValue& b);
+bool operator==(const StructValue& a, const StructValue& b);
 inline bool operator==(const ListValue& a, const ListValue& b) {
   return a.elements == b.elements;
 }
