@@ -84,7 +84,10 @@ size_t LeadingDigits(absl::string_view text) {
 
 std::string FormatTimestamptz(Timestamptz value) {
   const int64_t days = FloorDiv(value.micros, kMicrosPerDay);
-  const int64_t of_day = value.micros - days * kMicrosPerDay;
+  // Not micros - days x kMicrosPerDay: that product overflows for the
+  // earliest instants.
+  int64_t of_day = value.micros % kMicrosPerDay;
+  if (of_day < 0) of_day += kMicrosPerDay;
   const CivilDate date = CivilFromDays(days);
   const bool bc = date.year <= 0;
   const int64_t seconds = of_day / kMicrosPerSecond;
