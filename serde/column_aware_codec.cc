@@ -5,6 +5,7 @@
 
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
+#include "serde/internal/nested_payload.h"
 #include "serde/internal/value_payload.h"
 
 namespace backfill {
@@ -64,10 +65,10 @@ absl::StatusOr<std::unique_ptr<ColumnAwareCodec>> ColumnAwareCodec::Create(
                        " defaults for ", schema.size(), " columns"));
     }
     for (size_t i = 0; i < schema.size(); ++i) {
-      if (!DatumMatchesType(options.defaults[i], schema[i].type)) {
+      if (!DatumMatchesColumnType(options.defaults[i], schema[i].type)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "ColumnAwareCodec: default of column ", i, " \"", schema[i].name,
-            "\" is not a ", DataTypeName(schema[i].type), ": ",
+            "\" is not a ", schema[i].type.DebugString(), ": ",
             DatumDebugString(options.defaults[i])));
       }
     }
@@ -85,11 +86,57 @@ ColumnAwareCodec::ColumnAwareCodec(Schema schema, ColumnAwareOptions options)
     AppendLittleEndian<int32_t>(schema_[i].column_id, &encoded_ids_[4 * i]);
     index_of_id_[schema_[i].column_id] = static_cast<int>(i);
     datum_index_.push_back(static_cast<uint8_t>(DatumIndexOf(schema_[i].type)));
+    has_nested_ = has_nested_ || schema_[i].type.is_nested();
   }
+}
+
+void ColumnAwareCodec::EncodeNested(RowView row, std::string* out) const {
+  const size_t n = types_.size();
+  std::vector<std::string> payloads(n);
+  size_t data_size = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (row[i].index() != datum_index_[i]) {
+      assert(IsNull(row[i]) &&
+             "ColumnAwareCodec: datum does not match its type");
+      continue;
+    }
+    serde_internal::AppendTypedPayload(row[i], schema_[i].type,
+                                       serde_internal::StructForm::kColumnAware,
+                                       &payloads[i]);
+    data_size += payloads[i].size();
+  }
+  const uint8_t width_code = data_size <= 0xFF     ? kOffset8
+                             : data_size <= 0xFFFF ? kOffset16
+                                                   : kOffset32;
+  char header[5];
+  header[0] = static_cast<char>(kMagic | width_code);
+  AppendLittleEndian<uint32_t>(static_cast<uint32_t>(n), header + 1);
+  out->append(header, 5);
+  out->append(encoded_ids_);
+  uint32_t offset = 0;
+  for (size_t i = 0; i < n; ++i) {
+    char bytes[4];
+    switch (width_code) {
+      case kOffset8:
+        out->push_back(static_cast<char>(offset));
+        break;
+      case kOffset16:
+        AppendLittleEndian<uint16_t>(static_cast<uint16_t>(offset), bytes);
+        out->append(bytes, 2);
+        break;
+      default:
+        AppendLittleEndian<uint32_t>(offset, bytes);
+        out->append(bytes, 4);
+        break;
+    }
+    offset += static_cast<uint32_t>(payloads[i].size());
+  }
+  for (const std::string& payload : payloads) out->append(payload);
 }
 
 void ColumnAwareCodec::Encode(RowView row, std::string* out) const {
   assert(row.size() == types_.size());
+  if (has_nested_) return EncodeNested(row, out);
   const size_t n = types_.size();
   // Sizes first: the offset width depends on the data length.
   size_t data_size = 0;
@@ -200,7 +247,9 @@ absl::Status ColumnAwareCodec::DecodeInto(absl::string_view bytes,
     }
     PayloadReader reader(absl::string_view(data + begin, end - begin),
                          data_at + begin);
-    absl::Status status = reader.Read(types_[column], &target);
+    absl::Status status = serde_internal::ReadTypedPayload(
+        reader, schema_[column].type, serde_internal::StructForm::kColumnAware,
+        &target);
     if (status.ok() && !reader.AtEnd()) {
       status = reader.Error(
           absl::StrCat(reader.remaining(), " trailing payload bytes"));
@@ -209,7 +258,7 @@ absl::Status ColumnAwareCodec::DecodeInto(absl::string_view bytes,
       return absl::DataLossError(
           absl::StrCat("column-aware value row: ", status.message(), " (datum ",
                        i, ", column ", column, " \"", schema_[column].name,
-                       "\": ", DataTypeName(types_[column]), ")"));
+                       "\": ", schema_[column].type.DebugString(), ")"));
     }
     return absl::OkStatus();
   };

@@ -51,12 +51,16 @@ class ColumnAwareCodec final : public ValueRowCodec {
 
  private:
   ColumnAwareCodec(Schema schema, ColumnAwareOptions options);
+  // Encode when a column is a LIST or STRUCT (payloads built one by one).
+  void EncodeNested(RowView row, std::string* out) const;
 
   Schema schema_;
   std::vector<DataType> types_;
   // Datum alternative index of each column's type.
   std::vector<uint8_t> datum_index_;
   std::vector<Datum> defaults_;  // empty or one per column
+  // Whether a column is a LIST or STRUCT.
+  bool has_nested_ = false;
   // The n x i32 LE column ids of the schema, as encoded.
   std::string encoded_ids_;
   absl::flat_hash_map<int32_t, int> index_of_id_;

@@ -33,6 +33,23 @@ TEST(ColumnAwareCodecTest, GoldenBytes) {
             "0e01");
 }
 
+TEST(ColumnAwareCodecTest, GoldenAddedScalarTypes) {
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto codec, ColumnAwareCodec::Create({{"i", DataType::kInterval, 1},
+                                            {"n", DataType::kInt256, 2},
+                                            {"t", DataType::kTimestamptz, 3}}));
+  std::string bytes;
+  codec->Encode({Interval{0, 30, 0}, Int256::FromInt64(1), Datum()}, &bytes);
+  EXPECT_EQ(Hex(bytes),
+            "81"
+            "03000000"
+            "010000000200000003000000"
+            "000323"
+            "003c00"
+            "01" +
+                std::string(62, '0'));
+}
+
 TEST(ColumnAwareCodecTest, OffsetWidthGrowsWithData) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto codec, ColumnAwareCodec::Create({{"s", DataType::kBytea, 5},
@@ -58,7 +75,7 @@ TEST(ColumnAwareCodecTest, OffsetWidthGrowsWithData) {
 TEST(ColumnAwareCodecTest, RandomRowsRoundTrip) {
   Schema schema;
   int id = 100;
-  for (DataType type : kAllDataTypes) {
+  for (DataType type : kAllScalarDataTypes) {
     schema.push_back({absl::StrCat("c", id), type, id});
     id += 3;
   }

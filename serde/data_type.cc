@@ -28,6 +28,18 @@ absl::string_view DataTypeName(DataType type) {
       return "TIME";
     case DataType::kTimestamp:
       return "TIMESTAMP";
+    case DataType::kTimestamptz:
+      return "TIMESTAMPTZ";
+    case DataType::kInterval:
+      return "INTERVAL";
+    case DataType::kSerial:
+      return "SERIAL";
+    case DataType::kInt256:
+      return "INT256";
+    case DataType::kStruct:
+      return "STRUCT";
+    case DataType::kList:
+      return "LIST";
   }
   return "INVALID";
 }

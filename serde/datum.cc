@@ -1,5 +1,6 @@
 #include "serde/datum.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 
 namespace backfill {
@@ -24,6 +26,23 @@ int CompareFloats(F a, F b) {
   const bool a_nan = std::isnan(a), b_nan = std::isnan(b);
   if (a_nan || b_nan) return a_nan == b_nan ? 0 : (a_nan ? 1 : -1);
   return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+int CompareValues(const Datum& a, const Datum& b);
+
+// Nested datums: ascending, NULL above every value.
+int CompareNested(const Datum& a, const Datum& b) {
+  const bool a_null = IsNull(a), b_null = IsNull(b);
+  if (a_null || b_null) return a_null == b_null ? 0 : (a_null ? 1 : -1);
+  return CompareValues(a, b);
+}
+
+int CompareSequences(const std::vector<Datum>& a, const std::vector<Datum>& b) {
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (const int c = CompareNested(a[i], b[i]); c != 0) return c;
+  }
+  return Ordered(a.size(), b.size());
 }
 
 // Ascending comparison of two non-NULL datums of the same alternative.
@@ -54,6 +73,20 @@ int CompareValues(const Datum& a, const Datum& b) {
       return Ordered(std::get<TimeOfDay>(a), std::get<TimeOfDay>(b));
     case 11:
       return Ordered(std::get<Timestamp>(a), std::get<Timestamp>(b));
+    case 12:
+      return Ordered(std::get<Timestamptz>(a), std::get<Timestamptz>(b));
+    case 13:
+      return CompareIntervals(std::get<Interval>(a), std::get<Interval>(b));
+    case 14:
+      return Ordered(std::get<Serial>(a), std::get<Serial>(b));
+    case 15:
+      return std::get<Int256>(a).Compare(std::get<Int256>(b));
+    case 16:
+      return CompareSequences(std::get<ListValue>(a).elements,
+                              std::get<ListValue>(b).elements);
+    case 17:
+      return CompareSequences(std::get<StructValue>(a).fields,
+                              std::get<StructValue>(b).fields);
   }
   return 0;
 }
@@ -86,8 +119,44 @@ bool DatumMatchesType(const Datum& datum, DataType type) {
       return type == DataType::kTime;
     case 11:
       return type == DataType::kTimestamp;
+    case 12:
+      return type == DataType::kTimestamptz;
+    case 13:
+      return type == DataType::kInterval;
+    case 14:
+      return type == DataType::kSerial;
+    case 15:
+      return type == DataType::kInt256;
+    case 16:
+      return type == DataType::kList;
+    case 17:
+      return type == DataType::kStruct;
   }
   return false;
+}
+
+bool DatumMatchesColumnType(const Datum& datum, const ColumnType& type) {
+  if (!DatumMatchesType(datum, type.id())) return false;
+  if (IsNull(datum)) return true;
+  switch (type.id()) {
+    case DataType::kList:
+      for (const Datum& element : std::get<ListValue>(datum).elements) {
+        if (!DatumMatchesColumnType(element, type.element())) return false;
+      }
+      return true;
+    case DataType::kStruct: {
+      const std::vector<Datum>& fields = std::get<StructValue>(datum).fields;
+      if (fields.size() != type.fields().size()) return false;
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (!DatumMatchesColumnType(fields[i], type.fields()[i].type)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    default:
+      return true;
+  }
 }
 
 Datum DefaultDatum(DataType type) {
@@ -115,8 +184,29 @@ Datum DefaultDatum(DataType type) {
       return TimeOfDay{};
     case DataType::kTimestamp:
       return Timestamp{};
+    case DataType::kTimestamptz:
+      return Timestamptz{};
+    case DataType::kInterval:
+      return Interval{};
+    case DataType::kSerial:
+      return Serial{};
+    case DataType::kInt256:
+      return Int256();
+    case DataType::kList:
+      return ListValue{};
+    case DataType::kStruct:
+      return StructValue{};
   }
   return Datum();
+}
+
+Datum DefaultColumnDatum(const ColumnType& type) {
+  if (type.id() != DataType::kStruct) return DefaultDatum(type.id());
+  StructValue value;
+  for (const StructField& field : type.fields()) {
+    value.fields.push_back(DefaultColumnDatum(field.type));
+  }
+  return value;
 }
 
 int CompareDatums(const Datum& a, const Datum& b, OrderType order) {
@@ -175,6 +265,27 @@ std::string DatumDebugString(const Datum& datum) {
           "%Y-%m-%d %H:%M:%E6S",
           absl::FromUnixMicros(std::get<Timestamp>(datum).micros),
           absl::UTCTimeZone());
+    case 12:
+      return FormatTimestamptz(std::get<Timestamptz>(datum));
+    case 13:
+      return absl::StrCat("'", FormatInterval(std::get<Interval>(datum)), "'");
+    case 14:
+      return absl::StrCat(std::get<Serial>(datum).value);
+    case 15:
+      return std::get<Int256>(datum).ToString();
+    case 16:
+    case 17: {
+      const bool list = datum.index() == 16;
+      const std::vector<Datum>& parts =
+          list ? std::get<ListValue>(datum).elements
+               : std::get<StructValue>(datum).fields;
+      return absl::StrCat(list ? "[" : "{",
+                          absl::StrJoin(parts, ", ",
+                                        [](std::string* out, const Datum& d) {
+                                          out->append(DatumDebugString(d));
+                                        }),
+                          list ? "]" : "}");
+    }
   }
   return "?";
 }

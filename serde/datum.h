@@ -14,10 +14,15 @@
 #include <ostream>
 #include <string>
 #include <variant>
+#include <vector>
 
+#include "serde/column_type.h"
 #include "serde/data_type.h"
 #include "serde/decimal.h"
+#include "serde/int256.h"
+#include "serde/interval.h"
 #include "serde/order_type.h"
+#include "serde/timestamptz.h"
 
 namespace backfill {
 
@@ -50,30 +55,85 @@ struct Timestamp {
   }
 };
 
-// The alternatives, in this order; index 0 (monostate) is NULL.
+// A SERIAL: RisingWave's row id, an int64 that is a type of its own.
+struct Serial {
+  int64_t value = 0;
+  friend bool operator==(Serial a, Serial b) { return a.value == b.value; }
+  friend bool operator<(Serial a, Serial b) { return a.value < b.value; }
+};
+
+struct ListValue;
+struct StructValue;
+
+// The alternatives, in this order; index 0 (monostate) is NULL. (The order is
+// not persisted; new alternatives go at the end.)
 using Datum =
     std::variant<std::monostate, bool, int16_t, int32_t, int64_t, float, double,
-                 Decimal, std::string, Date, TimeOfDay, Timestamp>;
+                 Decimal, std::string, Date, TimeOfDay, Timestamp, Timestamptz,
+                 Interval, Serial, Int256, ListValue, StructValue>;
+
+// A LIST value: its elements, each NULL or of the list's element type.
+// Compared lexicographically (a proper prefix first), elements ascending with
+// NULL elements above every value, as PostgreSQL compares arrays.
+struct ListValue {
+  std::vector<Datum> elements;
+};
+
+// A STRUCT value: one datum per field of its type, in the type's field order.
+// Compared field by field, NULL fields above every value, as PostgreSQL
+// compares records.
+struct StructValue {
+  std::vector<Datum> fields;
+};
+
+// Element-wise std::variant equality (as Datum's operator== for the other
+// alternatives: NaN != NaN, '1 mon' == '30 days'); DatumsEqual is the SQL
+// equality. Both declared before either is defined: each one's body compares
+// Datums, which needs the other.
+bool operator==(const ListValue& a, const ListValue& b);
+bool operator==(const StructValue& a, const StructValue& b);
+inline bool operator==(const ListValue& a, const ListValue& b) {
+  return a.elements == b.elements;
+}
+inline bool operator==(const StructValue& a, const StructValue& b) {
+  return a.fields == b.fields;
+}
 
 inline bool IsNull(const Datum& datum) { return datum.index() == 0; }
 
-// True iff `datum` is NULL or holds the alternative used for `type`.
+// True iff `datum` is NULL or holds the alternative used for `type` (for
+// LIST and STRUCT, whatever the elements and fields hold).
 bool DatumMatchesType(const Datum& datum, DataType type);
 
-// A NULL-free zero value of `type` (false, 0, "", 1970-01-01, ...).
+// As DatumMatchesType, and recursively: every element of a LIST matches the
+// element type, a STRUCT has one field per field of the type and each
+// matches.
+bool DatumMatchesColumnType(const Datum& datum, const ColumnType& type);
+
+// A NULL-free zero value of `type` (false, 0, "", 1970-01-01, an empty LIST;
+// for STRUCT, a struct of no fields: use DefaultColumnDatum for one per
+// field).
 Datum DefaultDatum(DataType type);
+// The zero value of `type`: DefaultDatum, and for a STRUCT one zero value per
+// field.
+Datum DefaultColumnDatum(const ColumnType& type);
 
 // Total order of two datums of the same type under `order`:
 // NULLs first or last as `order` says; floats: -0.0 == 0.0, NaN above
-// +Infinity, all NaNs equal; strings and bytes byte-wise; decimals by value.
+// +Infinity, all NaNs equal; strings and bytes byte-wise; decimals by value;
+// intervals by their span ('1 mon' == '30 days'); lists and structs as their
+// comments above say (nested NULLs above every value, whatever `order`'s NULL
+// placement, which is for the datums themselves; DESC reverses the whole
+// comparison).
 // Returns <0, 0 or >0. REQUIRES: both hold the same alternative or NULL.
 int CompareDatums(const Datum& a, const Datum& b, OrderType order);
 
 // Equality consistent with CompareDatums (so 1.5 == 1.50, NaN == NaN,
-// -0.0 == 0.0, NULL == NULL).
+// -0.0 == 0.0, '1 mon' == '30 days', NULL == NULL).
 bool DatumsEqual(const Datum& a, const Datum& b);
 
-// Human-readable text: "NULL", "42", "'foo'", "\x00ff", "2024-01-02", ...
+// Human-readable text: "NULL", "42", "'foo'", "\x00ff", "2024-01-02",
+// "[1, NULL]" (LIST), "{1, 'a'}" (STRUCT), ...
 std::string DatumDebugString(const Datum& datum);
 
 }  // namespace backfill

@@ -46,7 +46,7 @@ TEST(DatumTest, StringsCompareBytewise) {
 }
 
 TEST(DatumTest, TypesAndDefaults) {
-  for (DataType type : kAllDataTypes) {
+  for (DataType type : kAllScalarDataTypes) {
     EXPECT_TRUE(DatumMatchesType(DefaultDatum(type), type))
         << DataTypeName(type);
     EXPECT_TRUE(DatumMatchesType(Datum(), type));
@@ -62,6 +62,43 @@ TEST(DatumTest, DebugStrings) {
   EXPECT_EQ(DatumDebugString(Timestamp{1500000}), "1970-01-01 00:00:01.500000");
   EXPECT_EQ(DatumDebugString(TimeOfDay{3723000001}), "01:02:03.000001");
   EXPECT_EQ(DatumDebugString(std::string("a'b")), "'a\\'b'");
+}
+
+TEST(DatumTest, ListsAndStructsCompareAsPostgresArraysAndRecords) {
+  const OrderType asc = OrderType::Ascending();
+  const Datum empty = ListValue{};
+  const Datum one = ListValue{{int64_t{1}}};
+  const Datum one_null = ListValue{{int64_t{1}, Datum()}};
+  const Datum one_two = ListValue{{int64_t{1}, int64_t{2}}};
+  EXPECT_LT(CompareDatums(empty, one, asc), 0);
+  EXPECT_LT(CompareDatums(one, one_two, asc), 0);       // a prefix first
+  EXPECT_LT(CompareDatums(one_two, one_null, asc), 0);  // NULL elements last
+  EXPECT_GT(CompareDatums(one_two, one_null, OrderType::Descending()), 0);
+  // NULLS FIRST is about the datum, not its elements.
+  EXPECT_LT(CompareDatums(one_two, one_null, OrderType::AscendingNullsFirst()),
+            0);
+  EXPECT_TRUE(DatumsEqual(ListValue{{-0.0, std::nan("")}},
+                          ListValue{{0.0, -std::nan("")}}));
+  EXPECT_LT(CompareDatums(StructValue{{int64_t{1}, std::string("b")}},
+                          StructValue{{int64_t{1}, Datum()}}, asc),
+            0);
+  EXPECT_EQ(DatumDebugString(one_null), "[1, NULL]");
+  EXPECT_EQ(DatumDebugString(StructValue{{int64_t{1}, std::string("a")}}),
+            "{1, 'a'}");
+}
+
+TEST(DatumTest, DatumMatchesColumnTypeLooksInside) {
+  const ColumnType pair =
+      ColumnType::Struct({{"a", DataType::kInt64, 1},
+                          {"b", ColumnType::List(DataType::kBytea), 2}});
+  EXPECT_TRUE(DatumMatchesColumnType(
+      StructValue{{int64_t{1}, ListValue{{std::string("x"), Datum()}}}}, pair));
+  EXPECT_TRUE(DatumMatchesColumnType(StructValue{{Datum(), Datum()}}, pair));
+  EXPECT_FALSE(DatumMatchesColumnType(StructValue{{int64_t{1}}}, pair));
+  EXPECT_FALSE(DatumMatchesColumnType(
+      StructValue{{int64_t{1}, ListValue{{int64_t{2}}}}}, pair));
+  EXPECT_TRUE(DatumMatchesType(ListValue{{int64_t{2}}}, DataType::kList));
+  EXPECT_TRUE(DatumMatchesColumnType(DefaultColumnDatum(pair), pair));
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 // Writes the checked-in seed corpora of the serde fuzzers:
 //   fuzz_corpus_generator <serde/testdata>
 // creates <dir>/<fuzzer>/seed_NN (valid encodings of random rows, seeded) and
-// corrupt_NN (mutated ones), and for the value codecs seed_varints_N (integer
-// extremes, every varint length) and corrupt_varint_* (bad varints). Run by
-// hand after a format change; the output is committed.
+// corrupt_NN (mutated ones), for the value codecs seed_varints_N (integer
+// extremes, every varint length) and corrupt_varint_* (bad varints), and
+// seed_scalars_N / corrupt_scalars_N / corrupt_interval_* for the scalar types
+// added for issue 21, and the nested key and value seeds. Run by hand after a
+// format change; the output is committed.
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -123,6 +125,135 @@ void WriteVarintSeeds(const std::filesystem::path& root) {
   }
 }
 
+// Seeds with the scalar types added for issue 21 (TIMESTAMPTZ, INTERVAL,
+// SERIAL, INT256) beside the others, for all three decoders, and their
+// corrupt forms: seed_scalars_N, corrupt_scalars_N, and corrupt_interval_*
+// (a key span no INTERVAL holds; a payload day count outside int32). A
+// generator of its own, so that the files above do not change.
+void WriteAddedScalarSeeds(const std::filesystem::path& root) {
+  std::mt19937_64 rng(20261201);
+  const DataType added[] = {DataType::kTimestamptz, DataType::kInterval,
+                            DataType::kSerial, DataType::kInt256};
+  for (int i = 0; i < 8; ++i) {
+    Layout layout;
+    const int n = 1 + static_cast<int>(rng() % 4);
+    for (int c = 0; c < n; ++c) {
+      layout.types.push_back(c == 0 ? added[i % 4] : RandomScalarDataType(rng));
+      layout.orders.push_back(RandomOrderType(rng));
+      layout.ids.push_back(c + 1);
+      layout.schema.push_back(
+          {"c" + std::to_string(c), layout.types.back(), c + 1});
+    }
+    const std::string prefix =
+        FormatFuzzLayout(layout.types, layout.orders, layout.ids);
+    const Row row = RandomRow(layout.types, rng, 0.2);
+    const std::string name = "seed_scalars_" + std::to_string(i);
+    const std::string corrupt = "corrupt_scalars_" + std::to_string(i);
+    std::string key;
+    EncodeKey(row, layout.types, layout.orders, &key);
+    WriteCorpusFile(root / "memcmp_codec_fuzz", name, prefix + key);
+    std::string value;
+    (*PositionalCodec::Create(layout.schema))->Encode(row, &value);
+    WriteCorpusFile(root / "positional_codec_fuzz", name, prefix + value);
+    std::string ca_value;
+    (*ColumnAwareCodec::Create(layout.schema))->Encode(row, &ca_value);
+    WriteCorpusFile(root / "column_aware_codec_fuzz", name, prefix + ca_value);
+    if (i < 4) {
+      WriteCorpusFile(root / "memcmp_codec_fuzz", corrupt,
+                      prefix + Corrupt(key, rng));
+      WriteCorpusFile(root / "positional_codec_fuzz", corrupt,
+                      prefix + Corrupt(value, rng));
+      WriteCorpusFile(root / "column_aware_codec_fuzz", corrupt,
+                      prefix + Corrupt(ca_value, rng));
+    }
+  }
+  const std::string interval_prefix =
+      FormatFuzzLayout({DataType::kInterval}, {OrderType::Ascending()}, {1});
+  WriteCorpusFile(
+      root / "memcmp_codec_fuzz", "corrupt_interval_span",
+      interval_prefix + std::string(1, '\0') + std::string(16, '\xff'));
+  // months 1, days zigzag 2^33 - 1 (-2^32), micros 3.
+  const std::string bad_days("\x02\xff\xff\xff\xff\x1f\x06", 7);
+  WriteCorpusFile(root / "positional_codec_fuzz", "corrupt_interval_days",
+                  interval_prefix + "\x01" + bad_days);
+  WriteCorpusFile(root / "column_aware_codec_fuzz", "corrupt_interval_days",
+                  interval_prefix +
+                      std::string("\x81\x01\0\0\0\x01\0\0\0\0", 10) + bad_days);
+}
+
+// Nested keys (memcmp_codec_nested_fuzz): random LIST / STRUCT types of
+// depth <= 3 under every order, their values' keys (seed_N) and mutated keys
+// (corrupt_N), and a bad LIST marker.
+void WriteNestedKeySeeds(const std::filesystem::path& root) {
+  std::mt19937_64 rng(20261202);
+  const std::filesystem::path dir = root / "memcmp_codec_nested_fuzz";
+  for (int i = 0; i < 12; ++i) {
+    ColumnType type = RandomColumnType(rng, 3);
+    if (i % 2 == 0) type = ColumnType::List(type);
+    const int order_index = i % 4;
+    const std::string prefix = FormatFuzzColumnType(type) +
+                               std::string(1, static_cast<char>(order_index));
+    std::string key;
+    EncodeKeyDatum(RandomColumnDatum(type, rng, 0.1), type,
+                   kAllOrderTypes[order_index], &key);
+    WriteCorpusFile(dir, "seed_" + std::to_string(i), prefix + key);
+    if (i < 6) {
+      WriteCorpusFile(dir, "corrupt_" + std::to_string(i),
+                      prefix + Corrupt(key, rng));
+    }
+  }
+  // LIST<INT32> ASC NULLS LAST with element marker 2.
+  WriteCorpusFile(dir, "corrupt_list_marker",
+                  FormatFuzzColumnType(ColumnType::List(DataType::kInt32)) +
+                      std::string("\0\0\x02", 3));
+}
+
+// Nested value rows (nested_value_fuzz): random LIST / STRUCT columns in
+// both codecs; column-aware ones also read by a type whose STRUCT fields
+// changed (one dropped, one added).
+void WriteNestedValueSeeds(const std::filesystem::path& root) {
+  std::mt19937_64 rng(20261203);
+  const std::filesystem::path dir = root / "nested_value_fuzz";
+  for (int i = 0; i < 12; ++i) {
+    ColumnType type = RandomColumnType(rng, 3);
+    if (i % 3 == 0) type = ColumnType::List(type);
+    const bool column_aware = i % 2 == 1;
+    const Schema schema = {{"c", type, 1}};
+    std::string value;
+    const Row row = {RandomColumnDatum(type, rng, 0.1)};
+    if (column_aware) {
+      (*ColumnAwareCodec::Create(schema))->Encode(row, &value);
+    } else {
+      (*PositionalCodec::Create(schema))->Encode(row, &value);
+    }
+    const std::string prefix = FormatFuzzColumnType(type) +
+                               FormatFuzzColumnType(type) +
+                               std::string(1, column_aware ? '\x01' : '\0');
+    WriteCorpusFile(dir, "seed_" + std::to_string(i), prefix + value);
+    if (i < 6) {
+      WriteCorpusFile(dir, "corrupt_" + std::to_string(i),
+                      prefix + Corrupt(value, rng));
+    }
+  }
+  // STRUCT<f0 INT64, f1 VARCHAR> written, read as STRUCT<f0 INT64> (f1
+  // dropped) and as STRUCT<f0 INT64, f1 VARCHAR, f2 BOOLEAN> (f2 added).
+  const ColumnType v1 = ColumnType::Struct(
+      {{"f0", DataType::kInt64, 0}, {"f1", DataType::kVarchar, 1}});
+  std::string value;
+  (*ColumnAwareCodec::Create({{"c", v1, 1}}))
+      ->Encode({StructValue{{int64_t{7}, std::string("x")}}}, &value);
+  const ColumnType dropped = ColumnType::Struct({{"f0", DataType::kInt64, 0}});
+  const ColumnType added = ColumnType::Struct({{"f0", DataType::kInt64, 0},
+                                               {"f1", DataType::kVarchar, 1},
+                                               {"f2", DataType::kBoolean, 2}});
+  WriteCorpusFile(dir, "seed_struct_field_dropped",
+                  FormatFuzzColumnType(v1) + FormatFuzzColumnType(dropped) +
+                      "\x01" + value);
+  WriteCorpusFile(
+      dir, "seed_struct_field_added",
+      FormatFuzzColumnType(v1) + FormatFuzzColumnType(added) + "\x01" + value);
+}
+
 int Main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <serde/testdata>\n", argv[0]);
@@ -198,6 +329,9 @@ int Main(int argc, char** argv) {
   WriteCorpusFile(root / "vnode_bitmap_fuzz", "seed_split_32768",
                   (*VnodeBitmap::EvenSplit(32768, 3))[1].Serialize());
   WriteVarintSeeds(root);
+  WriteAddedScalarSeeds(root);
+  WriteNestedKeySeeds(root);
+  WriteNestedValueSeeds(root);
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "serde/memcmp_codec.h"
 
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <cstring>
@@ -8,17 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "serde/decimal.h"
+#include "serde/internal/decimal_key.h"
+#include "serde/internal/key_reader.h"
+#include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
 namespace {
 
-// Decimal kind tags (ascending form). Never change: persisted.
-constexpr uint8_t kDecimalNegativeInfinityTag = 0x01;
-constexpr uint8_t kDecimalNegativeTag = 0x02;
-constexpr uint8_t kDecimalZeroTag = 0x03;
-constexpr uint8_t kDecimalPositiveTag = 0x04;
-constexpr uint8_t kDecimalPositiveInfinityTag = 0x05;
-constexpr uint8_t kDecimalNaNTag = 0x06;
+using serde_internal::KeyReader;
 
 constexpr uint64_t kCanonicalNaN64 = 0x7FF8000000000000ULL;
 constexpr uint32_t kCanonicalNaN32 = 0x7FC00000U;
@@ -101,65 +99,30 @@ void AppendStringBody(absl::string_view s, std::string* out) {
   p[8] = static_cast<char>(remaining);
 }
 
-// Decimal (ascending): a kind tag; finite non-zero values then carry the
-// adjusted exponent (e + 128, one byte) and the significant digits packed two
-// per byte as 2 * pair + 1, the last byte 2 * pair (SQLite4 style); negative
-// values complement the exponent and digit bytes.
-void AppendDecimal(const Decimal& value, std::string* out) {
-  switch (value.kind()) {
-    case Decimal::Kind::kNaN:
-      out->push_back(kDecimalNaNTag);
-      return;
-    case Decimal::Kind::kPositiveInfinity:
-      out->push_back(kDecimalPositiveInfinityTag);
-      return;
-    case Decimal::Kind::kNegativeInfinity:
-      out->push_back(kDecimalNegativeInfinityTag);
-      return;
-    case Decimal::Kind::kFinite:
-      break;
+// INTERVAL: its span (months x 30 days + days + microseconds, an int128) as
+// 16 bytes sign-flipped BE, so equal intervals ('1 mon', '30 days') encode
+// equally and decode to IntervalFromSpan's representative.
+void AppendInterval(const Interval& value, char tag, std::string* out) {
+  const absl::int128 span = IntervalSpan(value);
+  char buffer[17];
+  buffer[0] = tag;
+  AppendBigEndian<8>(
+      static_cast<uint64_t>(absl::Int128High64(span)) ^ (uint64_t{1} << 63),
+      buffer + 1);
+  AppendBigEndian<8>(absl::Int128Low64(span), buffer + 9);
+  out->append(buffer, sizeof(buffer));
+}
+
+// INT256: 32 bytes sign-flipped BE.
+void AppendInt256(const Int256& value, char tag, std::string* out) {
+  char buffer[33];
+  buffer[0] = tag;
+  for (int word = 0; word < 4; ++word) {
+    uint64_t bits = value.words()[3 - word];
+    if (word == 0) bits ^= uint64_t{1} << 63;
+    AppendBigEndian<8>(bits, buffer + 1 + 8 * word);
   }
-  if (value.is_zero()) {
-    out->push_back(kDecimalZeroTag);
-    return;
-  }
-  absl::uint128 mantissa = value.mantissa();
-  const int exponent = Decimal::DigitCount(mantissa) - 1 - value.scale();
-  assert(exponent >= -128 && exponent <= 127);
-  // Trailing zeros only remain at kMinScale; the 64-bit test is the cheap
-  // common case.
-  while (absl::Uint128High64(mantissa) != 0
-             ? mantissa % 10 == 0
-             : absl::Uint128Low64(mantissa) % 10 == 0) {
-    mantissa /= 10;
-  }
-  int digits = Decimal::DigitCount(mantissa);
-  if (digits % 2 != 0) {
-    mantissa *= 10;
-    ++digits;
-  }
-  const int pairs = digits / 2;
-  char buffer[2 + 20];
-  const bool negative = value.negative();
-  const uint8_t flip = negative ? 0xFF : 0x00;
-  buffer[0] =
-      static_cast<char>(negative ? kDecimalNegativeTag : kDecimalPositiveTag);
-  buffer[1] = static_cast<char>(static_cast<uint8_t>(exponent + 128) ^ flip);
-  for (int i = pairs - 1; i >= 0; --i) {
-    unsigned pair;
-    if (absl::Uint128High64(mantissa) == 0) {
-      const uint64_t low = absl::Uint128Low64(mantissa);
-      pair = static_cast<unsigned>(low % 100);
-      mantissa = low / 100;
-    } else {
-      pair = static_cast<unsigned>(mantissa % 100);
-      mantissa /= 100;
-    }
-    const uint8_t byte =
-        static_cast<uint8_t>(2 * pair + (i == pairs - 1 ? 0 : 1));
-    buffer[2 + i] = static_cast<char>(byte ^ flip);
-  }
-  out->append(buffer, 2 + pairs);
+  out->append(buffer, sizeof(buffer));
 }
 
 void AppendAscending(const Datum& datum, DataType type, uint8_t non_null_tag,
@@ -201,69 +164,26 @@ void AppendAscending(const Datum& datum, DataType type, uint8_t non_null_tag,
     }
     case DataType::kDecimal:
       out->push_back(tag);
-      return AppendDecimal(std::get<Decimal>(datum), out);
+      return serde_internal::AppendDecimalKey(std::get<Decimal>(datum), out);
     case DataType::kVarchar:
     case DataType::kBytea:
       out->push_back(tag);
       return AppendStringBody(std::get<std::string>(datum), out);
+    case DataType::kTimestamptz:
+      return AppendSigned<8>(std::get<Timestamptz>(datum).micros, tag, out);
+    case DataType::kSerial:
+      return AppendSigned<8>(std::get<Serial>(datum).value, tag, out);
+    case DataType::kInterval:
+      return AppendInterval(std::get<Interval>(datum), tag, out);
+    case DataType::kInt256:
+      return AppendInt256(std::get<Int256>(datum), tag, out);
+    case DataType::kList:
+    case DataType::kStruct:
+      // EncodeKeyDatum(DataType) never passes them; AppendTyped handles them.
+      assert(false && "nested type without its ColumnType");
+      return;
   }
 }
-
-// Reads a key front to back, un-complementing DESC columns through `mask`.
-// Never reads past the end.
-class KeyReader {
- public:
-  explicit KeyReader(absl::string_view bytes)
-      : data_(reinterpret_cast<const uint8_t*>(bytes.data())),
-        size_(bytes.size()) {}
-
-  size_t position() const { return pos_; }
-  void set_column(size_t column, DataType type, OrderType order) {
-    column_ = column;
-    type_ = type;
-    order_ = order;
-    mask_ = order.is_descending() ? 0xFF : 0x00;
-  }
-
-  bool ReadByte(uint8_t* byte) {
-    if (pos_ >= size_) return false;
-    *byte = data_[pos_++] ^ mask_;
-    return true;
-  }
-  template <int kBytes>
-  bool ReadBigEndian(uint64_t* value) {
-    if (size_ - pos_ < kBytes) return false;
-    uint64_t v = 0;
-    for (int i = 0; i < kBytes; ++i) v = (v << 8) | (data_[pos_ + i] ^ mask_);
-    pos_ += kBytes;
-    *value = v;
-    return true;
-  }
-  const uint8_t* current() const { return data_ + pos_; }
-  size_t remaining() const { return size_ - pos_; }
-  void Advance(size_t n) { pos_ += n; }
-  uint8_t mask() const { return mask_; }
-
-  // DataLoss "memcomparable key: <what> at offset N (column i: TYPE ORDER)",
-  // the offset being that of the offending byte.
-  absl::Status Error(absl::string_view what, size_t offset) const {
-    return absl::DataLossError(absl::StrCat(
-        "memcomparable key: ", what, " at offset ", offset, " (column ",
-        column_, ": ", DataTypeName(type_), " ", order_.DebugString(), ")"));
-  }
-  absl::Status Truncated(absl::string_view expected) const {
-    return Error(absl::StrCat("truncated, expected ", expected), size_);
-  }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t pos_ = 0;
-  size_t column_ = 0;
-  DataType type_ = DataType::kInt64;
-  OrderType order_;
-  uint8_t mask_ = 0;
-};
 
 template <int kBytes>
 absl::Status ReadSigned(KeyReader& reader, int64_t* value) {
@@ -329,87 +249,6 @@ absl::Status ReadString(KeyReader& reader, Datum* out) {
   }
 }
 
-absl::Status ReadDecimal(KeyReader& reader, Datum* out) {
-  const size_t start = reader.position();
-  uint8_t tag;
-  if (!reader.ReadByte(&tag)) return reader.Truncated("decimal tag");
-  switch (tag) {
-    case kDecimalNegativeInfinityTag:
-      *out = Decimal::NegativeInfinity();
-      return absl::OkStatus();
-    case kDecimalZeroTag:
-      *out = Decimal();
-      return absl::OkStatus();
-    case kDecimalPositiveInfinityTag:
-      *out = Decimal::PositiveInfinity();
-      return absl::OkStatus();
-    case kDecimalNaNTag:
-      *out = Decimal::NaN();
-      return absl::OkStatus();
-    case kDecimalNegativeTag:
-    case kDecimalPositiveTag:
-      break;
-    default:
-      return reader.Error(absl::StrCat("decimal tag ", tag, " is not in 1..6"),
-                          start);
-  }
-  const bool negative = tag == kDecimalNegativeTag;
-  const uint8_t flip = negative ? 0xFF : 0x00;
-  uint8_t exponent_byte;
-  if (!reader.ReadByte(&exponent_byte))
-    return reader.Truncated("decimal exponent");
-  const int exponent = static_cast<int>(exponent_byte ^ flip) - 128;
-  absl::uint128 mantissa = 0;
-  int pairs = 0;
-  unsigned pair = 0;
-  const size_t digits_start = reader.position();
-  while (true) {
-    uint8_t byte;
-    if (!reader.ReadByte(&byte)) return reader.Truncated("decimal digits");
-    byte ^= flip;
-    pair = byte >> 1;
-    if (pair > 99) {
-      return reader.Error(absl::StrCat("decimal digit pair ", pair, " > 99"),
-                          reader.position() - 1);
-    }
-    if (pairs == 0 && pair < 10) {
-      return reader.Error("decimal with a leading zero digit", digits_start);
-    }
-    if (++pairs > (Decimal::kMaxDigits + 1) / 2) {
-      return reader.Error("decimal with more than 38 digits", digits_start);
-    }
-    mantissa = mantissa * 100 + pair;
-    if ((byte & 1) == 0) break;
-  }
-  if (pair == 0) {
-    return reader.Error("decimal digits end in a zero pair",
-                        reader.position() - 1);
-  }
-  int digits = 2 * pairs;
-  if (pair % 10 == 0) {
-    mantissa /= 10;
-    --digits;
-  }
-  int scale = digits - 1 - exponent;
-  if (scale > Decimal::kMaxScale) {
-    return reader.Error(
-        absl::StrCat("decimal exponent ", exponent, " too small"),
-        digits_start - 1);
-  }
-  if (scale < Decimal::kMinScale) {
-    const int pad = Decimal::kMinScale - scale;
-    if (digits + pad > Decimal::kMaxDigits) {
-      return reader.Error(
-          absl::StrCat("decimal exponent ", exponent, " too large"),
-          digits_start - 1);
-    }
-    mantissa *= Decimal::PowerOfTen(pad);
-    scale = Decimal::kMinScale;
-  }
-  *out = Decimal::FromParts(negative, mantissa, scale);
-  return absl::OkStatus();
-}
-
 absl::Status ReadFloat64(KeyReader& reader, Datum* out) {
   const size_t start = reader.position();
   uint64_t u;
@@ -444,20 +283,37 @@ absl::Status ReadFloat32(KeyReader& reader, Datum* out) {
   return absl::OkStatus();
 }
 
-absl::Status ReadDatum(KeyReader& reader, DataType type, OrderType order,
-                       Datum* out) {
+absl::Status ReadInterval(KeyReader& reader, Datum* out) {
   const size_t start = reader.position();
-  uint8_t tag;
-  if (!reader.ReadByte(&tag)) return reader.Truncated("a null tag");
-  const uint8_t null_tag = NullTag(order);
-  if (tag == null_tag) {
-    out->emplace<std::monostate>();
-    return absl::OkStatus();
+  uint64_t high, low;
+  if (!reader.ReadBigEndian<8>(&high) || !reader.ReadBigEndian<8>(&low)) {
+    return reader.Truncated("16 INTERVAL bytes");
   }
-  if (tag != 1 - null_tag) {
-    return reader.Error(absl::StrCat("null tag ", tag, " is not 0 or 1"),
-                        start);
+  const absl::int128 span =
+      absl::MakeInt128(static_cast<int64_t>(high ^ (uint64_t{1} << 63)), low);
+  const std::optional<Interval> value = IntervalFromSpan(span);
+  if (!value.has_value()) {
+    return reader.Error("INTERVAL span outside the representable range", start);
   }
+  *out = *value;
+  return absl::OkStatus();
+}
+
+absl::Status ReadInt256(KeyReader& reader, Datum* out) {
+  std::array<uint64_t, 4> words;
+  for (int word = 0; word < 4; ++word) {
+    if (!reader.ReadBigEndian<8>(&words[3 - word])) {
+      return reader.Truncated("32 INT256 bytes");
+    }
+  }
+  words[3] ^= uint64_t{1} << 63;
+  *out = Int256::FromWords(words);
+  return absl::OkStatus();
+}
+
+// The value bytes of a scalar `type` (after its non-NULL tag).
+absl::Status ReadScalarValue(KeyReader& reader, DataType type, Datum* out) {
+  const size_t start = reader.position();
   int64_t value = 0;
   switch (type) {
     case DataType::kBoolean: {
@@ -499,12 +355,156 @@ absl::Status ReadDatum(KeyReader& reader, DataType type, OrderType order,
     case DataType::kFloat64:
       return ReadFloat64(reader, out);
     case DataType::kDecimal:
-      return ReadDecimal(reader, out);
+      return serde_internal::ReadDecimalKey(reader, out);
     case DataType::kVarchar:
     case DataType::kBytea:
       return ReadString(reader, out);
+    case DataType::kTimestamptz:
+      if (auto s = ReadSigned<8>(reader, &value); !s.ok()) return s;
+      *out = Timestamptz{value};
+      return absl::OkStatus();
+    case DataType::kSerial:
+      if (auto s = ReadSigned<8>(reader, &value); !s.ok()) return s;
+      *out = Serial{value};
+      return absl::OkStatus();
+    case DataType::kInterval:
+      return ReadInterval(reader, out);
+    case DataType::kInt256:
+      return ReadInt256(reader, out);
+    case DataType::kList:
+    case DataType::kStruct:
+      break;
   }
-  return reader.Error("unknown data type", start);
+  return reader.Error(
+      "a LIST or STRUCT key column needs its ColumnType (DecodeKeyDatum)",
+      start);
+}
+
+// A datum's tag under `order` (NULL, or the non-NULL tag then the value).
+template <typename ReadValue>
+absl::Status ReadTagged(KeyReader& reader, uint8_t null_tag, Datum* out,
+                        ReadValue read_value) {
+  const size_t start = reader.position();
+  uint8_t tag;
+  if (!reader.ReadByte(&tag)) return reader.Truncated("a null tag");
+  if (tag == null_tag) {
+    out->emplace<std::monostate>();
+    return absl::OkStatus();
+  }
+  if (tag != 1 - null_tag) {
+    return reader.Error(absl::StrCat("null tag ", tag, " is not 0 or 1"),
+                        start);
+  }
+  return read_value();
+}
+
+absl::Status ReadDatum(KeyReader& reader, DataType type, OrderType order,
+                       Datum* out) {
+  return ReadTagged(reader, NullTag(order), out,
+                    [&] { return ReadScalarValue(reader, type, out); });
+}
+
+// ---- Nested types ---------------------------------------------------------
+// Inside a LIST or STRUCT every element and field is encoded in the ascending
+// form of ASC NULLS LAST (NULL tag 0x01, non-NULL 0x00 then the value), so
+// that nested NULLs sort above every value, as PostgreSQL orders arrays and
+// records; a DESC column complements the whole encoding, nested parts
+// included. A LIST is a 0x01 marker before each element and a 0x00 after the
+// last (so a proper prefix sorts first and the empty list lowest); a STRUCT is
+// its fields in order.
+
+constexpr uint8_t kInnerNullTag = 0x01;
+constexpr uint8_t kInnerValueTag = 0x00;
+constexpr uint8_t kListElementMarker = 0x01;
+constexpr uint8_t kListEndMarker = 0x00;
+
+void AppendTyped(const Datum& datum, const ColumnType& type,
+                 uint8_t non_null_tag, std::string* out);
+
+void AppendInner(const Datum& datum, const ColumnType& type, std::string* out) {
+  if (IsNull(datum)) {
+    out->push_back(static_cast<char>(kInnerNullTag));
+  } else {
+    AppendTyped(datum, type, kInnerValueTag, out);
+  }
+}
+
+// The ascending form of non-NULL `datum` of any type.
+void AppendTyped(const Datum& datum, const ColumnType& type,
+                 uint8_t non_null_tag, std::string* out) {
+  switch (type.id()) {
+    case DataType::kList:
+      out->push_back(static_cast<char>(non_null_tag));
+      for (const Datum& element : std::get<ListValue>(datum).elements) {
+        out->push_back(static_cast<char>(kListElementMarker));
+        AppendInner(element, type.element(), out);
+      }
+      out->push_back(static_cast<char>(kListEndMarker));
+      return;
+    case DataType::kStruct: {
+      out->push_back(static_cast<char>(non_null_tag));
+      const std::vector<Datum>& fields = std::get<StructValue>(datum).fields;
+      for (size_t i = 0; i < fields.size(); ++i) {
+        AppendInner(fields[i], type.fields()[i].type, out);
+      }
+      return;
+    }
+    default:
+      AppendAscending(datum, type.id(), non_null_tag, out);
+  }
+}
+
+absl::Status ReadTypedValue(KeyReader& reader, const ColumnType& type,
+                            Datum* out);
+
+absl::Status ReadInner(KeyReader& reader, const ColumnType& type, Datum* out) {
+  return ReadTagged(reader, kInnerNullTag, out,
+                    [&] { return ReadTypedValue(reader, type, out); });
+}
+
+// The value bytes of `type` (after its non-NULL tag).
+absl::Status ReadTypedValue(KeyReader& reader, const ColumnType& type,
+                            Datum* out) {
+  switch (type.id()) {
+    case DataType::kList: {
+      ListValue list;
+      while (true) {
+        const size_t marker_offset = reader.position();
+        uint8_t marker;
+        if (!reader.ReadByte(&marker)) {
+          return reader.Truncated("a LIST element marker");
+        }
+        if (marker == kListEndMarker) break;
+        if (marker != kListElementMarker) {
+          return reader.Error(
+              absl::StrCat("LIST element marker ", marker, " is not 0 or 1"),
+              marker_offset);
+        }
+        list.elements.emplace_back();
+        BACKFILL_RETURN_IF_ERROR(
+            ReadInner(reader, type.element(), &list.elements.back()));
+      }
+      *out = std::move(list);
+      return absl::OkStatus();
+    }
+    case DataType::kStruct: {
+      StructValue value;
+      value.fields.resize(type.fields().size());
+      for (size_t i = 0; i < value.fields.size(); ++i) {
+        BACKFILL_RETURN_IF_ERROR(
+            ReadInner(reader, type.fields()[i].type, &value.fields[i]));
+      }
+      *out = std::move(value);
+      return absl::OkStatus();
+    }
+    default:
+      return ReadScalarValue(reader, type.id(), out);
+  }
+}
+
+void ComplementFrom(size_t start, std::string* out) {
+  char* p = out->data();
+  for (size_t i = start; i < out->size(); ++i) p[i] = static_cast<char>(~p[i]);
 }
 
 }  // namespace
@@ -515,17 +515,42 @@ void EncodeKeyDatum(const Datum& datum, DataType type, OrderType order,
   const uint8_t null_tag = NullTag(order);
   if (IsNull(datum)) {
     out->push_back(static_cast<char>(null_tag));
-  } else if (DatumMatchesType(datum, type)) {
+  } else if (DatumMatchesType(datum, type) && type != DataType::kList &&
+             type != DataType::kStruct) {
     AppendAscending(datum, type, 1 - null_tag, out);
+  } else {
+    assert(false &&
+           "EncodeKeyDatum: datum does not match its column type, or a nested "
+           "type without its ColumnType");
+    out->push_back(static_cast<char>(null_tag));
+  }
+  if (order.is_descending()) ComplementFrom(start, out);
+}
+
+void EncodeKeyDatum(const Datum& datum, const ColumnType& type, OrderType order,
+                    std::string* out) {
+  const size_t start = out->size();
+  const uint8_t null_tag = NullTag(order);
+  if (IsNull(datum)) {
+    out->push_back(static_cast<char>(null_tag));
+  } else if (DatumMatchesColumnType(datum, type)) {
+    AppendTyped(datum, type, 1 - null_tag, out);
   } else {
     assert(false && "EncodeKeyDatum: datum does not match its column type");
     out->push_back(static_cast<char>(null_tag));
   }
-  if (order.is_descending()) {
-    char* p = out->data();
-    for (size_t i = start; i < out->size(); ++i)
-      p[i] = static_cast<char>(~p[i]);
-  }
+  if (order.is_descending()) ComplementFrom(start, out);
+}
+
+absl::StatusOr<size_t> DecodeKeyDatum(absl::string_view bytes,
+                                      const ColumnType& type, OrderType order,
+                                      Datum* out) {
+  KeyReader reader(bytes);
+  reader.set_column(0, type.id(), order, &type);
+  BACKFILL_RETURN_IF_ERROR(ReadTagged(reader, NullTag(order), out, [&] {
+    return ReadTypedValue(reader, type, out);
+  }));
+  return reader.position();
 }
 
 void EncodeKey(RowView row, absl::Span<const DataType> types,
@@ -582,6 +607,13 @@ absl::StatusOr<KeySerde> KeySerde::Create(std::vector<DataType> types,
   if (types.size() != orders.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "KeySerde: ", types.size(), " types but ", orders.size(), " orders"));
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] == DataType::kList || types[i] == DataType::kStruct) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "KeySerde: column ", i, " is a ", DataTypeName(types[i]),
+          ", which needs its ColumnType (EncodeKeyDatum / DecodeKeyDatum)"));
+    }
   }
   return KeySerde(std::move(types), std::move(orders));
 }

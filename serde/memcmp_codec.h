@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "serde/column_type.h"
 #include "serde/data_type.h"
 #include "serde/order_type.h"
 #include "serde/row.h"
@@ -47,9 +48,23 @@ void EncodeKey(RowView row, absl::Span<const DataType> types,
                absl::Span<const OrderType> orders, std::string* out);
 
 // Appends the encoding of one datum: EncodeKey of a one-column row.
-// REQUIRES: datum is NULL or matches `type`.
+// REQUIRES: datum is NULL or matches `type`, which is not LIST or STRUCT.
 void EncodeKeyDatum(const Datum& datum, DataType type, OrderType order,
                     std::string* out);
+
+// Columns of any type, LIST and STRUCT included (FORMAT.md section 1.3):
+// appends the encoding of one datum of `type`, which may be nested.
+// REQUIRES: DatumMatchesColumnType(datum, type) (assert; a release build
+// encodes a mismatching datum as NULL).
+void EncodeKeyDatum(const Datum& datum, const ColumnType& type, OrderType order,
+                    std::string* out);
+
+// Decodes one datum of `type` (any type) from the front of `bytes` into *out
+// and returns the bytes consumed (the rest may be more columns).
+// Errors: DataLoss as DecodeKey.
+absl::StatusOr<size_t> DecodeKeyDatum(absl::string_view bytes,
+                                      const ColumnType& type, OrderType order,
+                                      Datum* out);
 
 // Decodes a key of exactly types.size() columns that fills all of `bytes`.
 // REQUIRES: types.size() == orders.size().
@@ -80,7 +95,8 @@ std::optional<std::string> NextKey(absl::string_view bytes);
 // A key layout (column types + orders) bundled with its codec functions.
 class KeySerde {
  public:
-  // Errors: InvalidArgument when types.size() != orders.size().
+  // Errors: InvalidArgument when types.size() != orders.size(), or for a
+  // LIST or STRUCT column (those need a ColumnType: EncodeKeyDatum).
   static absl::StatusOr<KeySerde> Create(std::vector<DataType> types,
                                          std::vector<OrderType> orders);
 

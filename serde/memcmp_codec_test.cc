@@ -50,7 +50,7 @@ std::string EncodeOne(const Datum& d, DataType type, OrderType order) {
 
 // Every type under every order: order preservation, round trip, canonical.
 TEST(MemcmpCodecTest, SingleColumnOrderAndRoundTripForEveryTypeAndOrder) {
-  for (DataType type : kAllDataTypes) {
+  for (DataType type : kAllScalarDataTypes) {
     for (OrderType order : kAllOrderTypes) {
       const uint64_t seed = kBaseSeed + static_cast<int>(type) * 10 +
                             static_cast<int>(order.direction) * 2 +
@@ -96,7 +96,7 @@ TEST(MemcmpCodecTest, CompositeKeysPreserveOrderAndArePrefixFree) {
     std::vector<DataType> types;
     std::vector<OrderType> orders;
     for (int c = 0; c < num_columns; ++c) {
-      types.push_back(RandomDataType(rng));
+      types.push_back(RandomScalarDataType(rng));
       orders.push_back(RandomOrderType(rng));
     }
     absl::StatusOr<KeySerde> serde = KeySerde::Create(types, orders);
@@ -198,6 +198,57 @@ TEST(MemcmpCodecTest, GoldenEncodings) {
       Hex(EncodeOne(Decimal::PositiveInfinity(), DataType::kDecimal, asc)),
       "0005");
   EXPECT_EQ(Hex(EncodeOne(Decimal::NaN(), DataType::kDecimal, asc)), "0006");
+}
+
+TEST(MemcmpCodecTest, GoldenEncodingsOfAddedScalarTypes) {
+  const OrderType asc = OrderType::Ascending();
+  EXPECT_EQ(Hex(EncodeOne(Timestamptz{3}, DataType::kTimestamptz, asc)),
+            "008000000000000003");
+  EXPECT_EQ(Hex(EncodeOne(Serial{-1}, DataType::kSerial, asc)),
+            "007fffffffffffffff");
+  // '1 mon': span 30 x 86400 x 10^6 us = 0x25b7f3d4000, as a sign-flipped
+  // 16-byte BE int128.
+  EXPECT_EQ(Hex(EncodeOne(Interval{1, 0, 0}, DataType::kInterval, asc)),
+            "00"
+            "8000000000000000"
+            "0000025b7f3d4000");
+  EXPECT_EQ(Hex(EncodeOne(Interval{0, 0, -1}, DataType::kInterval, asc)),
+            "00"
+            "7fffffffffffffff"
+            "ffffffffffffffff");
+  EXPECT_EQ(Hex(EncodeOne(Int256::FromInt64(1), DataType::kInt256, asc)),
+            "0080" + std::string(60, '0') + "01");
+  EXPECT_EQ(Hex(EncodeOne(Int256::FromInt64(-1), DataType::kInt256, asc)),
+            "007f" + std::string(62, 'f'));
+  EXPECT_EQ(Hex(EncodeOne(Int256::FromInt64(1), DataType::kInt256,
+                          OrderType::Descending())),
+            "ff7f" + std::string(60, 'f') + "fe");
+}
+
+// '1 mon', '30 days' and '720:00:00' are one key; the key decodes to the
+// representative (IntervalFromSpan), which is equal to each of them.
+TEST(MemcmpCodecTest, IntervalsOfEqualSpanShareAKey) {
+  constexpr int64_t kHour = 3'600'000'000;
+  for (OrderType order : kAllOrderTypes) {
+    const std::string month =
+        EncodeOne(Interval{1, 0, 0}, DataType::kInterval, order);
+    EXPECT_EQ(EncodeOne(Interval{0, 30, 0}, DataType::kInterval, order), month);
+    EXPECT_EQ(
+        EncodeOne(Interval{0, 0, 720 * kHour}, DataType::kInterval, order),
+        month);
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        Row row, DecodeKey(EncodeOne(Interval{0, 0, 25 * kHour},
+                                     DataType::kInterval, order),
+                           {DataType::kInterval}, {order}));
+    EXPECT_TRUE(
+        IdenticalIntervals(std::get<Interval>(row[0]), Interval{0, 1, kHour}));
+  }
+  // A span no Interval can hold is DataLoss.
+  EXPECT_THAT(
+      DecodeKey(absl::HexStringToBytes("00ffffffffffffffffffffffffffffffff"),
+                {DataType::kInterval}, {OrderType::Ascending()}),
+      StatusIs(absl::StatusCode::kDataLoss,
+               HasSubstr("INTERVAL span outside")));
 }
 
 TEST(MemcmpCodecTest, FloatSpecialValues) {
@@ -311,7 +362,7 @@ TEST(MemcmpCodecTest, NextKey) {
 TEST(MemcmpCodecTest, TruncatedAndCorruptInputIsDataLoss) {
   std::mt19937_64 rng(kBaseSeed + 11);
   SCOPED_TRACE(absl::StrCat("seed=", kBaseSeed + 11));
-  for (DataType type : kAllDataTypes) {
+  for (DataType type : kAllScalarDataTypes) {
     for (OrderType order : kAllOrderTypes) {
       for (int i = 0; i < 20; ++i) {
         const std::string key = EncodeOne(RandomValue(type, rng), type, order);
@@ -364,7 +415,8 @@ TEST(MemcmpCodecTest, RandomBytesDecodeSafelyAndCanonically) {
   std::mt19937_64 rng(seed);
   int decoded_ok = 0;
   for (int i = 0; i < 20000; ++i) {
-    std::vector<DataType> types = {RandomDataType(rng), RandomDataType(rng)};
+    std::vector<DataType> types = {RandomScalarDataType(rng),
+                                   RandomScalarDataType(rng)};
     std::vector<OrderType> orders = {RandomOrderType(rng),
                                      RandomOrderType(rng)};
     std::string bytes = Encode(RandomRow(types, rng), types, orders);
@@ -382,6 +434,135 @@ TEST(MemcmpCodecTest, RandomBytesDecodeSafelyAndCanonically) {
     ASSERT_EQ(Hex(Encode(*row, types, orders)), Hex(bytes));
   }
   EXPECT_GT(decoded_ok, 1000);
+}
+
+// ---- LIST and STRUCT (EncodeKeyDatum / DecodeKeyDatum with a ColumnType) ----
+
+std::string EncodeTyped(const Datum& d, const ColumnType& type,
+                        OrderType order) {
+  std::string out;
+  EncodeKeyDatum(d, type, order, &out);
+  return out;
+}
+
+// Lists that are proper prefixes of `datum`'s lists, at every depth.
+void AddPrefixes(const Datum& datum, std::vector<Datum>* out) {
+  if (const auto* list = std::get_if<ListValue>(&datum)) {
+    for (size_t n = 0; n < list->elements.size(); ++n) {
+      ListValue prefix;
+      prefix.elements.assign(list->elements.begin(),
+                             list->elements.begin() + n);
+      out->push_back(prefix);
+    }
+  }
+}
+
+TEST(MemcmpCodecTest, NestedKeysPreserveOrderRoundTripAndArePrefixFree) {
+  const uint64_t seed = std::random_device()();
+  SCOPED_TRACE(absl::StrCat("seed=", seed));
+  std::mt19937_64 rng(seed);
+  for (int t = 0; t < 100; ++t) {
+    ColumnType type = RandomColumnType(rng, 3);
+    if (t % 2 == 0) type = ColumnType::List(type);  // lists half the time
+    const OrderType order = RandomOrderType(rng);
+    SCOPED_TRACE(absl::StrCat(type.DebugString(), " ", order.DebugString()));
+    std::vector<Datum> datums;
+    for (int i = 0; i < 40; ++i) {
+      const Datum datum = RandomColumnDatum(type, rng, 0.1);
+      datums.push_back(datum);
+      AddPrefixes(datum, &datums);
+    }
+    std::vector<std::string> encoded;
+    for (const Datum& d : datums) {
+      encoded.push_back(EncodeTyped(d, type, order));
+      // Followed by more bytes: the datum's encoding is self-delimiting.
+      const std::string with_tail = encoded.back() + "\x01\xff";
+      Datum decoded;
+      absl::StatusOr<size_t> consumed =
+          DecodeKeyDatum(with_tail, type, order, &decoded);
+      ASSERT_TRUE(consumed.ok())
+          << consumed.status() << " " << DatumDebugString(d);
+      ASSERT_EQ(*consumed, encoded.back().size()) << DatumDebugString(d);
+      ASSERT_TRUE(DatumsEqual(decoded, d))
+          << DatumDebugString(decoded) << " vs " << DatumDebugString(d);
+      ASSERT_TRUE(DatumMatchesColumnType(decoded, type));
+      ASSERT_EQ(EncodeTyped(decoded, type, order), encoded.back());
+      for (size_t cut = 0; cut < encoded.back().size(); ++cut) {
+        Datum partial;
+        ASSERT_THAT(DecodeKeyDatum(encoded.back().substr(0, cut), type, order,
+                                   &partial),
+                    StatusIs(absl::StatusCode::kDataLoss));
+      }
+    }
+    for (size_t i = 0; i < datums.size(); ++i) {
+      for (size_t j = 0; j < datums.size(); ++j) {
+        ASSERT_EQ(Sign(CompareDatums(datums[i], datums[j], order)),
+                  CompareBytes(encoded[i], encoded[j]))
+            << DatumDebugString(datums[i]) << " vs "
+            << DatumDebugString(datums[j]);
+      }
+    }
+  }
+}
+
+TEST(MemcmpCodecTest, NestedKeySpecialCases) {
+  const ColumnType doubles = ColumnType::List(DataType::kFloat64);
+  const double nan = std::nan(""),
+               inf = std::numeric_limits<double>::infinity();
+  for (OrderType order : kAllOrderTypes) {
+    SCOPED_TRACE(order.DebugString());
+    auto key = [&](std::vector<Datum> elements) {
+      return EncodeTyped(ListValue{std::move(elements)}, doubles, order);
+    };
+    const int sign = order.is_descending() ? -1 : 1;
+    EXPECT_EQ(key({-0.0}), key({0.0}));
+    EXPECT_EQ(key({-nan}), key({nan}));
+    EXPECT_EQ(CompareBytes(key({inf}), key({nan})), -sign);
+    EXPECT_EQ(CompareBytes(key({}), key({Datum()})), -sign);
+    EXPECT_EQ(CompareBytes(key({1.0}), key({1.0, Datum()})), -sign);
+    EXPECT_EQ(CompareBytes(key({1.0, 2.0}), key({1.0, Datum()})), -sign);
+    EXPECT_EQ(CompareBytes(key({1.0, 2.0}), key({1.5})), -sign);
+  }
+}
+
+// The persisted layout of nested keys (FORMAT.md section 1.3).
+TEST(MemcmpCodecTest, GoldenNestedEncodings) {
+  const OrderType asc = OrderType::Ascending();
+  const ColumnType ints = ColumnType::List(DataType::kInt32);
+  EXPECT_EQ(Hex(EncodeTyped(ListValue{}, ints, asc)), "0000");
+  EXPECT_EQ(Hex(EncodeTyped(ListValue{{int32_t{1}, Datum()}}, ints, asc)),
+            "00"
+            "010080000001"
+            "0101"
+            "00");
+  EXPECT_EQ(
+      Hex(EncodeTyped(ListValue{{int32_t{1}}}, ints, OrderType::Descending())),
+      "ff"
+      "feff7ffffffe"
+      "ff");
+  const ColumnType pair = ColumnType::Struct(
+      {{"a", DataType::kInt32, 1}, {"b", DataType::kVarchar, 2}});
+  EXPECT_EQ(Hex(EncodeTyped(StructValue{{int32_t{1}, Datum()}}, pair, asc)),
+            "00"
+            "0080000001"
+            "01");
+  EXPECT_EQ(Hex(EncodeTyped(Datum(), pair, asc)), "01");
+}
+
+TEST(MemcmpCodecTest, CorruptNestedKeysAreDataLoss) {
+  const ColumnType ints = ColumnType::List(DataType::kInt32);
+  Datum out;
+  EXPECT_THAT(DecodeKeyDatum(absl::HexStringToBytes("0002"), ints,
+                             OrderType::Ascending(), &out),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("LIST element marker 2 is not 0 or 1")));
+  EXPECT_THAT(DecodeKeyDatum(absl::HexStringToBytes("000102"), ints,
+                             OrderType::Ascending(), &out),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("LIST<INT32> ASC NULLS LAST")));
+  EXPECT_THAT(KeySerde::Create({DataType::kList}, {OrderType::Ascending()}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("needs its ColumnType")));
 }
 
 }  // namespace

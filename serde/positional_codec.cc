@@ -5,6 +5,7 @@
 
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
+#include "serde/internal/nested_payload.h"
 #include "serde/internal/value_payload.h"
 
 namespace backfill {
@@ -29,10 +30,28 @@ PositionalCodec::PositionalCodec(Schema schema)
   for (DataType type : types_) {
     datum_index_.push_back(static_cast<uint8_t>(DatumIndexOf(type)));
   }
+  for (const ColumnDesc& column : schema_) {
+    has_nested_ = has_nested_ || column.type.is_nested();
+  }
+}
+
+void PositionalCodec::EncodeNested(RowView row, std::string* out) const {
+  for (size_t i = 0; i < types_.size(); ++i) {
+    if (row[i].index() != datum_index_[i]) {
+      assert(IsNull(row[i]) &&
+             "PositionalCodec: datum does not match its type");
+      out->push_back(0);
+      continue;
+    }
+    out->push_back(1);
+    serde_internal::AppendTypedPayload(
+        row[i], schema_[i].type, serde_internal::StructForm::kPositional, out);
+  }
 }
 
 void PositionalCodec::Encode(RowView row, std::string* out) const {
   assert(row.size() == types_.size());
+  if (has_nested_) return EncodeNested(row, out);
   const size_t n = types_.size();
   // One resize to an upper bound, raw writes, one shrink: no per-byte
   // capacity checks.
@@ -88,6 +107,7 @@ bool PositionalCodec::DecodeFast(absl::string_view bytes, Row* out) const {
 
 absl::Status PositionalCodec::DecodeInto(absl::string_view bytes,
                                          Row* out) const {
+  if (has_nested_) return DecodeChecked(bytes, out);
   if (ABSL_PREDICT_TRUE(DecodeFast(bytes, out))) return absl::OkStatus();
   absl::Status status = DecodeChecked(bytes, out);
   assert(!status.ok() && "DecodeFast and DecodeChecked disagree");
@@ -105,7 +125,7 @@ absl::Status PositionalCodec::DecodeChecked(absl::string_view bytes,
     auto column_error = [&](const absl::Status& status) {
       return absl::DataLossError(absl::StrCat(
           "positional value row: ", status.message(), " (column ", i, " \"",
-          schema_[i].name, "\": ", DataTypeName(types_[i]), ")"));
+          schema_[i].name, "\": ", schema_[i].type.DebugString(), ")"));
     };
     uint8_t flag;
     if (!reader.ReadFixed(&flag)) {
@@ -120,7 +140,9 @@ absl::Status PositionalCodec::DecodeChecked(absl::string_view bytes,
           absl::StrCat("null flag ", flag, " is not 0 or 1 at offset ",
                        reader.position() - 1)));
     }
-    if (absl::Status status = reader.Read(types_[i], &(*out)[i]);
+    if (absl::Status status = serde_internal::ReadTypedPayload(
+            reader, schema_[i].type, serde_internal::StructForm::kPositional,
+            &(*out)[i]);
         !status.ok()) {
       return column_error(status);
     }

@@ -35,6 +35,8 @@ class PositionalCodec final : public ValueRowCodec {
 
  private:
   explicit PositionalCodec(Schema schema);
+  // Encode when a column is a LIST or STRUCT (payloads built one by one).
+  void EncodeNested(RowView row, std::string* out) const;
   // The common case without error reporting; false on any problem, after
   // which DecodeChecked produces the precise error.
   bool DecodeFast(absl::string_view bytes, Row* out) const;
@@ -44,6 +46,8 @@ class PositionalCodec final : public ValueRowCodec {
   std::vector<DataType> types_;
   // Datum alternative index of each column's type.
   std::vector<uint8_t> datum_index_;
+  // Whether a column is a LIST or STRUCT: such rows take the checked paths.
+  bool has_nested_ = false;
 };
 
 }  // namespace backfill

@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 Schema AllTypesSchema() {
   Schema schema;
   int id = 10;
-  for (DataType type : kAllDataTypes) {
+  for (DataType type : kAllScalarDataTypes) {
     schema.push_back({absl::StrCat("c", id), type, id});
     ++id;
   }
@@ -44,6 +44,41 @@ TEST(PositionalCodecTest, GoldenBytes) {
             "01026162"
             "0101010f"
             "0101");
+}
+
+// TIMESTAMPTZ and SERIAL are zigzag varints, INTERVAL three of them (months,
+// days, microseconds), INT256 32 bytes LE. The fields of an interval are kept
+// as written ('1 mon -1 days' is not normalized).
+TEST(PositionalCodecTest, GoldenAddedScalarTypes) {
+  const Schema schema = {{"t", DataType::kTimestamptz, 1},
+                         {"i", DataType::kInterval, 2},
+                         {"s", DataType::kSerial, 3},
+                         {"n", DataType::kInt256, 4}};
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto codec, PositionalCodec::Create(schema));
+  std::string bytes;
+  const Row row = {Timestamptz{1}, Interval{1, -1, 3}, Serial{7},
+                   Int256::FromInt64(-2)};
+  codec->Encode(row, &bytes);
+  EXPECT_EQ(absl::BytesToHexString(bytes),
+            "0102"
+            "01020106"
+            "010e"
+            "01fe" +
+                std::string(62, 'f'));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Row back, codec->Decode(bytes));
+  EXPECT_TRUE(
+      IdenticalIntervals(std::get<Interval>(back[1]), Interval{1, -1, 3}));
+  EXPECT_TRUE(RowsEqual(back, row));
+  // Truncated INT256 and an INTERVAL day count out of the int32 range.
+  EXPECT_THAT(
+      codec->Decode(bytes.substr(0, bytes.size() - 1)),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("truncated INT256")));
+  EXPECT_THAT(codec->Decode(absl::HexStringToBytes("0102"
+                                                   "0102ffffffff1f06"
+                                                   "00"
+                                                   "00")),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("INTERVAL value -4294967296 out of range")));
 }
 
 // Integers, dates and times are zigzag LEB128 varints; string lengths LEB128.

@@ -1,5 +1,6 @@
 #include "serde/random_datum.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -99,6 +100,54 @@ std::string RandomString(std::mt19937_64& rng) {
   return s;
 }
 
+// Intervals with equal spans and different fields ('1 mon', '30 days',
+// '720:00:00') are common, and so are the field extremes.
+Interval RandomInterval(std::mt19937_64& rng) {
+  switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
+    case 0: {
+      // One span of a few months, spread over the fields in one of 3 ways.
+      const int32_t months = std::uniform_int_distribution<int32_t>(-2, 2)(rng);
+      switch (std::uniform_int_distribution<int>(0, 2)(rng)) {
+        case 0:
+          return Interval{months, 0, 0};
+        case 1:
+          return Interval{0, 30 * months, 0};
+        default:
+          return Interval{0, 0, months * 30 * kIntervalMicrosPerDay};
+      }
+    }
+    case 1:
+      return Interval{
+          std::uniform_int_distribution<int32_t>(-3, 3)(rng),
+          std::uniform_int_distribution<int32_t>(-40, 40)(rng),
+          std::uniform_int_distribution<int64_t>(
+              -2 * kIntervalMicrosPerDay, 2 * kIntervalMicrosPerDay)(rng)};
+    default:
+      return Interval{RandomInt<int32_t>(rng), RandomInt<int32_t>(rng),
+                      RandomInt<int64_t>(rng)};
+  }
+}
+
+Int256 RandomInt256(std::mt19937_64& rng) {
+  switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
+    case 0:
+      return Pick<Int256>(
+          rng, {Int256::Min(), Int256::Max(), Int256(), Int256::FromInt64(-1),
+                Int256::FromInt64(1), Int256::FromWords({0, 0, 0, 1}),
+                Int256::FromWords({~uint64_t{0}, 0, 0, 0})});
+    case 1:
+      return Int256::FromInt64(RandomInt<int64_t>(rng));
+    default: {
+      // Sign-extended from a random width, so that every word matters.
+      const int words = std::uniform_int_distribution<int>(1, 4)(rng);
+      std::array<uint64_t, 4> value = {rng(), rng(), rng(), rng()};
+      const uint64_t fill = (value[words - 1] >> 63) != 0 ? ~uint64_t{0} : 0;
+      for (int i = words; i < 4; ++i) value[i] = fill;
+      return Int256::FromWords(value);
+    }
+  }
+}
+
 }  // namespace
 
 Decimal RandomDecimal(std::mt19937_64& rng) {
@@ -159,8 +208,67 @@ Datum RandomValue(DataType type, std::mt19937_64& rng) {
                                            0, 86'399'999'999)(rng)};
     case DataType::kTimestamp:
       return Timestamp{RandomInt<int64_t>(rng)};
+    case DataType::kTimestamptz:
+      return Timestamptz{RandomInt<int64_t>(rng)};
+    case DataType::kSerial:
+      return Serial{RandomInt<int64_t>(rng)};
+    case DataType::kInterval:
+      return RandomInterval(rng);
+    case DataType::kInt256:
+      return RandomInt256(rng);
+    case DataType::kList:
+    case DataType::kStruct:
+      return DefaultDatum(type);  // their parts need a ColumnType
   }
   return Datum();
+}
+
+ColumnType RandomColumnType(std::mt19937_64& rng, int max_depth) {
+  const int kind =
+      max_depth > 0 ? std::uniform_int_distribution<int>(0, 3)(rng) : 0;
+  switch (kind) {
+    case 1:
+      return ColumnType::List(RandomColumnType(rng, max_depth - 1));
+    case 2: {
+      std::vector<StructField> fields;
+      const int n = std::uniform_int_distribution<int>(1, 3)(rng);
+      for (int i = 0; i < n; ++i) {
+        fields.push_back(
+            {"f" + std::to_string(i), RandomColumnType(rng, max_depth - 1), i});
+      }
+      return ColumnType::Struct(std::move(fields));
+    }
+    default:
+      return RandomScalarDataType(rng);
+  }
+}
+
+Datum RandomColumnValue(const ColumnType& type, std::mt19937_64& rng) {
+  switch (type.id()) {
+    case DataType::kList: {
+      ListValue list;
+      const int n = Pick<int>(rng, {0, 0, 1, 1, 2, 3, 4});
+      for (int i = 0; i < n; ++i) {
+        list.elements.push_back(RandomColumnDatum(type.element(), rng, 0.2));
+      }
+      return list;
+    }
+    case DataType::kStruct: {
+      StructValue value;
+      for (const StructField& field : type.fields()) {
+        value.fields.push_back(RandomColumnDatum(field.type, rng, 0.2));
+      }
+      return value;
+    }
+    default:
+      return RandomValue(type.id(), rng);
+  }
+}
+
+Datum RandomColumnDatum(const ColumnType& type, std::mt19937_64& rng,
+                        double null_probability) {
+  if (std::bernoulli_distribution(null_probability)(rng)) return Datum();
+  return RandomColumnValue(type, rng);
 }
 
 Datum RandomDatum(DataType type, std::mt19937_64& rng,
@@ -182,6 +290,12 @@ Row RandomRow(absl::Span<const DataType> types, std::mt19937_64& rng,
 DataType RandomDataType(std::mt19937_64& rng) {
   std::uniform_int_distribution<size_t> index(0, std::size(kAllDataTypes) - 1);
   return kAllDataTypes[index(rng)];
+}
+
+DataType RandomScalarDataType(std::mt19937_64& rng) {
+  std::uniform_int_distribution<size_t> index(
+      0, std::size(kAllScalarDataTypes) - 1);
+  return kAllScalarDataTypes[index(rng)];
 }
 
 OrderType RandomOrderType(std::mt19937_64& rng) {

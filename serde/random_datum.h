@@ -1,7 +1,8 @@
 // Seeded random datums and rows for property tests, benchmarks and corpus
 // generators: every type, NULL, and the awkward values (NaN, +-0.0,
 // +-Infinity, denormals, INT64_MIN/MAX, empty and binary strings with 0x00 and
-// 0xFF, 38-digit and tiny decimals). Values are drawn from small pools often
+// 0xFF, 38-digit and tiny decimals, intervals of equal span in different
+// fields, INT256 extremes). Values are drawn from small pools often
 // enough that ties (equal datums) are common. testonly.
 //
 //   std::mt19937_64 rng(seed);
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "serde/column_type.h"
 #include "serde/data_type.h"
 #include "serde/datum.h"
 #include "serde/decimal.h"
@@ -22,15 +24,30 @@
 
 namespace backfill {
 
-// A non-NULL datum of `type`.
+// A non-NULL datum of `type`. (LIST and STRUCT: an empty one; use
+// RandomColumnValue.)
 Datum RandomValue(DataType type, std::mt19937_64& rng);
+
+// A type of nesting depth <= max_depth: a scalar type, or a LIST or STRUCT
+// (1 to 3 fields named f<i> with ids i) of such types.
+ColumnType RandomColumnType(std::mt19937_64& rng, int max_depth);
+// A non-NULL datum of `type`, nested ones included: lists of 0 to 4 elements
+// (often empty or one element, so that prefixes are common), NULL elements
+// and fields with probability 0.2.
+Datum RandomColumnValue(const ColumnType& type, std::mt19937_64& rng);
+// NULL with probability `null_probability`, else RandomColumnValue.
+Datum RandomColumnDatum(const ColumnType& type, std::mt19937_64& rng,
+                        double null_probability = 0.1);
 // NULL with probability `null_probability`, else RandomValue.
 Datum RandomDatum(DataType type, std::mt19937_64& rng,
                   double null_probability = 0.1);
 Row RandomRow(absl::Span<const DataType> types, std::mt19937_64& rng,
               double null_probability = 0.1);
 Decimal RandomDecimal(std::mt19937_64& rng);
+// One of kAllDataTypes (the types the whole stack handles).
 DataType RandomDataType(std::mt19937_64& rng);
+// One of kAllScalarDataTypes (every scalar type serde encodes).
+DataType RandomScalarDataType(std::mt19937_64& rng);
 OrderType RandomOrderType(std::mt19937_64& rng);
 
 // The four OrderTypes.

@@ -17,6 +17,10 @@ absl::Status ValidateSchema(absl::Span<const ColumnDesc> schema) {
   absl::flat_hash_set<int32_t> ids;
   for (size_t i = 0; i < schema.size(); ++i) {
     const ColumnDesc& column = schema[i];
+    if (absl::Status status = ValidateColumnType(column.type); !status.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "column ", i, " (", column.name, "): ", status.message()));
+    }
     if (column.column_id < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("column ", i, " (", column.name,
@@ -41,10 +45,10 @@ absl::Status ValidateRow(absl::Span<const ColumnDesc> schema, RowView row) {
         "row has ", row.size(), " datums, schema has ", schema.size()));
   }
   for (size_t i = 0; i < row.size(); ++i) {
-    if (!DatumMatchesType(row[i], schema[i].type)) {
+    if (!DatumMatchesColumnType(row[i], schema[i].type)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "column ", i, " (", schema[i].name, ") expects ",
-          DataTypeName(schema[i].type), ", got ", DatumDebugString(row[i])));
+          schema[i].type.DebugString(), ", got ", DatumDebugString(row[i])));
     }
     if (IsNull(row[i]) && !schema[i].nullable) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "serde/column_type.h"
 #include "serde/data_type.h"
 #include "serde/row.h"
 
@@ -22,7 +23,9 @@ namespace backfill {
 
 struct ColumnDesc {
   std::string name;
-  DataType type = DataType::kInt64;
+  // A DataType converts to it (and it back to its DataType, for the code that
+  // handles scalar types only).
+  ColumnType type = DataType::kInt64;
   // Stable id, unique within the table; >= 0.
   int32_t column_id = 0;
   bool nullable = true;
@@ -32,13 +35,14 @@ using Schema = std::vector<ColumnDesc>;
 
 std::vector<DataType> ColumnTypes(absl::Span<const ColumnDesc> schema);
 
-// OK iff names and column ids are unique and ids are non-negative; otherwise
-// InvalidArgument naming the offending column.
+// OK iff names and column ids are unique, ids are non-negative and every
+// column type is valid (ValidateColumnType); otherwise InvalidArgument naming
+// the offending column.
 absl::Status ValidateSchema(absl::Span<const ColumnDesc> schema);
 
-// OK iff `row` has one datum per column, each NULL or of the column's type,
-// and no NULL in a non-nullable column; otherwise InvalidArgument naming the
-// column.
+// OK iff `row` has one datum per column, each NULL or of the column's type
+// (DatumMatchesColumnType), and no NULL in a non-nullable column; otherwise
+// InvalidArgument naming the column.
 absl::Status ValidateRow(absl::Span<const ColumnDesc> schema, RowView row);
 
 }  // namespace backfill

@@ -34,7 +34,8 @@ TEST_P(ValueCodecTest, RoundTripsRandomSchemasAndRows) {
     Schema schema;
     const int num_columns = std::uniform_int_distribution<int>(0, 8)(rng);
     for (int c = 0; c < num_columns; ++c) {
-      schema.push_back({absl::StrCat("c", c), RandomDataType(rng), c * 2 + 1});
+      schema.push_back(
+          {absl::StrCat("c", c), RandomScalarDataType(rng), c * 2 + 1});
     }
     const std::vector<DataType> types = ColumnTypes(schema);
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto codec,

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "absl/numeric/int128.h"
 #include "absl/strings/str_cat.h"
 #include "serde/internal/value_payload.h"
 
@@ -123,6 +124,36 @@ uint32_t UpdateDatum(uint32_t reg, const Datum& datum) {
     case 11:
       return Update8(reg,
                      static_cast<uint64_t>(std::get<Timestamp>(datum).micros));
+    case 12:
+      return Update8(
+          reg, static_cast<uint64_t>(std::get<Timestamptz>(datum).micros));
+    case 13: {
+      // The span, so that equal intervals ('1 mon', '30 days') hash equally.
+      const absl::int128 span = IntervalSpan(std::get<Interval>(datum));
+      reg = Update8(reg, absl::Int128Low64(span));
+      return Update8(reg, static_cast<uint64_t>(absl::Int128High64(span)));
+    }
+    case 14:
+      return Update8(reg, static_cast<uint64_t>(std::get<Serial>(datum).value));
+    case 15: {
+      for (uint64_t word : std::get<Int256>(datum).words()) {
+        reg = Update8(reg, word);
+      }
+      return reg;
+    }
+    case 16: {
+      // The element count (so that ([1], 2) and ([1, 2]) differ), then each
+      // element's form.
+      const std::vector<Datum>& elements = std::get<ListValue>(datum).elements;
+      reg = Update4(reg, static_cast<uint32_t>(elements.size()));
+      for (const Datum& element : elements) reg = UpdateDatum(reg, element);
+      return reg;
+    }
+    case 17:
+      for (const Datum& field : std::get<StructValue>(datum).fields) {
+        reg = UpdateDatum(reg, field);
+      }
+      return reg;
   }
   return reg;
 }

@@ -66,6 +66,25 @@ TEST(VnodeHashTest, ByteFormsMatchTheFormatDocument) {
   EXPECT_EQ(HashDistKey({Date{3}}), ZlibCrc(Le<int32_t>(3)));
   EXPECT_EQ(HashDistKey({TimeOfDay{4}}), ZlibCrc(Le<int64_t>(4)));
   EXPECT_EQ(HashDistKey({Timestamp{5}}), ZlibCrc(Le<int64_t>(5)));
+  EXPECT_EQ(HashDistKey({Timestamptz{6}}), ZlibCrc(Le<int64_t>(6)));
+  EXPECT_EQ(HashDistKey({Serial{-8}}), ZlibCrc(Le<int64_t>(-8)));
+  // INTERVAL: the 16-byte LE span (months x 30 days + days + microseconds).
+  EXPECT_EQ(HashDistKey({Interval{1, 0, 0}}),
+            ZlibCrc(Le<int64_t>(30 * 86'400'000'000) + Le<int64_t>(0)));
+  EXPECT_EQ(HashDistKey({Interval{0, 0, -1}}),
+            ZlibCrc(Le<int64_t>(-1) + Le<int64_t>(-1)));
+  // INT256: its 32 bytes LE.
+  EXPECT_EQ(HashDistKey({Int256::FromInt64(-2)}),
+            ZlibCrc(Le<int64_t>(-2) + Le<int64_t>(-1) + Le<int64_t>(-1) +
+                    Le<int64_t>(-1)));
+  // LIST: u32 LE element count, then each element's form; STRUCT: each
+  // field's form.
+  EXPECT_EQ(
+      HashDistKey({ListValue{{int32_t{1}, Datum()}}}),
+      ZlibCrc(Le<uint32_t>(2) + Le<int32_t>(1) + Le<uint32_t>(0xFFFFFFF0u)));
+  EXPECT_EQ(HashDistKey({ListValue{}}), ZlibCrc(Le<uint32_t>(0)));
+  EXPECT_EQ(HashDistKey({StructValue{{std::string("a"), -0.0}}}),
+            ZlibCrc(Le<uint32_t>(1) + "a" + Le<uint64_t>(0)));
   // Multi-column keys hash the concatenation.
   EXPECT_EQ(HashDistKey({int32_t{1}, std::string("x"), Datum()}),
             ZlibCrc(Le<int32_t>(1) + Le<uint32_t>(1) + "x" +
@@ -78,6 +97,30 @@ TEST(VnodeHashTest, EqualDatumsHashEqually) {
   EXPECT_EQ(HashDistKey({0.0f}), HashDistKey({-0.0f}));
   EXPECT_EQ(HashDistKey({*Decimal::FromString("1.50")}),
             HashDistKey({*Decimal::FromString("1.5")}));
+  EXPECT_EQ(HashDistKey({Interval{1, 0, 0}}),
+            HashDistKey({Interval{0, 30, 0}}));
+  EXPECT_EQ(HashDistKey({Interval{0, 1, 0}}),
+            HashDistKey({Interval{0, 0, 86'400'000'000}}));
+  EXPECT_EQ(HashDistKey({ListValue{{-0.0, Interval{1, 0, 0}}}}),
+            HashDistKey({ListValue{{0.0, Interval{0, 30, 0}}}}));
+}
+
+// Never change: golden vnodes of the types added for issue 21.
+TEST(VnodeHashTest, GoldenVnodesOfAddedScalarTypes) {
+  EXPECT_EQ(ComputeVnode({Timestamptz{1'700'000'000'000'000}},
+                         {DataType::kTimestamptz}, 256),
+            129);
+  EXPECT_EQ(ComputeVnode({Interval{1, 2, 3}}, {DataType::kInterval}, 256), 142);
+  EXPECT_EQ(ComputeVnode({Serial{42}}, {DataType::kSerial}, 256), 247);
+  EXPECT_EQ(ComputeVnode({Int256::FromInt64(-5), Serial{1}},
+                         {DataType::kInt256, DataType::kSerial}, 32768),
+            3911);
+  EXPECT_EQ(ComputeVnode({ListValue{{int64_t{1}, int64_t{2}}}},
+                         {DataType::kList}, 256),
+            237);
+  EXPECT_EQ(ComputeVnode({StructValue{{int64_t{1}, std::string("x")}}},
+                         {DataType::kStruct}, 256),
+            185);
 }
 
 // Never change: storage keys start with these vnodes.
@@ -128,7 +171,8 @@ TEST(VnodeHashTest, BatchFormsAgreeWithSingleRow) {
     std::mt19937_64 rng(seed);
     const int num_columns = std::uniform_int_distribution<int>(1, 5)(rng);
     std::vector<DataType> types;
-    for (int c = 0; c < num_columns; ++c) types.push_back(RandomDataType(rng));
+    for (int c = 0; c < num_columns; ++c)
+      types.push_back(RandomScalarDataType(rng));
     std::vector<int> dist_key;
     for (int c = 0; c < num_columns; ++c) {
       if (rng() % 2 == 0) dist_key.push_back(c);

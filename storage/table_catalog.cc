@@ -237,7 +237,7 @@ proto::TableCatalog TableCatalogToProto(const TableCatalog& catalog) {
   for (const ColumnDesc& column : catalog.columns) {
     proto::ColumnCatalog* c = out.add_columns();
     c->set_name(column.name);
-    c->set_type(static_cast<proto::DataType>(column.type));
+    c->set_type(static_cast<proto::DataType>(column.type.id()));
     c->set_column_id(column.column_id);
     c->set_nullable(column.nullable);
   }

@@ -139,6 +139,7 @@ TEST(MessageLiteralTest, RandomRoundTrips) {
             (static_cast<int64_t>(random() % 2'000'000'000) - 1'000'000'000) *
                 1'000'000 +
             static_cast<int64_t>(random() % 1'000'000)};
+      default: break;  // not in kAllDataTypes (serde/data_type.h)
     }
     return Datum();
   };

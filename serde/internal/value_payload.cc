@@ -85,6 +85,18 @@ int DatumIndexOf(DataType type) {
       return 10;
     case DataType::kTimestamp:
       return 11;
+    case DataType::kTimestamptz:
+      return 12;
+    case DataType::kInterval:
+      return 13;
+    case DataType::kSerial:
+      return 14;
+    case DataType::kInt256:
+      return 15;
+    case DataType::kList:
+      return 16;
+    case DataType::kStruct:
+      return 17;
   }
   return -1;
 }
@@ -295,6 +307,32 @@ absl::Status PayloadReader::ReadDecimal(Datum* out) {
   return absl::OkStatus();
 }
 
+absl::Status PayloadReader::ReadInterval(Datum* out) {
+  using Int32Limits = std::numeric_limits<int32_t>;
+  using Int64Limits = std::numeric_limits<int64_t>;
+  const size_t start = pos_;
+  int64_t months, days, micros;
+  absl::Status status = ReadZigZag(DataType::kInterval, Int32Limits::min(),
+                                   Int32Limits::max(), &months);
+  if (status.ok()) {
+    status = ReadZigZag(DataType::kInterval, Int32Limits::min(),
+                        Int32Limits::max(), &days);
+  }
+  if (status.ok()) {
+    status = ReadZigZag(DataType::kInterval, Int64Limits::min(),
+                        Int64Limits::max(), &micros);
+  }
+  if (!status.ok()) {
+    // Keep the offset of the failing varint in the message; restart the
+    // datum.
+    pos_ = start;
+    return status;
+  }
+  *out = Interval{static_cast<int32_t>(months), static_cast<int32_t>(days),
+                  micros};
+  return absl::OkStatus();
+}
+
 absl::Status PayloadReader::Read(DataType type, Datum* out) {
   switch (type) {
     case DataType::kBoolean: {
@@ -335,9 +373,22 @@ absl::Status PayloadReader::Read(DataType type, Datum* out) {
       BACKFILL_READ_ZIGZAG_(kDate, int32_t, Date{static_cast<int32_t>(v)})
       BACKFILL_READ_ZIGZAG_(kTime, int64_t, TimeOfDay{v})
       BACKFILL_READ_ZIGZAG_(kTimestamp, int64_t, Timestamp{v})
+      BACKFILL_READ_ZIGZAG_(kTimestamptz, int64_t, Timestamptz{v})
+      BACKFILL_READ_ZIGZAG_(kSerial, int64_t, Serial{v})
 #undef BACKFILL_READ_ZIGZAG_
     case DataType::kDecimal:
       return ReadDecimal(out);
+    case DataType::kInterval:
+      return ReadInterval(out);
+    case DataType::kInt256: {
+      if (remaining() < 32) return Error("truncated INT256: expected 32 bytes");
+      *out = Int256::FromLittleEndian(data_ + pos_);
+      pos_ += 32;
+      return absl::OkStatus();
+    }
+    case DataType::kList:
+    case DataType::kStruct:
+      break;  // not in value rows yet: ValidateSchema rejects them
     case DataType::kVarchar:
     case DataType::kBytea: {
       const size_t start = pos_;

@@ -90,7 +90,7 @@ void AppendDecimalPayload(const Decimal& value, std::string* out);
 size_t DecimalPayloadSize(const Decimal& value);
 
 // The Datum alternative index that holds values of `type` (Datum's variant
-// order: 1 bool .. 11 Timestamp; VARCHAR and BYTEA share 8).
+// order: 1 bool .. 15 Int256; VARCHAR and BYTEA share 8).
 int DatumIndexOf(DataType type);
 
 // Bytes AppendPayload / WritePayload write for `datum`. REQUIRES: non-NULL,
@@ -122,18 +122,31 @@ inline size_t PayloadSize(const Datum& datum, DataType type) {
       return VarintSize(ZigZagEncode(std::get_if<TimeOfDay>(&datum)->micros));
     case 11:
       return VarintSize(ZigZagEncode(std::get_if<Timestamp>(&datum)->micros));
+    case 12:
+      return VarintSize(ZigZagEncode(std::get_if<Timestamptz>(&datum)->micros));
+    case 13: {
+      const Interval& v = *std::get_if<Interval>(&datum);
+      return VarintSize(ZigZagEncode(v.months)) +
+             VarintSize(ZigZagEncode(v.days)) +
+             VarintSize(ZigZagEncode(v.micros));
+    }
+    case 14:
+      return VarintSize(ZigZagEncode(std::get_if<Serial>(&datum)->value));
+    case 15:
+      return 32;
   }
   return 0;
 }
 
 // An upper bound of the payload size of non-NULL `datum` from its alternative
 // alone, and the room WritePayload needs: the longest varint of the type
-// (INT64, TIME and TIMESTAMP 10), but at least 8 for every varint type (INT16,
-// INT32 and DATE too: WritePayload stores 8 bytes at once), 18 for decimals,
-// exact for strings (varint length + bytes).
+// (INT64, TIME, TIMESTAMP, TIMESTAMPTZ and SERIAL 10), but at least 8 for
+// every varint type (INT16, INT32 and DATE too: WritePayload stores 8 bytes
+// at once), 18 for decimals, 20 for intervals (three varints), 32 for
+// INT256, exact for strings (varint length + bytes).
 inline size_t PayloadSizeBound(const Datum& datum) {
-  static constexpr uint8_t kBound[12] = {0, 1,  8, 8, 10, 4,
-                                         8, 18, 0, 8, 10, 10};
+  static constexpr uint8_t kBound[16] = {0, 1, 8,  8,  10, 4,  8,  18,
+                                         0, 8, 10, 10, 10, 20, 10, 32};
   const size_t index = datum.index();
   if (index == 8) {
     const size_t size = std::get_if<std::string>(&datum)->size();
@@ -185,6 +198,21 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline char* WritePayload(const Datum& datum,
     case 11:
       return WriteVarintWide(
           ZigZagEncode(std::get_if<Timestamp>(&datum)->micros), p);
+    case 12:
+      return WriteVarintWide(
+          ZigZagEncode(std::get_if<Timestamptz>(&datum)->micros), p);
+    case 13: {
+      const Interval& v = *std::get_if<Interval>(&datum);
+      p = WriteVarint(ZigZagEncode(v.months), p);
+      p = WriteVarint(ZigZagEncode(v.days), p);
+      return WriteVarint(ZigZagEncode(v.micros), p);
+    }
+    case 14:
+      return WriteVarintWide(ZigZagEncode(std::get_if<Serial>(&datum)->value),
+                             p);
+    case 15:
+      std::get_if<Int256>(&datum)->ToLittleEndian(p);
+      return p + 32;
   }
   assert(false && "WritePayload of NULL");
   return p;
@@ -285,9 +313,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadVarint(const char*& p,
 // false on any problem (no error detail: callers fall back to PayloadReader
 // to report it). Inline fast paths for floats and for the varint-led types
 // (integers, dates, times, strings), sharing one inlined varint reader.
-// The out-of-line part (DECIMAL, accepting exactly what PayloadReader
-// accepts): returns the end of the payload, or nullptr on any problem. (Takes
-// `p` by value so that the inlined caller's cursor can stay in a register.)
+// The out-of-line part (DECIMAL, INTERVAL, INT256, accepting exactly what
+// PayloadReader accepts): returns the end of the payload, or nullptr on any
+// problem. (Takes `p` by value so that the inlined caller's cursor can stay in
+// a register.)
 const char* ReadPayloadSlowPath(DataType type, const char* p, const char* end,
                                 Datum* out);
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadPayloadFast(DataType type,
@@ -317,7 +346,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadPayloadFast(DataType type,
       ++p;
       return true;
     }
-    case DataType::kDecimal: {
+    case DataType::kDecimal:
+    case DataType::kInterval:
+    case DataType::kInt256: {
       const char* const next = ReadPayloadSlowPath(type, p, end, out);
       if (next == nullptr) return false;
       p = next;
@@ -359,6 +390,12 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadPayloadFast(DataType type,
     case DataType::kTime:
       Assign(out, TimeOfDay{value});
       return true;
+    case DataType::kTimestamptz:
+      Assign(out, Timestamptz{value});
+      return true;
+    case DataType::kSerial:
+      Assign(out, Serial{value});
+      return true;
     default:
       return false;
   }
@@ -373,6 +410,8 @@ class PayloadReader {
       : data_(bytes.data()), size_(bytes.size()), base_offset_(base_offset) {}
 
   size_t position() const { return pos_; }
+  // The position plus the base offset: what errors name.
+  size_t offset() const { return base_offset_ + pos_; }
   size_t remaining() const { return size_ - pos_; }
   bool AtEnd() const { return pos_ == size_; }
 
@@ -403,6 +442,7 @@ class PayloadReader {
 
  private:
   absl::Status ReadDecimal(Datum* out);
+  absl::Status ReadInterval(Datum* out);
   // A zigzag varint of `type` within [min, max].
   absl::Status ReadZigZag(DataType type, int64_t min, int64_t max,
                           int64_t* value);

@@ -144,7 +144,7 @@ TEST(ValuePayloadTest, WritesStayWithinTheBound) {
   SCOPED_TRACE(absl::StrCat("seed=", seed));
   std::mt19937_64 rng(seed);
   for (int i = 0; i < 5000; ++i) {
-    const DataType type = RandomDataType(rng);
+    const DataType type = RandomScalarDataType(rng);
     const Datum datum = RandomValue(type, rng);
     const size_t bound = PayloadSizeBound(datum);
     auto buffer = std::make_unique<char[]>(bound);
