@@ -1,0 +1,166 @@
+// Failure tests of SharedStateStore over a real 3-member etcd cluster:
+//  * a committer fenced after another process took over the store is
+//    refused (FailedPrecondition) and its data never become visible;
+//  * a commit that dies between the SST upload and the version commit
+//    leaves an object that no version lists and that no reader ever sees.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/shared/shared_state_store.h"
+#include "storage/shared/testing/shared_store_fixture.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::IsOkAndHolds;
+using ::backfill::testing::StatusIs;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::Optional;
+using ::testing::SizeIs;
+
+constexpr TableId kTable = 9;
+
+// Writes pk -> value at `epoch` through a fresh instance and seals it; the
+// caller checkpoints. Returns the instance (destroy it after the checkpoint).
+std::unique_ptr<LocalStateStore> WriteEpoch(StateStore& store, uint64_t epoch,
+                                            const std::string& pk,
+                                            const std::string& value) {
+  auto local = store.NewLocalStateStore(kTable, {});
+  EXPECT_TRUE(local.ok()) << local.status();
+  EXPECT_TRUE((*local)->Init(EpochPair::ForInitial(Epoch(epoch))).ok());
+  EXPECT_TRUE((*local)->Insert(1, pk, value).ok());
+  EXPECT_TRUE((*local)->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}).ok());
+  return *std::move(local);
+}
+
+std::vector<std::string> ListSsts(ObjectStore& objects) {
+  auto listed = objects.List("store/sst/");
+  EXPECT_TRUE(listed.ok()) << listed.status();
+  std::vector<std::string> keys;
+  for (const ObjectInfo& info : *listed) keys.push_back(info.key);
+  return keys;
+}
+
+TEST(SharedStateStoreEtcdFailureTest, StaleCommitterIsRefused) {
+  const std::string name = SharedStoreFixture::UniqueName("fenced");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto old_committer,
+                                SharedStateStore::Open(options));
+  {
+    auto local = WriteEpoch(*old_committer, 2, "a", "old-2");
+    BACKFILL_ASSERT_OK(old_committer->Checkpoint(Epoch(2)));
+  }
+  // Another process takes over: it loads version 1 and commits version 2.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions new_options,
+                                SharedStoreFixture::Options(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto new_committer,
+                                SharedStateStore::Open(new_options));
+  EXPECT_EQ(new_committer->CommittedEpoch(kTable), Epoch(2));
+  {
+    auto local = WriteEpoch(*new_committer, 3, "b", "new-3");
+    BACKFILL_ASSERT_OK(new_committer->Checkpoint(Epoch(3)));
+  }
+  // The old committer's view (version 1) is stale: refused.
+  {
+    auto local = WriteEpoch(*old_committer, 3, "c", "old-3");
+    EXPECT_THAT(old_committer->Checkpoint(Epoch(3)),
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         HasSubstr("another committer")));
+  }
+  // And every later one (the store must be reopened).
+  {
+    auto local = WriteEpoch(*old_committer, 5, "c", "old-5");
+    EXPECT_THAT(old_committer->Checkpoint(Epoch(5)),
+                StatusIs(absl::StatusCode::kFailedPrecondition));
+  }
+  // Its uploaded SST exists but no version lists it: nobody sees "c".
+  EXPECT_THAT(ListSsts(*options.object_store), SizeIs(3));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions reader_options,
+                                SharedStoreFixture::Options(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto reader,
+                                SharedStateStore::Open(reader_options));
+  EXPECT_EQ(reader->VersionId(), 2u);
+  EXPECT_EQ(reader->CommittedEpoch(kTable), Epoch(3));
+  EXPECT_THAT(reader->SstObjects(), SizeIs(2));
+  EXPECT_THAT(reader->Get(TableKey{kTable, 1, "a"}, Epoch(3)),
+              IsOkAndHolds(Optional(std::string("old-2"))));
+  EXPECT_THAT(reader->Get(TableKey{kTable, 1, "b"}, Epoch(3)),
+              IsOkAndHolds(Optional(std::string("new-3"))));
+  EXPECT_THAT(reader->Get(TableKey{kTable, 1, "c"}, Epoch(3)),
+              IsOkAndHolds(std::nullopt));
+  // The new committer goes on.
+  {
+    auto local = WriteEpoch(*new_committer, 4, "d", "new-4");
+    BACKFILL_ASSERT_OK(new_committer->Checkpoint(Epoch(4)));
+  }
+  EXPECT_EQ(new_committer->VersionId(), 3u);
+}
+
+TEST(SharedStateStoreEtcdFailureTest,
+     DeathBetweenUploadAndCommitIsNeverVisible) {
+  const std::string name = SharedStoreFixture::UniqueName("orphan");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
+    auto local = WriteEpoch(*store, 2, "kept", "v2");
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(2)));
+  }
+  // The dying committer: its SST is uploaded, then the process "dies"
+  // (the hook fails the commit exactly where a crash would stop it; the
+  // store is abandoned without any clean-up).
+  std::string orphan;
+  {
+    SharedStateStoreOptions dying = options;
+    dying.after_upload_for_test = [&](absl::string_view key) {
+      orphan = std::string(key);
+      return absl::AbortedError("killed between upload and commit");
+    };
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(dying));
+    auto local = WriteEpoch(*store, 3, "lost", "v3");
+    EXPECT_THAT(store->Checkpoint(Epoch(3)),
+                StatusIs(absl::StatusCode::kAborted));
+  }
+  ASSERT_FALSE(orphan.empty());
+  EXPECT_THAT(ListSsts(*options.object_store), Contains(orphan));
+  // The next process sees the last version, without the orphan.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions next_options,
+                                SharedStoreFixture::Options(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto next,
+                                SharedStateStore::Open(next_options));
+  EXPECT_EQ(next->CommittedEpoch(kTable), Epoch(2));
+  EXPECT_THAT(next->SstObjects(), Not(Contains(orphan)));
+  EXPECT_THAT(next->Get(TableKey{kTable, 1, "lost"}, Epoch(3)),
+              IsOkAndHolds(std::nullopt));
+  // It commits epoch 3 itself; the orphan's rows at epoch 3 stay invisible.
+  {
+    auto local = WriteEpoch(*next, 3, "other", "v3");
+    BACKFILL_ASSERT_OK(next->Checkpoint(Epoch(3)));
+  }
+  EXPECT_THAT(next->Get(TableKey{kTable, 1, "lost"}, Epoch(3)),
+              IsOkAndHolds(std::nullopt));
+  EXPECT_THAT(next->Get(TableKey{kTable, 1, "other"}, Epoch(3)),
+              IsOkAndHolds(Optional(std::string("v3"))));
+  auto it = next->NewIterator(kTable, 1, PkRange::All(), Epoch(3));
+  BACKFILL_ASSERT_OK(it.status());
+  std::vector<std::string> keys;
+  for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
+    keys.emplace_back((*it)->key());
+  }
+  BACKFILL_ASSERT_OK((*it)->status());
+  EXPECT_EQ(keys, (std::vector<std::string>{"kept", "other"}));
+  EXPECT_THAT(ListSsts(*options.object_store), SizeIs(3));
+  EXPECT_THAT(next->SstObjects(), SizeIs(2));
+}
+
+}  // namespace
+}  // namespace backfill
