@@ -1,16 +1,28 @@
 // Failure tests of SharedStateStore over a real 3-member etcd cluster:
 //  * a committer fenced after another process took over the store is
 //    refused (FailedPrecondition) and its data never become visible;
-//  * a commit that dies between the SST upload and the version commit
-//    leaves an object that no version lists and that no reader ever sees.
+//  * a process SIGKILLed between the SST upload and the version commit
+//    (shared_store_crash_child) leaves an object that no version lists and
+//    that no reader ever sees; so does a commit failed at that point.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "storage/shared/etcd_test_cluster.h"
+#include "storage/shared/object_store.h"
 #include "storage/shared/shared_state_store.h"
 #include "storage/shared/testing/shared_store_fixture.h"
 #include "third_party/absl_extras/status_matchers.h"
@@ -160,6 +172,63 @@ TEST(SharedStateStoreEtcdFailureTest,
   EXPECT_EQ(keys, (std::vector<std::string>{"kept", "other"}));
   EXPECT_THAT(ListSsts(*options.object_store), SizeIs(3));
   EXPECT_THAT(next->SstObjects(), SizeIs(2));
+}
+
+TEST(SharedStateStoreEtcdFailureTest, ProcessKilledBetweenUploadAndCommit) {
+  const std::string name = SharedStoreFixture::UniqueName("killed");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
+    auto local = WriteEpoch(*store, 2, "kept", "v2");
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(2)));
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(EtcdTestCluster * cluster,
+                                SharedStoreFixture::Cluster());
+  const std::string dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name);
+  const std::string orphan_file = dir + "/orphan";
+  std::vector<std::string> args = {"storage/shared/shared_store_crash_child",
+                                   absl::StrJoin(cluster->Endpoints(), ","),
+                                   dir + "/objects",
+                                   options.etcd_prefix,
+                                   dir + "/child-cache",
+                                   "3",
+                                   orphan_file};
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ),
+            0);
+  int wait_status = 0;
+  ASSERT_EQ(waitpid(pid, &wait_status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL)
+      << "child exit status " << wait_status;
+  std::stringstream orphan_bytes;
+  orphan_bytes << std::ifstream(orphan_file).rdbuf();
+  const std::string orphan = orphan_bytes.str();
+  ASSERT_FALSE(orphan.empty());
+  // Uploaded, never committed.
+  EXPECT_THAT(ListSsts(*options.object_store), Contains(orphan));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions next_options,
+                                SharedStoreFixture::Options(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto next,
+                                SharedStateStore::Open(next_options));
+  EXPECT_EQ(next->CommittedEpoch(kTable), Epoch(2));
+  EXPECT_EQ(next->VersionId(), 1u);
+  EXPECT_THAT(next->SstObjects(), Not(Contains(orphan)));
+  EXPECT_THAT(next->Get(TableKey{kTable, 1, "lost"}, Epoch(3)),
+              IsOkAndHolds(std::nullopt));
+  {
+    auto local = WriteEpoch(*next, 3, "other", "v3");
+    BACKFILL_ASSERT_OK(next->Checkpoint(Epoch(3)));
+  }
+  EXPECT_THAT(next->Get(TableKey{kTable, 1, "lost"}, Epoch(3)),
+              IsOkAndHolds(std::nullopt));
+  EXPECT_THAT(next->Get(TableKey{kTable, 1, "other"}, Epoch(3)),
+              IsOkAndHolds(Optional(std::string("v3"))));
+  EXPECT_THAT(next->SstObjects(), SizeIs(2));
+  EXPECT_THAT(ListSsts(*options.object_store), SizeIs(3));
 }
 
 }  // namespace
