@@ -3,7 +3,9 @@
 //    refused (FailedPrecondition) and its data never become visible;
 //  * a process SIGKILLed between the SST upload and the version commit
 //    (shared_store_crash_child) leaves an object that no version lists and
-//    that no reader ever sees; so does a commit failed at that point.
+//    that no reader ever sees; so does a commit failed at that point;
+//  * the etcd leader killed during commits: every commit is acknowledged
+//    (the client fails over) and none is lost.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -229,6 +231,47 @@ TEST(SharedStateStoreEtcdFailureTest, ProcessKilledBetweenUploadAndCommit) {
               IsOkAndHolds(Optional(std::string("v3"))));
   EXPECT_THAT(next->SstObjects(), SizeIs(2));
   EXPECT_THAT(ListSsts(*options.object_store), SizeIs(3));
+}
+
+TEST(SharedStateStoreEtcdFailureTest, LeaderKilledDuringCommitsLosesNothing) {
+  const std::string name = SharedStoreFixture::UniqueName("leader-killed");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(EtcdTestCluster * cluster,
+                                SharedStoreFixture::Cluster());
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
+  constexpr int kCommits = 30;
+  int killed = -1;
+  for (int i = 1; i <= kCommits; ++i) {
+    if (i == 10) {
+      BACKFILL_ASSERT_OK_AND_ASSIGN(killed, cluster->LeaderIndex());
+      BACKFILL_ASSERT_OK(cluster->KillMember(killed));
+    }
+    if (i == 20) {
+      BACKFILL_ASSERT_OK(cluster->RestartMember(killed));
+    }
+    auto local =
+        WriteEpoch(*store, i, absl::StrCat("pk", i), absl::StrCat("value", i));
+    // Acknowledged (OK) or the test stops: a failover must not fail it.
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(i)));
+  }
+  if (killed >= 0 && !cluster->IsRunning(killed)) {
+    BACKFILL_ASSERT_OK(cluster->RestartMember(killed));
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions reader_options,
+                                SharedStoreFixture::Options(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto reader,
+                                SharedStateStore::Open(reader_options));
+  EXPECT_EQ(reader->CommittedEpoch(kTable), Epoch(kCommits));
+  EXPECT_EQ(reader->VersionId(), static_cast<uint64_t>(kCommits));
+  for (int i = 1; i <= kCommits; ++i) {
+    EXPECT_THAT(reader->Get(TableKey{kTable, 1, absl::StrCat("pk", i)},
+                            Epoch(kCommits)),
+                IsOkAndHolds(Optional(absl::StrCat("value", i))));
+    EXPECT_THAT(
+        reader->Get(TableKey{kTable, 1, absl::StrCat("pk", i)}, Epoch(i - 1)),
+        IsOkAndHolds(std::nullopt));
+  }
 }
 
 }  // namespace
