@@ -5,7 +5,9 @@
 //    (shared_store_crash_child) leaves an object that no version lists and
 //    that no reader ever sees; so does a commit failed at that point;
 //  * the etcd leader killed during commits: every commit is acknowledged
-//    (the client fails over) and none is lost.
+//    (the client fails over) and none is lost;
+//  * object-store errors (retries exhausted) fail the checkpoint or the open
+//    with a clear error naming the object, and commit nothing.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -54,6 +56,55 @@ std::unique_ptr<LocalStateStore> WriteEpoch(StateStore& store, uint64_t epoch,
   EXPECT_TRUE((*local)->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}).ok());
   return *std::move(local);
 }
+
+// An ObjectStore that forwards to another and fails puts or gets on demand
+// (as a store whose retries ran out: Unavailable naming the object).
+class FailingObjectStore final : public ObjectStore {
+ public:
+  explicit FailingObjectStore(std::shared_ptr<ObjectStore> base)
+      : base_(std::move(base)) {}
+  bool fail_puts = false;
+  bool fail_gets = false;
+
+  absl::Status Put(absl::string_view key, absl::string_view data) override {
+    if (fail_puts) return Unavailable("PUT", key);
+    return base_->Put(key, data);
+  }
+  absl::Status PutIfAbsent(absl::string_view key,
+                           absl::string_view data) override {
+    if (fail_puts) return Unavailable("PUT", key);
+    return base_->PutIfAbsent(key, data);
+  }
+  absl::StatusOr<std::string> Get(absl::string_view key) override {
+    if (fail_gets) return Unavailable("GET", key);
+    return base_->Get(key);
+  }
+  absl::StatusOr<std::string> GetRange(absl::string_view key, uint64_t offset,
+                                       uint64_t length) override {
+    if (fail_gets) return Unavailable("GET", key);
+    return base_->GetRange(key, offset, length);
+  }
+  absl::StatusOr<ObjectInfo> Head(absl::string_view key) override {
+    return base_->Head(key);
+  }
+  absl::StatusOr<std::vector<ObjectInfo>> List(
+      absl::string_view prefix) override {
+    return base_->List(prefix);
+  }
+  absl::Status Delete(absl::string_view key) override {
+    return base_->Delete(key);
+  }
+  std::string DebugString() const override { return base_->DebugString(); }
+
+ private:
+  absl::Status Unavailable(absl::string_view operation,
+                           absl::string_view key) const {
+    return absl::UnavailableError(
+        absl::StrCat(DebugString(), "/", key, ": ", operation,
+                     ": retries exhausted (injected)"));
+  }
+  const std::shared_ptr<ObjectStore> base_;
+};
 
 std::vector<std::string> ListSsts(ObjectStore& objects) {
   auto listed = objects.List("store/sst/");
@@ -272,6 +323,45 @@ TEST(SharedStateStoreEtcdFailureTest, LeaderKilledDuringCommitsLosesNothing) {
         reader->Get(TableKey{kTable, 1, absl::StrCat("pk", i)}, Epoch(i - 1)),
         IsOkAndHolds(std::nullopt));
   }
+}
+
+TEST(SharedStateStoreEtcdFailureTest,
+     ObjectStoreErrorsAreClearAndCommitNothing) {
+  const std::string name = SharedStoreFixture::UniqueName("object-errors");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  auto failing = std::make_shared<FailingObjectStore>(options.object_store);
+  options.object_store = failing;
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
+    {
+      auto local = WriteEpoch(*store, 2, "kept", "v2");
+      BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(2)));
+    }
+    failing->fail_puts = true;
+    auto local = WriteEpoch(*store, 3, "lost", "v3");
+    EXPECT_THAT(
+        store->Checkpoint(Epoch(3)),
+        StatusIs(absl::StatusCode::kUnavailable, HasSubstr("store/sst/")));
+    EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(2));
+    EXPECT_EQ(store->VersionId(), 1u);
+  }
+  failing->fail_puts = false;
+  // A new process cannot fetch the SSTs: a clear error naming the object.
+  failing->fail_gets = true;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions fresh,
+                                SharedStoreFixture::Options(name));
+  fresh.object_store = failing;
+  EXPECT_THAT(
+      SharedStateStore::Open(fresh),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("store/sst/")));
+  failing->fail_gets = false;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(fresh));
+  EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(2));
+  EXPECT_THAT(store->Get(TableKey{kTable, 1, "kept"}, Epoch(2)),
+              IsOkAndHolds(Optional(std::string("v2"))));
+  EXPECT_THAT(store->Get(TableKey{kTable, 1, "lost"}, Epoch(3)),
+              IsOkAndHolds(std::nullopt));
 }
 
 }  // namespace
