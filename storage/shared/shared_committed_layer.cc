@@ -1,0 +1,414 @@
+#include "storage/shared/shared_committed_layer.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "storage/shared/shared_version.pb.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+
+absl::Status ValidateSharedStateStoreOptions(
+    const SharedStateStoreOptions& options) {
+  if (options.object_store == nullptr) {
+    return absl::InvalidArgumentError(
+        "SharedStateStoreOptions.object_store is required");
+  }
+  if (options.etcd == nullptr) {
+    return absl::InvalidArgumentError(
+        "SharedStateStoreOptions.etcd is required");
+  }
+  if (options.etcd_prefix.empty()) {
+    return absl::InvalidArgumentError(
+        "SharedStateStoreOptions.etcd_prefix must not be empty");
+  }
+  if (options.cache_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "SharedStateStoreOptions.cache_dir is required");
+  }
+  if (!options.object_prefix.empty()) {
+    BACKFILL_RETURN_IF_ERROR(ValidateObjectKeyPrefix(options.object_prefix));
+    if (options.object_prefix.back() != '/') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SharedStateStoreOptions.object_prefix must end in '/': '",
+          options.object_prefix, "'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+namespace shared_internal {
+namespace {
+
+using storage_internal::CommitBatch;
+using storage_internal::EpochPin;
+
+// Pins a version: its SSTs stay open while the pin lives.
+class VersionPin final : public EpochPin {
+ public:
+  explicit VersionPin(std::shared_ptr<const Version> version)
+      : version(std::move(version)) {}
+  const std::shared_ptr<const Version> version;
+};
+
+std::string RandomHex() {
+  absl::BitGen gen;
+  return absl::StrFormat("%016x", absl::Uniform<uint64_t>(gen));
+}
+
+proto::SstDescriptor ToProto(const std::string& object_key,
+                             const SstFileInfo& info) {
+  proto::SstDescriptor sst;
+  sst.set_object_key(object_key);
+  sst.set_size_bytes(info.size_bytes);
+  sst.set_num_entries(info.num_entries);
+  sst.set_num_tombstones(info.num_tombstones);
+  sst.set_min_epoch(info.min_epoch.value());
+  sst.set_max_epoch(info.max_epoch.value());
+  sst.set_smallest_key(info.smallest_key);
+  sst.set_largest_key(info.largest_key);
+  return sst;
+}
+
+absl::StatusOr<SstFileInfo> FromProto(const proto::SstDescriptor& sst,
+                                      absl::string_view etcd_key) {
+  SstFileInfo info;
+  info.size_bytes = sst.size_bytes();
+  info.num_entries = sst.num_entries();
+  info.num_tombstones = sst.num_tombstones();
+  info.min_epoch = Epoch(sst.min_epoch());
+  info.max_epoch = Epoch(sst.max_epoch());
+  info.smallest_key = sst.smallest_key();
+  info.largest_key = sst.largest_key();
+  if (ValidateObjectKey(sst.object_key()).ok() && info.num_entries > 0 &&
+      info.min_epoch != Epoch::Zero() && info.min_epoch <= info.max_epoch &&
+      DecodeFullKey(info.smallest_key).ok() &&
+      DecodeFullKey(info.largest_key).ok()) {
+    return info;
+  }
+  return absl::DataLossError(
+      absl::StrCat("etcd key '", absl::CHexEscape(etcd_key),
+                   "': malformed SST descriptor of object '",
+                   absl::CHexEscape(sst.object_key()), "'"));
+}
+
+}  // namespace
+
+SharedCommittedLayer::SharedCommittedLayer(
+    const SharedStateStoreOptions& options,
+    std::shared_ptr<SstBlockCache> block_cache)
+    : options_(options),
+      block_cache_(std::move(block_cache)),
+      token_prefix_(RandomHex()),
+      current_(std::make_shared<const Version>()) {}
+
+absl::StatusOr<std::unique_ptr<SharedCommittedLayer>>
+SharedCommittedLayer::Open(const SharedStateStoreOptions& options) {
+  BACKFILL_RETURN_IF_ERROR(ValidateSharedStateStoreOptions(options));
+  std::error_code error;
+  std::filesystem::create_directories(options.cache_dir, error);
+  if (error) {
+    return absl::InternalError(absl::StrCat(
+        "create cache directory ", options.cache_dir, ": ", error.message()));
+  }
+  std::shared_ptr<SstBlockCache> cache;
+  if (options.block_cache_bytes > 0) {
+    cache = SstBlockCache::Create(options.block_cache_bytes);
+  }
+  std::unique_ptr<SharedCommittedLayer> layer(
+      new SharedCommittedLayer(options, std::move(cache)));
+  BACKFILL_RETURN_IF_ERROR(layer->Load());
+  return layer;
+}
+
+std::string SharedCommittedLayer::PointerKey() const {
+  return absl::StrCat(options_.etcd_prefix, "version");
+}
+
+std::string SharedCommittedLayer::DeltaKey(uint64_t id) const {
+  return absl::StrCat(options_.etcd_prefix, "delta/",
+                      absl::StrFormat("%020d", id));
+}
+
+std::string SharedCommittedLayer::ObjectName(
+    const std::string& object_key) const {
+  return absl::StrCat(options_.object_store->DebugString(), "/", object_key);
+}
+
+std::string SharedCommittedLayer::CachePath(
+    const std::string& object_key) const {
+  return (std::filesystem::path(options_.cache_dir) / object_key).string();
+}
+
+absl::Status SharedCommittedLayer::Load() {
+  const std::string pointer_key = PointerKey();
+  BACKFILL_ASSIGN_OR_RETURN(std::optional<EtcdKeyValue> pointer,
+                            options_.etcd->Get(pointer_key));
+  if (!pointer.has_value()) return absl::OkStatus();  // A new store.
+  proto::CurrentVersion current;
+  if (!current.ParseFromString(pointer->value) || current.id() == 0) {
+    return absl::DataLossError(absl::StrCat(
+        "etcd key '", absl::CHexEscape(pointer_key),
+        "': not a version pointer (", pointer->value.size(), " bytes)"));
+  }
+  // Deltas past current.id() (a commit after the pointer was read) are not
+  // part of this version and are ignored.
+  BACKFILL_ASSIGN_OR_RETURN(
+      EtcdRangeResult deltas,
+      options_.etcd->GetPrefix(absl::StrCat(options_.etcd_prefix, "delta/")));
+  auto version = std::make_shared<Version>();
+  version->id = current.id();
+  version->committed_epoch = Epoch(current.committed_epoch());
+  uint64_t expected_id = 1;
+  for (const EtcdKeyValue& kv : deltas.kvs) {
+    if (expected_id > current.id()) break;
+    proto::VersionDelta delta;
+    if (kv.key != DeltaKey(expected_id) || !delta.ParseFromString(kv.value) ||
+        delta.id() != expected_id) {
+      return absl::DataLossError(
+          absl::StrCat("etcd key '", absl::CHexEscape(kv.key),
+                       "': expected version delta ", expected_id, " of ",
+                       current.id(), " at '", DeltaKey(expected_id), "'"));
+    }
+    if (!delta.removed().empty()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "etcd key '", absl::CHexEscape(kv.key),
+          "': removes SSTs (compaction), which this version cannot read"));
+    }
+    for (const proto::SstDescriptor& sst : delta.added()) {
+      BACKFILL_ASSIGN_OR_RETURN(SstFileInfo info, FromProto(sst, kv.key));
+      version->ssts.push_back(
+          VersionSst{sst.object_key(), std::move(info), nullptr});
+    }
+    ++expected_id;
+  }
+  if (expected_id != current.id() + 1) {
+    return absl::DataLossError(
+        absl::StrCat("etcd key '", absl::CHexEscape(DeltaKey(expected_id)),
+                     "': version delta missing (the pointer '", pointer_key,
+                     "' names version ", current.id(), ")"));
+  }
+  for (VersionSst& sst : version->ssts) {
+    BACKFILL_ASSIGN_OR_RETURN(sst.reader, OpenSst(sst.object_key, sst.info));
+  }
+  MutexLock lock(&mu_);
+  current_ = std::move(version);
+  fence_revision_ = pointer->mod_revision;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> SharedCommittedLayer::CacheFile(
+    const std::string& object_key, absl::string_view bytes) {
+  const std::string path = CachePath(object_key);
+  std::error_code error;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(),
+                                      error);
+  const std::string temporary = absl::StrCat(path, ".tmp-", RandomHex());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (error || !out) {
+      std::filesystem::remove(temporary, error);
+      return absl::InternalError(absl::StrCat("write cache file ", temporary,
+                                              " of ", ObjectName(object_key)));
+    }
+  }
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    return absl::InternalError(
+        absl::StrCat("rename cache file to ", path, ": ", error.message()));
+  }
+  return path;
+}
+
+absl::StatusOr<std::shared_ptr<const SstReader>> SharedCommittedLayer::OpenSst(
+    const std::string& object_key, const SstFileInfo& expected) {
+  const std::string name = ObjectName(object_key);
+  const SstReaderOptions reader_options{.block_cache = block_cache_,
+                                        .verify_checksums = true};
+  auto matches = [&](const SstReader& reader) {
+    return reader.info().num_entries == expected.num_entries &&
+           reader.info().smallest_key == expected.smallest_key &&
+           reader.info().largest_key == expected.largest_key;
+  };
+  const std::string path = CachePath(object_key);
+  std::error_code error;
+  if (std::filesystem::file_size(path, error) == expected.size_bytes &&
+      !error) {
+    absl::StatusOr<std::shared_ptr<const SstReader>> cached =
+        SstReader::OpenFile(name, path, reader_options);
+    if (cached.ok() && matches(**cached)) return cached;
+    // A damaged or foreign cache file: fetch the object again.
+  }
+  BACKFILL_ASSIGN_OR_RETURN(std::string bytes,
+                            options_.object_store->Get(object_key));
+  if (bytes.size() != expected.size_bytes) {
+    return absl::DataLossError(absl::StrCat(
+        "SST object ", name, " has ", bytes.size(),
+        " bytes; its version descriptor says ", expected.size_bytes));
+  }
+  // Checked before it is cached: a corrupt object is DataLoss naming it.
+  BACKFILL_RETURN_IF_ERROR(
+      SstReader::OpenBytes(name, bytes, reader_options).status());
+  BACKFILL_ASSIGN_OR_RETURN(std::string cached_path,
+                            CacheFile(object_key, bytes));
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::shared_ptr<const SstReader> reader,
+      SstReader::OpenFile(name, cached_path, reader_options));
+  if (!matches(*reader)) {
+    return absl::DataLossError(absl::StrCat(
+        "SST object ", name, " does not match its version descriptor (",
+        reader->info().num_entries, " entries, descriptor ",
+        expected.num_entries, ")"));
+  }
+  return reader;
+}
+
+std::shared_ptr<const Version> SharedCommittedLayer::current() const {
+  MutexLock lock(&mu_);
+  return current_;
+}
+
+std::unique_ptr<EpochPin> SharedCommittedLayer::Pin(Epoch /*epoch*/) {
+  return std::make_unique<VersionPin>(current());
+}
+
+absl::Status SharedCommittedLayer::Commit(
+    const std::vector<CommitBatch>& batches, Epoch committed_epoch) {
+  std::shared_ptr<const Version> previous;
+  int64_t fence = 0;
+  uint64_t commit_number = 0;
+  {
+    MutexLock lock(&mu_);
+    previous = current_;
+    fence = fence_revision_;
+    commit_number = ++commits_;
+  }
+  auto next = std::make_shared<Version>(*previous);
+  next->id = previous->id + 1;
+  next->committed_epoch = committed_epoch;
+  proto::VersionDelta delta;
+  delta.set_id(next->id);
+  delta.set_committed_epoch(committed_epoch.value());
+
+  bool has_entries = false;
+  for (const CommitBatch& batch : batches) {
+    if (batch.data != nullptr && !batch.data->empty()) has_entries = true;
+  }
+  if (has_entries) {
+    SstFileInfo info;
+    BACKFILL_ASSIGN_OR_RETURN(std::string bytes,
+                              WriteSst(batches, options_.sst, &info));
+    // A fresh name; a taken one (a 2^-64 chance) gets another.
+    std::string object_key;
+    for (int attempt = 0;; ++attempt) {
+      object_key =
+          absl::StrCat(options_.object_prefix, "sst/",
+                       absl::StrFormat("%020d", committed_epoch.value()), "-",
+                       RandomHex(), ".sst");
+      absl::Status put = options_.object_store->PutIfAbsent(object_key, bytes);
+      if (put.ok()) break;
+      if (put.code() != absl::StatusCode::kFailedPrecondition || attempt > 3) {
+        return put;
+      }
+    }
+    if (options_.after_upload_for_test) {
+      BACKFILL_RETURN_IF_ERROR(options_.after_upload_for_test(object_key));
+    }
+    BACKFILL_ASSIGN_OR_RETURN(std::string path, CacheFile(object_key, bytes));
+    BACKFILL_ASSIGN_OR_RETURN(std::shared_ptr<const SstReader> reader,
+                              SstReader::OpenFile(ObjectName(object_key), path,
+                                                  {.block_cache = block_cache_,
+                                                   .verify_checksums = false}));
+    *delta.add_added() = ToProto(object_key, info);
+    next->ssts.push_back(VersionSst{object_key, std::move(info), reader});
+  }
+
+  proto::CurrentVersion pointer;
+  pointer.set_id(next->id);
+  pointer.set_committed_epoch(committed_epoch.value());
+  pointer.set_commit_token(absl::StrCat(token_prefix_, "-", commit_number));
+  const std::string pointer_value = pointer.SerializeAsString();
+  const std::string pointer_key = PointerKey();
+  EtcdTxn txn;
+  txn.compares = {EtcdCompare::ModRevisionEquals(pointer_key, fence)};
+  txn.then_puts = {EtcdPut{DeltaKey(next->id), delta.SerializeAsString(), 0},
+                   EtcdPut{pointer_key, pointer_value, 0}};
+  txn.else_gets = {pointer_key};
+  BACKFILL_ASSIGN_OR_RETURN(EtcdTxnResult result, options_.etcd->Txn(txn));
+  int64_t revision = result.revision;
+  if (!result.succeeded) {
+    const std::optional<EtcdKeyValue>& now = result.else_values.at(0);
+    if (result.attempts > 1 && now.has_value() && now->value == pointer_value) {
+      revision = now->mod_revision;  // Our own earlier attempt applied.
+    } else {
+      proto::CurrentVersion theirs;
+      if (now.has_value()) theirs.ParseFromString(now->value);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "version commit of epoch ", committed_epoch.value(),
+          " refused: etcd key '", pointer_key,
+          "' was changed by another committer (this process last saw mod "
+          "revision ",
+          fence, ", version ", previous->id, "; now ",
+          now.has_value()
+              ? absl::StrCat("mod revision ", now->mod_revision, ", version ",
+                             theirs.id(), ", epoch ", theirs.committed_epoch())
+              : std::string("absent"),
+          "); reopen the store"));
+    }
+  }
+  MutexLock lock(&mu_);
+  current_ = std::move(next);
+  fence_revision_ = revision;
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The SSTs of `version` that can hold versions <= read_epoch.
+std::vector<std::shared_ptr<const SstReader>> Readable(const Version& version,
+                                                       Epoch read_epoch) {
+  std::vector<std::shared_ptr<const SstReader>> files;
+  for (const VersionSst& sst : version.ssts) {
+    if (sst.info.min_epoch <= read_epoch) files.push_back(sst.reader);
+  }
+  return files;
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<std::string>> SharedCommittedLayer::Get(
+    TableId table_id, VirtualNode vnode, absl::string_view pk,
+    Epoch read_epoch) {
+  std::shared_ptr<const Version> version = current();
+  return GetFromSsts(Readable(*version, read_epoch), table_id, vnode, pk,
+                     read_epoch);
+}
+
+absl::StatusOr<std::unique_ptr<StateStoreIterator>>
+SharedCommittedLayer::NewIterator(TableId table_id, VirtualNode vnode,
+                                  const PkRange& range, Epoch read_epoch,
+                                  const ScanOptions& options,
+                                  std::unique_ptr<EpochPin> pin) {
+  std::shared_ptr<const Version> version;
+  if (auto* pinned = dynamic_cast<VersionPin*>(pin.get()); pinned != nullptr) {
+    version = pinned->version;
+  } else {
+    version = current();
+  }
+  return NewSstsIterator(Readable(*version, read_epoch), table_id, vnode, range,
+                         read_epoch, options.fill_cache, std::move(pin));
+}
+
+}  // namespace shared_internal
+}  // namespace backfill

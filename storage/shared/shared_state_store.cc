@@ -1,0 +1,37 @@
+#include "storage/shared/shared_state_store.h"
+
+#include <utility>
+
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+
+using shared_internal::SharedCommittedLayer;
+using shared_internal::Version;
+using shared_internal::VersionSst;
+
+absl::StatusOr<std::unique_ptr<SharedStateStore>> SharedStateStore::Open(
+    const SharedStateStoreOptions& options) {
+  BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<SharedCommittedLayer> layer,
+                            SharedCommittedLayer::Open(options));
+  const Epoch committed = layer->current()->committed_epoch;
+  return std::unique_ptr<SharedStateStore>(
+      new SharedStateStore(std::move(layer), committed));
+}
+
+SharedStateStore::SharedStateStore(std::unique_ptr<SharedCommittedLayer> layer,
+                                   Epoch committed)
+    : LayeredStateStore(std::move(layer), committed),
+      layer_(static_cast<SharedCommittedLayer*>(&this->layer())) {}
+
+uint64_t SharedStateStore::VersionId() const { return layer_->current()->id; }
+
+std::vector<std::string> SharedStateStore::SstObjects() const {
+  std::vector<std::string> keys;
+  for (const VersionSst& sst : layer_->current()->ssts) {
+    keys.push_back(sst.object_key);
+  }
+  return keys;
+}
+
+}  // namespace backfill
