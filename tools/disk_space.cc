@@ -32,13 +32,23 @@ uint64_t ValueBytes(DataType type) {
     case DataType::kFloat64:
     case DataType::kTime:
     case DataType::kTimestamp:
+    case DataType::kTimestamptz:
+    case DataType::kSerial:
       return 8;
+    case DataType::kInterval:
+      return 16;
     case DataType::kDecimal:
       return 18;
     case DataType::kVarchar:
       return 24;
     case DataType::kBytea:
       return 16;
+    case DataType::kInt256:
+      return 32;
+    case DataType::kStruct:
+    case DataType::kList:
+      // Nested values: a typical few elements (no scenario makes them yet).
+      return 32;
   }
   return 16;
 }
