@@ -33,7 +33,9 @@ RocksDbCommittedLayer::RocksDbCommittedLayer(
       acknowledged_(std::move(acknowledged)),
       gc_scheduler_(
           GcSchedulerOptions{
-              .tombstone_fraction = options.gc_tombstone_fraction,
+              // Read-only: no GC thread (it could only fail to compact).
+              .tombstone_fraction =
+                  options.read_only ? 0 : options.gc_tombstone_fraction,
               .min_tombstones = options.gc_min_tombstones},
           GcHooks{
               .full_compaction = [this] { return CompactEverything(); },
@@ -64,6 +66,7 @@ void RocksDbCommittedLayer::SetCommittedEpoch(Epoch epoch) {
 
 absl::Status RocksDbCommittedLayer::Commit(
     const std::vector<CommitBatch>& batches, Epoch committed_epoch) {
+  if (database_->read_only()) return ReadOnlyError("checkpoint");
   rocksdb::WriteBatch batch;
   std::string key;
   std::string value;
@@ -174,7 +177,15 @@ absl::Status RocksDbCommittedLayer::CheckHorizon(Epoch read_epoch) const {
   return absl::OkStatus();
 }
 
+absl::Status RocksDbCommittedLayer::ReadOnlyError(
+    absl::string_view operation) const {
+  return absl::FailedPreconditionError(
+      absl::StrCat(operation, ": the store at ", database_->path(),
+                   " was opened read-only"));
+}
+
 absl::Status RocksDbCommittedLayer::CompactEverything() {
+  if (database_->read_only()) return ReadOnlyError("full compaction");
   BACKFILL_RETURN_IF_ERROR(FromRocksDb(
       database_->db().Flush(rocksdb::FlushOptions(), database_->data()),
       "flush before compaction"));

@@ -70,6 +70,8 @@ class RocksDbCommittedLayer final : public storage_internal::CommittedLayer {
  private:
   // FailedPrecondition if versions `read_epoch` needs may be collected.
   absl::Status CheckHorizon(Epoch read_epoch) const;
+  // FailedPrecondition: `operation` needs a store opened for writing.
+  absl::Status ReadOnlyError(absl::string_view operation) const;
   // Flushes and compacts every file of `data` (the GC hook).
   absl::Status CompactEverything();
 

@@ -45,7 +45,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
         "): the write-ahead log or MANIFEST lost its tail"));
   }
   std::unique_ptr<AcknowledgedEpochWriter> acknowledged_writer;
-  if (options.sync_on_checkpoint) {
+  // Read-only: the checks above ran; nothing is recorded.
+  if (options.sync_on_checkpoint && !options.read_only) {
     BACKFILL_ASSIGN_OR_RETURN(acknowledged_writer,
                               AcknowledgedEpochWriter::Open(options.path));
     // Covers what this open wrote to the new MANIFEST at once.

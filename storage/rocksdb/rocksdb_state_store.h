@@ -45,6 +45,9 @@ class RocksDbStateStore final : public storage_internal::LayeredStateStore {
   // FORMAT.md, ACKNOWLEDGED_EPOCH);
   // FailedPrecondition if the directory holds another format; storage
   // errors name the operation ("open ...").
+  // With options.read_only nothing in the directory is created or written
+  // (the checks above all run) and Checkpoint and Compact are
+  // FailedPrecondition ("... opened read-only").
   static absl::StatusOr<std::unique_ptr<RocksDbStateStore>> Open(
       const RocksDbStateStoreOptions& options);
 
