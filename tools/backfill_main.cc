@@ -202,29 +202,31 @@ bool IsFresh(const std::string& data_dir) {
 }
 
 // `backfill inspect --data_dir=DIR [--vnodes] [--json]`: the job's state in
-// DIR, read-only (tools/inspect.h). Exit 0, or 2 with one error line (and
-// with --json the error as the last line of standard output).
+// DIR, read-only (tools/inspect.h). Exit 0, or 2 with one error line on
+// standard error and, with --json, {"error":"CODE: ..."} as the only line of
+// standard output.
 int Inspect() {
-  // The run's flags mean nothing here: refuse them rather than ignore them.
-  for (const auto& [name, flag] : absl::GetAllFlags()) {
-    if (!absl::EndsWith(flag->Filename(), "tools/backfill_main.cc")) continue;
-    if (name == "data_dir" || name == "json" || name == "vnodes") continue;
-    if (flag->CurrentValue() != flag->DefaultValue()) {
-      return FailCommandLine(absl::InvalidArgumentError(
-          absl::StrCat("--", name,
-                       " does not apply to `backfill inspect` (it takes "
-                       "--data_dir, --vnodes and --json)")));
-    }
-  }
   const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
   const bool json = absl::GetFlag(FLAGS_json);
   const bool vnodes = absl::GetFlag(FLAGS_vnodes);
   absl::StatusOr<JobInspection> job =
-      data_dir.empty()
-          ? absl::InvalidArgumentError(
-                "backfill inspect needs --data_dir=DIR (the job's data "
-                "directory)")
-          : InspectDataDirectory(data_dir);
+      data_dir.empty() ? absl::InvalidArgumentError(
+                             "backfill inspect needs --data_dir=DIR (the "
+                             "job's data directory)")
+                       : absl::StatusOr<JobInspection>(JobInspection{});
+  // The run's flags mean nothing here: refuse them rather than ignore them.
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (!job.ok()) break;
+    if (!absl::EndsWith(flag->Filename(), "tools/backfill_main.cc")) continue;
+    if (name == "data_dir" || name == "json" || name == "vnodes") continue;
+    if (flag->CurrentValue() != flag->DefaultValue()) {
+      job = absl::InvalidArgumentError(
+          absl::StrCat("--", name,
+                       " does not apply to `backfill inspect` (it takes "
+                       "--data_dir, --vnodes and --json)"));
+    }
+  }
+  if (job.ok()) job = InspectDataDirectory(data_dir);
   if (!job.ok()) {
     std::cerr << "backfill: error: " << ErrorText(job.status()) << "\n";
     if (json) {
@@ -233,8 +235,11 @@ int Inspect() {
     }
     return static_cast<int>(ExitCode::kError);
   }
-  if (!json) std::cout << FormatInspection(*job, vnodes);
-  if (json) std::cout << InspectionJson(*job, vnodes) << std::endl;
+  if (json) {
+    std::cout << InspectionJson(*job, vnodes) << std::endl;
+  } else {
+    std::cout << FormatInspection(*job, vnodes);
+  }
   return 0;
 }
 

@@ -125,10 +125,16 @@ grep -q "DATA_LOSS: .*ACKNOWLEDGED_EPOCH" "$TMP/c2.err" || fail "(c) corrupt: $(
 echo "ok: (c) missing: NOT_FOUND, exit 2; corrupt: DATA_LOSS naming the file, exit 2"
 
 # --- (d) flags that do not belong ---------------------------------------------
-"$BIN" inspect --data_dir="$DATA" --parallelism=2 > /dev/null 2> "$TMP/d1.err"
+"$BIN" inspect --data_dir="$DATA" --parallelism=2 --json > "$TMP/d1.out" 2> "$TMP/d1.err"
 code=$?
 [[ $code -eq 2 ]] && grep -q "parallelism does not apply to \`backfill inspect\`" "$TMP/d1.err" ||
     fail "(d) inspect --parallelism: exit $code: $(cat "$TMP/d1.err")"
+[[ $(cat "$TMP/d1.out") == '{"error":"INVALID_ARGUMENT: --parallelism does not apply'* ]] ||
+    fail "(d) inspect --parallelism --json: $(cat "$TMP/d1.out")"
+"$BIN" inspect > /dev/null 2> "$TMP/d3.err"
+code=$?
+[[ $code -eq 2 ]] && grep -q "backfill inspect needs --data_dir" "$TMP/d3.err" ||
+    fail "(d) inspect without --data_dir: exit $code: $(cat "$TMP/d3.err")"
 "$BIN" --vnodes --data_dir="$TMP/never" > /dev/null 2> "$TMP/d2.err"
 code=$?
 [[ $code -eq 2 ]] && grep -q "vnodes applies to \`backfill inspect\` only" "$TMP/d2.err" ||
