@@ -62,6 +62,9 @@ class RocksDbCommittedLayer final : public storage_internal::CommittedLayer {
   GcStats WaitForGc() { return gc_scheduler_.WaitForGc(); }
   // RocksDbStateStore::CountStoredVersions.
   absl::StatusOr<uint64_t> CountStoredVersions();
+  // RocksDbStateStore::ApproximateVnodeBytes.
+  absl::StatusOr<std::vector<uint64_t>> ApproximateVnodeBytes(TableId table_id,
+                                                              int vnode_count);
   // Restarts the GC's count from the tombstones the table files hold (what
   // earlier runs checkpointed and no full compaction has dropped yet); may
   // start a full compaction at once. Called once, after opening.

@@ -73,5 +73,9 @@ GcStats RocksDbStateStore::WaitForGc() { return layer_->WaitForGc(); }
 absl::StatusOr<uint64_t> RocksDbStateStore::CountStoredVersions() {
   return layer_->CountStoredVersions();
 }
+absl::StatusOr<std::vector<uint64_t>> RocksDbStateStore::ApproximateVnodeBytes(
+    TableId table_id, int vnode_count) {
+  return layer_->ApproximateVnodeBytes(table_id, vnode_count);
+}
 
 }  // namespace backfill

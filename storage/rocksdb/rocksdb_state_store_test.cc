@@ -194,6 +194,48 @@ TEST(RocksDbStateStoreReadOnlyTest, MissingCurrentIsDataLoss) {
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("CURRENT")));
 }
 
+TEST(RocksDbStateStoreTest, ApproximateVnodeBytesFollowsTheData) {
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto store, RocksDbStateStore::Open(SmallOptions(NewTestDirectory())));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                store->NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+  // Vnode 0: 4000 rows, vnode 1: 400, vnode 2: none; ~110 bytes each.
+  const std::string value(100, 'v');
+  for (int i = 0; i < 4000; ++i) {
+    BACKFILL_ASSERT_OK(
+        local->Insert(0, absl::StrCat("key", 100000 + i), value));
+    if (i < 400) {
+      BACKFILL_ASSERT_OK(
+          local->Insert(1, absl::StrCat("key", 100000 + i), value));
+    }
+  }
+  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(2), Epoch(1)}));
+  BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+  // In the memtable only.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::vector<uint64_t> bytes,
+                                store->ApproximateVnodeBytes(kTable, 4));
+  ASSERT_EQ(bytes.size(), 4u);
+  EXPECT_GT(bytes[0], bytes[1]);
+  EXPECT_GT(bytes[0], 0u);
+  EXPECT_EQ(bytes[2], 0u);
+  // In table files.
+  BACKFILL_ASSERT_OK(store->Compact());
+  BACKFILL_ASSERT_OK_AND_ASSIGN(bytes, store->ApproximateVnodeBytes(kTable, 4));
+  EXPECT_GT(bytes[1], 0u);
+  EXPECT_GT(bytes[0], 5 * bytes[1]);
+  EXPECT_LT(bytes[0], 20 * bytes[1]);
+  EXPECT_EQ(bytes[2], 0u);
+  EXPECT_EQ(bytes[3], 0u);
+  // Another table holds nothing.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(bytes,
+                                store->ApproximateVnodeBytes(kTable + 1, 2));
+  EXPECT_EQ(bytes, (std::vector<uint64_t>{0, 0}));
+  EXPECT_THAT(
+      store->ApproximateVnodeBytes(kTable, 0),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("vnode_count 0")));
+}
+
 TEST(RocksDbStateStoreTest, OpenValidatesOptions) {
   RocksDbStateStoreOptions options;
   EXPECT_THAT(RocksDbStateStore::Open(options),
