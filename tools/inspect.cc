@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "executor/backfill/backfill_state.h"
 #include "executor/backfill/progress_catalog.h"
@@ -14,9 +15,11 @@
 #include "serde/vnode_bitmap.h"
 #include "storage/replicated_state_table.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
+#include "storage/vnode_size_estimator.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "tools/progress_display.h"
 #include "tools/scenario_spec.h"
+#include "tools/snapshot_progress.h"
 
 namespace backfill {
 namespace {
@@ -158,6 +161,25 @@ absl::StatusOr<JobInspection> InspectStore(StateStore& store,
   BACKFILL_ASSIGN_OR_RETURN(inspection.view_rows,
                             CountRows(store, definition.view.table_id,
                                       definition.view.vnode_count, committed));
+
+  std::vector<uint64_t> bytes(inspection.vnodes.size(), 0);
+  if (auto* sizes = dynamic_cast<VnodeSizeEstimator*>(&store)) {
+    BACKFILL_ASSIGN_OR_RETURN(
+        bytes, sizes->ApproximateVnodeBytes(definition.upstream.table_id,
+                                            definition.upstream.vnode_count));
+  }
+  std::vector<VnodeSnapshotProgress> vnodes;
+  for (size_t i = 0; i < inspection.vnodes.size(); ++i) {
+    const VnodeInspection& vnode = inspection.vnodes[i];
+    vnodes.push_back(VnodeSnapshotProgress{
+        .estimated_bytes = bytes[i],
+        .rows_read = vnode.rows,
+        .finished = vnode.state == VnodeInspection::State::kFinished});
+  }
+  SnapshotProgress progress({.expected_total_rows = inspection.upstream_rows});
+  const SnapshotProgressEstimate estimate = progress.Update(0, vnodes);
+  inspection.snapshot_percent = estimate.percent;
+  inspection.estimated_snapshot_rows = estimate.estimated_total_rows;
   return inspection;
 }
 
@@ -214,6 +236,10 @@ std::string FormatInspection(const JobInspection& job, bool list_vnodes) {
   absl::StrAppend(&out, "rows            upstream ", job.upstream_rows,
                   ", view ", job.view_rows, ", snapshot rows sent ",
                   job.snapshot_rows, "\n");
+  absl::StrAppend(&out, "snapshot        ",
+                  absl::StrFormat("%.1f%%", job.snapshot_percent), " read (",
+                  job.snapshot_rows, " of ~", job.estimated_snapshot_rows,
+                  " rows)\n");
   const bool done = job.vnodes_finished == job.vnodes.size();
   absl::StrAppend(&out, "vnodes          ", job.vnodes_finished, " finished, ",
                   job.vnodes_in_progress, " in progress, ",
@@ -257,7 +283,9 @@ std::string InspectionJson(const JobInspection& job, bool list_vnodes) {
       .Add("vnodes_finished", job.vnodes_finished)
       .Add("vnodes_in_progress", job.vnodes_in_progress)
       .Add("vnodes_not_started", job.vnodes_not_started)
+      .Add("snapshot_percent", job.snapshot_percent)
       .Add("snapshot_rows", job.snapshot_rows)
+      .Add("estimated_snapshot_rows", job.estimated_snapshot_rows)
       .Add("upstream_rows", job.upstream_rows)
       .Add("view_rows", job.view_rows)
       .Add("progress_rows", job.progress_rows);

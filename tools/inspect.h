@@ -69,12 +69,20 @@ struct JobInspection {
   uint64_t upstream_rows = 0;
   uint64_t view_rows = 0;
   uint64_t progress_rows = 0;
+  // The share of the snapshot read, in [0, 100] (100 iff every vnode
+  // finished), and the snapshot's estimated total rows, by SnapshotProgress
+  // (snapshot_progress.h) from the vnodes' rows and the store's approximate
+  // vnode sizes (VnodeSizeEstimator; without one, the share of finished
+  // vnodes), with upstream_rows as the prior.
+  double snapshot_percent = 0;
+  uint64_t estimated_snapshot_rows = 0;
 };
 
 // Inspects the job whose job-state table is `job_state_table_id` in `store`
-// (at its committed epoch; writes nothing). Errors: DataLoss for a job-state
-// row or progress row that does not decode (naming the table and vnode);
-// storage errors.
+// (at its committed epoch; writes nothing). If `store` is also a
+// VnodeSizeEstimator its vnode sizes weigh snapshot_percent. Errors: DataLoss
+// for a job-state row or progress row that does not decode (naming the table
+// and vnode); storage errors.
 absl::StatusOr<JobInspection> InspectStore(StateStore& store,
                                            TableId job_state_table_id);
 
@@ -92,7 +100,8 @@ std::string FormatInspection(const JobInspection& job, bool list_vnodes);
 
 // One JSON object, no newline: data_dir, committed_epoch, job_found,
 // vnode_count, vnodes_finished, vnodes_in_progress, vnodes_not_started,
-// snapshot_rows, upstream_rows, view_rows, progress_rows, and when the job
+// snapshot_percent, snapshot_rows, estimated_snapshot_rows, upstream_rows,
+// view_rows, progress_rows, and when the job
 // was found: upstream_table, view_table (names), upstream_table_id,
 // view_table_id, progress_table_id, output_columns (names), paused,
 // rate_limit (rows/s, null = no limit), parallelism, upstream_stopped,

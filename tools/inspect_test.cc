@@ -124,6 +124,11 @@ TEST(InspectStoreTest, ReportsProgressRowsAndTheStateInForce) {
   EXPECT_EQ(job.upstream_rows, 3u);
   EXPECT_EQ(job.view_rows, 0u);
   EXPECT_EQ(job.progress_rows, 2u);
+  // No vnode sizes from a memory store: the prior (3 upstream rows) is
+  // below the 14 rows read, and the share stays below 100 while vnodes are
+  // unfinished.
+  EXPECT_EQ(job.estimated_snapshot_rows, 14u);
+  EXPECT_LT(job.snapshot_percent, 100);
   ASSERT_EQ(job.vnodes.size(), 4u);
   EXPECT_EQ(job.vnodes[0].state, VnodeInspection::State::kFinished);
   EXPECT_EQ(job.vnodes[1].state, VnodeInspection::State::kInProgress);
@@ -252,6 +257,11 @@ TEST(InspectDataDirectoryTest, AFinishedJobAndNotAByteWritten) {
   EXPECT_EQ(job.upstream_rows, result.upstream_rows);
   EXPECT_EQ(job.view_rows, result.view_rows);
   EXPECT_EQ(job.snapshot_rows, result.snapshot_rows);
+  EXPECT_EQ(job.snapshot_percent, 100);
+  EXPECT_EQ(job.estimated_snapshot_rows, job.snapshot_rows);
+  EXPECT_THAT(FormatInspection(job, false),
+              HasSubstr(absl::StrCat("snapshot        100.0% read (",
+                                     job.snapshot_rows, " of ~")));
   EXPECT_EQ(job.job.state.parallelism, 2u);
   EXPECT_FALSE(job.job.state.paused);
   EXPECT_GT(job.job.state.epochs_since_creation, 0u);

@@ -71,6 +71,8 @@ not_started=$(field "$json" vnodes_not_started)
 [[ $(field "$json" paused) == false ]] || fail "(a) paused: $json"
 [[ $(field "$json" epochs_since_creation) -gt 0 ]] || fail "(a) epochs_since_creation: $json"
 [[ $(field "$json" upstream_rows) -gt 0 ]] || fail "(a) upstream_rows: $json"
+awk -v p="$(field "$json" snapshot_percent)" 'BEGIN { exit !(p > 0 && p < 100) }' ||
+    fail "(a) snapshot_percent not in (0, 100): $json"
 [[ $(digest "$DATA") == "$before" ]] || fail "(a) inspect changed the data directory"
 echo "ok: (a) after kill -9: epoch $epoch, $finished finished, $in_progress in progress, $not_started not started; directory unchanged"
 
@@ -107,6 +109,7 @@ json=$(tail -1 "$TMP/b.json")
 [[ $(field "$json" view_rows) == $(field "$result" view_rows) ]] ||
     fail "(b) view_rows $json vs the run's $result"
 [[ $(field "$json" rate_limit) == null ]] || fail "(b) --rate_limit=0 not saved: $json"
+[[ $(field "$json" snapshot_percent) == 100 ]] || fail "(b) snapshot_percent: $json"
 echo "ok: (b) resumed to a consistent finish; inspect: 64 finished, rows as the run's"
 
 # --- (c) missing and corrupt directories ---------------------------------------
