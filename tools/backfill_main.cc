@@ -30,6 +30,8 @@
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/streaming_job.h"
 #include "executor/runtime/verifier.h"
@@ -40,6 +42,7 @@
 #include "tools/copy_format.h"
 #include "tools/disk_space.h"
 #include "tools/exit_codes.h"
+#include "tools/inspect.h"
 #include "tools/interrupt.h"
 #include "tools/job_metrics_recorder.h"
 #include "tools/progress_display.h"
@@ -71,6 +74,9 @@ ABSL_FLAG(bool, json, false,
 ABSL_FLAG(bool, force, false,
           "Run even if the initial load looks larger than the data "
           "directory's free space.");
+ABSL_FLAG(bool, vnodes, false,
+          "backfill inspect only: list every vnode's progress, not only the "
+          "summary.");
 ABSL_FLAG(std::string, inject_storage_faults, "",
           "Test only: fail the store's file operations as SPEC[;SPEC...] "
           "says\n(tools/README.md).");
@@ -129,8 +135,8 @@ absl::StatusOr<Flags> ValidatedFlags() {
     absl::StatusOr<std::vector<StorageFaultSpec>> specs =
         ParseStorageFaultSpecs(faults);
     if (!specs.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--inject_storage_faults: ", specs.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--inject_storage_faults: ", specs.status().message()));
     }
     flags.storage_faults = *std::move(specs);
   }
@@ -195,6 +201,48 @@ bool IsFresh(const std::string& data_dir) {
          std::filesystem::is_empty(data_dir, error);
 }
 
+// `backfill inspect --data_dir=DIR [--vnodes] [--json]`: the job's state in
+// DIR, read-only (tools/inspect.h). Exit 0, or 2 with one error line on
+// standard error and, with --json, {"error":"CODE: ..."} as the only line of
+// standard output.
+int Inspect() {
+  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  const bool json = absl::GetFlag(FLAGS_json);
+  const bool vnodes = absl::GetFlag(FLAGS_vnodes);
+  absl::StatusOr<JobInspection> job =
+      data_dir.empty() ? absl::InvalidArgumentError(
+                             "backfill inspect needs --data_dir=DIR (the "
+                             "job's data directory)")
+                       : absl::StatusOr<JobInspection>(JobInspection{});
+  // The run's flags mean nothing here: refuse them rather than ignore them.
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (!job.ok()) break;
+    if (!absl::EndsWith(flag->Filename(), "tools/backfill_main.cc")) continue;
+    if (name == "data_dir" || name == "json" || name == "vnodes") continue;
+    if (flag->CurrentValue() != flag->DefaultValue()) {
+      job = absl::InvalidArgumentError(
+          absl::StrCat("--", name,
+                       " does not apply to `backfill inspect` (it takes "
+                       "--data_dir, --vnodes and --json)"));
+    }
+  }
+  if (job.ok()) job = InspectDataDirectory(data_dir);
+  if (!job.ok()) {
+    std::cerr << "backfill: error: " << ErrorText(job.status()) << "\n";
+    if (json) {
+      std::cout << JsonObject().Add("error", ErrorText(job.status())).ToString()
+                << std::endl;
+    }
+    return static_cast<int>(ExitCode::kError);
+  }
+  if (json) {
+    std::cout << InspectionJson(*job, vnodes) << std::endl;
+  } else {
+    std::cout << FormatInspection(*job, vnodes);
+  }
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   CommandFlagsConfig config;
   config.program = "backfill";
@@ -205,7 +253,11 @@ int Main(int argc, char** argv) {
       "Exit codes: 0 consistent,\n1 inconsistent, 2 error (bad flags, bad "
       "scenario, I/O, a corrupt data directory),\n130 interrupted (Ctrl-C: "
       "the first stops at the next checkpoint, a second at once;\nrerun with "
-      "the same --data_dir to resume).";
+      "the same --data_dir to resume).\n\nbackfill inspect --data_dir=DIR "
+      "[--vnodes] [--json]: a stopped or finished\njob's state, read-only: "
+      "the committed epoch, per-vnode progress, rows per\ntable, the saved "
+      "definition and the state in force. Exit 0, or 2 on error\n(a missing "
+      "directory: NOT_FOUND; a corrupt one: DATA_LOSS naming the file).";
   config.help_files = {"tools/backfill_main.cc"};
   config.accepted_values = {{"parallelism", kParallelismValues},
                             {"metrics_port", kMetricsPortValues}};
@@ -213,6 +265,14 @@ int Main(int argc, char** argv) {
       ParseCommandFlags(argc, argv, config, std::cout);
   if (!command_line.ok()) return FailCommandLine(command_line.status());
   if (command_line->help_shown) return 0;
+  if (command_line->positional.size() == 1 &&
+      command_line->positional[0] == "inspect") {
+    return Inspect();
+  }
+  if (absl::GetFlag(FLAGS_vnodes)) {
+    return FailCommandLine(absl::InvalidArgumentError(
+        "--vnodes applies to `backfill inspect` only"));
+  }
   if (!command_line->positional.empty()) {
     return FailCommandLine(absl::InvalidArgumentError(absl::StrCat(
         "unexpected argument \"", command_line->positional[0],
@@ -223,9 +283,11 @@ int Main(int argc, char** argv) {
 
   // Validate everything before touching the data directory.
   absl::StatusOr<tools::Scenario> scenario =
-      flags->scenario.empty() ? absl::StatusOr<tools::Scenario>(DefaultScenario())
-                              : LoadScenarioFile(flags->scenario);
-  if (!scenario.ok()) return Fail(*flags, flags->scenario, "", scenario.status());
+      flags->scenario.empty()
+          ? absl::StatusOr<tools::Scenario>(DefaultScenario())
+          : LoadScenarioFile(flags->scenario);
+  if (!scenario.ok())
+    return Fail(*flags, flags->scenario, "", scenario.status());
   if (flags->parallelism.has_value()) {
     scenario->mutable_backfill()->set_parallelism(*flags->parallelism);
   }
@@ -254,8 +316,9 @@ int Main(int argc, char** argv) {
     std::string pattern =
         (std::filesystem::path(temp_root) / "backfill-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) {
-      return Fail(*flags, name, "",
-                  absl::InternalError("cannot create a temporary data directory"));
+      return Fail(
+          *flags, name, "",
+          absl::InternalError("cannot create a temporary data directory"));
     }
     data_dir = pattern;
   }
@@ -264,9 +327,9 @@ int Main(int argc, char** argv) {
       "\nbackfill: stopping at the next checkpoint (Ctrl-C again to exit at "
       "once; either way `",
       ResumeCommand(*flags, data_dir), "` resumes the job)\n");
-  interrupt.second_message = absl::StrCat(
-      "\nbackfill: exiting now; resume with `", ResumeCommand(*flags, data_dir),
-      "`\n");
+  interrupt.second_message =
+      absl::StrCat("\nbackfill: exiting now; resume with `",
+                   ResumeCommand(*flags, data_dir), "`\n");
   interrupt.exit_code = static_cast<int>(ExitCode::kInterrupted);
   if (absl::Status status = InstallInterruptHandler(interrupt); !status.ok()) {
     return Fail(*flags, name, data_dir, status);
@@ -308,7 +371,8 @@ int Main(int argc, char** argv) {
     if (!started.ok()) return Fail(*flags, name, data_dir, started.status());
     exporter = std::move(*started);
     if (!flags->json) {
-      std::cout << "metrics: http://127.0.0.1:" << exporter->port() << "/metrics\n";
+      std::cout << "metrics: http://127.0.0.1:" << exporter->port()
+                << "/metrics\n";
     }
   }
   if (!flags->json) {
@@ -330,8 +394,8 @@ int Main(int argc, char** argv) {
   auto stop_at_checkpoint = [&](const JobProgress& progress) {
     if (!flags->json) display.Finish();
     std::cerr << "backfill: stopped after checkpoint " << progress.checkpoints
-              << " of this run; resume with `" << ResumeCommand(*flags, data_dir)
-              << "`" << std::endl;
+              << " of this run; resume with `"
+              << ResumeCommand(*flags, data_dir) << "`" << std::endl;
     tools::RunResult result;
     result.set_scenario(name);
     result.set_data_dir(data_dir);
@@ -418,9 +482,10 @@ int Main(int argc, char** argv) {
     if (!upstream_rows.ok()) {
       return Fail(*flags, name, data_dir, upstream_rows.status());
     }
-    if (!view_rows.ok()) return Fail(*flags, name, data_dir, view_rows.status());
-    for (const auto& [file, rows] :
-         {std::pair{"upstream.tsv", &*upstream_rows}, std::pair{"view.tsv", &*view_rows}}) {
+    if (!view_rows.ok())
+      return Fail(*flags, name, data_dir, view_rows.status());
+    for (const auto& [file, rows] : {std::pair{"upstream.tsv", &*upstream_rows},
+                                     std::pair{"view.tsv", &*view_rows}}) {
       absl::Status status = WriteCopyDump(
           (std::filesystem::path(flags->dump_dir) / file).string(),
           spec->output_column_names, spec->output_column_types, *rows);

@@ -89,14 +89,17 @@ std::string FormatProgressLine(const JobProgressSample& sample) {
     absl::StrAppend(&rows, "/", done ? "" : "~",
                     FormatCount(sample.estimated_total_rows));
   }
+  const bool snapshot = sample.snapshot_percent.has_value();
   return absl::StrFormat(
-      "%6.1f%% vnodes %d/%d | rows %s | %s rows/s | upstream %s ops/s | "
+      "%6.1f%% %svnodes %d/%d | rows %s | %s rows/s | upstream %s ops/s | "
       "ETA %s | barrier p50 %s p99 %s | epoch %d ckpt %d | %s",
-      Percent(sample.vnodes_completed, sample.vnodes_total),
-      sample.vnodes_completed, sample.vnodes_total, rows,
-      FormatRate(sample.snapshot_rows_per_second),
+      snapshot ? *sample.snapshot_percent
+               : Percent(sample.vnodes_completed, sample.vnodes_total),
+      snapshot ? "of snapshot, " : "", sample.vnodes_completed,
+      sample.vnodes_total, rows, FormatRate(sample.snapshot_rows_per_second),
       FormatRate(sample.upstream_ops_per_second),
-      FormatDuration(EstimateEtaSeconds(sample)),
+      FormatDuration(snapshot ? sample.snapshot_eta_seconds
+                              : EstimateEtaSeconds(sample)),
       FormatMs(sample.barrier_latency_p50_ms),
       FormatMs(sample.barrier_latency_p99_ms), sample.epochs,
       sample.checkpoints, FormatDuration(sample.seconds));

@@ -45,6 +45,12 @@ struct JobProgressSample {
   // Barriers (epochs) and checkpoints completed.
   uint64_t epochs = 0;
   uint64_t checkpoints = 0;
+  // When set: the share of the snapshot read, in [0, 100], from
+  // SnapshotProgress (snapshot_progress.h: monotone, below 100 until every
+  // vnode finished), shown instead of the share of vnodes completed, with
+  // snapshot_eta_seconds (nullopt: unknown) instead of EstimateEtaSeconds.
+  std::optional<double> snapshot_percent;
+  std::optional<double> snapshot_eta_seconds;
 };
 
 // Seconds until the snapshot is read at the current rate: 0 when every vnode
@@ -60,7 +66,9 @@ std::string FormatDuration(std::optional<double> seconds);
 // The progress line, without "\r" or newline:
 // "  42.6% vnodes 109/256 | rows 425,000/~1,000,000 | 52,300 rows/s |
 //  upstream 19,870 ops/s | ETA 11s | barrier p50 3.1 ms p99 12.0 ms |
-//  epoch 85 ckpt 42 | 8.1s" (one line).
+//  epoch 85 ckpt 42 | 8.1s" (one line); with snapshot_percent set it starts
+// "  42.6% of snapshot, vnodes 109/256 | ..." and the ETA is
+// snapshot_eta_seconds.
 std::string FormatProgressLine(const JobProgressSample& sample);
 
 enum class DisplayMode {

@@ -87,6 +87,18 @@ TEST(ProgressDisplayTest, Eta) {
   EXPECT_EQ(EstimateEtaSeconds(sample), 0.0);
 }
 
+TEST(ProgressDisplayTest, ProgressLineWithTheSnapshotShare) {
+  JobProgressSample sample = Sample(8.1);
+  sample.snapshot_percent = 61.25;
+  sample.snapshot_eta_seconds = 185;
+  EXPECT_EQ(FormatProgressLine(sample),
+            "  61.2% of snapshot, vnodes 109/256 | rows 425,000/~1,000,000 | "
+            "52,300 rows/s | upstream 19,870 ops/s | ETA 3m05s | barrier p50 "
+            "3.1 ms p99 12.0 ms | epoch 85 ckpt 42 | 8.1s");
+  sample.snapshot_eta_seconds = std::nullopt;  // unknown, not the vnodes' ETA
+  EXPECT_THAT(FormatProgressLine(sample), HasSubstr("| ETA -- |"));
+}
+
 TEST(ProgressDisplayTest, ProgressLine) {
   EXPECT_EQ(FormatProgressLine(Sample(8.1)),
             "  42.6% vnodes 109/256 | rows 425,000/~1,000,000 | 52,300 rows/s "

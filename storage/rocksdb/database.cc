@@ -1,6 +1,7 @@
 #include "storage/rocksdb/database.h"
 
 #include <algorithm>
+#include <cstdarg>
 #include <filesystem>
 #include <utility>
 #include <vector>
@@ -75,6 +76,16 @@ rocksdb::ColumnFamilyOptions MakeDataOptions(
   return data;
 }
 
+// Discards RocksDB's informational log: a read-only open must not create or
+// rotate the LOG file in the directory it inspects.
+class DiscardingLogger final : public rocksdb::Logger {
+ public:
+  using rocksdb::Logger::Logv;
+  void Logv(const char* /*format*/, va_list /*ap*/) override {}
+  void Logv(const rocksdb::InfoLogLevel /*level*/, const char* /*format*/,
+            va_list /*ap*/) override {}
+};
+
 // The database files in `path` (MANIFEST-*, *.sst, *.log,
 // ACKNOWLEDGED_EPOCH), sorted; empty if there are none or the directory
 // cannot be listed.
@@ -128,16 +139,30 @@ std::string EncodeCommittedEpoch(Epoch epoch) {
 
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(
     const RocksDbStateStoreOptions& options, std::shared_ptr<GcEpochs> gc) {
-  std::unique_ptr<Database> database(new Database(options.path));
+  std::unique_ptr<Database> database(
+      new Database(options.path, options.read_only));
   rocksdb::DBOptions db_options = MakeDbOptions(options);
+  if (options.read_only) {
+    db_options.create_if_missing = false;
+    db_options.create_missing_column_families = false;
+    db_options.info_log = std::make_shared<DiscardingLogger>();
+  }
   if (options.fault_injector != nullptr) {
     database->file_system_ = NewFaultInjectingFileSystem(
         rocksdb::FileSystem::Default(), options.fault_injector);
     database->env_ = rocksdb::NewCompositeEnv(database->file_system_);
     db_options.env = database->env_.get();
   }
-  if (options.create_if_missing) {
+  // Read-only too: a lost CURRENT is DataLoss, not "no database".
+  if (options.create_if_missing || options.read_only) {
     BACKFILL_RETURN_IF_ERROR(CheckNotOrphaned(options.path));
+  }
+  std::error_code error;
+  if (options.read_only &&
+      !std::filesystem::exists(std::filesystem::path(options.path) / "CURRENT",
+                               error)) {
+    return absl::NotFoundError(absl::StrCat(
+        "open ", options.path, ": no state store there (opened read-only)"));
   }
   const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
@@ -145,7 +170,10 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
   const rocksdb::Status status =
-      rocksdb::DB::Open(db_options, options.path, families, &handles, &db);
+      options.read_only ? rocksdb::DB::OpenForReadOnly(db_options, options.path,
+                                                       families, &handles, &db)
+                        : rocksdb::DB::Open(db_options, options.path, families,
+                                            &handles, &db);
   if (!status.ok()) {
     if (!options.create_if_missing && status.IsInvalidArgument() &&
         status.ToString().find("does not exist") != std::string::npos) {
@@ -194,6 +222,9 @@ absl::StatusOr<Epoch> Database::LoadCommittedEpoch() {
           absl::StrCat("open ", path_,
                        ": committed epoch present but format version missing"));
     }
+    // A database created by a process that died before writing its format
+    // version: nothing checkpointed. Read-only leaves it as it is.
+    if (read_only_) return Epoch::Zero();
     rocksdb::WriteOptions write_options;
     write_options.sync = true;
     BACKFILL_RETURN_IF_ERROR(FromRocksDb(

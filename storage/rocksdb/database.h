@@ -42,7 +42,9 @@ class Database {
   // Opens (or creates) the database at options.path with the state store's
   // RocksDB options: the MVCC comparator, prefix bloom filters, GC filter
   // (driven by `gc`), tombstone counter, atomic flush, paranoid checks and
-  // strict write-ahead-log recovery. REQUIRES: ValidateOptions(options) is
+  // strict write-ahead-log recovery; with options.read_only through
+  // OpenForReadOnly, creating and writing nothing (RocksDB's LOG included).
+  // REQUIRES: ValidateOptions(options) is
   // OK. Errors: NotFound if absent and !create_if_missing; DataLoss if
   // CURRENT is missing beside database files, or a file is corrupt (naming
   // the write-ahead log when RocksDB does not), or verify_checksums_on_open
@@ -55,7 +57,8 @@ class Database {
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
-  // Reads the metadata (writing the format version into a new database) and
+  // Reads the metadata (writing the format version into a new database,
+  // unless opened read-only) and
   // returns the committed epoch (Epoch(0) if never checkpointed). Errors:
   // FailedPrecondition for another format version; DataLoss for a committed
   // epoch that is not 8 bytes or that has no format version beside it.
@@ -67,14 +70,17 @@ class Database {
   absl::Status NameCorruptFile(absl::Status status) const;
 
   const std::string& path() const { return path_; }
+  bool read_only() const { return read_only_; }
   rocksdb::DB& db() { return *db_; }
   rocksdb::ColumnFamilyHandle* meta() const { return meta_.get(); }
   rocksdb::ColumnFamilyHandle* data() const { return data_.get(); }
 
  private:
-  explicit Database(std::string path) : path_(std::move(path)) {}
+  Database(std::string path, bool read_only)
+      : path_(std::move(path)), read_only_(read_only) {}
 
   const std::string path_;
+  const bool read_only_;
   // Destroyed in reverse order: handles, then the database, then what it
   // uses.
   std::shared_ptr<rocksdb::FileSystem> file_system_;

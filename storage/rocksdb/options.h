@@ -42,6 +42,16 @@ struct RocksDbStateStoreOptions {
   // Create the database if `path` holds none. Default true; when false a
   // missing database is NotFound.
   bool create_if_missing = true;
+  // Open for reading only (rocksdb::DB::OpenForReadOnly), for inspecting a
+  // stopped job's directory: nothing in `path` is created, written, renamed
+  // or locked (no format version for a new database, no ACKNOWLEDGED_EPOCH
+  // rewrite, no flush, compaction or GC; a write-ahead log is replayed in
+  // memory only), while every check of a normal open still runs
+  // (ACKNOWLEDGED_EPOCH and the MANIFEST prefix, paranoid checks,
+  // verify_checksums_on_open). create_if_missing is ignored (a missing
+  // database is NotFound); Checkpoint and Compact are FailedPrecondition.
+  // Default false.
+  bool read_only = false;
   // Block cache capacity in bytes (LRU). Default 64 MiB; 0 disables the
   // cache.
   size_t block_cache_bytes = 64 << 20;

@@ -33,7 +33,9 @@ RocksDbCommittedLayer::RocksDbCommittedLayer(
       acknowledged_(std::move(acknowledged)),
       gc_scheduler_(
           GcSchedulerOptions{
-              .tombstone_fraction = options.gc_tombstone_fraction,
+              // Read-only: no GC thread (it could only fail to compact).
+              .tombstone_fraction =
+                  options.read_only ? 0 : options.gc_tombstone_fraction,
               .min_tombstones = options.gc_min_tombstones},
           GcHooks{
               .full_compaction = [this] { return CompactEverything(); },
@@ -64,6 +66,7 @@ void RocksDbCommittedLayer::SetCommittedEpoch(Epoch epoch) {
 
 absl::Status RocksDbCommittedLayer::Commit(
     const std::vector<CommitBatch>& batches, Epoch committed_epoch) {
+  if (database_->read_only()) return ReadOnlyError("checkpoint");
   rocksdb::WriteBatch batch;
   std::string key;
   std::string value;
@@ -153,6 +156,42 @@ absl::StatusOr<uint64_t> RocksDbCommittedLayer::CountStoredVersions() {
   return count;
 }
 
+absl::StatusOr<std::vector<uint64_t>>
+RocksDbCommittedLayer::ApproximateVnodeBytes(TableId table_id,
+                                             int vnode_count) {
+  if (vnode_count < 1 || vnode_count > kMaxVnodeCount) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ApproximateVnodeBytes: vnode_count ", vnode_count,
+                     " is not in [1, ", kMaxVnodeCount, "]"));
+  }
+  // Vnode v's keys are [table | v | ~max epoch, table | v + 1 | ~max epoch):
+  // the empty pk at the newest epoch is the smallest key of a vnode (the
+  // comparator orders by user key first, then the inverted epoch).
+  std::vector<std::string> bounds(vnode_count + 1);
+  for (int v = 0; v <= vnode_count; ++v) {
+    AppendTableKeyPrefix(table_id, static_cast<VirtualNode>(v), &bounds[v]);
+    AppendEpochSuffix(Epoch::Max(), &bounds[v]);
+  }
+  std::vector<rocksdb::Range> ranges;
+  ranges.reserve(vnode_count);
+  for (int v = 0; v < vnode_count; ++v) {
+    ranges.emplace_back(bounds[v], bounds[v + 1]);
+  }
+  rocksdb::SizeApproximationOptions options;
+  options.include_memtables = true;
+  options.include_files = true;
+  // Precise (files_size_error_margin <= 0): a margin is a share of all the
+  // files' size, which would swamp a small vnode. Still index blocks only.
+  options.files_size_error_margin = -1;
+  std::vector<uint64_t> sizes(vnode_count, 0);
+  BACKFILL_RETURN_IF_ERROR(FromRocksDb(
+      database_->db().GetApproximateSizes(
+          options, database_->data(), ranges.data(), vnode_count, sizes.data()),
+      absl::StrCat("approximate sizes of table ", table_id, "'s ", vnode_count,
+                   " vnodes")));
+  return sizes;
+}
+
 absl::Status RocksDbCommittedLayer::CountStoredTombstones() {
   rocksdb::TablePropertiesCollection files;
   BACKFILL_RETURN_IF_ERROR(FromRocksDb(
@@ -174,7 +213,15 @@ absl::Status RocksDbCommittedLayer::CheckHorizon(Epoch read_epoch) const {
   return absl::OkStatus();
 }
 
+absl::Status RocksDbCommittedLayer::ReadOnlyError(
+    absl::string_view operation) const {
+  return absl::FailedPreconditionError(
+      absl::StrCat(operation, ": the store at ", database_->path(),
+                   " was opened read-only"));
+}
+
 absl::Status RocksDbCommittedLayer::CompactEverything() {
+  if (database_->read_only()) return ReadOnlyError("full compaction");
   BACKFILL_RETURN_IF_ERROR(FromRocksDb(
       database_->db().Flush(rocksdb::FlushOptions(), database_->data()),
       "flush before compaction"));

@@ -62,6 +62,9 @@ class RocksDbCommittedLayer final : public storage_internal::CommittedLayer {
   GcStats WaitForGc() { return gc_scheduler_.WaitForGc(); }
   // RocksDbStateStore::CountStoredVersions.
   absl::StatusOr<uint64_t> CountStoredVersions();
+  // RocksDbStateStore::ApproximateVnodeBytes.
+  absl::StatusOr<std::vector<uint64_t>> ApproximateVnodeBytes(TableId table_id,
+                                                              int vnode_count);
   // Restarts the GC's count from the tombstones the table files hold (what
   // earlier runs checkpointed and no full compaction has dropped yet); may
   // start a full compaction at once. Called once, after opening.
@@ -70,6 +73,8 @@ class RocksDbCommittedLayer final : public storage_internal::CommittedLayer {
  private:
   // FailedPrecondition if versions `read_epoch` needs may be collected.
   absl::Status CheckHorizon(Epoch read_epoch) const;
+  // FailedPrecondition: `operation` needs a store opened for writing.
+  absl::Status ReadOnlyError(absl::string_view operation) const;
   // Flushes and compacts every file of `data` (the GC hook).
   absl::Status CompactEverything();
 

@@ -45,7 +45,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
         "): the write-ahead log or MANIFEST lost its tail"));
   }
   std::unique_ptr<AcknowledgedEpochWriter> acknowledged_writer;
-  if (options.sync_on_checkpoint) {
+  // Read-only: the checks above ran; nothing is recorded.
+  if (options.sync_on_checkpoint && !options.read_only) {
     BACKFILL_ASSIGN_OR_RETURN(acknowledged_writer,
                               AcknowledgedEpochWriter::Open(options.path));
     // Covers what this open wrote to the new MANIFEST at once.
@@ -71,6 +72,10 @@ absl::Status RocksDbStateStore::Compact() { return layer_->Compact(); }
 GcStats RocksDbStateStore::WaitForGc() { return layer_->WaitForGc(); }
 absl::StatusOr<uint64_t> RocksDbStateStore::CountStoredVersions() {
   return layer_->CountStoredVersions();
+}
+absl::StatusOr<std::vector<uint64_t>> RocksDbStateStore::ApproximateVnodeBytes(
+    TableId table_id, int vnode_count) {
+  return layer_->ApproximateVnodeBytes(table_id, vnode_count);
 }
 
 }  // namespace backfill

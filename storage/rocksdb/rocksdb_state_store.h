@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -28,13 +29,15 @@
 #include "storage/internal/layered_state_store.h"
 #include "storage/rocksdb/options.h"
 #include "storage/state_store.h"
+#include "storage/vnode_size_estimator.h"
 
 namespace backfill {
 namespace rocksdb_internal {
 class RocksDbCommittedLayer;
 }  // namespace rocksdb_internal
 
-class RocksDbStateStore final : public storage_internal::LayeredStateStore {
+class RocksDbStateStore final : public storage_internal::LayeredStateStore,
+                                public VnodeSizeEstimator {
  public:
   // Opens (or creates) the database at options.path and restores the
   // committed epoch. Errors: InvalidArgument for bad options; NotFound if
@@ -45,6 +48,9 @@ class RocksDbStateStore final : public storage_internal::LayeredStateStore {
   // FORMAT.md, ACKNOWLEDGED_EPOCH);
   // FailedPrecondition if the directory holds another format; storage
   // errors name the operation ("open ...").
+  // With options.read_only nothing in the directory is created or written
+  // (the checks above all run) and Checkpoint and Compact are
+  // FailedPrecondition ("... opened read-only").
   static absl::StatusOr<std::unique_ptr<RocksDbStateStore>> Open(
       const RocksDbStateStoreOptions& options);
 
@@ -64,6 +70,12 @@ class RocksDbStateStore final : public storage_internal::LayeredStateStore {
   // The number of stored versions (physical entries, tombstones included)
   // of all tables. Scans everything: for tests and operations.
   absl::StatusOr<uint64_t> CountStoredVersions();
+
+  // VnodeSizeEstimator: rocksdb::DB::GetApproximateSizes over each vnode's
+  // key range of the `data` column family, table files and memtables
+  // (storage/vnode_size_estimator.h). Reads index blocks, not rows.
+  absl::StatusOr<std::vector<uint64_t>> ApproximateVnodeBytes(
+      TableId table_id, int vnode_count) override;
 
  private:
   RocksDbStateStore(

@@ -2,7 +2,11 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -86,6 +90,150 @@ TEST(RocksDbStateStoreTest, ReopenRestoresTheLastCheckpoint) {
   EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(1));
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "key0"}, Epoch::Max()),
               IsOkAndHolds(Optional(std::string("v1"))));
+}
+
+// Every file under `dir` (recursively) with its bytes.
+std::map<std::string, std::string> DirectoryBytes(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    files[entry.path().lexically_relative(dir).string()] = bytes.str();
+  }
+  return files;
+}
+
+// A store with two checkpoints, the second one only in the write-ahead log
+// (not flushed), and an ACKNOWLEDGED_EPOCH record.
+void WriteTwoCheckpoints(const std::string& path) {
+  RocksDbStateStoreOptions options = SmallOptions(path);
+  options.sync_on_checkpoint = true;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                store->NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+  WriteEpoch(*store, *local, 10, "v1");
+  WriteEpoch(*store, *local, 5, "v2");
+}
+
+TEST(RocksDbStateStoreReadOnlyTest, ReadsTheLastCheckpointAndWritesNothing) {
+  const std::string path = NewTestDirectory();
+  WriteTwoCheckpoints(path);
+  const std::map<std::string, std::string> before = DirectoryBytes(path);
+  ASSERT_TRUE(before.count("ACKNOWLEDGED_EPOCH")) << "the check must run";
+  {
+    RocksDbStateStoreOptions options = SmallOptions(path);
+    options.read_only = true;
+    options.sync_on_checkpoint = true;
+    options.verify_checksums_on_open = true;
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+    EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(2));
+    EXPECT_THAT(store->Get(TableKey{kTable, 0, "key0"}, Epoch::Max()),
+                IsOkAndHolds(Optional(std::string("v2"))));
+    EXPECT_THAT(store->Get(TableKey{kTable, 0, "key9"}, Epoch::Max()),
+                IsOkAndHolds(Optional(std::string("v1"))));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK(local->Init(EpochPair{Epoch(3), Epoch(2)}));
+    BACKFILL_ASSERT_OK(local->Insert(0, "key0", "v3"));
+    BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(4), Epoch(3)}));
+    EXPECT_THAT(store->Checkpoint(Epoch(3)),
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         HasSubstr("read-only")));
+    EXPECT_THAT(store->Compact(),
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         HasSubstr("read-only")));
+  }
+  EXPECT_EQ(DirectoryBytes(path), before);
+  // And the directory is still the writable store it was.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                RocksDbStateStore::Open(SmallOptions(path)));
+  EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(2));
+}
+
+TEST(RocksDbStateStoreReadOnlyTest, MissingDirectoryIsNotFoundAndNotCreated) {
+  const std::string path = NewTestDirectory();
+  RocksDbStateStoreOptions options = SmallOptions(path);
+  options.read_only = true;
+  EXPECT_THAT(RocksDbStateStore::Open(options),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr(path)));
+  EXPECT_FALSE(std::filesystem::exists(path));
+  std::filesystem::create_directories(path);
+  EXPECT_THAT(RocksDbStateStore::Open(options),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr(path)));
+  EXPECT_TRUE(std::filesystem::is_empty(path));
+}
+
+TEST(RocksDbStateStoreReadOnlyTest, KeepsTheAcknowledgedEpochCheck) {
+  const std::string path = NewTestDirectory();
+  WriteTwoCheckpoints(path);
+  {
+    std::fstream file(path + "/ACKNOWLEDGED_EPOCH",
+                      std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(10);
+    file.put('\x5a');
+  }
+  const std::map<std::string, std::string> before = DirectoryBytes(path);
+  RocksDbStateStoreOptions options = SmallOptions(path);
+  options.read_only = true;
+  EXPECT_THAT(
+      RocksDbStateStore::Open(options),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("ACKNOWLEDGED_EPOCH")));
+  EXPECT_EQ(DirectoryBytes(path), before);
+}
+
+TEST(RocksDbStateStoreReadOnlyTest, MissingCurrentIsDataLoss) {
+  const std::string path = NewTestDirectory();
+  WriteTwoCheckpoints(path);
+  std::filesystem::remove(path + "/CURRENT");
+  RocksDbStateStoreOptions options = SmallOptions(path);
+  options.read_only = true;
+  EXPECT_THAT(RocksDbStateStore::Open(options),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("CURRENT")));
+}
+
+TEST(RocksDbStateStoreTest, ApproximateVnodeBytesFollowsTheData) {
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto store, RocksDbStateStore::Open(SmallOptions(NewTestDirectory())));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                store->NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+  // Vnode 0: 4000 rows, vnode 1: 400, vnode 2: none; ~110 bytes each.
+  const std::string value(100, 'v');
+  for (int i = 0; i < 4000; ++i) {
+    BACKFILL_ASSERT_OK(
+        local->Insert(0, absl::StrCat("key", 100000 + i), value));
+    if (i < 400) {
+      BACKFILL_ASSERT_OK(
+          local->Insert(1, absl::StrCat("key", 100000 + i), value));
+    }
+  }
+  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(2), Epoch(1)}));
+  BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+  // In the memtable only.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::vector<uint64_t> bytes,
+                                store->ApproximateVnodeBytes(kTable, 4));
+  ASSERT_EQ(bytes.size(), 4u);
+  EXPECT_GT(bytes[0], bytes[1]);
+  EXPECT_GT(bytes[0], 0u);
+  EXPECT_EQ(bytes[2], 0u);
+  // In table files.
+  BACKFILL_ASSERT_OK(store->Compact());
+  BACKFILL_ASSERT_OK_AND_ASSIGN(bytes, store->ApproximateVnodeBytes(kTable, 4));
+  EXPECT_GT(bytes[1], 0u);
+  EXPECT_GT(bytes[0], 5 * bytes[1]);
+  EXPECT_LT(bytes[0], 20 * bytes[1]);
+  EXPECT_EQ(bytes[2], 0u);
+  EXPECT_EQ(bytes[3], 0u);
+  // Another table holds nothing.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(bytes,
+                                store->ApproximateVnodeBytes(kTable + 1, 2));
+  EXPECT_EQ(bytes, (std::vector<uint64_t>{0, 0}));
+  EXPECT_THAT(
+      store->ApproximateVnodeBytes(kTable, 0),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("vnode_count 0")));
 }
 
 TEST(RocksDbStateStoreTest, OpenValidatesOptions) {

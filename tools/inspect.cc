@@ -1,0 +1,330 @@
+#include "tools/inspect.h"
+
+#include <filesystem>
+#include <memory>
+#include <system_error>
+#include <utility>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "executor/backfill/backfill_state.h"
+#include "executor/backfill/progress_catalog.h"
+#include "serde/row.h"
+#include "serde/vnode_bitmap.h"
+#include "storage/replicated_state_table.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
+#include "storage/vnode_size_estimator.h"
+#include "third_party/absl_extras/status_macros.h"
+#include "tools/progress_display.h"
+#include "tools/scenario_spec.h"
+#include "tools/snapshot_progress.h"
+
+namespace backfill {
+namespace {
+
+// In-progress vnodes shown in the summary before "... and N more".
+constexpr size_t kSummaryVnodes = 8;
+
+// Committed rows of `table_id` over vnodes [0, vnode_count): tombstones hide,
+// nothing is decoded.
+absl::StatusOr<uint64_t> CountRows(StateStore& store, TableId table_id,
+                                   int vnode_count, Epoch epoch) {
+  uint64_t rows = 0;
+  for (int vnode = 0; vnode < vnode_count; ++vnode) {
+    BACKFILL_ASSIGN_OR_RETURN(
+        std::unique_ptr<StateStoreIterator> it,
+        store.NewIterator(table_id, static_cast<VirtualNode>(vnode),
+                          PkRange::All(), epoch,
+                          ScanOptions{.fill_cache = false}));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows;
+    BACKFILL_RETURN_IF_ERROR(it->status());
+  }
+  return rows;
+}
+
+// Every vnode's committed progress row, decoded.
+absl::StatusOr<std::vector<VnodeInspection>> ReadProgress(
+    StateStore& store, const JobDefinition& definition) {
+  const TableCatalog& upstream = definition.upstream;
+  const TableCatalog progress =
+      BackfillProgressCatalog(upstream, definition.progress_table_id);
+  std::vector<int32_t> column_ids;
+  for (const ColumnDesc& column : progress.columns) {
+    column_ids.push_back(column.column_id);
+  }
+  // A read-only view: a replicated instance is never part of a checkpoint.
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::unique_ptr<ReplicatedStateTable> table,
+      ReplicatedStateTable::Create(
+          progress, store, VnodeBitmap::All(progress.vnode_count), column_ids));
+  const Epoch committed = store.CommittedEpoch(progress.table_id);
+  BACKFILL_RETURN_IF_ERROR(
+      table->InitEpoch(EpochPair{Epoch(committed.value() + 1), committed}));
+  std::vector<DataType> pk_types;
+  for (int index : upstream.pk_indices) {
+    pk_types.push_back(upstream.columns[index].type);
+  }
+  std::vector<VnodeInspection> vnodes;
+  for (int v = 0; v < upstream.vnode_count; ++v) {
+    const VirtualNode vnode = static_cast<VirtualNode>(v);
+    VnodeInspection inspection;
+    inspection.vnode = vnode;
+    BACKFILL_ASSIGN_OR_RETURN(std::optional<Row> row,
+                              table->GetRow(Row{static_cast<int16_t>(vnode)}));
+    if (row.has_value()) {
+      absl::StatusOr<VnodeProgress> decoded =
+          DecodeProgressValue(vnode, RowView(*row).subspan(1), pk_types);
+      if (!decoded.ok()) {
+        return absl::Status(decoded.status().code(),
+                            absl::StrCat("progress table ", progress.table_id,
+                                         ": ", decoded.status().message()));
+      }
+      if (const auto* in_progress = std::get_if<InProgress>(&*decoded)) {
+        inspection.state = VnodeInspection::State::kInProgress;
+        inspection.position = RowDebugString(in_progress->current_pos);
+        inspection.rows = in_progress->row_count;
+      } else if (const auto* done = std::get_if<Completed>(&*decoded)) {
+        inspection.state = VnodeInspection::State::kFinished;
+        inspection.position = RowDebugString(done->current_pos);
+        inspection.rows = done->row_count;
+      }
+    }
+    vnodes.push_back(std::move(inspection));
+  }
+  return vnodes;
+}
+
+std::string RateLimitText(const RateLimit& limit) {
+  if (limit.is_fixed()) return absl::StrCat(limit.rows_per_second(), " rows/s");
+  return "none";
+}
+
+std::string OutputColumnNames(const JobDefinition& definition) {
+  std::vector<std::string> names;
+  for (int index : definition.output_columns) {
+    names.push_back(index >= 0 && static_cast<size_t>(index) <
+                                      definition.upstream.columns.size()
+                        ? definition.upstream.columns[index].name
+                        : absl::StrCat("#", index));
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace
+
+const char* VnodeStateName(VnodeInspection::State state) {
+  switch (state) {
+    case VnodeInspection::State::kNotStarted:
+      return "not_started";
+    case VnodeInspection::State::kInProgress:
+      return "in_progress";
+    case VnodeInspection::State::kFinished:
+      return "finished";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<JobInspection> InspectStore(StateStore& store,
+                                           TableId job_state_table_id) {
+  JobInspection inspection;
+  const Epoch committed = store.CommittedEpoch(job_state_table_id);
+  inspection.committed_epoch = committed.value();
+  BACKFILL_ASSIGN_OR_RETURN(std::optional<SavedJob> saved,
+                            ReadCommittedJob(store, job_state_table_id));
+  if (!saved.has_value()) return inspection;
+  inspection.job_found = true;
+  inspection.job = *std::move(saved);
+  const JobDefinition& definition = inspection.job.definition;
+  BACKFILL_ASSIGN_OR_RETURN(inspection.vnodes, ReadProgress(store, definition));
+  for (const VnodeInspection& vnode : inspection.vnodes) {
+    switch (vnode.state) {
+      case VnodeInspection::State::kNotStarted:
+        ++inspection.vnodes_not_started;
+        break;
+      case VnodeInspection::State::kInProgress:
+        ++inspection.vnodes_in_progress;
+        ++inspection.progress_rows;
+        break;
+      case VnodeInspection::State::kFinished:
+        ++inspection.vnodes_finished;
+        ++inspection.progress_rows;
+        break;
+    }
+    inspection.snapshot_rows += vnode.rows;
+  }
+  BACKFILL_ASSIGN_OR_RETURN(
+      inspection.upstream_rows,
+      CountRows(store, definition.upstream.table_id,
+                definition.upstream.vnode_count, committed));
+  BACKFILL_ASSIGN_OR_RETURN(inspection.view_rows,
+                            CountRows(store, definition.view.table_id,
+                                      definition.view.vnode_count, committed));
+
+  std::vector<uint64_t> bytes(inspection.vnodes.size(), 0);
+  if (auto* sizes = dynamic_cast<VnodeSizeEstimator*>(&store)) {
+    BACKFILL_ASSIGN_OR_RETURN(
+        bytes, sizes->ApproximateVnodeBytes(definition.upstream.table_id,
+                                            definition.upstream.vnode_count));
+  }
+  std::vector<VnodeSnapshotProgress> vnodes;
+  for (size_t i = 0; i < inspection.vnodes.size(); ++i) {
+    const VnodeInspection& vnode = inspection.vnodes[i];
+    vnodes.push_back(VnodeSnapshotProgress{
+        .estimated_bytes = bytes[i],
+        .rows_read = vnode.rows,
+        .finished = vnode.state == VnodeInspection::State::kFinished});
+  }
+  SnapshotProgress progress({.expected_total_rows = inspection.upstream_rows});
+  const SnapshotProgressEstimate estimate = progress.Update(0, vnodes);
+  inspection.snapshot_percent = estimate.percent;
+  inspection.estimated_snapshot_rows = estimate.estimated_total_rows;
+  return inspection;
+}
+
+absl::StatusOr<JobInspection> InspectDataDirectory(
+    const std::string& data_dir) {
+  std::error_code error;
+  if (!std::filesystem::exists(data_dir, error)) {
+    return absl::NotFoundError(absl::StrCat(
+        "no data directory at ", data_dir,
+        (error ? absl::StrCat(" (", error.message(), ")") : std::string())));
+  }
+  if (!std::filesystem::is_directory(data_dir, error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(data_dir, " is not a directory"));
+  }
+  RocksDbStateStoreOptions options;
+  options.path = data_dir;
+  options.read_only = true;
+  // Every open check, and every table file's checksums: a corrupt directory
+  // is DataLoss naming the file, not a wrong report.
+  options.verify_checksums_on_open = true;
+  options.sync_on_checkpoint = true;  // Checks ACKNOWLEDGED_EPOCH; writes none.
+  options.block_cache_bytes = 8 << 20;
+  BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<RocksDbStateStore> store,
+                            RocksDbStateStore::Open(options));
+  BACKFILL_ASSIGN_OR_RETURN(JobInspection inspection,
+                            InspectStore(*store, kJobStateTableId));
+  inspection.data_dir = data_dir;
+  return inspection;
+}
+
+std::string FormatInspection(const JobInspection& job, bool list_vnodes) {
+  std::string out = absl::StrCat("data directory  ", job.data_dir, "\n",
+                                 "committed epoch ", job.committed_epoch, "\n");
+  if (!job.job_found) {
+    absl::StrAppend(&out,
+                    "job             none saved (killed before its first "
+                    "checkpoint, or written before the job-state table)\n");
+    return out;
+  }
+  const JobDefinition& definition = job.job.definition;
+  const JobState& state = job.job.state;
+  absl::StrAppend(&out, "job             ", definition.upstream.name,
+                  " (table ", definition.upstream.table_id, ") -> ",
+                  definition.view.name, " (table ", definition.view.table_id,
+                  "), columns ", OutputColumnNames(definition),
+                  "; progress table ", definition.progress_table_id, ", ",
+                  definition.upstream.vnode_count, " vnodes\n");
+  absl::StrAppend(&out, "state in force  ", state.paused ? "paused" : "running",
+                  ", rate limit ", RateLimitText(state.rate_limit),
+                  ", parallelism ", state.parallelism, ", upstream ",
+                  state.upstream_stopped ? "stopped" : "live", ", ",
+                  state.epochs_since_creation, " epochs since creation\n");
+  absl::StrAppend(&out, "rows            upstream ", job.upstream_rows,
+                  ", view ", job.view_rows, ", snapshot rows sent ",
+                  job.snapshot_rows, "\n");
+  absl::StrAppend(&out, "snapshot        ",
+                  absl::StrFormat("%.1f%%", job.snapshot_percent), " read (",
+                  job.snapshot_rows, " of ~", job.estimated_snapshot_rows,
+                  " rows)\n");
+  const bool done = job.vnodes_finished == job.vnodes.size();
+  absl::StrAppend(&out, "vnodes          ", job.vnodes_finished, " finished, ",
+                  job.vnodes_in_progress, " in progress, ",
+                  job.vnodes_not_started, " not started",
+                  done ? " (backfill complete)" : "", "\n");
+  if (!list_vnodes && job.vnodes_in_progress > 0) {
+    std::vector<std::string> shown;
+    for (const VnodeInspection& vnode : job.vnodes) {
+      if (vnode.state != VnodeInspection::State::kInProgress) continue;
+      if (shown.size() == kSummaryVnodes) {
+        shown.push_back(absl::StrCat("... and ",
+                                     job.vnodes_in_progress - kSummaryVnodes,
+                                     " more (--vnodes lists every vnode)"));
+        break;
+      }
+      shown.push_back(absl::StrCat("vnode ", vnode.vnode, " at ",
+                                   vnode.position, " (", vnode.rows, " rows)"));
+    }
+    absl::StrAppend(&out, "in progress     ", absl::StrJoin(shown, "; "), "\n");
+  }
+  if (list_vnodes) {
+    for (const VnodeInspection& vnode : job.vnodes) {
+      absl::StrAppend(&out, "  vnode ", vnode.vnode, ": ",
+                      VnodeStateName(vnode.state));
+      if (vnode.state != VnodeInspection::State::kNotStarted) {
+        absl::StrAppend(&out, " at ", vnode.position, ", ", vnode.rows,
+                        " rows");
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+std::string InspectionJson(const JobInspection& job, bool list_vnodes) {
+  JsonObject object;
+  object.Add("data_dir", job.data_dir)
+      .Add("committed_epoch", job.committed_epoch)
+      .Add("job_found", job.job_found)
+      .Add("vnode_count", static_cast<uint64_t>(job.vnodes.size()))
+      .Add("vnodes_finished", job.vnodes_finished)
+      .Add("vnodes_in_progress", job.vnodes_in_progress)
+      .Add("vnodes_not_started", job.vnodes_not_started)
+      .Add("snapshot_percent", job.snapshot_percent)
+      .Add("snapshot_rows", job.snapshot_rows)
+      .Add("estimated_snapshot_rows", job.estimated_snapshot_rows)
+      .Add("upstream_rows", job.upstream_rows)
+      .Add("view_rows", job.view_rows)
+      .Add("progress_rows", job.progress_rows);
+  if (job.job_found) {
+    const JobDefinition& definition = job.job.definition;
+    const JobState& state = job.job.state;
+    object.Add("upstream_table", definition.upstream.name)
+        .Add("view_table", definition.view.name)
+        .Add("upstream_table_id",
+             static_cast<uint64_t>(definition.upstream.table_id))
+        .Add("view_table_id", static_cast<uint64_t>(definition.view.table_id))
+        .Add("progress_table_id",
+             static_cast<uint64_t>(definition.progress_table_id))
+        .Add("output_columns", OutputColumnNames(definition))
+        .Add("paused", state.paused);
+    if (state.rate_limit.is_fixed()) {
+      object.Add("rate_limit",
+                 static_cast<uint64_t>(state.rate_limit.rows_per_second()));
+    } else {
+      object.AddNull("rate_limit");
+    }
+    object.Add("parallelism", static_cast<uint64_t>(state.parallelism))
+        .Add("upstream_stopped", state.upstream_stopped)
+        .Add("epochs_since_creation", state.epochs_since_creation);
+  }
+  std::string json = object.ToString();
+  if (!list_vnodes) return json;
+  std::vector<std::string> vnodes;
+  for (const VnodeInspection& vnode : job.vnodes) {
+    vnodes.push_back(JsonObject()
+                         .Add("vnode", static_cast<uint64_t>(vnode.vnode))
+                         .Add("state", VnodeStateName(vnode.state))
+                         .Add("position", vnode.position)
+                         .Add("rows", vnode.rows)
+                         .ToString());
+  }
+  json.pop_back();  // The closing brace.
+  absl::StrAppend(&json, ",\"vnodes\":[", absl::StrJoin(vnodes, ","), "]}");
+  return json;
+}
+
+}  // namespace backfill

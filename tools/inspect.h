@@ -1,0 +1,114 @@
+// InspectDataDirectory: the state of a stopped or finished job from its data
+// directory, read without resuming or writing anything (`backfill inspect`):
+// the committed epoch, each vnode's backfill progress (finished, in progress
+// with its position, not started), the rows of the upstream table and the
+// view, the job's saved definition and its state in force (paused, rate
+// limit, parallelism, upstream stopped, epochs since the view's creation).
+//
+//   BACKFILL_ASSIGN_OR_RETURN(JobInspection job, InspectDataDirectory(dir));
+//   std::cout << FormatInspection(job, /*list_vnodes=*/false);
+//   std::cout << InspectionJson(job, /*list_vnodes=*/false) << "\n";
+//
+// The store is opened read-only (RocksDbStateStoreOptions::read_only) with
+// every open check and every table file's checksums verified, so a corrupt
+// directory is DataLoss naming the file, and the directory's bytes are the
+// same afterwards. Everything is read at the committed epoch: what the next
+// run would resume from.
+//
+// Thread-safety: plain functions over values; the store passed to
+// InspectStore must not be checkpointed concurrently.
+#ifndef TOOLS_INSPECT_H_
+#define TOOLS_INSPECT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "executor/runtime/job_state.h"
+#include "executor/runtime/job_state_table.h"
+#include "serde/vnode.h"
+#include "storage/state_store.h"
+#include "storage/table_key.h"
+
+namespace backfill {
+
+// One vnode's persisted progress.
+struct VnodeInspection {
+  enum class State { kNotStarted, kInProgress, kFinished };
+  VirtualNode vnode = 0;
+  State state = State::kNotStarted;
+  // The last pk sent (RowDebugString of the pk columns, e.g. "(4711)");
+  // empty when not started; "(NULL)"-style for a vnode that finished empty.
+  std::string position;
+  // Snapshot rows sent for this vnode.
+  uint64_t rows = 0;
+};
+
+// "not_started", "in_progress", "finished".
+const char* VnodeStateName(VnodeInspection::State state);
+
+struct JobInspection {
+  std::string data_dir;
+  // The store-wide committed epoch (0: never checkpointed).
+  uint64_t committed_epoch = 0;
+  // The job-state row was found; when false (a directory killed before the
+  // job's definition was first committed, or written before the job-state
+  // table existed) only committed_epoch is known.
+  bool job_found = false;
+  SavedJob job;
+  // Every vnode of the upstream table, ascending.
+  std::vector<VnodeInspection> vnodes;
+  uint64_t vnodes_finished = 0;
+  uint64_t vnodes_in_progress = 0;
+  uint64_t vnodes_not_started = 0;
+  // Sum of the vnodes' snapshot row counts.
+  uint64_t snapshot_rows = 0;
+  // Committed rows of the upstream table, the view, the progress table.
+  uint64_t upstream_rows = 0;
+  uint64_t view_rows = 0;
+  uint64_t progress_rows = 0;
+  // The share of the snapshot read, in [0, 100] (100 iff every vnode
+  // finished), and the snapshot's estimated total rows, by SnapshotProgress
+  // (snapshot_progress.h) from the vnodes' rows and the store's approximate
+  // vnode sizes (VnodeSizeEstimator; without one, the share of finished
+  // vnodes), with upstream_rows as the prior.
+  double snapshot_percent = 0;
+  uint64_t estimated_snapshot_rows = 0;
+};
+
+// Inspects the job whose job-state table is `job_state_table_id` in `store`
+// (at its committed epoch; writes nothing). If `store` is also a
+// VnodeSizeEstimator its vnode sizes weigh snapshot_percent. Errors: DataLoss
+// for a job-state row or progress row that does not decode (naming the table
+// and vnode); storage errors.
+absl::StatusOr<JobInspection> InspectStore(StateStore& store,
+                                           TableId job_state_table_id);
+
+// Opens `data_dir` read-only and inspects the job the command keeps there
+// (job-state table kJobStateTableId, tools/scenario_spec.h). Errors:
+// NotFound if `data_dir` does not exist or holds no state store ("no data
+// directory at ..."); InvalidArgument if it is not a directory; DataLoss
+// naming the file for a corrupt one; as InspectStore.
+absl::StatusOr<JobInspection> InspectDataDirectory(const std::string& data_dir);
+
+// The human-readable report: the job, its state in force, the committed
+// epoch, the rows per table, the vnode summary (counts, and the in-progress
+// vnodes' range of positions), and with `list_vnodes` one line per vnode.
+std::string FormatInspection(const JobInspection& job, bool list_vnodes);
+
+// One JSON object, no newline: data_dir, committed_epoch, job_found,
+// vnode_count, vnodes_finished, vnodes_in_progress, vnodes_not_started,
+// snapshot_percent, snapshot_rows, estimated_snapshot_rows, upstream_rows,
+// view_rows, progress_rows, and when the job
+// was found: upstream_table, view_table (names), upstream_table_id,
+// view_table_id, progress_table_id, output_columns (names), paused,
+// rate_limit (rows/s, null = no limit), parallelism, upstream_stopped,
+// epochs_since_creation; with `list_vnodes` also "vnodes": [{"vnode":0,
+// "state":"finished","position":"(17)","rows":42}, ...].
+std::string InspectionJson(const JobInspection& job, bool list_vnodes);
+
+}  // namespace backfill
+
+#endif  // TOOLS_INSPECT_H_

@@ -1,0 +1,310 @@
+#include "tools/inspect.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "executor/backfill/progress_catalog.h"
+#include "executor/runtime/job_state_table.h"
+#include "executor/runtime/streaming_job.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "serde/vnode_bitmap.h"
+#include "storage/memory_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
+#include "storage/state_table.h"
+#include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/status_matchers.h"
+#include "tools/scenario_spec.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::StatusIs;
+using ::testing::HasSubstr;
+
+constexpr TableId kUpstream = 1;
+constexpr TableId kView = 2;
+constexpr TableId kProgress = 3;
+constexpr TableId kJobState = 4;
+
+std::string NewTestDirectory() {
+  static std::atomic<int> counter{0};
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/inspect_", ::getpid(),
+                      "_", counter.fetch_add(1));
+}
+
+TableCatalog Upstream(int vnode_count) {
+  TableCatalog catalog;
+  catalog.table_id = kUpstream;
+  catalog.name = "orders";
+  catalog.columns = {{"id", DataType::kInt64, 0, false},
+                     {"note", DataType::kVarchar, 1, true}};
+  catalog.pk_indices = {0};
+  catalog.pk_orders = {OrderType::Ascending()};
+  catalog.dist_key_indices = {0};
+  catalog.vnode_count = vnode_count;
+  catalog.value_indices = {0, 1};
+  return catalog;
+}
+
+JobDefinition Definition() {
+  JobDefinition definition;
+  definition.upstream = Upstream(4);
+  definition.view = Upstream(4);
+  definition.view.table_id = kView;
+  definition.view.name = "orders_view";
+  definition.output_columns = {1, 0};
+  definition.progress_table_id = kProgress;
+  definition.source_offset_table_id = 5;
+  return definition;
+}
+
+// A job caught mid-backfill, written by hand: vnode 0 finished at 17 after
+// 5 rows, vnode 1 in progress at 42 after 9, vnodes 2 and 3 not started;
+// 3 upstream rows, an empty view; paused, 500 rows/s, parallelism 3.
+void WriteJob(StateStore& store) {
+  const JobDefinition definition = Definition();
+  const EpochPair first{Epoch(1), Epoch(0)};
+  const EpochPair next{Epoch(2), Epoch(1)};
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto job,
+                                JobStateTable::Create(store, kJobState));
+  BACKFILL_ASSERT_OK(job->InitEpoch(first).status());
+  JobState state;
+  state.paused = true;
+  state.rate_limit = RateLimit::Fixed(500);
+  state.parallelism = 3;
+  state.epochs_since_creation = 12;
+  BACKFILL_ASSERT_OK(job->Write(definition, state));
+  BACKFILL_ASSERT_OK(job->Commit(next));
+
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto progress, StateTable::Create(BackfillProgressCatalog(
+                                            definition.upstream, kProgress),
+                                        store, VnodeBitmap::All(4)));
+  BACKFILL_ASSERT_OK(progress->InitEpoch(first));
+  BACKFILL_ASSERT_OK(
+      progress->Insert(Row{int16_t{0}, int64_t{17}, true, int64_t{5}}));
+  BACKFILL_ASSERT_OK(
+      progress->Insert(Row{int16_t{1}, int64_t{42}, false, int64_t{9}}));
+  BACKFILL_ASSERT_OK(progress->Commit(next));
+
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto upstream,
+      StateTable::Create(definition.upstream, store, VnodeBitmap::All(4)));
+  BACKFILL_ASSERT_OK(upstream->InitEpoch(first));
+  for (int64_t id : {3, 17, 42}) {
+    BACKFILL_ASSERT_OK(upstream->Insert(Row{id, std::string("x")}));
+  }
+  BACKFILL_ASSERT_OK(upstream->Commit(next));
+  BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(1)));
+}
+
+TEST(InspectStoreTest, ReportsProgressRowsAndTheStateInForce) {
+  auto store = NewMemoryStateStore();
+  WriteJob(*store);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(JobInspection job,
+                                InspectStore(*store, kJobState));
+  EXPECT_EQ(job.committed_epoch, 1u);
+  ASSERT_TRUE(job.job_found);
+  EXPECT_TRUE(job.job.state.paused);
+  EXPECT_EQ(job.job.state.rate_limit, RateLimit::Fixed(500));
+  EXPECT_EQ(job.job.state.parallelism, 3u);
+  EXPECT_EQ(job.job.state.epochs_since_creation, 12u);
+  EXPECT_EQ(job.vnodes_finished, 1u);
+  EXPECT_EQ(job.vnodes_in_progress, 1u);
+  EXPECT_EQ(job.vnodes_not_started, 2u);
+  EXPECT_EQ(job.snapshot_rows, 14u);
+  EXPECT_EQ(job.upstream_rows, 3u);
+  EXPECT_EQ(job.view_rows, 0u);
+  EXPECT_EQ(job.progress_rows, 2u);
+  // No vnode sizes from a memory store: the prior (3 upstream rows) is
+  // below the 14 rows read, and the share stays below 100 while vnodes are
+  // unfinished.
+  EXPECT_EQ(job.estimated_snapshot_rows, 14u);
+  EXPECT_LT(job.snapshot_percent, 100);
+  ASSERT_EQ(job.vnodes.size(), 4u);
+  EXPECT_EQ(job.vnodes[0].state, VnodeInspection::State::kFinished);
+  EXPECT_EQ(job.vnodes[1].state, VnodeInspection::State::kInProgress);
+  EXPECT_EQ(job.vnodes[1].position, "(42)");
+  EXPECT_EQ(job.vnodes[1].rows, 9u);
+  EXPECT_EQ(job.vnodes[2].state, VnodeInspection::State::kNotStarted);
+  EXPECT_EQ(job.vnodes[2].position, "");
+
+  const std::string text = FormatInspection(job, /*list_vnodes=*/false);
+  EXPECT_THAT(text, HasSubstr("committed epoch 1\n"));
+  EXPECT_THAT(text, HasSubstr("orders (table 1) -> orders_view (table 2), "
+                              "columns note, id"));
+  EXPECT_THAT(text, HasSubstr("paused, rate limit 500 rows/s, parallelism 3"));
+  EXPECT_THAT(text, HasSubstr("12 epochs since creation"));
+  EXPECT_THAT(text, HasSubstr("1 finished, 1 in progress, 2 not started\n"));
+  EXPECT_THAT(text, HasSubstr("vnode 1 at (42) (9 rows)"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("vnode 3:")));
+  EXPECT_THAT(FormatInspection(job, /*list_vnodes=*/true),
+              HasSubstr("  vnode 0: finished at (17), 5 rows\n"
+                        "  vnode 1: in_progress at (42), 9 rows\n"
+                        "  vnode 2: not_started\n"
+                        "  vnode 3: not_started\n"));
+
+  const std::string json = InspectionJson(job, /*list_vnodes=*/false);
+  EXPECT_THAT(json, HasSubstr("\"committed_epoch\":1,"));
+  EXPECT_THAT(json, HasSubstr("\"vnodes_finished\":1,\"vnodes_in_progress\":1,"
+                              "\"vnodes_not_started\":2,"));
+  EXPECT_THAT(json, HasSubstr("\"paused\":true,\"rate_limit\":500,"
+                              "\"parallelism\":3,"));
+  EXPECT_THAT(json, HasSubstr("\"epochs_since_creation\":12}"));
+  EXPECT_THAT(json, ::testing::Not(HasSubstr("\"vnodes\":")));
+  EXPECT_THAT(InspectionJson(job, /*list_vnodes=*/true),
+              HasSubstr(",\"vnodes\":[{\"vnode\":0,\"state\":\"finished\","
+                        "\"position\":\"(17)\",\"rows\":5},{\"vnode\":1,"));
+}
+
+TEST(InspectStoreTest, AStoreWithoutAJobReportsOnlyTheEpoch) {
+  auto store = NewMemoryStateStore();
+  BACKFILL_ASSERT_OK_AND_ASSIGN(JobInspection job,
+                                InspectStore(*store, kJobState));
+  EXPECT_FALSE(job.job_found);
+  EXPECT_EQ(job.committed_epoch, 0u);
+  EXPECT_THAT(FormatInspection(job, false), HasSubstr("none saved"));
+  EXPECT_THAT(InspectionJson(job, false),
+              HasSubstr("\"job_found\":false,\"vnode_count\":0,"));
+}
+
+TEST(InspectStoreTest, ACorruptProgressRowIsDataLoss) {
+  auto store = NewMemoryStateStore();
+  const JobDefinition definition = Definition();
+  const EpochPair first{Epoch(1), Epoch(0)};
+  const EpochPair next{Epoch(2), Epoch(1)};
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto job,
+                                JobStateTable::Create(*store, kJobState));
+  BACKFILL_ASSERT_OK(job->InitEpoch(first).status());
+  BACKFILL_ASSERT_OK(job->Write(definition, JobState{}));
+  BACKFILL_ASSERT_OK(job->Commit(next));
+  // A negative row count: the bytes decode, the progress does not.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto progress, StateTable::Create(BackfillProgressCatalog(
+                                            definition.upstream, kProgress),
+                                        *store, VnodeBitmap::All(4)));
+  BACKFILL_ASSERT_OK(progress->InitEpoch(first));
+  BACKFILL_ASSERT_OK(
+      progress->Insert(Row{int16_t{2}, int64_t{7}, false, int64_t{-1}}));
+  BACKFILL_ASSERT_OK(progress->Commit(next));
+  BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+  EXPECT_THAT(
+      InspectStore(*store, kJobState),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("progress table 3")));
+}
+
+// Every file under `dir` with its bytes.
+std::map<std::string, std::string> DirectoryBytes(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    files[entry.path().lexically_relative(dir).string()] = bytes.str();
+  }
+  return files;
+}
+
+// A real job run to completion in a RocksDB directory, then flushed into
+// table files (so that there is one to corrupt).
+JobResult RunSmallJob(const std::string& dir) {
+  RocksDbStateStoreOptions store_options;
+  store_options.path = dir;
+  auto store = RocksDbStateStore::Open(store_options);
+  EXPECT_TRUE(store.ok()) << store.status();
+  StreamingJobOptions options;
+  options.upstream = Upstream(16);
+  options.initial_rows = 2000;
+  options.workload.ops_per_second = 500;
+  options.workload.key_space = 4000;
+  options.parallelism = 2;
+  options.chunk_size = 64;
+  options.barrier_interval = absl::Milliseconds(20);
+  options.extra_checkpoints_after_finish = 2;
+  options.max_duration = absl::Seconds(60);
+  options.view_table_id = kView;
+  options.progress_table_id = kProgress;
+  options.source_offset_table_id = kSourceOffsetTableId;
+  options.job_state_table_id = kJobStateTableId;
+  absl::StatusOr<JobResult> result =
+      RunStreamingJob(**store, options, nullptr, {}, Clock::Real());
+  EXPECT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE((*store)->Compact().ok());
+  return result.ok() ? *result : JobResult{};
+}
+
+TEST(InspectDataDirectoryTest, AFinishedJobAndNotAByteWritten) {
+  const std::string dir = NewTestDirectory();
+  const JobResult result = RunSmallJob(dir);
+  ASSERT_TRUE(result.consistent);
+  const auto before = DirectoryBytes(dir);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(JobInspection job, InspectDataDirectory(dir));
+  EXPECT_EQ(DirectoryBytes(dir), before);
+  EXPECT_EQ(job.data_dir, dir);
+  EXPECT_GT(job.committed_epoch, 0u);
+  ASSERT_TRUE(job.job_found);
+  EXPECT_EQ(job.vnodes_finished, 16u);
+  EXPECT_EQ(job.vnodes_in_progress + job.vnodes_not_started, 0u);
+  EXPECT_EQ(job.upstream_rows, result.upstream_rows);
+  EXPECT_EQ(job.view_rows, result.view_rows);
+  EXPECT_EQ(job.snapshot_rows, result.snapshot_rows);
+  EXPECT_EQ(job.snapshot_percent, 100);
+  EXPECT_EQ(job.estimated_snapshot_rows, job.snapshot_rows);
+  EXPECT_THAT(FormatInspection(job, false),
+              HasSubstr(absl::StrCat("snapshot        100.0% read (",
+                                     job.snapshot_rows, " of ~")));
+  EXPECT_EQ(job.job.state.parallelism, 2u);
+  EXPECT_FALSE(job.job.state.paused);
+  EXPECT_GT(job.job.state.epochs_since_creation, 0u);
+  EXPECT_EQ(job.job.definition.upstream.name, "orders");
+}
+
+TEST(InspectDataDirectoryTest, AMissingDirectoryIsNotFound) {
+  const std::string dir = NewTestDirectory();
+  EXPECT_THAT(InspectDataDirectory(dir),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("no data directory at " + dir)));
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  std::filesystem::create_directories(dir);
+  EXPECT_THAT(
+      InspectDataDirectory(dir),
+      StatusIs(absl::StatusCode::kNotFound, HasSubstr("no state store there")));
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  std::ofstream(dir + "/file") << "x";
+  EXPECT_THAT(InspectDataDirectory(dir + "/file"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is not a directory")));
+}
+
+TEST(InspectDataDirectoryTest, ACorruptTableFileIsDataLossNamingIt) {
+  const std::string dir = NewTestDirectory();
+  RunSmallJob(dir);
+  std::string sst;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".sst" && entry.file_size() > 4096) {
+      sst = entry.path().string();
+    }
+  }
+  ASSERT_FALSE(sst.empty()) << "no table file in " << dir;
+  {
+    std::fstream file(sst, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(100);
+    file.write("\xde\xad\xbe\xef\xde\xad\xbe\xef", 8);
+  }
+  EXPECT_THAT(
+      InspectDataDirectory(dir),
+      StatusIs(absl::StatusCode::kDataLoss,
+               HasSubstr(std::filesystem::path(sst).filename().string())));
+}
+
+}  // namespace
+}  // namespace backfill
