@@ -54,6 +54,10 @@ ArrangementBackfillExecutor::Create(
   if (options.chunk_size == 0) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": chunk_size is 0"));
   }
+  if (options.max_vnode_scans_per_step == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": max_vnode_scans_per_step is 0"));
+  }
   const TableCatalog& upstream_catalog = upstream_table->catalog();
   std::vector<DataType> s2_types;
   for (int s1 : upstream_table->output_indices()) {
@@ -219,6 +223,12 @@ absl::Status ArrangementBackfillExecutor::LoadProgress() {
     loaded.emplace(vnode, std::move(progress));
   }
   state_.emplace(std::move(loaded));
+  num_vnodes_completed_ = 0;
+  for (VirtualNode vnode : state_->owned_vnodes()) {
+    num_vnodes_completed_ +=
+        std::holds_alternative<Completed>(*state_->Get(vnode)) ? 1 : 0;
+  }
+  metrics_.vnodes_completed.Set(static_cast<double>(num_vnodes_completed_));
   total_snapshot_rows_ = state_->total_row_count();
   metrics_.vnodes_assigned.Set(static_cast<double>(state_->num_vnodes()));
   return absl::OkStatus();
@@ -274,7 +284,7 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollStartup(
     } else {
       phase_ = Phase::kBackfill;
       snapshot_.emplace(*upstream_table_, *state_, *limiter_,
-                        options_.chunk_size);
+                        options_.chunk_size, options_.max_vnode_scans_per_step);
     }
   }
   return Step::kProgress;
@@ -304,6 +314,21 @@ absl::Status ArrangementBackfillExecutor::HandleSnapshotChunk(
   std::vector<Op> ops(data.capacity(), Op::kInsert);
   QueueOutput(
       output_mapping_.MapChunk(StreamChunk(std::move(ops), std::move(data))));
+  return absl::OkStatus();
+}
+
+absl::Status ArrangementBackfillExecutor::HandleSnapshotRead(
+    SnapshotRead& read) {
+  if (read.chunk.has_value()) {
+    BACKFILL_RETURN_IF_ERROR(HandleSnapshotChunk(std::move(*read.chunk)));
+  }
+  // A vnode whose scan ended has sent every row it had at the start of the
+  // epoch (the reader reads the replicated table as of then), so every
+  // change of this epoch and later applies: Completed now (CONTRACT §4.2).
+  for (VirtualNode vnode : read.finished_vnodes) {
+    BACKFILL_RETURN_IF_ERROR(state_->FinishProgress(vnode, pk_types_.size()));
+    ++num_vnodes_completed_;
+  }
   return absl::OkStatus();
 }
 
@@ -351,12 +376,11 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollBackfill(
   const size_t max_rows = std::max<size_t>(options_.chunk_size, 64);
   absl::StatusOr<SnapshotRead> read = snapshot_->Read(max_rows);
   if (!read.ok()) return Fail(read.status());
+  if (absl::Status status = HandleSnapshotRead(*read); !status.ok()) {
+    return Fail(status);
+  }
   switch (read->outcome) {
     case SnapshotRead::kChunk:
-      if (absl::Status status = HandleSnapshotChunk(std::move(*read->chunk));
-          !status.ok()) {
-        return Fail(status);
-      }
       return Step::kProgress;
     case SnapshotRead::kRowLimit:
       return Step::kProgress;
@@ -449,9 +473,7 @@ absl::Status ArrangementBackfillExecutor::MinimumProgress(bool* exhausted) {
   }
   BACKFILL_ASSIGN_OR_RETURN(SnapshotRead read,
                             snapshot_->Read(snapshot_->chunk_capacity()));
-  if (read.outcome == SnapshotRead::kChunk) {
-    BACKFILL_RETURN_IF_ERROR(HandleSnapshotChunk(std::move(*read.chunk)));
-  }
+  BACKFILL_RETURN_IF_ERROR(HandleSnapshotRead(read));
   if (read.outcome == SnapshotRead::kExhausted) {
     BACKFILL_RETURN_IF_ERROR(EndOfSnapshot());
     *exhausted = true;
@@ -461,6 +483,7 @@ absl::Status ArrangementBackfillExecutor::MinimumProgress(bool* exhausted) {
 
 absl::Status ArrangementBackfillExecutor::EndOfSnapshot() {
   BACKFILL_RETURN_IF_ERROR(FlushSnapshot());
+  last_snapshot_stats_ = snapshot_->stats();
   snapshot_.reset();
   // Every vnode was fully sent as of this epoch's start, so every change of
   // this epoch applies: forward them unmarked (RisingWave marks them in the
@@ -505,6 +528,7 @@ absl::Status ArrangementBackfillExecutor::ProcessBarrier(Barrier barrier) {
   // (c) seal the replicated epoch.
   BACKFILL_RETURN_IF_ERROR(upstream_table_->Commit(barrier.epoch));
   // (d) metrics.
+  metrics_.vnodes_completed.Set(static_cast<double>(num_vnodes_completed_));
   metrics_.snapshot_read_row_count.Increment(snapshot_rows_this_epoch_);
   metrics_.upstream_output_row_count.Increment(upstream_rows_this_epoch_);
   metrics_.upstream_buffer_rows.Set(0);

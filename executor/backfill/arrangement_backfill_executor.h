@@ -88,6 +88,12 @@ struct ArrangementBackfillOptions {
   // against the frozen position, forwarded and replicated at once. The
   // replicated table's own epoch buffer is not counted.
   size_t upstream_buffer_budget_bytes = size_t{16} << 20;
+  // The most vnode scans (one store seek each) the snapshot side opens in
+  // one step, i.e. between two looks at upstream, so that an arriving
+  // barrier never waits behind thousands of them (empty vnodes of a table
+  // with many vnodes); default 16, >= 1. Only one scan is open at a time
+  // (SnapshotChunkReader).
+  uint32_t max_vnode_scans_per_step = 16;
 };
 
 class ArrangementBackfillExecutor final : public Executor {
@@ -129,6 +135,12 @@ class ArrangementBackfillExecutor final : public Executor {
   // Epochs in which the upstream buffer reached its budget and the snapshot
   // position was frozen (options.upstream_buffer_budget_bytes).
   uint64_t num_buffer_freezes() const { return num_buffer_freezes_; }
+  // The snapshot side's open scans and builders (now and at their peak) and
+  // the vnode scans opened so far (zeros before the epoch loop; the last
+  // values after the end of the snapshot).
+  SnapshotChunkReader::Stats snapshot_stats() const {
+    return snapshot_.has_value() ? snapshot_->stats() : last_snapshot_stats_;
+  }
 
  private:
   // The outcome of one internal step: kProgress = state changed or output
@@ -163,6 +175,8 @@ class ArrangementBackfillExecutor final : public Executor {
   // A chunk of snapshot rows (full or flushed): all-Insert, advances the
   // vnode's position to its last row, queued for output in S3.
   absl::Status HandleSnapshotChunk(VnodeChunk chunk);
+  // A Read's chunk (if any), then its finished vnodes marked Completed.
+  absl::Status HandleSnapshotRead(SnapshotRead& read);
   // Closes the snapshot reader and handles what the builders hold.
   absl::Status FlushSnapshot();
   // Barrier processing, SPEC §4.5 (a)-(h), for a barrier in the loop.
@@ -231,6 +245,8 @@ class ArrangementBackfillExecutor final : public Executor {
   uint64_t num_buffer_freezes_ = 0;
   // Upstream rows forwarded this epoch (marked or not).
   uint64_t upstream_rows_this_epoch_ = 0;
+  SnapshotChunkReader::Stats last_snapshot_stats_;
+  uint64_t num_vnodes_completed_ = 0;
   uint64_t snapshot_rows_this_epoch_ = 0;
   uint64_t total_snapshot_rows_ = 0;
 

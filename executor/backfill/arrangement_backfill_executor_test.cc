@@ -4,6 +4,8 @@
 // observable of the rule.
 #include "executor/backfill/arrangement_backfill_executor.h"
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <random>
 
@@ -802,6 +804,103 @@ TEST_F(ArrangementBackfillTest, FrozenEpochForwardsChangesAtOnce) {
   for (int i = 0; i < 3; ++i) {
     waker->Reset();
     EXPECT_TRUE(executor->PollNext(cx).is_pending());
+  }
+}
+
+// Issue 15 point 5, cost follows the work: an upstream with 32,768 vnodes
+// and few rows. Between two looks at upstream the executor opens at most
+// max_vnode_scans_per_step vnode scans (so a barrier never waits behind
+// thousands of seeks), at most one scan and one builder are alive, each vnode
+// is scanned about once over the whole backfill (a vnode whose scan ended is
+// Completed, never reopened), and the oracle holds at every barrier.
+class ObservedUpstream final : public Executor {
+ public:
+  ObservedUpstream(BoxedExecutor input, std::function<void()> on_poll)
+      : input_(std::move(input)), on_poll_(std::move(on_poll)) {}
+  PollResult PollNext(PollContext& cx) override {
+    on_poll_();
+    return input_->PollNext(cx);
+  }
+  const ExecutorInfo& info() const override { return input_->info(); }
+
+ private:
+  BoxedExecutor input_;
+  std::function<void()> on_poll_;
+};
+
+TEST_F(ArrangementBackfillTest, CostFollowsTheWorkWith32768Vnodes) {
+  constexpr int kVnodes = 32768;
+  constexpr uint32_t kScansPerStep = 16;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    std::mt19937_64 rng(seed);
+    auto store = NewMemoryStateStore();
+    SimulatedClock clock;
+    HarnessOptions options = Options(IdTable(kVnodes), 4);
+    options.backfill.max_vnode_scans_per_step = kScansPerStep;
+    // Build the executor over an upstream that records, at every poll, how
+    // many scans were opened since the previous poll.
+    ArrangementBackfillExecutor* executor = nullptr;
+    uint64_t scans_at_last_poll = 0;
+    uint64_t max_scans_between_polls = 0;
+    options.make_executor = [&](BoxedExecutor input, ProgressReporter* reporter,
+                                BackfillMetrics* metrics, Clock* clock_ptr)
+        -> absl::StatusOr<std::unique_ptr<ArrangementBackfillExecutor>> {
+      const TableCatalog catalog = IdTable(kVnodes);
+      BACKFILL_ASSIGN_OR_RETURN(
+          auto replicated,
+          ReplicatedStateTable::Create(catalog, *store,
+                                       VnodeBitmap::All(kVnodes), {1, 2, 3}));
+      BACKFILL_ASSIGN_OR_RETURN(
+          auto progress,
+          StateTable::Create(BackfillProgressCatalog(catalog, 1000), *store,
+                             VnodeBitmap::All(kVnodes)));
+      scans_at_last_poll = 0;
+      auto observed = std::make_unique<ObservedUpstream>(std::move(input), [&] {
+        if (executor == nullptr) return;
+        const uint64_t scans = executor->snapshot_stats().scans_opened;
+        max_scans_between_polls =
+            std::max(max_scans_between_polls, scans - scans_at_last_poll);
+        scans_at_last_poll = scans;
+      });
+      ArrangementBackfillOptions backfill = options.backfill;
+      backfill.clock = clock_ptr;
+      BACKFILL_ASSIGN_OR_RETURN(
+          auto built, ArrangementBackfillExecutor::Create(
+                          std::move(replicated), std::move(observed),
+                          std::move(progress), reporter, metrics, backfill));
+      executor = built.get();
+      return built;
+    };
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto h, BackfillHarness::Create(*store, clock, options));
+    for (int i = 0; i < 60; ++i) {
+      BACKFILL_ASSERT_OK(h->Insert(
+          R(std::uniform_int_distribution<int64_t>(0, 1'000'000)(rng))));
+    }
+    BACKFILL_ASSERT_OK(h->StartBackfill());
+    int epochs = 0;
+    for (; epochs < 5000 && !h->finished(); ++epochs) {
+      BACKFILL_ASSERT_OK(
+          h->Insert(R(1'000'001 + std::uniform_int_distribution<int64_t>(
+                                      0, 1'000'000)(rng))));
+      if (epochs % 2 == 0) {
+        BACKFILL_ASSERT_OK(h->Delete(h->upstream_rows().begin()->second));
+      }
+      h->PushPending(std::uniform_int_distribution<int>(0, 20)(rng));
+      BACKFILL_ASSERT_OK(h->Barrier(epochs % 4 == 3 ? BarrierKind::kCheckpoint
+                                                    : BarrierKind::kBarrier));
+    }
+    ASSERT_TRUE(h->finished());
+    EXPECT_EQ(h->view_size(), h->upstream_rows().size());
+    const SnapshotChunkReader::Stats stats = h->executor().snapshot_stats();
+    EXPECT_LE(max_scans_between_polls, kScansPerStep);
+    EXPECT_GT(max_scans_between_polls, 0u);
+    EXPECT_LE(stats.peak_open_scans, 1);
+    EXPECT_LE(stats.peak_live_builders, 1);
+    // Every vnode once, plus at most one reopened vnode per epoch.
+    EXPECT_LE(stats.scans_opened, static_cast<uint64_t>(kVnodes + epochs + 2));
+    EXPECT_EQ(stats.vnodes_finished, static_cast<uint64_t>(kVnodes));
   }
 }
 

@@ -135,9 +135,10 @@ struct SeedStats {
 // same with and without it.
 absl::Status RunSeed(uint64_t seed, StateStore& store,
                      std::optional<size_t> budget = std::nullopt,
-                     SeedStats* stats = nullptr) {
+                     SeedStats* stats = nullptr,
+                     const testing::RandomShapeOptions& shape_options = {}) {
   std::mt19937_64 rng(seed);
-  testing::RandomShape shape = testing::MakeRandomShape(rng, 7);
+  testing::RandomShape shape = testing::MakeRandomShape(rng, 7, shape_options);
   HarnessOptions options;
   options.upstream = shape.catalog;
   options.s2_column_ids = shape.s2_column_ids;
@@ -257,6 +258,25 @@ TEST(ArrangementBackfillPropertyTest, InvariantHoldsWithATinyUpstreamBuffer) {
   if (seeds >= 50) {
     EXPECT_GT(stats.buffer_freezes, static_cast<uint64_t>(seeds))
         << "the budget should freeze many epochs";
+  }
+}
+
+// Issue 15 point 5: tables with up to 32,768 vnodes (few rows each, most
+// vnodes empty), where the snapshot side scans a bounded number of vnodes
+// per step and completes each vnode when its scan ends.
+TEST(ArrangementBackfillPropertyTest, InvariantHoldsWithManyVnodes) {
+  const int first = EnvInt("BACKFILL_FIRST_SEED", 1);
+  const int seeds = EnvInt("BACKFILL_MANY_VNODES_SEEDS", 12);
+  testing::RandomShapeOptions shape_options;
+  shape_options.vnode_counts = {1024, 32768};
+  for (int seed = first; seed < first + seeds; ++seed) {
+    auto store = NewMemoryStateStore();
+    const absl::Status status =
+        RunSeed(seed, *store, std::nullopt, nullptr, shape_options);
+    ASSERT_TRUE(status.ok())
+        << "seed " << seed << " (rerun with "
+        << "--test_env=BACKFILL_FIRST_SEED=" << seed
+        << " --test_env=BACKFILL_MANY_VNODES_SEEDS=1): " << status;
   }
 }
 
