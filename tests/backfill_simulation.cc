@@ -43,6 +43,9 @@ ABSL_FLAG(std::string, sabotage, "none",
           "a deliberate pipeline bug, to see the oracle catch it: none, "
           "drop_change, duplicate_chunk or keep_view_on_crash");
 ABSL_FLAG(int, max_notes, 20, "swallowed-fault notes printed at most");
+ABSL_FLAG(int64_t, upstream_buffer_budget_bytes, -1,
+          "every backfill actor's upstream buffer budget in bytes (CONTRACT "
+          "§10); -1: the executor's default (16 MiB)");
 
 namespace backfill {
 namespace simulation {
@@ -68,6 +71,10 @@ int Main() {
     return 2;
   }
   options.trace = absl::GetFlag(FLAGS_trace);
+  if (const int64_t budget = absl::GetFlag(FLAGS_upstream_buffer_budget_bytes);
+      budget >= 0) {
+    options.upstream_buffer_budget_bytes = static_cast<size_t>(budget);
+  }
   const std::string sabotage = absl::GetFlag(FLAGS_sabotage);
   if (sabotage == "drop_change") {
     options.sabotage = SimulationOptions::Sabotage::kDropChange;

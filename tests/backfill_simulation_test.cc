@@ -2,7 +2,8 @@
 // some on RocksDB under TEST_TMPDIR, plus the regression seeds. The long run
 // is `bazel run -c opt //tests:backfill_simulation -- --seeds=100000`.
 // Environment: BACKFILL_SIM_SEEDS / BACKFILL_SIM_ROCKSDB_SEEDS /
-// BACKFILL_SIM_FIRST_SEED override the counts and the first seed.
+// BACKFILL_SIM_TINY_BUFFER_SEEDS / BACKFILL_SIM_FIRST_SEED override the
+// counts and the first seed.
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -68,6 +69,23 @@ TEST(BackfillSimulationTest, MemoryStore) {
   // The run must actually exercise recovery.
   EXPECT_GT(crashes, static_cast<int>(seeds));
   EXPECT_GT(rescales, static_cast<int>(seeds) / 2);
+}
+
+// CONTRACT §10 under every interleaving, crash and rescale: the same
+// scenarios with tiny upstream buffer budgets (0 B to a few chunks), so
+// that epochs freeze their position part-way and forward changes at once.
+TEST(BackfillSimulationTest, TinyUpstreamBuffer) {
+  const uint64_t first = EnvU64("BACKFILL_SIM_FIRST_SEED", 1) + 2'000'000;
+  const uint64_t seeds = EnvU64("BACKFILL_SIM_TINY_BUFFER_SEEDS", 150);
+  static const size_t kBudgets[] = {0, 100, 1000, 10000};
+  int crashes = 0, rescales = 0;
+  for (uint64_t seed = first; seed < first + seeds; ++seed) {
+    SimulationOptions options;
+    options.upstream_buffer_budget_bytes = kBudgets[seed % 4];
+    ExpectNoDivergence(seed, options, &crashes, &rescales);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_GT(crashes, 0);
 }
 
 TEST(BackfillSimulationTest, RocksDbStore) {

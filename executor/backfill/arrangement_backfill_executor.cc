@@ -1,6 +1,7 @@
 #include "executor/backfill/arrangement_backfill_executor.h"
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -52,6 +53,10 @@ ArrangementBackfillExecutor::Create(
   }
   if (options.chunk_size == 0) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": chunk_size is 0"));
+  }
+  if (options.max_vnode_scans_per_step == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": max_vnode_scans_per_step is 0"));
   }
   const TableCatalog& upstream_catalog = upstream_table->catalog();
   std::vector<DataType> s2_types;
@@ -218,6 +223,12 @@ absl::Status ArrangementBackfillExecutor::LoadProgress() {
     loaded.emplace(vnode, std::move(progress));
   }
   state_.emplace(std::move(loaded));
+  num_vnodes_completed_ = 0;
+  for (VirtualNode vnode : state_->owned_vnodes()) {
+    num_vnodes_completed_ +=
+        std::holds_alternative<Completed>(*state_->Get(vnode)) ? 1 : 0;
+  }
+  metrics_.vnodes_completed.Set(static_cast<double>(num_vnodes_completed_));
   total_snapshot_rows_ = state_->total_row_count();
   metrics_.vnodes_assigned.Set(static_cast<double>(state_->num_vnodes()));
   return absl::OkStatus();
@@ -273,7 +284,7 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollStartup(
     } else {
       phase_ = Phase::kBackfill;
       snapshot_.emplace(*upstream_table_, *state_, *limiter_,
-                        options_.chunk_size);
+                        options_.chunk_size, options_.max_vnode_scans_per_step);
     }
   }
   return Step::kProgress;
@@ -306,6 +317,21 @@ absl::Status ArrangementBackfillExecutor::HandleSnapshotChunk(
   return absl::OkStatus();
 }
 
+absl::Status ArrangementBackfillExecutor::HandleSnapshotRead(
+    SnapshotRead& read) {
+  if (read.chunk.has_value()) {
+    BACKFILL_RETURN_IF_ERROR(HandleSnapshotChunk(std::move(*read.chunk)));
+  }
+  // A vnode whose scan ended has sent every row it had at the start of the
+  // epoch (the reader reads the replicated table as of then), so every
+  // change of this epoch and later applies: Completed now (CONTRACT §4.2).
+  for (VirtualNode vnode : read.finished_vnodes) {
+    BACKFILL_RETURN_IF_ERROR(state_->FinishProgress(vnode, pk_types_.size()));
+    ++num_vnodes_completed_;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ArrangementBackfillExecutor::FlushSnapshot() {
   BACKFILL_ASSIGN_OR_RETURN(std::vector<VnodeChunk> chunks, snapshot_->Flush());
   for (VnodeChunk& chunk : chunks) {
@@ -323,17 +349,9 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollBackfill(
   if (upstream.is_ready()) {
     Message& message = upstream.message();
     if (StreamChunk* chunk = std::get_if<StreamChunk>(&message)) {
-      chunk->Compact();
-      if (chunk->cardinality() > 0) {
-        upstream_buffer_rows_ += chunk->cardinality();
-        upstream_buffer_bytes_ += chunk->EstimatedBytes();
-        peak_upstream_buffer_bytes_ =
-            std::max(peak_upstream_buffer_bytes_, upstream_buffer_bytes_);
-        metrics_.upstream_buffer_rows.Set(
-            static_cast<double>(upstream_buffer_rows_));
-        metrics_.upstream_buffer_bytes.Set(
-            static_cast<double>(upstream_buffer_bytes_));
-        upstream_buffer_.push_back(std::move(*chunk));
+      if (absl::Status status = HandleUpstreamChunk(std::move(*chunk));
+          !status.ok()) {
+        return Fail(status);
       }
       return Step::kProgress;
     }
@@ -349,20 +367,20 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollBackfill(
     return Step::kProgress;
   }
   // Upstream has nothing ready (and will wake us): read the snapshot, if
-  // downstream has room for it (else it wakes us when it has).
-  if (Paused()) return Step::kPending;
+  // downstream has room for it (else it wakes us when it has). Frozen: the
+  // position stays where it is until the barrier.
+  if (frozen_ || Paused()) return Step::kPending;
   if (options_.output_ready && !options_.output_ready(cx)) {
     return Step::kPending;
   }
   const size_t max_rows = std::max<size_t>(options_.chunk_size, 64);
   absl::StatusOr<SnapshotRead> read = snapshot_->Read(max_rows);
   if (!read.ok()) return Fail(read.status());
+  if (absl::Status status = HandleSnapshotRead(*read); !status.ok()) {
+    return Fail(status);
+  }
   switch (read->outcome) {
     case SnapshotRead::kChunk:
-      if (absl::Status status = HandleSnapshotChunk(std::move(*read->chunk));
-          !status.ok()) {
-        return Fail(status);
-      }
       return Step::kProgress;
     case SnapshotRead::kRowLimit:
       return Step::kProgress;
@@ -382,76 +400,141 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollBackfill(
   return Step::kProgress;
 }
 
+absl::Status ArrangementBackfillExecutor::HandleUpstreamChunk(
+    StreamChunk chunk) {
+  chunk.Compact();
+  if (chunk.cardinality() == 0) return absl::OkStatus();
+  const size_t bytes = chunk.EstimatedBytes();
+  if (!frozen_ &&
+      upstream_buffer_bytes_ + bytes > options_.upstream_buffer_budget_bytes) {
+    // Freeze the position for the rest of the epoch (CONTRACT §10). First
+    // the minimum progress the barrier would have made (a busy upstream
+    // must not starve the snapshot), then the builders' rows: from here on
+    // the positions are the ones the barrier will mark against.
+    bool exhausted = false;
+    BACKFILL_RETURN_IF_ERROR(MinimumProgress(&exhausted));
+    if (exhausted) {
+      // The snapshot ended: EndOfSnapshot forwarded the buffer unmarked and
+      // every later change of the epoch applies too (SPEC §4.6).
+      metrics_.upstream_output_row_count.Increment(chunk.cardinality());
+      QueueOutput(output_mapping_.MapChunk(std::move(chunk)));
+      phase_ = Phase::kFinishing;
+      return absl::OkStatus();
+    }
+    BACKFILL_RETURN_IF_ERROR(FlushSnapshot());
+    frozen_ = true;
+    ++num_buffer_freezes_;
+    for (const StreamChunk& buffered : upstream_buffer_) {
+      BACKFILL_RETURN_IF_ERROR(ForwardMarked(buffered));
+    }
+    upstream_buffer_.clear();
+    upstream_buffer_rows_ = upstream_buffer_bytes_ = 0;
+    metrics_.upstream_buffer_rows.Set(0);
+    metrics_.upstream_buffer_bytes.Set(0);
+  }
+  if (frozen_) return ForwardMarked(chunk);
+  upstream_buffer_rows_ += chunk.cardinality();
+  upstream_buffer_bytes_ += bytes;
+  peak_upstream_buffer_bytes_ =
+      std::max(peak_upstream_buffer_bytes_, upstream_buffer_bytes_);
+  metrics_.upstream_buffer_rows.Set(static_cast<double>(upstream_buffer_rows_));
+  metrics_.upstream_buffer_bytes.Set(
+      static_cast<double>(upstream_buffer_bytes_));
+  upstream_buffer_.push_back(std::move(chunk));
+  return absl::OkStatus();
+}
+
+absl::Status ArrangementBackfillExecutor::ForwardMarked(
+    const StreamChunk& chunk) {
+  upstream_rows_this_epoch_ += chunk.cardinality();
+  BACKFILL_ASSIGN_OR_RETURN(
+      StreamChunk marked,
+      MarkChunkByVnode(
+          chunk, upstream_table_->pk_in_output_indices(), pk_orders_,
+          [this](RowView pk) { return upstream_table_->ComputeVnodeByPk(pk); },
+          *state_));
+  if (marked.cardinality() > 0) {
+    marked.Compact();
+    QueueOutput(output_mapping_.MapChunk(std::move(marked)));
+  }
+  for (size_t i = 0; i < chunk.capacity(); ++i) {
+    if (!chunk.is_visible(i)) continue;
+    BACKFILL_RETURN_IF_ERROR(
+        upstream_table_->Write(ToRowOp(chunk.op(i)), chunk.RowAt(i)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ArrangementBackfillExecutor::MinimumProgress(bool* exhausted) {
+  *exhausted = false;
+  if (snapshot_rows_this_epoch_ != 0 || Paused() ||
+      !snapshot_->AcquirePermitsNow()) {
+    return absl::OkStatus();
+  }
+  BACKFILL_ASSIGN_OR_RETURN(SnapshotRead read,
+                            snapshot_->Read(snapshot_->chunk_capacity()));
+  BACKFILL_RETURN_IF_ERROR(HandleSnapshotRead(read));
+  if (read.outcome == SnapshotRead::kExhausted) {
+    BACKFILL_RETURN_IF_ERROR(EndOfSnapshot());
+    *exhausted = true;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ArrangementBackfillExecutor::EndOfSnapshot() {
   BACKFILL_RETURN_IF_ERROR(FlushSnapshot());
+  last_snapshot_stats_ = snapshot_->stats();
   snapshot_.reset();
   // Every vnode was fully sent as of this epoch's start, so every change of
   // this epoch applies: forward them unmarked (RisingWave marks them in the
   // minimum-progress path and can lose changes there).
-  uint64_t upstream_rows = 0;
+  // (Never frozen here: a frozen epoch reads no snapshot rows.)
+  assert(!frozen_);
   for (StreamChunk& chunk : upstream_buffer_) {
-    upstream_rows += chunk.cardinality();
+    upstream_rows_this_epoch_ += chunk.cardinality();
     QueueOutput(output_mapping_.MapChunk(std::move(chunk)));
   }
   upstream_buffer_.clear();
   upstream_buffer_rows_ = upstream_buffer_bytes_ = 0;
   metrics_.snapshot_read_row_count.Increment(snapshot_rows_this_epoch_);
-  metrics_.upstream_output_row_count.Increment(upstream_rows);
+  metrics_.upstream_output_row_count.Increment(upstream_rows_this_epoch_);
   metrics_.upstream_buffer_rows.Set(0);
   metrics_.upstream_buffer_bytes.Set(0);
   snapshot_rows_this_epoch_ = 0;
+  upstream_rows_this_epoch_ = 0;
+  frozen_ = false;
   return absl::OkStatus();
 }
 
 absl::Status ArrangementBackfillExecutor::ProcessBarrier(Barrier barrier) {
-  // Minimum progress: read up to one chunk if this epoch read nothing yet.
-  if (snapshot_rows_this_epoch_ == 0 && !Paused() &&
-      snapshot_->AcquirePermitsNow()) {
-    BACKFILL_ASSIGN_OR_RETURN(SnapshotRead read,
-                              snapshot_->Read(snapshot_->chunk_capacity()));
-    if (read.outcome == SnapshotRead::kChunk) {
-      BACKFILL_RETURN_IF_ERROR(HandleSnapshotChunk(std::move(*read.chunk)));
-    }
-    if (read.outcome == SnapshotRead::kExhausted) {
-      BACKFILL_RETURN_IF_ERROR(EndOfSnapshot());
-      return FinishBarrier(std::move(barrier));
-    }
+  // Minimum progress: read up to one chunk if this epoch read nothing yet
+  // (not when frozen: the position must stay where the forwarded changes
+  // were marked; the freeze made this read already).
+  if (!frozen_) {
+    bool exhausted = false;
+    BACKFILL_RETURN_IF_ERROR(MinimumProgress(&exhausted));
+    if (exhausted) return FinishBarrier(std::move(barrier));
   }
   // (a) close the snapshot reader (the replicated table is written below)
   // and flush the builders: positions now cover every row sent this epoch.
   BACKFILL_RETURN_IF_ERROR(FlushSnapshot());
   // (b) mark and emit the buffered changes; replicate them unmarked.
-  uint64_t upstream_rows = 0;
-  for (StreamChunk& chunk : upstream_buffer_) {
-    upstream_rows += chunk.cardinality();
-    BACKFILL_ASSIGN_OR_RETURN(
-        StreamChunk marked,
-        MarkChunkByVnode(
-            chunk, upstream_table_->pk_in_output_indices(), pk_orders_,
-            [this](RowView pk) {
-              return upstream_table_->ComputeVnodeByPk(pk);
-            },
-            *state_));
-    if (marked.cardinality() > 0) {
-      marked.Compact();
-      QueueOutput(output_mapping_.MapChunk(std::move(marked)));
-    }
-    for (size_t i = 0; i < chunk.capacity(); ++i) {
-      if (!chunk.is_visible(i)) continue;
-      BACKFILL_RETURN_IF_ERROR(
-          upstream_table_->Write(ToRowOp(chunk.op(i)), chunk.RowAt(i)));
-    }
+  for (const StreamChunk& chunk : upstream_buffer_) {
+    BACKFILL_RETURN_IF_ERROR(ForwardMarked(chunk));
   }
   upstream_buffer_.clear();
   upstream_buffer_rows_ = upstream_buffer_bytes_ = 0;
+  frozen_ = false;
   // (c) seal the replicated epoch.
   BACKFILL_RETURN_IF_ERROR(upstream_table_->Commit(barrier.epoch));
   // (d) metrics.
+  metrics_.vnodes_completed.Set(static_cast<double>(num_vnodes_completed_));
   metrics_.snapshot_read_row_count.Increment(snapshot_rows_this_epoch_);
-  metrics_.upstream_output_row_count.Increment(upstream_rows);
+  metrics_.upstream_output_row_count.Increment(upstream_rows_this_epoch_);
   metrics_.upstream_buffer_rows.Set(0);
   metrics_.upstream_buffer_bytes.Set(0);
   snapshot_rows_this_epoch_ = 0;
+  upstream_rows_this_epoch_ = 0;
   // (e) progress report.
   if (reporter_ != nullptr) {
     BACKFILL_RETURN_IF_ERROR(reporter_->Update(

@@ -78,6 +78,22 @@ struct ArrangementBackfillOptions {
   // regardless, so a slow downstream throttles the snapshot, not the
   // upstream. Default: always ready.
   std::function<bool(PollContext&)> output_ready;
+  // The byte budget of the epoch's upstream buffer (CONTRACT §10), measured
+  // as StreamChunk::EstimatedBytes of the compacted chunks; default 16 MiB,
+  // any value (0 = never buffer). When appending a chunk would take the
+  // buffer above it, the snapshot position is frozen for the rest of the
+  // epoch (a minimum-progress read if the epoch read nothing yet, then the
+  // builders are flushed and no snapshot row is read until the barrier) and
+  // the buffered chunks and every later chunk of the epoch are marked
+  // against the frozen position, forwarded and replicated at once. The
+  // replicated table's own epoch buffer is not counted.
+  size_t upstream_buffer_budget_bytes = size_t{16} << 20;
+  // The most vnode scans (one store seek each) the snapshot side opens in
+  // one step, i.e. between two looks at upstream, so that an arriving
+  // barrier never waits behind thousands of them (empty vnodes of a table
+  // with many vnodes); default 16, >= 1. Only one scan is open at a time
+  // (SnapshotChunkReader).
+  uint32_t max_vnode_scans_per_step = 16;
 };
 
 class ArrangementBackfillExecutor final : public Executor {
@@ -116,6 +132,15 @@ class ArrangementBackfillExecutor final : public Executor {
   size_t peak_upstream_buffer_bytes() const {
     return peak_upstream_buffer_bytes_;
   }
+  // Epochs in which the upstream buffer reached its budget and the snapshot
+  // position was frozen (options.upstream_buffer_budget_bytes).
+  uint64_t num_buffer_freezes() const { return num_buffer_freezes_; }
+  // The snapshot side's open scans and builders (now and at their peak) and
+  // the vnode scans opened so far (zeros before the epoch loop; the last
+  // values after the end of the snapshot).
+  SnapshotChunkReader::Stats snapshot_stats() const {
+    return snapshot_.has_value() ? snapshot_->stats() : last_snapshot_stats_;
+  }
 
  private:
   // The outcome of one internal step: kProgress = state changed or output
@@ -150,12 +175,25 @@ class ArrangementBackfillExecutor final : public Executor {
   // A chunk of snapshot rows (full or flushed): all-Insert, advances the
   // vnode's position to its last row, queued for output in S3.
   absl::Status HandleSnapshotChunk(VnodeChunk chunk);
+  // A Read's chunk (if any), then its finished vnodes marked Completed.
+  absl::Status HandleSnapshotRead(SnapshotRead& read);
   // Closes the snapshot reader and handles what the builders hold.
   absl::Status FlushSnapshot();
   // Barrier processing, SPEC §4.5 (a)-(h), for a barrier in the loop.
   absl::Status ProcessBarrier(Barrier barrier);
   // End of snapshot: flush, forward the buffered changes unmarked.
   absl::Status EndOfSnapshot();
+  // Minimum progress (SPEC §4.4): up to one chunk if this epoch read no
+  // snapshot row yet, the reader is not paused and permits are available.
+  // Sets *exhausted (after EndOfSnapshot) if the snapshot ended.
+  absl::Status MinimumProgress(bool* exhausted);
+  // Buffers an upstream chunk, or (frozen, or the budget would be exceeded)
+  // forwards it at once (CONTRACT §10).
+  absl::Status HandleUpstreamChunk(StreamChunk chunk);
+  // Marks `chunk` against the current positions, queues what stays visible
+  // and writes the whole chunk into the replicated table (SPEC §4.5 (b)).
+  // REQUIRES: no snapshot reader is open.
+  absl::Status ForwardMarked(const StreamChunk& chunk);
   // The finish barrier: every vnode Completed, persisted, committed,
   // reported; then the barrier is queued.
   absl::Status FinishBarrier(Barrier barrier);
@@ -201,6 +239,14 @@ class ArrangementBackfillExecutor final : public Executor {
   size_t upstream_buffer_rows_ = 0;
   size_t upstream_buffer_bytes_ = 0;
   size_t peak_upstream_buffer_bytes_ = 0;
+  // The upstream buffer reached its budget this epoch: no snapshot reads
+  // until the barrier, upstream chunks are forwarded at once.
+  bool frozen_ = false;
+  uint64_t num_buffer_freezes_ = 0;
+  // Upstream rows forwarded this epoch (marked or not).
+  uint64_t upstream_rows_this_epoch_ = 0;
+  SnapshotChunkReader::Stats last_snapshot_stats_;
+  uint64_t num_vnodes_completed_ = 0;
   uint64_t snapshot_rows_this_epoch_ = 0;
   uint64_t total_snapshot_rows_ = 0;
 

@@ -4,8 +4,12 @@
 // observable of the rule.
 #include "executor/backfill/arrangement_backfill_executor.h"
 
+#include <algorithm>
+#include <functional>
 #include <memory>
+#include <random>
 
+#include "absl/strings/str_cat.h"
 #include "executor/testing/backfill_harness.h"
 #include "executor/testing/chunk_matchers.h"
 #include "executor/testing/message_literal.h"
@@ -14,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "storage/memory_state_store.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
+#include "third_party/absl_extras/status_macros.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -217,7 +222,8 @@ TEST_F(ArrangementBackfillTest, BackfillsAndFinishes) {
     EXPECT_TRUE(std::holds_alternative<Completed>(*state->Get(vnode)));
   }
   EXPECT_THAT(h->registry().ExportText(),
-              HasSubstr("stream_backfill_snapshot_read_rows_total{table_id=\"7\",actor_id=\"1\"} 50"));
+              HasSubstr("stream_backfill_snapshot_read_rows_total{table_id="
+                        "\"7\",actor_id=\"1\"} 50"));
 }
 
 TEST_F(ArrangementBackfillTest, EmptyTableFinishesAtTheNextBarrier) {
@@ -618,6 +624,284 @@ TEST_F(ArrangementBackfillTest, CorruptProgressRowIsDataLossNamingTheVnode) {
   BACKFILL_ASSERT_OK(NextMessage(*executor, clock_).status());
   EXPECT_THAT(NextMessage(*executor, clock_),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("vnode 1")));
+}
+
+// CONTRACT §10, the bounded upstream buffer. One seeded trace: normal
+// epochs of ~10 changes, one burst epoch of 10x that, pending points in
+// between (snapshot reads). Returns the harness after the trace (finished).
+struct BurstRun {
+  size_t peak_bytes = 0;
+  size_t normal_peak_bytes = 0;  // the peak before the burst epoch
+  uint64_t freezes = 0;
+};
+absl::StatusOr<BurstRun> RunBurst(StateStore& store, SimulatedClock& clock,
+                                  uint64_t seed, size_t budget) {
+  HarnessOptions options = Options(IdTable(16), 4);
+  options.backfill.upstream_buffer_budget_bytes = budget;
+  BACKFILL_ASSIGN_OR_RETURN(auto h,
+                            BackfillHarness::Create(store, clock, options));
+  std::mt19937_64 rng(seed);
+  for (int64_t id = 0; id < 400; ++id) {
+    BACKFILL_RETURN_IF_ERROR(h->Insert(R(2 * id)));
+  }
+  BACKFILL_RETURN_IF_ERROR(h->StartBackfill());
+  BurstRun run;
+  int64_t next_id = 1;
+  for (int e = 0; e < 200 && !h->finished(); ++e) {
+    const int changes = e == 6 ? 100 : 10;  // epoch 6: a burst
+    for (int i = 0; i < changes; ++i) {
+      const auto& rows = h->upstream_rows();
+      const int kind = std::uniform_int_distribution<int>(0, 2)(rng);
+      if (kind == 0 || rows.empty()) {
+        BACKFILL_RETURN_IF_ERROR(h->Insert(R(next_id)));
+        next_id += 2;
+      } else {
+        auto it = rows.begin();
+        std::advance(
+            it, std::uniform_int_distribution<size_t>(0, rows.size() - 1)(rng));
+        const Row row = it->second;
+        if (kind == 1) {
+          BACKFILL_RETURN_IF_ERROR(h->Delete(row));
+        } else {
+          Row changed = row;
+          changed[2] = std::get<int32_t>(row[2]) + 1;
+          BACKFILL_RETURN_IF_ERROR(h->Update(row, changed));
+        }
+      }
+      if (i % 5 == 4) h->PushPending(1);
+    }
+    if (e == 6)
+      run.normal_peak_bytes = h->executor().peak_upstream_buffer_bytes();
+    BACKFILL_RETURN_IF_ERROR(h->Barrier(e % 3 == 2 ? BarrierKind::kCheckpoint
+                                                   : BarrierKind::kBarrier));
+  }
+  if (!h->finished()) return absl::DeadlineExceededError("not finished");
+  if (h->view_size() != h->upstream_rows().size()) {
+    return absl::InternalError("view != upstream after finish");
+  }
+  run.peak_bytes = h->executor().peak_upstream_buffer_bytes();
+  run.freezes = h->executor().num_buffer_freezes();
+  return run;
+}
+
+TEST_F(ArrangementBackfillTest, BufferPeakStaysWithinBudgetUnderABurst) {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    // Unbounded (the default budget): the burst epoch buffers ~10x more.
+    auto unbounded_store = NewMemoryStateStore();
+    SimulatedClock unbounded_clock;
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        BurstRun unbounded,
+        RunBurst(*unbounded_store, unbounded_clock, seed,
+                 ArrangementBackfillOptions{}.upstream_buffer_budget_bytes));
+    EXPECT_EQ(unbounded.freezes, 0u);
+    ASSERT_GT(unbounded.peak_bytes, 5 * unbounded.normal_peak_bytes);
+    // A budget of twice a normal epoch: the burst freezes the position, the
+    // peak stays within the budget, and the oracle holds at every barrier.
+    const size_t budget = 2 * unbounded.normal_peak_bytes;
+    auto store = NewMemoryStateStore();
+    SimulatedClock clock;
+    BACKFILL_ASSERT_OK_AND_ASSIGN(BurstRun bounded,
+                                  RunBurst(*store, clock, seed, budget));
+    EXPECT_LE(bounded.peak_bytes, budget);
+    EXPECT_GE(bounded.freezes, 1u);
+  }
+}
+
+// A frozen epoch still makes the minimum progress (§4.4): with a budget of
+// 0 every change chunk freezes the epoch, and a busy upstream (never a
+// pending point) does not starve the snapshot.
+TEST_F(ArrangementBackfillTest, FrozenEpochsStillMakeMinimumProgress) {
+  HarnessOptions options = Options(IdTable(4), 5);
+  options.backfill.upstream_buffer_budget_bytes = 0;
+  auto h = Make(options);
+  for (int64_t id = 0; id < 100; ++id) BACKFILL_ASSERT_OK(h->Insert(R(id)));
+  BACKFILL_ASSERT_OK(h->StartBackfill());
+  int epochs = 0;
+  while (!h->finished() && epochs < 100) {
+    for (int i = 0; i < 3; ++i) {
+      BACKFILL_ASSERT_OK(h->Insert(R(1000 + epochs * 3 + i)));
+      BACKFILL_ASSERT_OK(h->Delete(h->upstream_rows().begin()->second));
+      h->FlushChunk();
+    }
+    BACKFILL_ASSERT_OK(h->Barrier());
+    if (!h->finished()) {
+      EXPECT_GE(SnapshotRows(h->last_output()), 1) << "epoch " << epochs;
+    }
+    ++epochs;
+  }
+  ASSERT_TRUE(h->finished());
+  EXPECT_EQ(h->executor().peak_upstream_buffer_bytes(), 0u);
+  EXPECT_GE(h->executor().num_buffer_freezes(), 1u);
+  EXPECT_EQ(h->view_size(), h->upstream_rows().size());
+}
+
+// A frozen epoch forwards the changes behind the position before the
+// barrier arrives: the executor emits them while the barrier is not sent.
+TEST_F(ArrangementBackfillTest, FrozenEpochForwardsChangesAtOnce) {
+  const TableCatalog catalog = IdTable(1);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto upstream, StateTable::Create(catalog, *store_, VnodeBitmap::All(1)));
+  BACKFILL_ASSERT_OK(upstream->InitEpoch(EpochPair{Epoch(1), Epoch(0)}));
+  for (int64_t id = 0; id < 10; ++id)
+    BACKFILL_ASSERT_OK(upstream->Insert(R(id)));
+  BACKFILL_ASSERT_OK(upstream->Commit(EpochPair{Epoch(2), Epoch(1)}));
+  BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto replicated, ReplicatedStateTable::Create(
+                           catalog, *store_, VnodeBitmap::All(1), {1, 2, 3}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto progress, StateTable::Create(BackfillProgressCatalog(catalog, 99),
+                                        *store_, VnodeBitmap::All(1)));
+  auto input = std::make_unique<ScriptedExecutor>(
+      ExecutorInfo{},
+      testing::ScriptedExecutorOptions{
+          testing::ScriptedExecutorOptions::WhenExhausted::kPending});
+  ScriptedExecutor* script = input.get();
+  ArrangementBackfillOptions options;
+  options.output_indices = {0, 1, 2};
+  options.chunk_size = 4;
+  options.clock = &clock_;
+  options.upstream_buffer_budget_bytes = 0;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto executor, ArrangementBackfillExecutor::Create(
+                         std::move(replicated), std::move(input),
+                         std::move(progress), nullptr, nullptr, options));
+  script->Push(testing::TestBarrier(2));
+  auto waker = std::make_shared<BlockingWaker>();
+  PollContext cx(waker, clock_);
+  ASSERT_TRUE(executor->PollNext(cx).is_ready());  // the first barrier
+  // U-/U+ of id 1 and a delete of id 9; no pending point: the chunk arrives
+  // before any snapshot read, so the freeze makes the minimum-progress read
+  // (ids 0..3), then marks the chunk against position 3.
+  script->Push(
+      StreamChunkFromPretty(" I T i\n"
+                            "U- 1 v1 0\n"
+                            "U+ 1 v1 7\n"
+                            " - 9 v9 0"));
+  std::vector<StreamChunk> emitted;
+  while (true) {
+    waker->Reset();
+    PollResult result = executor->PollNext(cx);
+    if (!result.is_ready()) break;
+    ASSERT_TRUE(std::holds_alternative<StreamChunk>(result.message()));
+    emitted.push_back(std::get<StreamChunk>(std::move(result).message()));
+  }
+  ASSERT_EQ(emitted.size(), 2u);
+  EXPECT_THAT(emitted[0], ChunkEq(StreamChunkFromPretty(" I T i\n"
+                                                        "+ 0 v0 0\n"
+                                                        "+ 1 v1 0\n"
+                                                        "+ 2 v2 0\n"
+                                                        "+ 3 v3 0")));
+  EXPECT_THAT(emitted[1], ChunkEq(StreamChunkFromPretty(" I T i\n"
+                                                        "U- 1 v1 0\n"
+                                                        "U+ 1 v1 7")));
+  EXPECT_EQ(executor->num_buffer_freezes(), 1u);
+  EXPECT_EQ(executor->peak_upstream_buffer_bytes(), 0u);
+  // Frozen: no snapshot read until the barrier, however often it is polled.
+  script->PushPending();
+  script->PushPending();
+  for (int i = 0; i < 3; ++i) {
+    waker->Reset();
+    EXPECT_TRUE(executor->PollNext(cx).is_pending());
+  }
+}
+
+// Issue 15 point 5, cost follows the work: an upstream with 32,768 vnodes
+// and few rows. Between two looks at upstream the executor opens at most
+// max_vnode_scans_per_step vnode scans (so a barrier never waits behind
+// thousands of seeks), at most one scan and one builder are alive, each vnode
+// is scanned about once over the whole backfill (a vnode whose scan ended is
+// Completed, never reopened), and the oracle holds at every barrier.
+class ObservedUpstream final : public Executor {
+ public:
+  ObservedUpstream(BoxedExecutor input, std::function<void()> on_poll)
+      : input_(std::move(input)), on_poll_(std::move(on_poll)) {}
+  PollResult PollNext(PollContext& cx) override {
+    on_poll_();
+    return input_->PollNext(cx);
+  }
+  const ExecutorInfo& info() const override { return input_->info(); }
+
+ private:
+  BoxedExecutor input_;
+  std::function<void()> on_poll_;
+};
+
+TEST_F(ArrangementBackfillTest, CostFollowsTheWorkWith32768Vnodes) {
+  constexpr int kVnodes = 32768;
+  constexpr uint32_t kScansPerStep = 16;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    std::mt19937_64 rng(seed);
+    auto store = NewMemoryStateStore();
+    SimulatedClock clock;
+    HarnessOptions options = Options(IdTable(kVnodes), 4);
+    options.backfill.max_vnode_scans_per_step = kScansPerStep;
+    // Build the executor over an upstream that records, at every poll, how
+    // many scans were opened since the previous poll.
+    ArrangementBackfillExecutor* executor = nullptr;
+    uint64_t scans_at_last_poll = 0;
+    uint64_t max_scans_between_polls = 0;
+    options.make_executor = [&](BoxedExecutor input, ProgressReporter* reporter,
+                                BackfillMetrics* metrics, Clock* clock_ptr)
+        -> absl::StatusOr<std::unique_ptr<ArrangementBackfillExecutor>> {
+      const TableCatalog catalog = IdTable(kVnodes);
+      BACKFILL_ASSIGN_OR_RETURN(
+          auto replicated,
+          ReplicatedStateTable::Create(catalog, *store,
+                                       VnodeBitmap::All(kVnodes), {1, 2, 3}));
+      BACKFILL_ASSIGN_OR_RETURN(
+          auto progress,
+          StateTable::Create(BackfillProgressCatalog(catalog, 1000), *store,
+                             VnodeBitmap::All(kVnodes)));
+      scans_at_last_poll = 0;
+      auto observed = std::make_unique<ObservedUpstream>(std::move(input), [&] {
+        if (executor == nullptr) return;
+        const uint64_t scans = executor->snapshot_stats().scans_opened;
+        max_scans_between_polls =
+            std::max(max_scans_between_polls, scans - scans_at_last_poll);
+        scans_at_last_poll = scans;
+      });
+      ArrangementBackfillOptions backfill = options.backfill;
+      backfill.clock = clock_ptr;
+      BACKFILL_ASSIGN_OR_RETURN(
+          auto built, ArrangementBackfillExecutor::Create(
+                          std::move(replicated), std::move(observed),
+                          std::move(progress), reporter, metrics, backfill));
+      executor = built.get();
+      return built;
+    };
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto h, BackfillHarness::Create(*store, clock, options));
+    for (int i = 0; i < 60; ++i) {
+      BACKFILL_ASSERT_OK(h->Insert(
+          R(std::uniform_int_distribution<int64_t>(0, 1'000'000)(rng))));
+    }
+    BACKFILL_ASSERT_OK(h->StartBackfill());
+    int epochs = 0;
+    for (; epochs < 5000 && !h->finished(); ++epochs) {
+      BACKFILL_ASSERT_OK(
+          h->Insert(R(1'000'001 + std::uniform_int_distribution<int64_t>(
+                                      0, 1'000'000)(rng))));
+      if (epochs % 2 == 0) {
+        BACKFILL_ASSERT_OK(h->Delete(h->upstream_rows().begin()->second));
+      }
+      h->PushPending(std::uniform_int_distribution<int>(0, 20)(rng));
+      BACKFILL_ASSERT_OK(h->Barrier(epochs % 4 == 3 ? BarrierKind::kCheckpoint
+                                                    : BarrierKind::kBarrier));
+    }
+    ASSERT_TRUE(h->finished());
+    EXPECT_EQ(h->view_size(), h->upstream_rows().size());
+    const SnapshotChunkReader::Stats stats = h->executor().snapshot_stats();
+    EXPECT_LE(max_scans_between_polls, kScansPerStep);
+    EXPECT_GT(max_scans_between_polls, 0u);
+    EXPECT_LE(stats.peak_open_scans, 1);
+    EXPECT_LE(stats.peak_live_builders, 1);
+    // Every vnode once, plus at most one reopened vnode per epoch.
+    EXPECT_LE(stats.scans_opened, static_cast<uint64_t>(kVnodes + epochs + 2));
+    EXPECT_EQ(stats.vnodes_finished, static_cast<uint64_t>(kVnodes));
+  }
 }
 
 // The same scenario on RocksDB (the embedded default store).

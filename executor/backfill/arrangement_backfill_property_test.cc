@@ -3,9 +3,11 @@
 // pauses and throttles; after EVERY barrier the executor emits, the view
 // equals SPEC §5's invariant computed from a model of the upstream (checked
 // by BackfillHarness). The seed is printed on failure with the command that
-// reruns it (environment BACKFILL_FIRST_SEED / BACKFILL_SEEDS).
+// reruns it (environment BACKFILL_FIRST_SEED / BACKFILL_SEEDS, and
+// BACKFILL_TINY_BUFFER_SEEDS for the tiny-buffer variant).
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -123,9 +125,20 @@ std::optional<Mutation> RandomMutation(std::mt19937_64& rng,
   }
 }
 
-absl::Status RunSeed(uint64_t seed, StateStore& store) {
+// What a seed's run saw, summed over its actors (one per restart).
+struct SeedStats {
+  uint64_t buffer_freezes = 0;
+};
+
+// `budget`: ArrangementBackfillOptions::upstream_buffer_budget_bytes (the
+// default if absent); drawn from nothing else, so a seed's trace is the
+// same with and without it.
+absl::Status RunSeed(uint64_t seed, StateStore& store,
+                     std::optional<size_t> budget = std::nullopt,
+                     SeedStats* stats = nullptr,
+                     const testing::RandomShapeOptions& shape_options = {}) {
   std::mt19937_64 rng(seed);
-  testing::RandomShape shape = testing::MakeRandomShape(rng, 7);
+  testing::RandomShape shape = testing::MakeRandomShape(rng, 7, shape_options);
   HarnessOptions options;
   options.upstream = shape.catalog;
   options.s2_column_ids = shape.s2_column_ids;
@@ -137,6 +150,10 @@ absl::Status RunSeed(uint64_t seed, StateStore& store) {
   options.backfill.rate_limit = RandomRateLimit(rng);
   options.owned = RandomOwnership(rng, shape.catalog.vnode_count);
   options.barrier_interval = absl::Milliseconds(Uniform(rng, 10, 1000));
+  if (budget.has_value())
+    options.backfill.upstream_buffer_budget_bytes = *budget;
+  SeedStats local_stats;
+  if (stats == nullptr) stats = &local_stats;
   SimulatedClock clock;
   BACKFILL_ASSIGN_OR_RETURN(auto h,
                             BackfillHarness::Create(store, clock, options));
@@ -166,6 +183,7 @@ absl::Status RunSeed(uint64_t seed, StateStore& store) {
   for (int e = 0; e < epochs; ++e) {
     if (Chance(rng, 0.05)) {
       // Crash and recover, the actor taking over more vnodes (a rescale).
+      stats->buffer_freezes += h->executor().num_buffer_freezes();
       h->Crash();
       owned = VnodeBitmap::Union(
           owned, RandomOwnership(rng, shape.catalog.vnode_count));
@@ -204,6 +222,7 @@ absl::Status RunSeed(uint64_t seed, StateStore& store) {
   if (!h->tracker().IsDone()) {
     return absl::InternalError("the progress tracker is not done after finish");
   }
+  stats->buffer_freezes += h->executor().num_buffer_freezes();
   return absl::OkStatus();
 }
 
@@ -216,6 +235,48 @@ TEST(ArrangementBackfillPropertyTest, InvariantHoldsAfterEveryBarrierInMemory) {
     ASSERT_TRUE(status.ok()) << "seed " << seed << " (rerun with "
                              << "--test_env=BACKFILL_FIRST_SEED=" << seed
                              << " --test_env=BACKFILL_SEEDS=1): " << status;
+  }
+}
+
+// CONTRACT §10: the same traces with a tiny upstream buffer budget (drawn
+// per seed from 0 bytes to a few chunks), so most epochs freeze their
+// position part-way and forward changes at once.
+TEST(ArrangementBackfillPropertyTest, InvariantHoldsWithATinyUpstreamBuffer) {
+  const int first = EnvInt("BACKFILL_FIRST_SEED", 1);
+  const int seeds = EnvInt("BACKFILL_TINY_BUFFER_SEEDS", 100);
+  static const size_t kBudgets[] = {0, 1, 100, 300, 1000, 4000};
+  SeedStats stats;
+  for (int seed = first; seed < first + seeds; ++seed) {
+    auto store = NewMemoryStateStore();
+    const size_t budget = kBudgets[static_cast<size_t>(seed) % 6];
+    const absl::Status status = RunSeed(seed, *store, budget, &stats);
+    ASSERT_TRUE(status.ok())
+        << "seed " << seed << ", budget " << budget << " bytes (rerun with "
+        << "--test_env=BACKFILL_FIRST_SEED=" << seed
+        << " --test_env=BACKFILL_TINY_BUFFER_SEEDS=1): " << status;
+  }
+  if (seeds >= 50) {
+    EXPECT_GT(stats.buffer_freezes, static_cast<uint64_t>(seeds))
+        << "the budget should freeze many epochs";
+  }
+}
+
+// Issue 15 point 5: tables with up to 32,768 vnodes (few rows each, most
+// vnodes empty), where the snapshot side scans a bounded number of vnodes
+// per step and completes each vnode when its scan ends.
+TEST(ArrangementBackfillPropertyTest, InvariantHoldsWithManyVnodes) {
+  const int first = EnvInt("BACKFILL_FIRST_SEED", 1);
+  const int seeds = EnvInt("BACKFILL_MANY_VNODES_SEEDS", 12);
+  testing::RandomShapeOptions shape_options;
+  shape_options.vnode_counts = {1024, 32768};
+  for (int seed = first; seed < first + seeds; ++seed) {
+    auto store = NewMemoryStateStore();
+    const absl::Status status =
+        RunSeed(seed, *store, std::nullopt, nullptr, shape_options);
+    ASSERT_TRUE(status.ok())
+        << "seed " << seed << " (rerun with "
+        << "--test_env=BACKFILL_FIRST_SEED=" << seed
+        << " --test_env=BACKFILL_MANY_VNODES_SEEDS=1): " << status;
   }
 }
 

@@ -81,6 +81,7 @@ absl::Status BackfillState::UpdateProgress(VirtualNode vnode, Row pos,
   const uint64_t count = SaturatingAdd(
       in_progress != nullptr ? in_progress->row_count : 0, delta, kMaxCount);
   current = InProgress{std::move(pos), count};
+  touched_.insert(vnode);
   return absl::OkStatus();
 }
 
@@ -91,6 +92,7 @@ absl::Status BackfillState::FinishProgress(VirtualNode vnode, size_t pk_len) {
         absl::StrCat("FinishProgress of a vnode not owned: vnode ", vnode));
   }
   VnodeProgress& current = it->second.current;
+  touched_.insert(vnode);
   if (std::holds_alternative<NotStarted>(current)) {
     current = Completed{Row(pk_len, Datum()), 0};
   } else if (auto* in_progress = std::get_if<InProgress>(&current)) {
@@ -138,7 +140,8 @@ uint64_t BackfillState::total_row_count() const {
 
 std::vector<VirtualNode> BackfillState::ChangedVnodes() const {
   std::vector<VirtualNode> out;
-  for (const auto& [vnode, state] : vnodes_) {
+  for (VirtualNode vnode : touched_) {
+    const PerVnode& state = vnodes_.at(vnode);
     if (std::holds_alternative<NotStarted>(state.current)) continue;
     if (!ProgressEquals(state.current, state.committed)) out.push_back(vnode);
   }
@@ -162,7 +165,10 @@ std::vector<ProgressWrite> BackfillState::PendingWrites() const {
 
 void BackfillState::MarkCommitted(VirtualNode vnode) {
   auto it = vnodes_.find(vnode);
-  if (it != vnodes_.end()) it->second.committed = it->second.current;
+  if (it != vnodes_.end()) {
+    it->second.committed = it->second.current;
+    touched_.erase(vnode);
+  }
 }
 
 Row EncodeProgressValue(const VnodeProgress& progress) {

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -102,7 +103,8 @@ class BackfillState {
   uint64_t total_row_count() const;
 
   // Vnodes whose current progress must be written: not NotStarted and
-  // different from the committed copy; ascending.
+  // different from the committed copy; ascending. Costs O(vnodes changed
+  // since their last MarkCommitted), not O(vnodes owned).
   std::vector<VirtualNode> ChangedVnodes() const;
   // The writes for ChangedVnodes(), encoded with EncodeProgressValue: an
   // insert (no old value) when the committed copy is NotStarted, otherwise
@@ -120,6 +122,10 @@ class BackfillState {
     VnodeProgress current;
   };
   std::map<VirtualNode, PerVnode> vnodes_;
+  // The vnodes whose current progress may differ from the committed copy
+  // (changed since their last MarkCommitted), so that ChangedVnodes costs
+  // what changed, not the number of vnodes.
+  std::set<VirtualNode> touched_;
 };
 
 // The persisted value row of a vnode's progress:

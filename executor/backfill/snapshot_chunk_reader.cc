@@ -1,5 +1,6 @@
 #include "executor/backfill/snapshot_chunk_reader.h"
 
+#include <algorithm>
 #include <utility>
 #include <variant>
 
@@ -11,13 +12,19 @@ namespace backfill {
 SnapshotChunkReader::SnapshotChunkReader(ReplicatedStateTable& table,
                                          const BackfillState& state,
                                          MonitoredRateLimiter& limiter,
-                                         uint32_t chunk_size)
-    : table_(table), state_(state), limiter_(limiter), chunk_size_(chunk_size) {
+                                         uint32_t chunk_size,
+                                         uint32_t max_vnode_scans_per_read)
+    : table_(table),
+      state_(state),
+      limiter_(limiter),
+      chunk_size_(chunk_size),
+      max_vnode_scans_per_read_(
+          std::max<uint32_t>(max_vnode_scans_per_read, 1)),
+      vnodes_(state.owned_vnodes()) {
   const TableCatalog& catalog = table_.catalog();
   for (int s1 : table_.output_indices()) {
     types_.push_back(catalog.columns[s1].type);
   }
-  Resize();
 }
 
 uint32_t SnapshotChunkReader::chunk_capacity() const {
@@ -25,28 +32,43 @@ uint32_t SnapshotChunkReader::chunk_capacity() const {
 }
 
 void SnapshotChunkReader::Resize() {
-  const size_t capacity = chunk_capacity();
-  builders_.clear();
-  current_builder_ = nullptr;
-  for (VirtualNode vnode : state_.owned_vnodes()) {
-    builders_.emplace(vnode, DataChunkBuilder(types_, capacity));
-  }
+  builder_.reset();
   permits_ = 0;
 }
 
-void SnapshotChunkReader::OpenReader() {
-  std::vector<VnodeScanStart> starts;
-  for (VirtualNode vnode : state_.owned_vnodes()) {
-    const VnodeProgress* progress = state_.Get(vnode);
-    if (std::holds_alternative<Completed>(*progress)) continue;
-    VnodeScanStart start{vnode, std::nullopt};
-    if (const InProgress* in_progress = std::get_if<InProgress>(progress)) {
-      start.after = in_progress->current_pos;
-    }
-    starts.push_back(std::move(start));
+SnapshotChunkReader::Stats SnapshotChunkReader::stats() const {
+  Stats stats = stats_;
+  stats.open_scans = scan_ != nullptr ? 1 : 0;
+  stats.live_builders = builder_.has_value() ? 1 : 0;
+  return stats;
+}
+
+void SnapshotChunkReader::OpenScan() {
+  const VirtualNode vnode = vnodes_[cursor_];
+  VnodeScanStart start{vnode, std::nullopt};
+  if (const auto* in_progress = std::get_if<InProgress>(state_.Get(vnode))) {
+    start.after = in_progress->current_pos;
   }
-  reader_ = std::make_unique<VnodeSnapshotReader>(table_, std::move(starts));
-  reader_->SeekToFirst();
+  scan_ = std::make_unique<VnodeSnapshotReader>(
+      table_, std::vector<VnodeScanStart>{std::move(start)});
+  scan_->SeekToFirst();
+  ++stats_.scans_opened;
+  stats_.peak_open_scans = std::max(stats_.peak_open_scans, 1);
+}
+
+void SnapshotChunkReader::SkipCompleted() {
+  while (cursor_ < vnodes_.size() &&
+         std::holds_alternative<Completed>(*state_.Get(vnodes_[cursor_]))) {
+    ++cursor_;
+  }
+}
+
+std::optional<VnodeChunk> SnapshotChunkReader::TakeBuilder() {
+  if (!builder_.has_value()) return std::nullopt;
+  std::optional<DataChunk> data = builder_->Finish();
+  builder_.reset();
+  if (!data.has_value()) return std::nullopt;
+  return VnodeChunk{builder_vnode_, std::move(*data)};
 }
 
 bool SnapshotChunkReader::AcquirePermitsNow() {
@@ -58,13 +80,46 @@ bool SnapshotChunkReader::AcquirePermitsNow() {
 }
 
 absl::StatusOr<SnapshotRead> SnapshotChunkReader::Read(size_t max_rows) {
-  if (reader_ == nullptr) OpenReader();
   SnapshotRead result;
   const bool limited = !limiter_.limit().is_disabled();
-  for (size_t read = 0; read < max_rows; ++read) {
-    if (!reader_->Valid()) {
-      BACKFILL_RETURN_IF_ERROR(reader_->status());
-      result.outcome = SnapshotRead::kExhausted;
+  uint32_t opened = 0;
+  size_t read = 0;
+  while (true) {
+    if (scan_ == nullptr) {
+      // The next vnode to read: Completed ones (earlier epochs, a restart)
+      // are skipped without I/O; the cursor only moves forward.
+      SkipCompleted();
+      if (cursor_ == vnodes_.size()) {
+        result.outcome = SnapshotRead::kExhausted;
+        return result;
+      }
+      if (opened == max_vnode_scans_per_read_) {
+        result.outcome = SnapshotRead::kRowLimit;
+        return result;
+      }
+      OpenScan();
+      ++opened;
+    }
+    if (!scan_->Valid()) {
+      BACKFILL_RETURN_IF_ERROR(scan_->status());
+      // The vnode's scan ended: all its rows are handed out below.
+      const VirtualNode vnode = vnodes_[cursor_];
+      scan_.reset();
+      ++cursor_;
+      ++stats_.vnodes_finished;
+      result.finished_vnodes.push_back(vnode);
+      if (std::optional<VnodeChunk> rest = TakeBuilder()) {
+        result.chunk = std::move(rest);
+        // The last vnode: say so now (no I/O needed to know).
+        SkipCompleted();
+        result.outcome = cursor_ == vnodes_.size() ? SnapshotRead::kExhausted
+                                                   : SnapshotRead::kChunk;
+        return result;
+      }
+      continue;
+    }
+    if (read == max_rows) {
+      result.outcome = SnapshotRead::kRowLimit;
       return result;
     }
     if (limited && permits_ == 0) {
@@ -77,38 +132,36 @@ absl::StatusOr<SnapshotRead> SnapshotChunkReader::Read(size_t max_rows) {
       }
       permits_ = batch;
     }
-    const VirtualNode vnode = reader_->vnode();
-    if (current_builder_ == nullptr || current_builder_vnode_ != vnode) {
-      current_builder_ = &builders_.at(vnode);
-      current_builder_vnode_ = vnode;
+    if (!builder_.has_value()) {
+      builder_.emplace(types_, chunk_capacity());
+      builder_vnode_ = vnodes_[cursor_];
+      stats_.peak_live_builders = std::max(stats_.peak_live_builders, 1);
     }
-    std::optional<DataChunk> full = current_builder_->Append(reader_->row());
+    std::optional<DataChunk> full = builder_->Append(scan_->row());
+    ++read;
     if (limited) --permits_;
-    reader_->Next();
-    // A failed read ends the reader: report it now, even with a full chunk
-    // in hand, so that no later reset of the reader can swallow it.
-    BACKFILL_RETURN_IF_ERROR(reader_->status());
+    scan_->Next();
+    // A failed read ends the scan: report it now, even with a full chunk in
+    // hand, so that no later reset of the scan can swallow it.
+    BACKFILL_RETURN_IF_ERROR(scan_->status());
     if (full.has_value()) {
+      builder_.reset();
       result.outcome = SnapshotRead::kChunk;
-      result.chunk = VnodeChunk{vnode, std::move(*full)};
+      result.chunk = VnodeChunk{builder_vnode_, std::move(*full)};
       return result;
     }
   }
-  result.outcome = SnapshotRead::kRowLimit;
-  return result;
 }
 
 absl::StatusOr<std::vector<VnodeChunk>> SnapshotChunkReader::Flush() {
-  if (reader_ != nullptr) {
-    const absl::Status status = reader_->status();
-    reader_.reset();
+  if (scan_ != nullptr) {
+    const absl::Status status = scan_->status();
+    scan_.reset();
     BACKFILL_RETURN_IF_ERROR(status);
   }
   std::vector<VnodeChunk> chunks;
-  for (auto& [vnode, builder] : builders_) {
-    if (std::optional<DataChunk> data = builder.Finish()) {
-      chunks.push_back(VnodeChunk{vnode, std::move(*data)});
-    }
+  if (std::optional<VnodeChunk> rest = TakeBuilder()) {
+    chunks.push_back(std::move(*rest));
   }
   return chunks;
 }

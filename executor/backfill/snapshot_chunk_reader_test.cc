@@ -87,35 +87,45 @@ class SnapshotChunkReaderTest : public ::testing::Test {
   SimulatedClock clock_;
 };
 
-TEST_F(SnapshotChunkReaderTest, FullChunksOfOneVnodeThenExhaustedThenFlush) {
+// Vnode by vnode: full chunks of one vnode, then the vnode's last rows as
+// soon as its scan ends (the vnode is reported finished), the last vnode's
+// with kExhausted; one scan and one builder at most, each vnode opened once.
+TEST_F(SnapshotChunkReaderTest, VnodeByVnodeEachEndingWithItsLastRows) {
   BackfillState state(AllNotStarted());
   MonitoredRateLimiter limiter(clock_, RateLimit::Disabled(), {}, {});
   SnapshotChunkReader snapshot(*replica_, state, limiter, /*chunk_size=*/4);
   EXPECT_EQ(snapshot.chunk_capacity(), 4u);
   std::map<VirtualNode, std::vector<int64_t>> read;
+  std::vector<VirtualNode> finished;
   while (true) {
     BACKFILL_ASSERT_OK_AND_ASSIGN(SnapshotRead result, snapshot.Read(1000));
-    if (result.outcome == SnapshotRead::kExhausted) {
-      EXPECT_FALSE(result.chunk.has_value());
-      break;
+    for (VirtualNode vnode : result.finished_vnodes) finished.push_back(vnode);
+    EXPECT_LE(snapshot.stats().open_scans, 1);
+    if (result.chunk.has_value()) {
+      const size_t rows = result.chunk->data.capacity();
+      EXPECT_LE(rows, 4u);
+      if (rows < 4) {
+        ASSERT_FALSE(result.finished_vnodes.empty())
+            << "a partial chunk only at the end of its vnode";
+        EXPECT_EQ(result.finished_vnodes.back(), result.chunk->vnode);
+      }
+      std::vector<int64_t>& keys = read[result.chunk->vnode];
+      for (int64_t k : Keys(result.chunk->data)) keys.push_back(k);
     }
+    if (result.outcome == SnapshotRead::kExhausted) break;
     ASSERT_EQ(result.outcome, SnapshotRead::kChunk);
-    ASSERT_TRUE(result.chunk.has_value());
-    EXPECT_EQ(result.chunk->data.capacity(), 4u);
-    std::vector<int64_t>& keys = read[result.chunk->vnode];
-    for (int64_t k : Keys(result.chunk->data)) keys.push_back(k);
-  }
-  BACKFILL_ASSERT_OK_AND_ASSIGN(std::vector<VnodeChunk> rest, snapshot.Flush());
-  VirtualNode previous = 0;
-  for (const VnodeChunk& chunk : rest) {
-    EXPECT_GE(chunk.vnode, previous);  // vnode order
-    previous = chunk.vnode;
-    EXPECT_LT(chunk.data.capacity(), 4u);
-    for (int64_t k : Keys(chunk.data)) read[chunk.vnode].push_back(k);
   }
   EXPECT_EQ(read, by_vnode_);
+  EXPECT_EQ(finished, (std::vector<VirtualNode>{0, 1, 2, 3}));
   BACKFILL_ASSERT_OK_AND_ASSIGN(std::vector<VnodeChunk> none, snapshot.Flush());
   EXPECT_THAT(none, IsEmpty());
+  const SnapshotChunkReader::Stats stats = snapshot.stats();
+  EXPECT_EQ(stats.scans_opened, 4u);
+  EXPECT_EQ(stats.vnodes_finished, 4u);
+  EXPECT_EQ(stats.peak_open_scans, 1);
+  EXPECT_EQ(stats.peak_live_builders, 1);
+  EXPECT_EQ(stats.open_scans, 0);
+  EXPECT_EQ(stats.live_builders, 0);
 }
 
 TEST_F(SnapshotChunkReaderTest, StartsAfterPositionsAndSkipsCompletedVnodes) {
@@ -131,11 +141,41 @@ TEST_F(SnapshotChunkReaderTest, StartsAfterPositionsAndSkipsCompletedVnodes) {
   SnapshotChunkReader snapshot(*replica_, state, limiter, /*chunk_size=*/256);
   BACKFILL_ASSERT_OK_AND_ASSIGN(SnapshotRead result, snapshot.Read(1000));
   EXPECT_EQ(result.outcome, SnapshotRead::kExhausted);
-  BACKFILL_ASSERT_OK_AND_ASSIGN(std::vector<VnodeChunk> rest, snapshot.Flush());
-  ASSERT_EQ(rest.size(), 1u);
-  EXPECT_EQ(rest[0].vnode, 1);
-  EXPECT_EQ(Keys(rest[0].data),
+  ASSERT_TRUE(result.chunk.has_value());
+  EXPECT_EQ(result.chunk->vnode, 1);
+  EXPECT_EQ(Keys(result.chunk->data),
             std::vector<int64_t>(keys.begin() + 2, keys.end()));
+  EXPECT_EQ(result.finished_vnodes, (std::vector<VirtualNode>{1}));
+  EXPECT_EQ(snapshot.stats().scans_opened, 1u);  // Completed: never opened
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::vector<VnodeChunk> rest, snapshot.Flush());
+  EXPECT_THAT(rest, IsEmpty());
+}
+
+// Empty vnodes (every one read up to its last key): one Read opens at most
+// max_vnode_scans_per_read scans, however many vnodes are empty.
+TEST_F(SnapshotChunkReaderTest, OpensABoundedNumberOfScansPerRead) {
+  std::map<VirtualNode, VnodeProgress> loaded;
+  for (const auto& [vnode, keys] : by_vnode_) {
+    loaded[vnode] = InProgress{Row{keys.back()}, keys.size()};
+  }
+  BackfillState state(std::move(loaded));
+  MonitoredRateLimiter limiter(clock_, RateLimit::Disabled(), {}, {});
+  SnapshotChunkReader snapshot(*replica_, state, limiter, /*chunk_size=*/4,
+                               /*max_vnode_scans_per_read=*/1);
+  std::vector<VirtualNode> finished;
+  for (int i = 0; i < 3; ++i) {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(SnapshotRead result, snapshot.Read(1000));
+    EXPECT_EQ(result.outcome, SnapshotRead::kRowLimit);
+    EXPECT_FALSE(result.chunk.has_value());
+    EXPECT_EQ(snapshot.stats().scans_opened, static_cast<uint64_t>(i + 1));
+    for (VirtualNode vnode : result.finished_vnodes) finished.push_back(vnode);
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SnapshotRead last, snapshot.Read(1000));
+  EXPECT_EQ(last.outcome, SnapshotRead::kExhausted);
+  for (VirtualNode vnode : last.finished_vnodes) finished.push_back(vnode);
+  EXPECT_EQ(finished, (std::vector<VirtualNode>{0, 1, 2, 3}));
+  EXPECT_EQ(snapshot.stats().scans_opened, 4u);
+  EXPECT_EQ(snapshot.stats().peak_live_builders, 0);
 }
 
 TEST_F(SnapshotChunkReaderTest, StopsAtTheRowLimit) {

@@ -401,6 +401,10 @@ void Simulation::CreateActors() {
     config.options.fragment_id = kFragment;
     config.options.chunk_size = scenario_.chunk_size;
     config.options.rate_limit = rate_limit_;
+    if (options_.upstream_buffer_budget_bytes.has_value()) {
+      config.options.upstream_buffer_budget_bytes =
+          *options_.upstream_buffer_budget_bytes;
+    }
     config.progress_table_id = kProgressTable;
     absl::StatusOr<std::unique_ptr<BackfillActor>> actor =
         BackfillActor::Create(*table_, *store_, clock_, reporters_.back().get(),
@@ -951,6 +955,10 @@ std::string ReproductionCommand(uint64_t seed,
       seed, " --store=",
       options.store == SimulationOptions::StoreKind::kRocksDb ? "rocksdb"
                                                               : "memory",
+      options.upstream_buffer_budget_bytes.has_value()
+          ? absl::StrCat(" --upstream_buffer_budget_bytes=",
+                         *options.upstream_buffer_budget_bytes)
+          : "",
       " --trace");
 }
 

@@ -57,6 +57,10 @@ struct SimulationOptions {
   // divergence. Defaults are far above what a correct run needs.
   uint64_t max_steps = 3'000'000;
   uint64_t max_epochs = 20'000;
+  // ArrangementBackfillOptions::upstream_buffer_budget_bytes of every actor
+  // (CONTRACT §10); absent: the executor's default. Not drawn from the seed,
+  // so a seed's scenario is the same with and without it.
+  std::optional<size_t> upstream_buffer_budget_bytes;
 };
 
 struct SeedOutcome {
