@@ -2,9 +2,9 @@
 
 #include <cassert>
 #include <deque>
-#include <mutex>
 
 #include "absl/base/thread_annotations.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 namespace executor_internal {
@@ -13,7 +13,7 @@ struct ChannelState {
   explicit ChannelState(size_t capacity) : capacity(capacity) {}
 
   const size_t capacity;
-  mutable std::mutex mu;
+  mutable Mutex mu;
   std::deque<Message> queue ABSL_GUARDED_BY(mu);
   // Set once by the sender: OK = End, otherwise the error to return.
   bool sender_closed ABSL_GUARDED_BY(mu) = false;
@@ -68,7 +68,7 @@ SendResult ChannelSender::TrySend(Message& message) {
   std::shared_ptr<Waker> to_wake;
   SendResult result;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(&state_->mu);
     result = SendLocked(*state_, message, &to_wake);
   }
   WakeIfSet(std::move(to_wake));
@@ -79,7 +79,7 @@ SendResult ChannelSender::PollSend(Message& message, PollContext& cx) {
   std::shared_ptr<Waker> to_wake;
   SendResult result;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(&state_->mu);
     result = SendLocked(*state_, message, &to_wake);
     // Registered under the lock that the receiver takes to free a slot, so
     // the wake-up cannot be missed.
@@ -90,7 +90,7 @@ SendResult ChannelSender::PollSend(Message& message, PollContext& cx) {
 }
 
 bool ChannelSender::PollReady(PollContext& cx) {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   if (state_->receiver_closed || state_->queue.size() < state_->capacity) {
     return true;
   }
@@ -126,7 +126,7 @@ void ChannelSender::CloseWith(absl::Status status) {
   if (state_ == nullptr) return;  // Moved from.
   std::shared_ptr<Waker> to_wake;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(&state_->mu);
     if (state_->sender_closed) return;
     state_->sender_closed = true;
     state_->close_status = std::move(status);
@@ -150,7 +150,7 @@ PollResult ChannelReceiver::PollReceive(PollContext& cx) {
   std::shared_ptr<Waker> to_wake;
   std::optional<Message> message;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(&state_->mu);
     if (state_->queue.empty()) {
       if (state_->sender_closed) {
         return state_->close_status.ok()
@@ -173,7 +173,7 @@ PollResult ChannelReceiver::PollReceive(PollContext& cx) {
 }
 
 size_t ChannelReceiver::size() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   return state_->queue.size();
 }
 
@@ -182,7 +182,7 @@ void ChannelReceiver::Close() {
   std::shared_ptr<Waker> to_wake;
   std::deque<Message> dropped;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(&state_->mu);
     if (state_->receiver_closed) return;
     state_->receiver_closed = true;
     dropped.swap(state_->queue);

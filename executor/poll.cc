@@ -41,27 +41,25 @@ std::string PollResult::DebugString() const {
 }
 
 void BlockingWaker::Wake() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   woken_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void BlockingWaker::Reset() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   woken_ = false;
 }
 
 bool BlockingWaker::WaitUntil(Clock& clock, absl::Time deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (deadline == absl::InfiniteFuture()) {
-    // Not a timed wait, so the clock is not involved (and a real clock's
-    // conversion of an infinite deadline would overflow).
-    cv_.wait(lock,
-             [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return woken_; });
+    // Not a timed wait, so the clock is not involved.
+    while (!woken_) cv_.Wait(&mu_);
     return true;
   }
   return clock.WaitUntil(
-      lock, cv_, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return woken_; },
+      mu_, cv_, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return woken_; },
       deadline);
 }
 

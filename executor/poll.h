@@ -19,9 +19,7 @@
 #ifndef EXECUTOR_POLL_H_
 #define EXECUTOR_POLL_H_
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <variant>
 
@@ -30,6 +28,7 @@
 #include "absl/time/time.h"
 #include "executor/message.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -130,17 +129,17 @@ class PollResult {
 // Thread-safe.
 class BlockingWaker final : public Waker {
  public:
-  void Wake() override;
+  void Wake() override ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets earlier wakes.
-  void Reset();
+  void Reset() ABSL_LOCKS_EXCLUDED(mu_);
   // Blocks until Wake() was called since the last Reset(), or `clock`
   // reaches `deadline` (absl::InfiniteFuture() = no deadline). Returns true
   // iff woken.
-  bool WaitUntil(Clock& clock, absl::Time deadline);
+  bool WaitUntil(Clock& clock, absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   bool woken_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -12,7 +12,7 @@ CommitWaiter::~CommitWaiter() { Stop(); }
 bool CommitWaiter::Ready(absl::FunctionRef<bool()> ready, PollContext& cx) {
   if (ready()) return true;
   {
-    std::lock_guard<std::mutex> guard(slot_->mu);
+    MutexLock lock(&slot_->mu);
     slot_->waker = cx.waker();
   }
   if (!listener_id_.has_value()) {
@@ -21,7 +21,7 @@ bool CommitWaiter::Ready(absl::FunctionRef<bool()> ready, PollContext& cx) {
       if (std::shared_ptr<WakeSlot> slot = weak.lock()) {
         std::shared_ptr<Waker> waker;
         {
-          std::lock_guard<std::mutex> guard(slot->mu);
+          MutexLock lock(&slot->mu);
           waker = slot->waker;
         }
         if (waker != nullptr) waker->Wake();

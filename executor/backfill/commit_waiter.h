@@ -21,13 +21,13 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "executor/poll.h"
 #include "storage/state_store.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -59,7 +59,7 @@ class CommitWaiter {
   // never runs again (StateStore's contract), and a weak reference keeps a
   // call racing with destruction harmless all the same.
   struct WakeSlot {
-    std::mutex mu;
+    Mutex mu;
     std::shared_ptr<Waker> waker ABSL_GUARDED_BY(mu);
   };
 

@@ -24,7 +24,7 @@ absl::StatusOr<std::unique_ptr<JobProgressTracker>> JobProgressTracker::Create(
 }
 
 absl::Status JobProgressTracker::Report(const ProgressEvent& event) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = actors_.find(event.actor);
   if (it == actors_.end()) {
     return absl::NotFoundError(absl::StrCat(
@@ -51,27 +51,27 @@ absl::Status JobProgressTracker::Report(const ProgressEvent& event) {
 }
 
 bool JobProgressTracker::IsDone() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return num_done_ == actors_.size();
 }
 
 size_t JobProgressTracker::num_actors() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return actors_.size();
 }
 
 size_t JobProgressTracker::num_done() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return num_done_;
 }
 
 uint64_t JobProgressTracker::consumed_rows() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return consumed_rows_;
 }
 
 uint64_t JobProgressTracker::total_vnodes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t total = 0;
   for (const auto& entry : actors_) total += entry.second.num_vnodes;
   return total;
@@ -79,7 +79,7 @@ uint64_t JobProgressTracker::total_vnodes() const {
 
 std::optional<ActorProgress> JobProgressTracker::GetActorProgress(
     ActorId actor) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = actors_.find(actor);
   if (it == actors_.end()) return std::nullopt;
   return it->second;

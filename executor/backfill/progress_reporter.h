@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "executor/barrier.h"
 #include "storage/epoch.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -84,31 +84,34 @@ class JobProgressTracker final : public ProgressEventSink {
   // Records `event`: Init/ConsumingUpstream -> ConsumingUpstream (Update) or
   // Done (Finish). Errors: NotFound for an actor that is not registered;
   // FailedPrecondition for any event of an actor that is already Done.
-  absl::Status Report(const ProgressEvent& event) override;
+  absl::Status Report(const ProgressEvent& event) override
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // True iff every registered actor is Done (vacuously true for none).
-  bool IsDone() const;
-  size_t num_actors() const;
-  size_t num_done() const;
+  bool IsDone() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t num_actors() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t num_done() const ABSL_LOCKS_EXCLUDED(mu_);
   // Sum of the latest consumed_rows of every actor.
-  uint64_t consumed_rows() const;
+  uint64_t consumed_rows() const ABSL_LOCKS_EXCLUDED(mu_);
   // Sum of the registered actors' vnode counts.
-  uint64_t total_vnodes() const;
+  uint64_t total_vnodes() const ABSL_LOCKS_EXCLUDED(mu_);
   // The state of `actor`, or nullopt if not registered.
-  std::optional<ActorProgress> GetActorProgress(ActorId actor) const;
+  std::optional<ActorProgress> GetActorProgress(ActorId actor) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Estimated percentage given the upstream's `total_rows`: 100 when done;
   // otherwise 100 * consumed / total, capped at 99.99 (and 99.99 when
   // total_rows is 0), since the total is only an estimate.
-  double PercentEstimate(uint64_t total_rows) const;
+  double PercentEstimate(uint64_t total_rows) const ABSL_LOCKS_EXCLUDED(mu_);
   // "42.00% (42/100)", or "100%" when done.
-  std::string ProgressString(uint64_t total_rows) const;
+  std::string ProgressString(uint64_t total_rows) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   explicit JobProgressTracker(std::map<ActorId, ActorProgress> actors)
       : actors_(std::move(actors)) {}
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::map<ActorId, ActorProgress> actors_ ABSL_GUARDED_BY(mu_);
   size_t num_done_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t consumed_rows_ ABSL_GUARDED_BY(mu_) = 0;

@@ -141,22 +141,22 @@ absl::StatusOr<Barrier> BarrierCoordinator::NextBarrier(JobGraph& graph) {
   barrier.kind = kind_;
   injected_at_ = clock_.Now();
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     injected_[epoch_.curr.value()] = injected_at_;
   }
   return barrier;
 }
 
 bool BarrierCoordinator::IsCollected(Epoch curr) const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   return collected_ >= curr;
 }
 
 absl::Status BarrierCoordinator::WaitCollected() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const bool collected = clock_.WaitUntil(
-      lock, cv_,
-      [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      mu_, cv_,
+      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return !error_.ok() || collected_ >= epoch_.curr;
       },
       deadline());
@@ -171,7 +171,7 @@ absl::Status BarrierCoordinator::WaitCollected() {
 
 absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     last_backfill_latency_ms_ =
         absl::ToDoubleMilliseconds(backfill_latency_[epoch_.curr.value()]);
     injected_.erase(epoch_.curr.value());
@@ -253,33 +253,33 @@ void BarrierCoordinator::RecordAttemptEnd(const JobGraph& graph,
 }
 
 void BarrierCoordinator::Fail(const absl::Status& status) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   if (error_.ok()) error_ = status;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 absl::Status BarrierCoordinator::error() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   return error_;
 }
 
 void BarrierCoordinator::StopCheckpoints() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   checkpoints_stopped_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void BarrierCoordinator::WaitUntilCheckpointsStopped() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   clock_.WaitUntil(
-      lock, cv_,
-      [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return checkpoints_stopped_; },
+      mu_, cv_,
+      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return checkpoints_stopped_; },
       absl::InfiniteFuture());
 }
 
 void BarrierCoordinator::BackfillEmitted(const Barrier& barrier,
                                          absl::Time now) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   auto it = injected_.find(barrier.epoch.curr.value());
   if (it == injected_.end()) return;
   absl::Duration& latency = backfill_latency_[barrier.epoch.curr.value()];
@@ -295,9 +295,9 @@ void BarrierCoordinator::ActorEnded(const Actor& actor) {
 }
 
 void BarrierCoordinator::Collected(const Barrier& barrier) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   collected_ = std::max(collected_, barrier.epoch.curr);
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 }  // namespace backfill

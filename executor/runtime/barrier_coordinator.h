@@ -42,12 +42,10 @@
 #ifndef EXECUTOR_RUNTIME_BARRIER_COORDINATOR_H_
 #define EXECUTOR_RUNTIME_BARRIER_COORDINATOR_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -64,6 +62,7 @@
 #include "storage/epoch.h"
 #include "storage/state_store.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -202,8 +201,8 @@ class BarrierCoordinator final : public BarrierListener {
   std::vector<double> steady_latencies_ms_;
   double last_backfill_latency_ms_ = 0;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   Epoch collected_ ABSL_GUARDED_BY(mu_);
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   bool checkpoints_stopped_ ABSL_GUARDED_BY(mu_) = false;

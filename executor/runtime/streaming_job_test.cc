@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -12,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "storage/memory_state_store.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
+#include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -243,7 +243,7 @@ class CountingFaults final : public FaultInjector {
   CountingFaults(Operation op, std::string file, int after, int count)
       : op_(op), file_(std::move(file)), after_(after), count_(count) {}
   absl::Status Check(Operation op, absl::string_view file) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!armed_ || op != op_ || file.find(file_) == absl::string_view::npos) {
       return absl::OkStatus();
     }
@@ -252,11 +252,11 @@ class CountingFaults final : public FaultInjector {
     return absl::InternalError(absl::StrCat("test fault on ", std::string(file)));
   }
   void Arm() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     armed_ = true;
   }
   int fired() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return fired_;
   }
 
@@ -265,10 +265,10 @@ class CountingFaults final : public FaultInjector {
   const std::string file_;
   const int after_;
   const int count_;
-  std::mutex mu_;
-  bool armed_ = false;
-  int seen_ = 0;
-  int fired_ = 0;
+  Mutex mu_;
+  bool armed_ ABSL_GUARDED_BY(mu_) = false;
+  int seen_ ABSL_GUARDED_BY(mu_) = 0;
+  int fired_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // A RocksDB store the job can reopen after an error, as //tools:backfill

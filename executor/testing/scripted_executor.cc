@@ -23,7 +23,7 @@ void ScriptedExecutor::PushError(absl::Status error) {
 void ScriptedExecutor::PushStep(Step step) {
   std::shared_ptr<Waker> to_wake;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     steps_.push_back(std::move(step));
     to_wake = std::move(waker_);
     waker_ = nullptr;
@@ -34,7 +34,7 @@ void ScriptedExecutor::PushStep(Step step) {
 void ScriptedExecutor::Close() {
   std::shared_ptr<Waker> to_wake;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     closed_ = true;
     to_wake = std::move(waker_);
     waker_ = nullptr;
@@ -43,17 +43,28 @@ void ScriptedExecutor::Close() {
 }
 
 size_t ScriptedExecutor::num_remaining() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return steps_.size();
 }
 
 size_t ScriptedExecutor::num_polls() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return num_polls_;
 }
 
 PollResult ScriptedExecutor::PollNext(PollContext& cx) {
-  std::unique_lock<std::mutex> lock(mu_);
+  std::shared_ptr<Waker> to_wake;
+  PollResult result = PollResult::Pending();
+  {
+    MutexLock lock(&mu_);
+    result = PollLocked(cx, &to_wake);
+  }
+  if (to_wake != nullptr) to_wake->Wake();
+  return result;
+}
+
+PollResult ScriptedExecutor::PollLocked(PollContext& cx,
+                                        std::shared_ptr<Waker>* to_wake) {
   ++num_polls_;
   while (true) {
     if (terminal_.has_value()) {
@@ -77,9 +88,7 @@ PollResult ScriptedExecutor::PollNext(PollContext& cx) {
     }
     if (std::holds_alternative<PendingOnce>(step)) {
       steps_.pop_front();
-      std::shared_ptr<Waker> waker = cx.waker();
-      lock.unlock();
-      waker->Wake();
+      *to_wake = cx.waker();
       return PollResult::Pending();
     }
     if (auto* until = std::get_if<PendingUntil>(&step)) {

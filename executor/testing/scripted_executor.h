@@ -27,7 +27,6 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <variant>
 
@@ -37,6 +36,7 @@
 #include "executor/executor.h"
 #include "executor/message.h"
 #include "executor/poll.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 namespace testing {
@@ -55,20 +55,20 @@ class ScriptedExecutor final : public Executor {
   explicit ScriptedExecutor(ExecutorInfo info,
                             ScriptedExecutorOptions options = {});
 
-  void Push(Message message);
-  void PushPending();
-  void PushPendingUntil(absl::Time deadline);
+  void Push(Message message) ABSL_LOCKS_EXCLUDED(mu_);
+  void PushPending() ABSL_LOCKS_EXCLUDED(mu_);
+  void PushPendingUntil(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);
   // REQUIRES: !error.ok().
-  void PushError(absl::Status error);
+  void PushError(absl::Status error) ABSL_LOCKS_EXCLUDED(mu_);
   // End of stream after the remaining steps (for kPending mode).
-  void Close();
+  void Close() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Number of steps not yet consumed.
-  size_t num_remaining() const;
+  size_t num_remaining() const ABSL_LOCKS_EXCLUDED(mu_);
   // Number of PollNext calls so far.
-  size_t num_polls() const;
+  size_t num_polls() const ABSL_LOCKS_EXCLUDED(mu_);
 
-  PollResult PollNext(PollContext& cx) override;
+  PollResult PollNext(PollContext& cx) override ABSL_LOCKS_EXCLUDED(mu_);
   const ExecutorInfo& info() const override { return info_; }
 
  private:
@@ -78,11 +78,15 @@ class ScriptedExecutor final : public Executor {
   };
   using Step = std::variant<Message, PendingOnce, PendingUntil, absl::Status>;
 
-  void PushStep(Step step);
+  void PushStep(Step step) ABSL_LOCKS_EXCLUDED(mu_);
+  // PollNext's work under the lock. Sets `*to_wake` to a waker that PollNext
+  // wakes once it has released the lock (a PendingOnce step).
+  PollResult PollLocked(PollContext& cx, std::shared_ptr<Waker>* to_wake)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ExecutorInfo info_;
   const ScriptedExecutorOptions options_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::deque<Step> steps_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   // Set once the stream ended or failed (fused result).

@@ -7,14 +7,15 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 namespace rocksdb_internal {
@@ -28,7 +29,7 @@ class ScriptedFaults final : public FaultInjector {
  public:
   absl::Status Check(Operation operation,
                      absl::string_view file_name) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     checks_.push_back(operation);
     if (armed_ && operation == operation_ &&
         absl::StrContains(file_name, file_)) {
@@ -37,24 +38,24 @@ class ScriptedFaults final : public FaultInjector {
     return absl::OkStatus();
   }
   void Arm(Operation operation, std::string file, absl::Status error) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     armed_ = true;
     operation_ = operation;
     file_ = std::move(file);
     error_ = std::move(error);
   }
   std::vector<Operation> checks() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return checks_;
   }
 
  private:
-  std::mutex mu_;
-  bool armed_ = false;
-  Operation operation_ = Operation::kRead;
-  std::string file_;
-  absl::Status error_;
-  std::vector<Operation> checks_;
+  Mutex mu_;
+  bool armed_ ABSL_GUARDED_BY(mu_) = false;
+  Operation operation_ ABSL_GUARDED_BY(mu_) = Operation::kRead;
+  std::string file_ ABSL_GUARDED_BY(mu_);
+  absl::Status error_ ABSL_GUARDED_BY(mu_);
+  std::vector<Operation> checks_ ABSL_GUARDED_BY(mu_);
 };
 
 std::string NewTestDirectory() {

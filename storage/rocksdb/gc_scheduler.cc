@@ -17,10 +17,10 @@ GcScheduler::~GcScheduler() { Stop(); }
 void GcScheduler::Stop() {
   if (!thread_.joinable()) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_cv_.notify_all();
+  wake_cv_.SignalAll();
   hooks_.abort_compaction();
   thread_.join();
 }
@@ -28,7 +28,7 @@ void GcScheduler::Stop() {
 void GcScheduler::NoteTombstones(uint64_t count) {
   uint64_t pending;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     pending_tombstones_ += count;
     pending = pending_tombstones_;
     if (!thread_.joinable() || stopping_ || due_) return;
@@ -41,16 +41,16 @@ void GcScheduler::NoteTombstones(uint64_t count) {
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     due_ = true;
   }
-  wake_cv_.notify_all();
+  wake_cv_.SignalAll();
 }
 
 absl::Status GcScheduler::RunFullCompaction() {
-  std::lock_guard<std::mutex> compact_lock(compact_mu_);
+  MutexLock compact_lock(&compact_mu_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     pending_tombstones_ = 0;
     ++full_compactions_;
   }
@@ -58,8 +58,8 @@ absl::Status GcScheduler::RunFullCompaction() {
 }
 
 GcStats GcScheduler::WaitForGc() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [&] { return stopping_ || (!due_ && !running_); });
+  MutexLock lock(&mu_);
+  while (!stopping_ && (due_ || running_)) idle_cv_.Wait(&mu_);
   GcStats stats;
   stats.full_compactions = full_compactions_;
   stats.pending_tombstones = pending_tombstones_;
@@ -68,20 +68,21 @@ GcStats GcScheduler::WaitForGc() {
 }
 
 void GcScheduler::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    wake_cv_.wait(lock, [&] { return stopping_ || due_; });
-    if (stopping_) break;
-    due_ = false;
-    running_ = true;
-    lock.unlock();
+    {
+      MutexLock lock(&mu_);
+      while (!stopping_ && !due_) wake_cv_.Wait(&mu_);
+      if (stopping_) break;
+      due_ = false;
+      running_ = true;
+    }
     absl::Status status = RunFullCompaction();
-    lock.lock();
+    MutexLock lock(&mu_);
     running_ = false;
     if (!stopping_) last_error_ = status;
-    idle_cv_.notify_all();
+    idle_cv_.SignalAll();
   }
-  idle_cv_.notify_all();
+  idle_cv_.SignalAll();
 }
 
 }  // namespace rocksdb_internal

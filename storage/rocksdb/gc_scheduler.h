@@ -12,15 +12,14 @@
 #ifndef STORAGE_ROCKSDB_GC_SCHEDULER_H_
 #define STORAGE_ROCKSDB_GC_SCHEDULER_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "storage/rocksdb/options.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 namespace rocksdb_internal {
@@ -57,31 +56,32 @@ class GcScheduler {
   // Counts tombstones written (by a checkpoint, or found at open); wakes the
   // background thread once the count since the last full compaction reaches
   // max(min_tombstones, tombstone_fraction x estimate_stored_versions()).
-  void NoteTombstones(uint64_t count);
+  void NoteTombstones(uint64_t count) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Runs a full compaction now (after any running one): resets the count
   // (the compaction sees every tombstone so far) and returns the hook's
   // status. Blocks.
-  absl::Status RunFullCompaction();
+  absl::Status RunFullCompaction() ABSL_LOCKS_EXCLUDED(compact_mu_, mu_);
 
   // Blocks until no background compaction is due or running (or the
   // scheduler stops), then returns the statistics.
-  GcStats WaitForGc();
+  GcStats WaitForGc() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stops the background thread: aborts a running compaction and joins.
   // Idempotent. Afterwards nothing is scheduled (counts still accumulate).
-  void Stop();
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Run();
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
 
   const GcSchedulerOptions options_;
   const GcHooks hooks_;
 
-  std::mutex compact_mu_;  // One full compaction at a time.
-  std::mutex mu_;
-  std::condition_variable wake_cv_;  // Wakes the background thread.
-  std::condition_variable idle_cv_;  // Signals WaitForGc.
+  // One full compaction at a time.
+  Mutex compact_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  Mutex mu_;
+  CondVar wake_cv_;  // Wakes the background thread.
+  CondVar idle_cv_;  // Signals WaitForGc.
   uint64_t pending_tombstones_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t full_compactions_ ABSL_GUARDED_BY(mu_) = 0;
   bool due_ ABSL_GUARDED_BY(mu_) = false;

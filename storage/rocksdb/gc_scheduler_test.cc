@@ -2,11 +2,10 @@
 #include "storage/rocksdb/gc_scheduler.h"
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -94,32 +93,32 @@ TEST(GcSchedulerTest, BackgroundErrorIsReportedNotThrown) {
 }
 
 TEST(GcSchedulerTest, StopAbortsARunningCompaction) {
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   bool started = false;
   bool aborted = false;
   GcHooks hooks{
       .full_compaction =
           [&] {
-            std::unique_lock<std::mutex> lock(mu);
+            MutexLock lock(&mu);
             started = true;
-            cv.notify_all();
-            cv.wait(lock, [&] { return aborted; });
+            cv.SignalAll();
+            while (!aborted) cv.Wait(&mu);
             return absl::AbortedError("aborted");
           },
       .estimate_stored_versions = [] { return uint64_t{0}; },
       .abort_compaction =
           [&] {
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(&mu);
             aborted = true;
-            cv.notify_all();
+            cv.SignalAll();
           },
   };
   GcScheduler gc({.tombstone_fraction = 1, .min_tombstones = 1}, hooks);
   gc.NoteTombstones(1);
   {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return started; });
+    MutexLock lock(&mu);
+    while (!started) cv.Wait(&mu);
   }
   gc.Stop();  // Returns: the compaction was aborted and the thread joined.
   EXPECT_TRUE(aborted);

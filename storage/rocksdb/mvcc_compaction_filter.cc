@@ -14,7 +14,7 @@ class GcEpochs::EpochPinImpl final : public storage_internal::EpochPin {
   EpochPinImpl(GcEpochs* gc, std::multiset<uint64_t>::iterator it)
       : gc_(gc), it_(it) {}
   ~EpochPinImpl() override {
-    std::lock_guard<std::mutex> lock(gc_->mu_);
+    MutexLock lock(&gc_->mu_);
     gc_->pins_.erase(it_);
   }
 
@@ -24,17 +24,17 @@ class GcEpochs::EpochPinImpl final : public storage_internal::EpochPin {
 };
 
 std::unique_ptr<storage_internal::EpochPin> GcEpochs::Pin(Epoch epoch) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return std::make_unique<EpochPinImpl>(this, pins_.insert(epoch.value()));
 }
 
 void GcEpochs::SetCommitted(Epoch epoch) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   committed_ = std::max(committed_, epoch.value());
 }
 
 Epoch GcEpochs::BeginCompaction() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t safe = committed_;
   if (!pins_.empty()) safe = std::min(safe, *pins_.begin());
   uint64_t horizon = horizon_.load();

@@ -16,7 +16,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 
@@ -24,6 +23,7 @@
 #include "rocksdb/compaction_filter.h"
 #include "storage/epoch.h"
 #include "storage/internal/committed_layer.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 namespace rocksdb_internal {
@@ -36,17 +36,18 @@ class GcEpochs {
 
   // Keeps the versions visible at `epoch` until the pin is destroyed. The
   // pin must not outlive this object.
-  std::unique_ptr<storage_internal::EpochPin> Pin(Epoch epoch);
+  std::unique_ptr<storage_internal::EpochPin> Pin(Epoch epoch)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The committed epoch advanced (never moves back).
-  void SetCommitted(Epoch epoch);
+  void SetCommitted(Epoch epoch) ABSL_LOCKS_EXCLUDED(mu_);
   // The safe epoch for a compaction starting now; raises the horizon to it.
-  Epoch BeginCompaction();
+  Epoch BeginCompaction() ABSL_LOCKS_EXCLUDED(mu_);
   Epoch horizon() const { return Epoch(horizon_.load()); }
 
  private:
   class EpochPinImpl;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::multiset<uint64_t> pins_ ABSL_GUARDED_BY(mu_);
   uint64_t committed_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> horizon_{0};

@@ -10,14 +10,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
+#include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -353,7 +354,7 @@ TEST(RocksDbCorruptionTest, MissingCurrentIsDataLossNotANewDatabase) {
 class FullDisk final : public FaultInjector {
  public:
   absl::Status Check(Operation operation, absl::string_view file) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (full_ && operation == Operation::kWrite &&
         file.find(".log") != absl::string_view::npos) {
       return absl::ResourceExhaustedError("disk full");
@@ -361,13 +362,13 @@ class FullDisk final : public FaultInjector {
     return absl::OkStatus();
   }
   void Fill() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     full_ = true;
   }
 
  private:
-  std::mutex mu_;
-  bool full_ = false;
+  Mutex mu_;
+  bool full_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 TEST(RocksDbCorruptionTest, FullDiskIsResourceExhaustedAndLosesNothing) {

@@ -5,15 +5,16 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/state_store_conformance.h"
+#include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -436,7 +437,7 @@ class ToggleFaultInjector final : public FaultInjector {
  public:
   absl::Status Check(Operation operation,
                      absl::string_view file_name) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (failing_.has_value() && *failing_ == operation &&
         absl::StrContains(std::string(file_name), file_part_)) {
       ++failures_;
@@ -445,24 +446,24 @@ class ToggleFaultInjector final : public FaultInjector {
     return absl::OkStatus();
   }
   void Fail(Operation operation, std::string file_part) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     failing_ = operation;
     file_part_ = std::move(file_part);
   }
   void Heal() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     failing_.reset();
   }
   int failures() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return failures_;
   }
 
  private:
-  std::mutex mu_;
-  std::optional<Operation> failing_;
-  std::string file_part_;
-  int failures_ = 0;
+  Mutex mu_;
+  std::optional<Operation> failing_ ABSL_GUARDED_BY(mu_);
+  std::string file_part_ ABSL_GUARDED_BY(mu_);
+  int failures_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 struct FaultCase {

@@ -26,43 +26,45 @@ EtcdLeaseKeeper::~EtcdLeaseKeeper() { Stop(); }
 
 void EtcdLeaseKeeper::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
 absl::Status EtcdLeaseKeeper::status() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return status_;
 }
 
 absl::Time EtcdLeaseKeeper::alive_until() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return alive_until_;
 }
 
 int EtcdLeaseKeeper::renewals() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return renewals_;
 }
 
 void EtcdLeaseKeeper::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    const absl::Time next = clock_.Now() + interval_;
-    if (clock_.WaitUntil(
-            lock, cv_,
-            [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stop_; }, next)) {
-      return;
+    {
+      MutexLock lock(&mu_);
+      const absl::Time next = clock_.Now() + interval_;
+      if (clock_.WaitUntil(
+              mu_, cv_,
+              [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; },
+              next)) {
+        return;
+      }
     }
-    lock.unlock();
     // The lease lives at least TTL from when etcd renews it, which is after
     // this moment.
     const absl::Time sent = clock_.Now();
     absl::StatusOr<absl::Duration> ttl = etcd_.KeepAliveLease(lease_.id);
-    lock.lock();
+    MutexLock lock(&mu_);
     if (ttl.ok()) {
       status_ = absl::OkStatus();
       alive_until_ = std::max(alive_until_, sent + *ttl);

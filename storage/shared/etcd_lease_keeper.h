@@ -21,9 +21,7 @@
 #ifndef STORAGE_SHARED_ETCD_LEASE_KEEPER_H_
 #define STORAGE_SHARED_ETCD_LEASE_KEEPER_H_
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -31,6 +29,7 @@
 #include "absl/time/time.h"
 #include "storage/shared/etcd_client.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -57,32 +56,32 @@ class EtcdLeaseKeeper {
 
   // Stops renewing and joins the thread; waits for a renewal in flight (at
   // most the client's operation_timeout). Idempotent.
-  void Stop();
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   // OK after a successful renewal; NOT_FOUND (sticky) once the lease is gone;
   // otherwise the last renewal's error.
-  absl::Status status() const;
+  absl::Status status() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // The earliest time the lease can expire without another renewal.
-  absl::Time alive_until() const;
+  absl::Time alive_until() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Successful renewals so far.
-  int renewals() const;
+  int renewals() const ABSL_LOCKS_EXCLUDED(mu_);
 
   const EtcdLease& lease() const { return lease_; }
 
  private:
   EtcdLeaseKeeper(EtcdClient& etcd, EtcdLease lease,
                   EtcdLeaseKeeperOptions options);
-  void Run();
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
 
   EtcdClient& etcd_;
   const EtcdLease lease_;
   Clock& clock_;
   const absl::Duration interval_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   absl::Time alive_until_ ABSL_GUARDED_BY(mu_);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill::shared_internal {
 namespace {
@@ -138,7 +138,7 @@ class CurlHttpTransport final : public HttpTransport {
  private:
   CURL* Acquire() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (!idle_.empty()) {
         CURL* handle = idle_.back();
         idle_.pop_back();
@@ -151,13 +151,13 @@ class CurlHttpTransport final : public HttpTransport {
   void Release(CURL* handle) {
     // Keeps the connection cache; clears every option for the next request.
     curl_easy_reset(handle);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     idle_.push_back(handle);
   }
 
   const CurlHttpTransportOptions options_;
   const std::string sigv4_;
-  std::mutex mu_;
+  Mutex mu_;
   std::vector<CURL*> idle_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -25,6 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/shared/internal/sha256.h"
+#include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill::shared_internal {
@@ -71,12 +72,12 @@ class RecordingServer {
     return absl::StrCat("http://127.0.0.1:", port_, path_and_query);
   }
   void Respond(int status, std::string body) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     status_ = status;
     body_ = std::move(body);
   }
   Received last() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return last_;
   }
 
@@ -100,7 +101,7 @@ class RecordingServer {
     int status;
     std::string body;
     {
-      std::lock_guard<std::mutex> lock(self->mu_);
+      MutexLock lock(&self->mu_);
       self->last_ = std::move(received);
       status = self->status_;
       body = self->body_;
@@ -116,10 +117,10 @@ class RecordingServer {
 
   mg_context* context_ = nullptr;
   int port_ = 0;
-  std::mutex mu_;
-  int status_ = 200;
-  std::string body_;
-  Received last_;
+  Mutex mu_;
+  int status_ ABSL_GUARDED_BY(mu_) = 200;
+  std::string body_ ABSL_GUARDED_BY(mu_);
+  Received last_ ABSL_GUARDED_BY(mu_);
 };
 
 std::string Hmac(absl::string_view key, absl::string_view data) {

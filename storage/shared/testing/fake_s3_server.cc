@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "storage/shared/internal/sha256.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 namespace {
@@ -86,27 +87,27 @@ std::unique_ptr<HttpTransport> FakeS3Server::NewTransport() {
 }
 
 void FakeS3Server::InjectFaults(std::vector<Fault> faults) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (Fault& fault : faults) faults_.push_back(std::move(fault));
 }
 
 std::vector<FakeS3Server::RecordedRequest> FakeS3Server::requests() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return requests_;
 }
 
 void FakeS3Server::ClearRequests() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   requests_.clear();
 }
 
 std::map<std::string, std::string> FakeS3Server::objects() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return objects_;
 }
 
 absl::StatusOr<HttpResponse> FakeS3Server::Handle(const HttpRequest& request) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   requests_.push_back(RecordedRequest{request.method, request.url,
                                       request.headers, request.body.size()});
   if (!faults_.empty()) {

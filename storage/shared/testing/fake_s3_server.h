@@ -13,7 +13,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "storage/shared/http_transport.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -73,7 +73,7 @@ class FakeS3Server : public std::enable_shared_from_this<FakeS3Server> {
 
   const std::string endpoint_;
   const std::string bucket_;
-  std::mutex mu_;
+  Mutex mu_;
   std::map<std::string, std::string> objects_ ABSL_GUARDED_BY(mu_);
   std::deque<Fault> faults_ ABSL_GUARDED_BY(mu_);
   std::vector<RecordedRequest> requests_ ABSL_GUARDED_BY(mu_);
