@@ -160,50 +160,6 @@ void ProgressDisplay::Finish() {
   last_printed_seconds_.reset();
 }
 
-std::string FormatSummaryTable(const RunSummary& summary) {
-  std::vector<std::pair<std::string, std::string>> rows = {
-      {"verdict", summary.error.has_value()
-                      ? "ERROR"
-                      : (summary.consistent ? "CONSISTENT" : "INCONSISTENT")},
-      {"upstream rows", FormatCount(summary.upstream_rows)},
-      {"view rows", FormatCount(summary.view_rows)},
-      {"snapshot rows read", FormatCount(summary.snapshot_rows)},
-      {"snapshot rows/s", FormatRate(summary.snapshot_rows_per_second)},
-      {"upstream ops", FormatCount(summary.upstream_ops)},
-      {"epochs", FormatCount(summary.epochs)},
-      {"checkpoints", FormatCount(summary.checkpoints)},
-      {"parallelism", absl::StrCat(summary.parallelism)},
-      {"resumed", summary.resumed ? "yes" : "no"},
-      {"recoveries", absl::StrCat(summary.recoveries)},
-      {"barrier latency p50", FormatMs(summary.barrier_latency_p50_ms)},
-      {"barrier latency p99", FormatMs(summary.barrier_latency_p99_ms)},
-      {"elapsed", FormatDuration(summary.seconds)},
-  };
-  if (summary.error.has_value()) rows.push_back({"error", *summary.error});
-  size_t label_width = 0;
-  size_t value_width = 0;
-  for (const auto& [label, value] : rows) {
-    label_width = std::max(label_width, label.size());
-    value_width = std::max(value_width, value.size());
-  }
-  std::string title = "Backfill summary";
-  if (!summary.scenario.empty()) {
-    absl::StrAppend(&title, " (", summary.scenario, ")");
-  }
-  const size_t line_width =
-      std::max(label_width + 2 + value_width, title.size());
-  std::string out = title + "\n";
-  out.append(line_width, '-');
-  out += '\n';
-  for (const auto& [label, value] : rows) {
-    std::string line = label;
-    line.append(line_width - label.size() - value.size(), ' ');
-    line += value;
-    out += line + "\n";
-  }
-  return out;
-}
-
 std::string JsonQuote(absl::string_view text) {
   std::string out = "\"";
   size_t i = 0;
@@ -313,33 +269,6 @@ std::string JsonObject::ToString() const {
   }
   out += '}';
   return out;
-}
-
-JsonObject RunSummaryJsonObject(const RunSummary& summary) {
-  JsonObject json;
-  json.Add("consistent", summary.consistent)
-      .Add("upstream_rows", summary.upstream_rows)
-      .Add("view_rows", summary.view_rows)
-      .Add("snapshot_rows", summary.snapshot_rows)
-      .Add("upstream_ops", summary.upstream_ops)
-      .Add("epochs", summary.epochs)
-      .Add("checkpoints", summary.checkpoints)
-      .Add("parallelism", summary.parallelism)
-      .Add("resumed", summary.resumed)
-      .Add("recoveries", summary.recoveries)
-      .Add("seconds", summary.seconds)
-      .Add("snapshot_rows_per_second", summary.snapshot_rows_per_second)
-      .Add("barrier_latency_p50_ms", summary.barrier_latency_p50_ms)
-      .Add("barrier_latency_p99_ms", summary.barrier_latency_p99_ms)
-      .Add("scenario", absl::string_view(summary.scenario));
-  if (summary.error.has_value()) {
-    json.Add("error", absl::string_view(*summary.error));
-  }
-  return json;
-}
-
-std::string RunSummaryJson(const RunSummary& summary) {
-  return RunSummaryJsonObject(summary).ToString();
 }
 
 }  // namespace backfill

@@ -1,12 +1,11 @@
-// What //tools:backfill shows while and after it runs: a live progress line
-// (refreshed in place on a terminal, plain periodic lines otherwise), a final
-// summary table, and the one-line JSON result that ends standard output.
+// What //tools:backfill shows while it runs: a live progress line (refreshed
+// in place on a terminal, plain periodic lines otherwise), and the JSON
+// building blocks its result line and the bench use. (The summary table and
+// the result line are rendered from tools::RunResult: tools/run_result.h.)
 //
 //   ProgressDisplay display(std::cout, {.mode = DetectDisplayMode(1)});
 //   while (running) display.Update(SampleProgress());   // any cadence
 //   display.Finish();
-//   std::cout << FormatSummaryTable(summary);
-//   std::cout << RunSummaryJson(summary) << "\n";
 //
 // Nothing here reads a clock: samples carry their own time. Every function
 // writes to the std::ostream it is given, so tests render into strings.
@@ -112,39 +111,6 @@ class ProgressDisplay {
   bool line_open_ = false;
 };
 
-// The result of a run (the summary table and the JSON line).
-struct RunSummary {
-  std::string scenario;
-  bool consistent = false;
-  uint64_t upstream_rows = 0;
-  uint64_t view_rows = 0;
-  uint64_t snapshot_rows = 0;
-  uint64_t upstream_ops = 0;
-  uint64_t epochs = 0;
-  uint64_t checkpoints = 0;
-  int parallelism = 0;
-  // The run resumed an existing data directory.
-  bool resumed = false;
-  // Recoveries from errors (storage faults, actor failures) during the run.
-  uint32_t recoveries = 0;
-  double seconds = 0;
-  double snapshot_rows_per_second = 0;
-  double barrier_latency_p50_ms = 0;
-  double barrier_latency_p99_ms = 0;
-  // Set when the run failed (then `consistent` is false).
-  std::optional<std::string> error;
-};
-
-// A title, a rule, then a two-column table, labels left-aligned and values
-// right-aligned; every line ends in '\n' and all but the title are equally
-// long:
-//   Backfill summary (default)
-//   ------------------------------
-//   verdict              CONSISTENT
-//   upstream rows         1,012,345
-//   ...
-std::string FormatSummaryTable(const RunSummary& summary);
-
 // Builds one JSON object on one line: keys in insertion order (adding a key
 // again replaces its value), strings escaped (control characters, quotes,
 // backslashes; invalid UTF-8 bytes become U+FFFD), non-finite doubles as
@@ -174,14 +140,6 @@ class JsonObject {
 std::string JsonQuote(absl::string_view text);
 // A JSON number for `value` (shortest round-trip), or "null" if not finite.
 std::string JsonNumber(double value);
-
-// The result line: "consistent", "upstream_rows", "view_rows",
-// "snapshot_rows", "upstream_ops", "epochs", "checkpoints", "parallelism",
-// "resumed", "recoveries", "seconds", "snapshot_rows_per_second",
-// "barrier_latency_p50_ms", "barrier_latency_p99_ms", "scenario", and
-// "error" when set. No newline.
-JsonObject RunSummaryJsonObject(const RunSummary& summary);
-std::string RunSummaryJson(const RunSummary& summary);
 
 }  // namespace backfill
 

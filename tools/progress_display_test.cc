@@ -35,26 +35,6 @@ JobProgressSample Sample(double seconds) {
   return sample;
 }
 
-RunSummary Summary() {
-  RunSummary summary;
-  summary.scenario = "default";
-  summary.consistent = true;
-  summary.upstream_rows = 1'012'345;
-  summary.view_rows = 1'012'345;
-  summary.snapshot_rows = 1'000'000;
-  summary.upstream_ops = 1'200'000;
-  summary.epochs = 600;
-  summary.checkpoints = 300;
-  summary.parallelism = 2;
-  summary.resumed = false;
-  summary.recoveries = 1;
-  summary.seconds = 61.25;
-  summary.snapshot_rows_per_second = 52'000.5;
-  summary.barrier_latency_p50_ms = 3.5;
-  summary.barrier_latency_p99_ms = 14.25;
-  return summary;
-}
-
 TEST(ProgressDisplayTest, Formatting) {
   EXPECT_EQ(FormatCount(0), "0");
   EXPECT_EQ(FormatCount(999), "999");
@@ -162,42 +142,6 @@ TEST(ProgressDisplayTest, PlainPrintsPeriodicLines) {
   EXPECT_EQ(exact.str(), FormatProgressLine(Sample(0)) + "\n");
 }
 
-TEST(ProgressDisplayTest, SummaryTableIsAligned) {
-  const std::string table = FormatSummaryTable(Summary());
-  std::vector<std::string> lines = absl::StrSplit(table, '\n');
-  ASSERT_GE(lines.size(), 4u);
-  EXPECT_EQ(lines.back(), "");  // ends in a newline
-  lines.pop_back();
-  EXPECT_EQ(lines[0], "Backfill summary (default)");
-  const size_t width = lines[1].size();
-  EXPECT_EQ(lines[1], std::string(width, '-'));
-  for (size_t i = 2; i < lines.size(); ++i) {
-    SCOPED_TRACE(lines[i]);
-    EXPECT_EQ(lines[i].size(), width);
-  }
-  EXPECT_THAT(table, HasSubstr("verdict"));
-  EXPECT_THAT(table, HasSubstr("CONSISTENT\n"));
-  EXPECT_THAT(table, HasSubstr("1,012,345\n"));
-  EXPECT_THAT(table, HasSubstr("52,001\n"));
-  EXPECT_THAT(table, HasSubstr("14.2 ms\n"));
-  EXPECT_THAT(table, HasSubstr("1m01s\n"));
-  EXPECT_THAT(table, testing::ContainsRegex("recoveries +1\n"));
-  EXPECT_THAT(table, Not(HasSubstr("error")));
-  // Values are right-aligned: the value column ends at the same place.
-  EXPECT_THAT(lines[2], testing::EndsWith("CONSISTENT"));
-
-  RunSummary failed = Summary();
-  failed.consistent = false;
-  failed.error = "cannot open /data: Permission denied";
-  const std::string failed_table = FormatSummaryTable(failed);
-  EXPECT_THAT(failed_table, HasSubstr("ERROR\n"));
-  EXPECT_THAT(failed_table,
-              HasSubstr("cannot open /data: Permission denied\n"));
-  RunSummary inconsistent = Summary();
-  inconsistent.consistent = false;
-  EXPECT_THAT(FormatSummaryTable(inconsistent), HasSubstr("INCONSISTENT\n"));
-}
-
 TEST(ProgressDisplayTest, JsonEscaping) {
   EXPECT_EQ(JsonQuote(""), "\"\"");
   EXPECT_EQ(JsonQuote("a\"b\\c"), "\"a\\\"b\\\\c\"");
@@ -243,33 +187,6 @@ TEST(ProgressDisplayTest, JsonObjectBuilder) {
   json.Add("i", 4);  // replaces, keeps the position
   EXPECT_THAT(json.ToString(), StartsWith("{\"b\":true,\"i\":4,\"u\":7,"));
   EXPECT_EQ(JsonObject().ToString(), "{}");
-}
-
-TEST(ProgressDisplayTest, RunSummaryJsonHasEveryKey) {
-  const std::string json = RunSummaryJson(Summary());
-  EXPECT_EQ(json,
-            "{\"consistent\":true,\"upstream_rows\":1012345,"
-            "\"view_rows\":1012345,\"snapshot_rows\":1000000,"
-            "\"upstream_ops\":1200000,\"epochs\":600,\"checkpoints\":300,"
-            "\"parallelism\":2,\"resumed\":false,\"recoveries\":1,"
-            "\"seconds\":61.25,"
-            "\"snapshot_rows_per_second\":52000.5,"
-            "\"barrier_latency_p50_ms\":3.5,\"barrier_latency_p99_ms\":14.25,"
-            "\"scenario\":\"default\"}");
-  EXPECT_THAT(json, Not(HasSubstr("\n")));
-
-  RunSummary failed = Summary();
-  failed.consistent = false;
-  failed.seconds = std::numeric_limits<double>::quiet_NaN();
-  failed.snapshot_rows_per_second = std::numeric_limits<double>::infinity();
-  failed.error = "bad \"scenario\":\n\tline 3";
-  const std::string failed_json = RunSummaryJson(failed);
-  EXPECT_THAT(failed_json, HasSubstr("\"consistent\":false"));
-  EXPECT_THAT(failed_json, HasSubstr("\"seconds\":null"));
-  EXPECT_THAT(failed_json, HasSubstr("\"snapshot_rows_per_second\":null"));
-  EXPECT_THAT(
-      failed_json,
-      testing::EndsWith(",\"error\":\"bad \\\"scenario\\\":\\n\\tline 3\"}"));
 }
 
 TEST(ProgressDisplayTest, DetectDisplayModeOnANonTerminal) {
