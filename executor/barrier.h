@@ -67,7 +67,7 @@ struct ThrottleMutation {
   // fragment -> new backfill rate limit in rows per second; nullopt =
   // Disabled (no limit), 0 = Pause.
   std::map<FragmentId, std::optional<uint32_t>> rate_limits = {};
-  // actor -> its share of a job-wide limit (SPEC §7: a job-wide limit is
+  // actor -> its share of a job-wide limit (CONTRACT §7: a job-wide limit is
   // split among actors by their share of vnodes still to backfill). An
   // entry here takes precedence over the actor's fragment entry.
   std::map<ActorId, std::optional<uint32_t>> actor_rate_limits = {};

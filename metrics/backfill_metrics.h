@@ -1,4 +1,4 @@
-// BackfillMetrics: the metric handles of one backfill actor (SPEC §8),
+// BackfillMetrics: the metric handles of one backfill actor (CONTRACT §8),
 // labeled by upstream table and actor, built from a shared Registry.
 //
 //   BACKFILL_ASSIGN_OR_RETURN(

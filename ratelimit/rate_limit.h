@@ -1,4 +1,4 @@
-// RateLimit: the snapshot-read rate policy of a backfill actor (SPEC §7).
+// RateLimit: the snapshot-read rate policy of a backfill actor (CONTRACT §7).
 //
 //   RateLimit limit = RateLimit::FromOptionalU32(options.backfill_rate_limit);
 //   if (limit.is_paused()) { /* read no snapshot rows */ }
@@ -34,7 +34,7 @@ class RateLimit {
                                 : RateLimit(Kind::kFixed, rows_per_second);
   }
 
-  // The SQL / proto encoding (SPEC §7): absent -> Disabled, 0 -> Pause,
+  // The SQL / proto encoding (CONTRACT §7): absent -> Disabled, 0 -> Pause,
   // n -> Fixed(n).
   static constexpr RateLimit FromOptionalU32(std::optional<uint32_t> value) {
     if (!value.has_value()) return Disabled();
@@ -85,7 +85,7 @@ class RateLimit {
 };
 
 // The number of rows a snapshot chunk builder should hold under `limit`
-// (SPEC §7.3): Disabled / Pause -> chunk_size; Fixed(n) -> min(n, chunk_size);
+// (CONTRACT §7.3): Disabled / Pause -> chunk_size; Fixed(n) -> min(n, chunk_size);
 // the result is then raised to at least 2 so that an update pair (two rows)
 // always fits in one chunk. Example: chunk_size 256 with Fixed(30) gives 30,
 // with Fixed(1) gives 2.

@@ -1,5 +1,5 @@
 // SplitJobRateLimit: turns a job-wide rate limit into per-actor limits by
-// each actor's share of the vnodes it still has to backfill (SPEC §7;
+// each actor's share of the vnodes it still has to backfill (CONTRACT §7;
 // RisingWave applies the limit per actor, so its job rate grows with
 // parallelism; we split it instead).
 //

@@ -1,5 +1,5 @@
 // RateLimiter: enforces a RateLimit on snapshot rows, one permit per row
-// (SPEC §7). Smooth: no burst larger than one chunk; over any window of W
+// (CONTRACT §7). Smooth: no burst larger than one chunk; over any window of W
 // seconds it grants at most rate × W + one request's worth of permits.
 //
 //   RateLimiter limiter(clock, RateLimit::Fixed(1000));

@@ -1,6 +1,6 @@
 // ReplicatedStateTable: an actor's private, never-committed mirror of another
 // actor's (the upstream's) table, used by the arrangement backfill to read the
-// upstream's snapshot including its not-yet-committed writes (SPEC §3).
+// upstream's snapshot including its not-yet-committed writes (CONTRACT §3).
 //
 // clang-format off
 //   BACKFILL_ASSIGN_OR_RETURN(auto replica, ReplicatedStateTable::Create(

@@ -25,7 +25,7 @@ using simulation::SimulationOptions;
 // runs in both modes and must not diverge.
 //   33, 810: a storage fault inside a snapshot read that coincides with a
 //     full chunk is swallowed by the executor (the reader is dropped at the
-//     barrier without its error being returned; SPEC §4 says never
+//     barrier without its error being returned; CONTRACT §4 says never
 //     swallowed). No row is wrong; reported as a note by the binary.
 //   5439 (generator before the initial-rows change): a Resume lost in a
 //     crash kept the job paused forever; the drain now re-sends commands

@@ -415,7 +415,7 @@ absl::Status ArrangementBackfillExecutor::HandleUpstreamChunk(
     BACKFILL_RETURN_IF_ERROR(MinimumProgress(&exhausted));
     if (exhausted) {
       // The snapshot ended: EndOfSnapshot forwarded the buffer unmarked and
-      // every later change of the epoch applies too (SPEC §4.6).
+      // every later change of the epoch applies too (CONTRACT §4.6).
       metrics_.upstream_output_row_count.Increment(chunk.cardinality());
       QueueOutput(output_mapping_.MapChunk(std::move(chunk)));
       phase_ = Phase::kFinishing;

@@ -1,6 +1,6 @@
 // ArrangementBackfillExecutor: feeds a new materialized view with every row an
 // upstream table has now plus every change made to it from now on, without
-// pausing the upstream, sending no row twice and missing none (SPEC §4-§8).
+// pausing the upstream, sending no row twice and missing none (CONTRACT §4-§8).
 //
 // clang-format off
 //   BACKFILL_ASSIGN_OR_RETURN(BoxedExecutor backfill,
@@ -179,11 +179,11 @@ class ArrangementBackfillExecutor final : public Executor {
   absl::Status HandleSnapshotRead(SnapshotRead& read);
   // Closes the snapshot reader and handles what the builders hold.
   absl::Status FlushSnapshot();
-  // Barrier processing, SPEC §4.5 (a)-(h), for a barrier in the loop.
+  // Barrier processing, CONTRACT §4.5 (a)-(h), for a barrier in the loop.
   absl::Status ProcessBarrier(Barrier barrier);
   // End of snapshot: flush, forward the buffered changes unmarked.
   absl::Status EndOfSnapshot();
-  // Minimum progress (SPEC §4.4): up to one chunk if this epoch read no
+  // Minimum progress (CONTRACT §4.4): up to one chunk if this epoch read no
   // snapshot row yet, the reader is not paused and permits are available.
   // Sets *exhausted (after EndOfSnapshot) if the snapshot ended.
   absl::Status MinimumProgress(bool* exhausted);
@@ -191,7 +191,7 @@ class ArrangementBackfillExecutor final : public Executor {
   // forwards it at once (CONTRACT §10).
   absl::Status HandleUpstreamChunk(StreamChunk chunk);
   // Marks `chunk` against the current positions, queues what stays visible
-  // and writes the whole chunk into the replicated table (SPEC §4.5 (b)).
+  // and writes the whole chunk into the replicated table (CONTRACT §4.5 (b)).
   // REQUIRES: no snapshot reader is open.
   absl::Status ForwardMarked(const StreamChunk& chunk);
   // The finish barrier: every vnode Completed, persisted, committed,

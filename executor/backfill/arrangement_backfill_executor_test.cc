@@ -1,6 +1,6 @@
-// One test per rule of SPEC §4-§7 (the model-based property test covers
+// One test per rule of CONTRACT §4-§7 (the model-based property test covers
 // their combinations). Each scenario runs through BackfillHarness, whose
-// oracle checks SPEC §5's invariant after every barrier, plus the specific
+// oracle checks CONTRACT §5's invariant after every barrier, plus the specific
 // observable of the rule.
 #include "executor/backfill/arrangement_backfill_executor.h"
 
@@ -423,7 +423,7 @@ TEST_F(ArrangementBackfillTest, ThrottleThisFragmentOnlyRebuildsBuilders) {
   EXPECT_EQ(SnapshotRows(h->last_output()), 0);
 }
 
-// SPEC §5 / RisingWave SUSPECT-2: an actor owning only Completed and
+// CONTRACT §5 / RisingWave SUSPECT-2: an actor owning only Completed and
 // NotStarted vnodes (after a rescale) still forwards changes to Completed
 // vnodes, even in an epoch where it reads no snapshot row.
 TEST_F(ArrangementBackfillTest,

@@ -1,7 +1,7 @@
 // Model-based property test of ArrangementBackfillExecutor: random tables,
 // random upstream traces, random barrier/checkpoint cadence, rate limits,
 // pauses and throttles; after EVERY barrier the executor emits, the view
-// equals SPEC §5's invariant computed from a model of the upstream (checked
+// equals CONTRACT §5's invariant computed from a model of the upstream (checked
 // by BackfillHarness). The seed is printed on failure with the command that
 // reruns it (environment BACKFILL_FIRST_SEED / BACKFILL_SEEDS, and
 // BACKFILL_TINY_BUFFER_SEEDS for the tiny-buffer variant).

@@ -1,4 +1,4 @@
-// BackfillState: the per-vnode progress of one backfill actor (SPEC §6,
+// BackfillState: the per-vnode progress of one backfill actor (CONTRACT §6,
 // reference §2), with a committed copy, the "which vnodes need writing"
 // logic, and the encoding of one vnode's progress as the value row of the
 // progress table.

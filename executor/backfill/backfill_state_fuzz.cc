@@ -9,7 +9,7 @@
 //     progress does not claim as sent), a new backfill actor
 //     (BackfillHarness over a memory store) fails with DataLoss when loading
 //     it iff decoding fails; otherwise it reads its snapshot from the stored
-//     position and keeps SPEC §5's invariant (checked by the harness after
+//     position and keeps CONTRACT §5's invariant (checked by the harness after
 //     every barrier) while the upstream changes, and the progress it
 //     persists loads again after a second crash.
 #include <cstdint>

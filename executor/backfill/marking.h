@@ -1,4 +1,4 @@
-// Marking buffered upstream changes by backfill progress (SPEC §5,
+// Marking buffered upstream changes by backfill progress (CONTRACT §5,
 // reference §3): which changes may be forwarded now, and the rewrite of
 // update pairs whose halves fall on different sides of the progress.
 //

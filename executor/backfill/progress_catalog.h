@@ -1,6 +1,6 @@
 // The catalog of a backfill progress table: the table in which an
 // arrangement backfill persists, per vnode, how far it has read the upstream
-// table (SPEC §6). A planner creates the table from BackfillProgressCatalog;
+// table (CONTRACT §6). A planner creates the table from BackfillProgressCatalog;
 // the executor checks a given table with ValidateProgressCatalog.
 //
 // clang-format off

@@ -1,4 +1,4 @@
-// Backfill progress reporting (SPEC §8, reference §8): a ProgressReporter per
+// Backfill progress reporting (CONTRACT §8): a ProgressReporter per
 // backfill actor sends events to a job-wide JobProgressTracker, which knows
 // when the whole job's backfill is done.
 //

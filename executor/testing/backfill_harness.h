@@ -5,7 +5,7 @@
 //   BACKFILL_ASSERT_OK(h->Insert(row));                  // initial upstream rows
 //   BACKFILL_ASSERT_OK(h->StartBackfill());              // first barrier
 //   BACKFILL_ASSERT_OK(h->Insert(other)); h->PushPending(3);
-//   BACKFILL_ASSERT_OK(h->Barrier(BarrierKind::kCheckpoint));  // checks SPEC §5
+//   BACKFILL_ASSERT_OK(h->Barrier(BarrierKind::kCheckpoint));  // checks CONTRACT §5
 //
 // The harness owns the upstream table (a consistent StateTable written by
 // Insert/Delete/Update, like the upstream materialize actor), a model of it
@@ -17,7 +17,7 @@
 // Barrier() seals the upstream epoch, sends the barrier, polls the executor
 // until it emits that barrier (advancing the simulated clock only when the
 // executor waits for time), applies the output to the view, checkpoints the
-// store on checkpoint barriers, and checks THE INVARIANT of SPEC §5: the view
+// store on checkpoint barriers, and checks THE INVARIANT of CONTRACT §5: the view
 // equals the upstream as of barrier.epoch.prev restricted to Completed vnodes
 // and to pk <= current_pos in InProgress vnodes (all owned rows after
 // finish). A divergence is a FailedPrecondition naming the epoch, vnode, key

@@ -3,7 +3,7 @@
 // actual rows). testonly.
 //
 //   Divergence d{.step = "step 812, actor 2 emitted barrier {curr 9, prev 8}",
-//                .what = "SPEC §5 invariant", .vnode = 17, .key = "(5)",
+//                .what = "CONTRACT §5 invariant", .vnode = 17, .key = "(5)",
 //                .expected = "(5, 'a')", .actual = "absent"};
 //   std::cerr << d.ToString();
 #ifndef TESTS_SIMULATION_DIVERGENCE_H_
@@ -22,7 +22,7 @@ namespace simulation {
 struct Divergence {
   // Where: the simulation step and event (filled in by the simulation).
   std::string step = {};
-  // Which check failed, e.g. "SPEC §5 invariant", "duplicate insert".
+  // Which check failed, e.g. "CONTRACT §5 invariant", "duplicate insert".
   std::string what = {};
   // The vnode and the pk of the first differing row, when there is one.
   std::optional<VirtualNode> vnode = std::nullopt;

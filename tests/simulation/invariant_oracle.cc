@@ -41,7 +41,7 @@ std::optional<Divergence> Compare(
     auto hi = have.begin();
     while (wi != want.end() || hi != have.end()) {
       Divergence d;
-      d.what = "SPEC §5 invariant";
+      d.what = "CONTRACT §5 invariant";
       d.vnode = vnode;
       d.detail = describe(vnode);
       if (hi == have.end() || (wi != want.end() && wi->first < hi->first)) {

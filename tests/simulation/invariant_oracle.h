@@ -1,4 +1,4 @@
-// The oracle of the simulation: SPEC §5's invariant for one backfill actor
+// The oracle of the simulation: CONTRACT §5's invariant for one backfill actor
 // after it emitted a barrier, and the whole-view check after every actor
 // finished. testonly.
 //

@@ -9,7 +9,7 @@
 //   SeedOutcome outcome = RunSimulationSeed(42, options);
 //   if (outcome.divergence) std::cerr << outcome.divergence->ToString();
 //
-// THE ORACLE: after every barrier of every backfill actor, SPEC §5's
+// THE ORACLE: after every barrier of every backfill actor, CONTRACT §5's
 // invariant for that actor's vnodes against the model of the upstream as of
 // barrier.epoch.prev; at every checkpoint after every actor finished, view ==
 // table; no duplicate insert, no delete of a row the view lacks, no output
@@ -75,14 +75,14 @@ struct SeedOutcome {
   int faults_injected = 0;
   uint64_t steps = 0;
   uint64_t barriers = 0;
-  // SPEC §5 checks of one actor at one barrier, and view == table checks at
+  // CONTRACT §5 checks of one actor at one barrier, and view == table checks at
   // checkpoints after every actor finished.
   uint64_t invariant_checks = 0;
   uint64_t whole_view_checks = 0;
   // Crashes by kind ("random step", "fault: Seal of the progress table", ...).
   std::map<std::string, int> crash_kinds;
   // Faults that fired inside an actor's poll, after which the actor emitted
-  // a barrier without returning the error (SPEC §4: never swallowed).
+  // a barrier without returning the error (CONTRACT §4: never swallowed).
   std::vector<std::string> swallowed_faults;
 };
 

@@ -1,4 +1,4 @@
-// SimTable: the table under simulation and its three schemas (SPEC §2):
+// SimTable: the table under simulation and its three schemas (CONTRACT §2):
 // S1 (the upstream catalog), S2 (the backfill's input columns) and S3 (its
 // output, which keeps every pk column so each view row's vnode is known),
 // with the projections, pk encodings and the vnode function shared by the
