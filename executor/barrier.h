@@ -10,7 +10,7 @@
 //
 // Data before a barrier belongs to `epoch.prev`, data after it to
 // `epoch.curr` (see storage/epoch.h). Only the mutations the backfill
-// executor reacts to are modelled (reference §9); their fields say which.
+// executor reacts to are modelled (docs/CONTRACT.md §9); their fields say which.
 //
 // Thread-safety: plain values.
 #ifndef EXECUTOR_BARRIER_H_

@@ -1,7 +1,6 @@
-// BackfillState: the per-vnode progress of one backfill actor (CONTRACT §6,
-// reference §2), with a committed copy, the "which vnodes need writing"
-// logic, and the encoding of one vnode's progress as the value row of the
-// progress table.
+// BackfillState: the per-vnode progress of one backfill actor (CONTRACT §6),
+// with a committed copy, the "which vnodes need writing" logic, and the
+// encoding of one vnode's progress as the value row of the progress table.
 //
 // clang-format off
 //   BackfillState state({{0, NotStarted{}}, {1, InProgress{{int64_t{5}}, 5}}});

@@ -1,6 +1,6 @@
-// Marking buffered upstream changes by backfill progress (CONTRACT §5,
-// reference §3): which changes may be forwarded now, and the rewrite of
-// update pairs whose halves fall on different sides of the progress.
+// Marking buffered upstream changes by backfill progress (CONTRACT §5):
+// which changes may be forwarded now, and the rewrite of update pairs whose
+// halves fall on different sides of the progress.
 //
 // clang-format off
 //   absl::StatusOr<StreamChunk> marked = MarkChunkByVnode(

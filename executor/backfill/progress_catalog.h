@@ -15,7 +15,7 @@
 
 namespace backfill {
 
-// The catalog of a backfill progress table for `upstream` (reference §2.2):
+// The catalog of a backfill progress table for `upstream` (CONTRACT §6):
 // columns [vnode INT16, one per upstream pk column, backfill_finished BOOL,
 // row_count INT64]; pk [vnode]; the vnode column gives the vnode; the same
 // vnode count as the upstream; positional values. The position columns are

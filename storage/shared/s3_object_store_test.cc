@@ -2,7 +2,6 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,12 +55,6 @@ class JumpingClock final : public Clock {
   }
   bool WaitUntil(Mutex&, CondVar&, absl::FunctionRef<bool()> done,
                  absl::Time deadline) override {
-    if (done()) return true;
-    SleepUntil(deadline);
-    return done();
-  }
-  bool WaitUntil(std::unique_lock<std::mutex>&, std::condition_variable&,
-                 absl::FunctionRef<bool()> done, absl::Time deadline) override {
     if (done()) return true;
     SleepUntil(deadline);
     return done();

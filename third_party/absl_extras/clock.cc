@@ -41,21 +41,6 @@ class RealClock final : public Clock {
     }
     return true;
   }
-
-  bool WaitUntil(std::unique_lock<std::mutex>& lock,
-                 std::condition_variable& cv, absl::FunctionRef<bool()> done,
-                 absl::Time deadline) override {
-    if (deadline == absl::InfiniteFuture()) {
-      cv.wait(lock, [&] { return done(); });
-      return true;
-    }
-    if (deadline - absl::Now() > kMaxWait) deadline = absl::Now() + kMaxWait;
-    const auto steady_deadline =
-        std::chrono::steady_clock::now() +
-        absl::ToChronoNanoseconds(
-            std::max(deadline - absl::Now(), absl::ZeroDuration()));
-    return cv.wait_until(lock, steady_deadline, [&] { return done(); });
-  }
 };
 
 }  // namespace
@@ -105,29 +90,6 @@ bool SimulatedClock::WaitUntil(Mutex& mu, CondVar& cv,
   return done();
 }
 
-bool SimulatedClock::WaitUntil(std::unique_lock<std::mutex>& lock,
-                               std::condition_variable& cv,
-                               absl::FunctionRef<bool()> done,
-                               absl::Time deadline) {
-  if (done()) return true;
-  const int64_t deadline_nanos = absl::ToUnixNanos(deadline);
-  auto expired = [&] {
-    return now_nanos_.load(std::memory_order_acquire) >= deadline_nanos;
-  };
-  if (expired()) return false;
-  Waiter waiter;
-  waiter.std_mutex = lock.mutex();
-  waiter.std_cv = &cv;
-  lock.unlock();
-  Register(waiter);
-  lock.lock();
-  cv.wait(lock, [&] { return done() || expired(); });
-  lock.unlock();
-  Unregister(waiter);
-  lock.lock();
-  return done();
-}
-
 void SimulatedClock::AdvanceTime(absl::Duration delta) {
   now_nanos_.fetch_add(absl::ToInt64Nanoseconds(delta),
                        std::memory_order_acq_rel);
@@ -173,13 +135,8 @@ void SimulatedClock::Unregister(const Waiter& waiter) {
 void SimulatedClock::WakeAll() {
   MutexLock lock(&lock_);
   for (auto& [waiter, count] : waiters_) {
-    if (waiter.mutex != nullptr) {
-      { MutexLock waiter_lock(waiter.mutex); }
-      waiter.cv->SignalAll();
-    } else {
-      { std::lock_guard<std::mutex> waiter_guard(*waiter.std_mutex); }
-      waiter.std_cv->notify_all();
-    }
+    { MutexLock waiter_lock(waiter.mutex); }
+    waiter.cv->SignalAll();
   }
 }
 

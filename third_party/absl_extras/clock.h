@@ -21,10 +21,8 @@
 #define THIRD_PARTY_ABSL_EXTRAS_CLOCK_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <tuple>
 
 #include "absl/base/thread_annotations.h"
@@ -55,15 +53,6 @@ class Clock {
                          absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) = 0;
 
-  // The same wait on a plain std::mutex / std::condition_variable.
-  // Transitional: kept for callers not yet on backfill::Mutex (executor/);
-  // remove once none is left. The analysis cannot check these callers.
-  // REQUIRES: `lock` owns its mutex; it owns it again on return.
-  virtual bool WaitUntil(std::unique_lock<std::mutex>& lock,
-                         std::condition_variable& cv,
-                         absl::FunctionRef<bool()> done,
-                         absl::Time deadline) = 0;
-
   // The process-wide real clock (wall time, absl::Now). Never destroyed.
   static Clock& Real();
 };
@@ -82,9 +71,6 @@ class SimulatedClock final : public Clock {
   bool WaitUntil(Mutex& mu, CondVar& cv, absl::FunctionRef<bool()> done,
                  absl::Time deadline) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
-  bool WaitUntil(std::unique_lock<std::mutex>& lock,
-                 std::condition_variable& cv, absl::FunctionRef<bool()> done,
-                 absl::Time deadline) override;
 
   // Moves time forward by `delta` (REQUIRES: delta >= 0) and wakes waiters.
   void AdvanceTime(absl::Duration delta);
@@ -98,16 +84,12 @@ class SimulatedClock final : public Clock {
   void BlockUntilWaiters(int count) ABSL_LOCKS_EXCLUDED(lock_);
 
  private:
-  // A blocked waiter's lock and condition variable: either the Mutex and
-  // CondVar, or (transitional std::unique_lock form) the std:: pair.
+  // A blocked waiter's lock and condition variable.
   struct Waiter {
     Mutex* mutex = nullptr;
     CondVar* cv = nullptr;
-    std::mutex* std_mutex = nullptr;
-    std::condition_variable* std_cv = nullptr;
     bool operator<(const Waiter& other) const {
-      return std::tie(mutex, cv, std_mutex, std_cv) <
-             std::tie(other.mutex, other.cv, other.std_mutex, other.std_cv);
+      return std::tie(mutex, cv) < std::tie(other.mutex, other.cv);
     }
   };
   void Register(const Waiter& waiter) ABSL_LOCKS_EXCLUDED(lock_);

@@ -1,7 +1,5 @@
 #include "third_party/absl_extras/clock.h"
 
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include "absl/synchronization/notification.h"
@@ -63,29 +61,6 @@ TEST(RealClockTest, InfiniteAndFarDeadlinesDoNotOverflow) {
         mu, cv, [&] { return ready; }, absl::InfiniteFuture()));
     EXPECT_TRUE(Clock::Real().WaitUntil(
         mu, cv, [&] { return ready; }, absl::Now() + absl::Hours(1e7)));
-  }
-  setter.join();
-}
-
-// The transitional std::unique_lock form (executor/ still uses it).
-TEST(RealClockTest, StdMutexFormWaitsAndTimesOut) {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool ready = false;
-  std::thread setter([&] {
-    std::lock_guard<std::mutex> guard(mu);
-    ready = true;
-    cv.notify_all();
-  });
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    EXPECT_TRUE(Clock::Real().WaitUntil(
-        lock, cv, [&] { return ready; }, absl::InfiniteFuture()));
-    EXPECT_TRUE(Clock::Real().WaitUntil(
-        lock, cv, [&] { return ready; }, absl::Now() + absl::Hours(1e7)));
-    EXPECT_FALSE(Clock::Real().WaitUntil(
-        lock, cv, [] { return false; }, absl::Now() + absl::Milliseconds(1)));
-    EXPECT_TRUE(lock.owns_lock());
   }
   setter.join();
 }
@@ -168,37 +143,6 @@ TEST(SimulatedClockTest, AwaitReturnsAtOnceWhenDoneOrExpired) {
   EXPECT_FALSE(clock.WaitUntil(
       mu, cv, [] { return false; }, absl::FromUnixSeconds(10)));
   EXPECT_EQ(clock.NumWaiters(), 0);
-}
-
-// The transitional std::unique_lock form (executor/ still uses it).
-TEST(SimulatedClockTest, StdMutexFormWakesOnConditionAndOnDeadline) {
-  SimulatedClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool ready = false;
-  bool woken_by_condition = false;
-  bool woken_by_deadline = true;
-  absl::Notification first_wait_done;
-  std::thread waiter([&] {
-    std::unique_lock<std::mutex> lock(mu);
-    woken_by_condition = clock.WaitUntil(
-        lock, cv, [&] { return ready; }, clock.Now() + absl::Hours(1));
-    first_wait_done.Notify();
-    woken_by_deadline = clock.WaitUntil(
-        lock, cv, [] { return false; }, clock.Now() + absl::Seconds(2));
-  });
-  clock.BlockUntilWaiters(1);
-  {
-    std::lock_guard<std::mutex> guard(mu);
-    ready = true;
-    cv.notify_all();
-  }
-  first_wait_done.WaitForNotification();
-  clock.BlockUntilWaiters(1);  // the second wait
-  clock.AdvanceTime(absl::Seconds(3));
-  waiter.join();
-  EXPECT_TRUE(woken_by_condition);
-  EXPECT_FALSE(woken_by_deadline);
 }
 
 }  // namespace
