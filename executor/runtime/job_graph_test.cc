@@ -73,7 +73,8 @@ TEST(JobGraphTest, BuildsSourceBackfillActorsAndViewForTheJobState) {
   EXPECT_THAT(graph->owned_vnodes,
               ElementsAre(4, 3, 3));  // an even split of 10
   EXPECT_EQ(graph->tracker->num_actors(), 3u);
-  EXPECT_EQ(graph->peak_buffer_bytes.size(), 3u);
+  ASSERT_EQ(graph->backfill_sets.size(), 1u);
+  EXPECT_EQ(graph->backfill_sets[0]->peak_buffer_bytes.size(), 3u);
   EXPECT_THAT(graph->ActorIds(), UnorderedElementsAre(1, 2, 100, 101, 102));
   ASSERT_NE(graph->source, nullptr);
   ASSERT_NE(graph->dispatcher, nullptr);
