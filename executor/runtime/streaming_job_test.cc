@@ -82,16 +82,13 @@ TEST(StreamingJobTest, ViewEqualsTableInMemory) {
 // job state (committed, kept by a restart) and the upstream's blocked time
 // around the rescales is measured.
 TEST(StreamingJobTest, RescalesOnlineTwoThreeOneWithoutARecovery) {
-  RocksDbStateStoreOptions store_options;
-  store_options.path = std::string(std::getenv("TEST_TMPDIR")) + "/rescale";
-  std::filesystem::remove_all(store_options.path);
+  auto store = NewMemoryStateStore();
   StreamingJobOptions options = SmallJob();
   options.parallelism = 2;
   // Slow enough that both rescales land inside the backfill.
   options.rate_limit = RateLimit::Fixed(10000);
   options.actions = {{3, JobAction::Kind::kRescale, 0, 3},
                      {8, JobAction::Kind::kRescale, 0, 1}};
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(store_options));
   Registry registry;
   uint64_t last_rows = 0;
   bool monotone = true;
