@@ -18,6 +18,38 @@ std::string SetString(const Set& set) {
   return absl::StrCat("[", absl::StrJoin(set, ", "), "]");
 }
 
+// ", dispatchers={1: +[3] -[2]}, merges={4: +[3] -[2]}", or "" when the
+// Update reschedules nothing.
+std::string RescheduleString(const UpdateMutation& m) {
+  std::string out;
+  if (!m.dispatchers.empty()) {
+    absl::StrAppend(
+        &out, ", dispatchers={",
+        absl::StrJoin(m.dispatchers, ", ",
+                      [](std::string* s, const auto& entry) {
+                        absl::StrAppend(
+                            s, entry.first, ": +",
+                            SetString(entry.second.added_downstream_actors),
+                            " -",
+                            SetString(entry.second.removed_downstream_actors));
+                      }),
+        "}");
+  }
+  if (!m.merges.empty()) {
+    absl::StrAppend(
+        &out, ", merges={",
+        absl::StrJoin(m.merges, ", ",
+                      [](std::string* s, const auto& entry) {
+                        absl::StrAppend(
+                            s, entry.first, ": +",
+                            SetString(entry.second.added_upstream_actors), " -",
+                            SetString(entry.second.removed_upstream_actors));
+                      }),
+        "}");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string MutationDebugString(const Mutation& mutation) {
@@ -39,7 +71,7 @@ std::string MutationDebugString(const Mutation& mutation) {
                                 absl::StrAppend(out, entry.first, ": ",
                                                 SetString(entry.second));
                               }),
-                "}}");
+                "}", RescheduleString(m), "}");
           },
           [](const PauseMutation&) { return std::string("Pause"); },
           [](const ResumeMutation&) { return std::string("Resume"); },
@@ -69,6 +101,9 @@ std::string MutationDebugString(const Mutation& mutation) {
 }
 
 bool Barrier::IsStopFor(ActorId actor) const {
+  if (const UpdateMutation* update = MutationAs<UpdateMutation>()) {
+    return update->dropped_actors.count(actor) > 0;
+  }
   const StopMutation* stop = MutationAs<StopMutation>();
   return stop != nullptr && stop->actors.count(actor) > 0;
 }

@@ -46,15 +46,42 @@ struct AddMutation {
   std::set<ActorId> added_actors = {};
 };
 
+// Rescheduling: how one actor's hash dispatcher changes at an Update
+// barrier. The barrier itself goes to the old and the added outputs (it is
+// the added actors' first barrier); what follows it goes to the actors of
+// `vnode_owners` only. The channels to the added actors come from the
+// runtime (executor/runtime/exchange.h), not from the barrier.
+struct DispatcherUpdate {
+  // Downstream actors that receive this barrier as their first.
+  std::vector<ActorId> added_downstream_actors = {};
+  // Downstream actors that receive this barrier as their last.
+  std::set<ActorId> removed_downstream_actors = {};
+  // The downstream actor of each vnode after the barrier (index = vnode).
+  std::vector<ActorId> vnode_owners = {};
+};
+
+// Rescheduling: how one actor's merge changes at an Update barrier. The
+// removed inputs deliver this barrier as their last message; the added ones
+// as their first, and the merge aligns it across both before it emits it.
+struct MergeUpdate {
+  std::vector<ActorId> added_upstream_actors = {};
+  std::set<ActorId> removed_upstream_actors = {};
+};
+
 // First barrier of rescheduled or rebuilt actors; also carries in-place
 // changes to running actors.
 struct UpdateMutation {
-  // Actors removed by this barrier.
+  // Actors removed by this barrier: each stops after emitting it
+  // (Barrier::IsStopFor).
   std::set<ActorId> dropped_actors = {};
   // In-place vnode reassignments: actor -> its new vnodes. The backfill
   // executor never expects one for itself (rescheduling rebuilds actors) and
   // treats one as an error.
   std::map<ActorId, std::vector<VirtualNode>> vnode_assignments = {};
+  // Rescheduling (an online rescale): upstream actor -> how its dispatcher's
+  // outputs change; downstream actor -> how its merge's inputs change.
+  std::map<ActorId, DispatcherUpdate> dispatchers = {};
+  std::map<ActorId, MergeUpdate> merges = {};
 };
 
 // Global pause: sources stop and backfill snapshot reading stops.
@@ -104,7 +131,8 @@ struct Barrier {
 
   // Only checkpoint barriers make the data of `epoch.prev` durable.
   bool is_checkpoint() const { return kind == BarrierKind::kCheckpoint; }
-  // True iff the mutation is a StopMutation naming `actor`.
+  // True iff the mutation is a StopMutation naming `actor`, or an
+  // UpdateMutation dropping it.
   bool IsStopFor(ActorId actor) const;
   // The mutation as `T`, or nullptr when there is none or it is another kind.
   // Valid while the barrier is alive and unmodified.

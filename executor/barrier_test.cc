@@ -32,6 +32,12 @@ TEST(BarrierTest, IsStopFor) {
   EXPECT_FALSE(MakeBarrier(BarrierKind::kCheckpoint,
                            std::make_shared<const Mutation>(PauseMutation{}))
                    .IsStopFor(7));
+  // An Update stops the actors it drops (a rescale's old actors).
+  Barrier update = MakeBarrier(
+      BarrierKind::kCheckpoint,
+      std::make_shared<const Mutation>(UpdateMutation{.dropped_actors = {3}}));
+  EXPECT_TRUE(update.IsStopFor(3));
+  EXPECT_FALSE(update.IsStopFor(4));
 }
 
 TEST(BarrierTest, MutationAs) {
@@ -71,6 +77,16 @@ TEST(BarrierTest, DebugStrings) {
   EXPECT_THAT(MutationDebugString(UpdateMutation{
                   .dropped_actors = {1}, .vnode_assignments = {{2, {0, 5}}}}),
               HasSubstr("vnode_assignments={2: [0, 5]}"));
+  EXPECT_THAT(
+      MutationDebugString(UpdateMutation{
+          .dropped_actors = {100},
+          .dispatchers = {{1,
+                           DispatcherUpdate{.added_downstream_actors = {101},
+                                            .removed_downstream_actors = {100},
+                                            .vnode_owners = {101}}}},
+          .merges = {{2, MergeUpdate{.added_upstream_actors = {101},
+                                     .removed_upstream_actors = {100}}}}}),
+      HasSubstr("dispatchers={1: +[101] -[100]}, merges={2: +[101] -[100]}"));
   Barrier passed = MakeBarrier(BarrierKind::kInitial, nullptr);
   passed.passed_actors = {4, 5};
   EXPECT_THAT(passed.DebugString(), HasSubstr("passed [4, 5]"));

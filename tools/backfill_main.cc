@@ -510,6 +510,8 @@ int Main(int argc, char** argv) {
   result.set_snapshot_rows_per_second(job->snapshot_rows_per_second);
   result.set_barrier_latency_p50_ms(job->barrier_latency_p50_ms);
   result.set_barrier_latency_p99_ms(job->barrier_latency_p99_ms);
+  result.set_rescale_upstream_blocked_seconds(
+      job->rescale_upstream_blocked_seconds);
   if (!job->consistent) {
     std::cerr << "backfill: INCONSISTENT: " << job->mismatch << "\n";
   }

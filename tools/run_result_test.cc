@@ -40,6 +40,7 @@ tools::RunResult Result() {
   result.set_barrier_latency_p99_ms(14.2);
   result.set_scenario("default");
   result.set_data_dir("/tmp/backfill-x");
+  result.set_rescale_upstream_blocked_seconds(0.0125);
   return result;
 }
 
@@ -52,7 +53,8 @@ TEST(RunResultTest, JsonKeepsTheHistoricalKeysInOrderWithNumbers) {
             "\"seconds\":61.2,\"snapshot_rows_per_second\":52001.4,"
             "\"barrier_latency_p50_ms\":3.25,\"barrier_latency_p99_ms\":14.2,"
             "\"scenario\":\"default\",\"interrupted\":false,"
-            "\"data_dir\":\"/tmp/backfill-x\"}");
+            "\"data_dir\":\"/tmp/backfill-x\","
+            "\"rescale_upstream_blocked_seconds\":0.0125}");
 }
 
 TEST(RunResultTest, JsonPrintsEveryFieldEvenZeroAndErrorOnlyWhenSet) {
@@ -139,6 +141,8 @@ TEST(RunResultTest, SummaryTableHasARowPerFieldAligned) {
   EXPECT_THAT(table, ContainsRegex("\nseconds +1m01s\n"));
   EXPECT_THAT(table, ContainsRegex("\nresumed +no\n"));
   EXPECT_THAT(table, ContainsRegex("\ndata dir +/tmp/backfill-x\n"));
+  EXPECT_THAT(table,
+              ContainsRegex("\nrescale upstream blocked seconds +0.0125\n"));
   EXPECT_THAT(table, Not(HasSubstr("error")));
   // One row per field (error unset) plus the verdict.
   EXPECT_EQ(lines.size() - 2,

@@ -339,10 +339,20 @@ absl::Status ValidateActions(const tools::Scenario& scenario) {
         break;
       case tools::Action::kSetRateLimit:
         break;
+      case tools::Action::kRescale: {
+        const uint32_t vnode_count = WithDefaults(scenario).table().vnode_count();
+        if (action.rescale() < 1 || action.rescale() > vnode_count) {
+          return Invalid(absl::StrCat(field, ".rescale"),
+                         absl::StrCat("= ", action.rescale(),
+                                      " is not in [1, table.vnode_count = ",
+                                      vnode_count, "]"));
+        }
+        break;
+      }
       default:
         return Invalid(field,
                        "has no action (one of pause, resume, set_rate_limit, "
-                       "stop_upstream)");
+                       "stop_upstream, rescale)");
     }
   }
   // Every action of an epoch applies, in file order, in that barrier's
@@ -361,6 +371,10 @@ absl::Status ValidateActions(const tools::Scenario& scenario) {
       case tools::Action::kSetRateLimit:
         job_action.kind = JobAction::Kind::kSetRateLimit;
         job_action.rate_limit = action.set_rate_limit();
+        break;
+      case tools::Action::kRescale:
+        job_action.kind = JobAction::Kind::kRescale;
+        job_action.parallelism = action.rescale();
         break;
       default:
         job_action.kind = JobAction::Kind::kStopUpstream;
@@ -656,6 +670,10 @@ absl::StatusOr<ScenarioSpec> ScenarioSpecFromProto(const tools::Scenario& raw) {
       case tools::Action::kSetRateLimit:
         out.kind = JobAction::Kind::kSetRateLimit;
         out.rate_limit = action.set_rate_limit();
+        break;
+      case tools::Action::kRescale:
+        out.kind = JobAction::Kind::kRescale;
+        out.parallelism = action.rescale();
         break;
       default:
         out.kind = JobAction::Kind::kStopUpstream;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "serde/data_type.h"
@@ -153,6 +154,12 @@ TEST(ScenarioTest, ShippedScenariosCoverTheirFeatures) {
   {
     const tools::Scenario s = load("heavy_churn");
     EXPECT_TRUE(s.workload().update_primary_key());
+    // Online rescales (issue 14): the example of the rescale action.
+    int rescales = 0;
+    for (const auto& action : s.actions()) {
+      rescales += action.action_case() == tools::Action::kRescale ? 1 : 0;
+    }
+    EXPECT_EQ(rescales, 2);
     EXPECT_GT(s.workload().delete_weight(), 0);
     EXPECT_LE(s.workload().key_space(), 2 * s.initial_rows());
   }
@@ -402,6 +409,21 @@ TEST(ScenarioTest, EveryErrorNamesItsField) {
          action->set_stop_upstream(false);
        },
        "actions[0].stop_upstream = false"},
+      {"rescale to 0",
+       [](auto& s) {
+         auto* action = s.add_actions();
+         action->set_at_epoch(3);
+         action->set_rescale(0);
+       },
+       "actions[0].rescale = 0 is not in [1, table.vnode_count"},
+      {"rescale beyond the vnode count",
+       [](auto& s) {
+         s.mutable_table()->set_vnode_count(8);
+         auto* action = s.add_actions();
+         action->set_at_epoch(3);
+         action->set_rescale(9);
+       },
+       "actions[0].rescale = 9 is not in [1, table.vnode_count = 8]"},
       {"job state table id",
        [](auto& s) { s.mutable_backfill()->set_view_table_id(kJobStateTableId); },
        "backfill.view_table_id = 2147418114 is reserved (the runtime's job state table)"},
@@ -431,6 +453,25 @@ TEST(ScenarioTest, EveryErrorNamesItsField) {
         ScenarioSpecFromProto(scenario).status(),
         StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(bad.message)));
   }
+}
+
+TEST(ScenarioTest, ARescaleActionBecomesAJobAction) {
+  tools::Scenario scenario = SmallScenario();
+  tools::Action* action = scenario.add_actions();
+  action->set_at_epoch(4);
+  action->set_rescale(3);
+  ASSERT_THAT(ValidateScenario(scenario), IsOk());
+  auto spec = ScenarioSpecFromProto(scenario);
+  ASSERT_THAT(spec.status(), IsOk());
+  ASSERT_EQ(spec->job.actions.size(), 1u);
+  EXPECT_EQ(spec->job.actions[0].kind, JobAction::Kind::kRescale);
+  EXPECT_EQ(spec->job.actions[0].at_epoch, 4u);
+  EXPECT_EQ(spec->job.actions[0].parallelism, 3u);
+  // The text format users write.
+  tools::Scenario parsed;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "actions { at_epoch: 4 rescale: 3 }", &parsed));
+  EXPECT_EQ(parsed.actions(0).rescale(), 3u);
 }
 
 TEST(ScenarioTest, ZeroChunkSizeAndSetRateLimitZeroAreFine) {

@@ -120,7 +120,10 @@ absl::StatusOr<Barrier> BarrierCoordinator::NextBarrier(JobGraph& graph) {
     }
     if (next.upstream_stopped) graph.stop_generating->store(true);
     state_ = next;
-    done_ = graph.tracker->IsDone();
+    const bool rescale = checkpoint && RescaleDue(graph);
+    // A rescale's new actors have their backfill (or their finish barrier)
+    // still ahead of them: the attempt goes on.
+    done_ = !rescale && graph.tracker->IsDone();
     last_ =
         done_ && checkpoint &&
         checkpoints_after_finish_ >= options_.extra_checkpoints_after_finish;
@@ -136,6 +139,9 @@ absl::StatusOr<Barrier> BarrierCoordinator::NextBarrier(JobGraph& graph) {
     // commits them together.
     BACKFILL_RETURN_IF_ERROR(job_table_->Write(definition_, state_));
     BACKFILL_RETURN_IF_ERROR(job_table_->Commit(epoch_));
+    if (rescale) {
+      BACKFILL_ASSIGN_OR_RETURN(barrier.mutation, BeginRescale(graph));
+    }
   }
   barrier.epoch = epoch_;
   barrier.kind = kind_;
@@ -184,6 +190,7 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     BACKFILL_RETURN_IF_ERROR(store_.Checkpoint(epoch_.prev));
     ++result_.checkpoints;
     result_.job_state = state_;
+    if (rescale_from_ != nullptr) FinishRescale();
   }
   if (kind_ == BarrierKind::kInitial) {
     result_.resumed |= graph.source->resumed();
@@ -199,7 +206,10 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
   if (attempt_.observer) {
     JobProgress progress;
     progress.seconds = absl::ToDoubleSeconds(clock_.Now() - attempt_.job_start);
-    progress.snapshot_rows = graph.tracker->consumed_rows();
+    // Monotone across a rescale: the new actors report their rows (the
+    // old ones' included) from the barrier after it.
+    observed_rows_ = std::max(observed_rows_, graph.tracker->consumed_rows());
+    progress.snapshot_rows = observed_rows_;
     progress.upstream_ops = graph.source->offset();
     progress.epochs = result_.epochs;
     progress.checkpoints = result_.checkpoints;
@@ -211,6 +221,9 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
         progress.vnodes_completed += graph.owned_vnodes[i];
       }
     }
+    observed_vnodes_completed_ =
+        std::max(observed_vnodes_completed_, progress.vnodes_completed);
+    progress.vnodes_completed = observed_vnodes_completed_;
     progress.estimated_total_rows = options_.initial_rows;
     progress.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
     progress.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
@@ -246,10 +259,47 @@ void BarrierCoordinator::RecordAttemptEnd(const JobGraph& graph,
     result_.upstream_blocked_seconds =
         std::max(result_.upstream_blocked_seconds,
                  absl::ToDoubleSeconds(graph.dispatcher->max_blocked()));
+    result_.rescale_upstream_blocked_seconds =
+        std::max(result_.rescale_upstream_blocked_seconds,
+                 absl::ToDoubleSeconds(graph.dispatcher->max_rescale_blocked()));
   }
-  uint64_t peak = 0;
-  for (size_t bytes : graph.peak_buffer_bytes) peak += bytes;
-  result_.peak_buffer_bytes = std::max(result_.peak_buffer_bytes, peak);
+  // Per set of actors (the first, each rescale's): the sum over its actors.
+  for (const std::unique_ptr<BackfillActorSet>& set : graph.backfill_sets) {
+    uint64_t peak = 0;
+    for (size_t bytes : set->peak_buffer_bytes) peak += bytes;
+    result_.peak_buffer_bytes = std::max(result_.peak_buffer_bytes, peak);
+  }
+}
+
+// ---- Online rescale ---------------------------------------------------------
+
+bool BarrierCoordinator::RescaleDue(const JobGraph& graph) const {
+  return state_.parallelism != graph.backfill_actor_ids.size();
+}
+
+absl::StatusOr<std::shared_ptr<const Mutation>>
+BarrierCoordinator::BeginRescale(JobGraph& graph) {
+  BackfillActorSet* from = graph.backfill_sets.back().get();
+  BACKFILL_ASSIGN_OR_RETURN(
+      UpdateMutation update,
+      AddBackfillActors(graph, state_.parallelism, state_.EffectiveRateLimit()));
+  rescale_from_ = from;
+  return std::make_shared<const Mutation>(std::move(update));
+}
+
+void BarrierCoordinator::FinishRescale() {
+  // The old actors' last progress is committed: they may go.
+  retired_.insert(retired_.end(), rescale_from_->actors.begin(),
+                  rescale_from_->actors.end());
+  rescale_from_ = nullptr;
+  ++result_.rescales;
+  result_.parallelism = state_.parallelism;
+}
+
+std::vector<Actor*> BarrierCoordinator::TakeRetiredActors() {
+  std::vector<Actor*> retired;
+  retired.swap(retired_);
+  return retired;
 }
 
 void BarrierCoordinator::Fail(const absl::Status& status) {

@@ -30,12 +30,23 @@
 // checkpoint barrier stops the source's changes and carries Stop for every
 // actor; when it is collected the attempt is finished.
 //
+// An online rescale (a `rescale` action, or any change of the parallelism
+// in force) happens at the first checkpoint barrier at or after the action's
+// epoch (the parallelism is job state: that checkpoint commits it with the
+// old actors' last progress): NextBarrier builds the new set of backfill
+// actors (AddBackfillActors, job_graph.h; appended to graph.actors, which
+// the driver must start) and gives the barrier its Update mutation instead
+// of a Throttle (the new actors are built with the rate in force) or a Stop
+// (the attempt goes on until the new actors finished); OnCollected, after
+// the checkpoint, retires the old actors: TakeRetiredActors.
+//
 // Errors of the actors reach the coordinator through ActorEnded (it is the
 // graph's listener) and Fail (the first one wins); the driver stops the
 // attempt on error().
 //
-// Thread-safety: Create, NextBarrier, OnCollected, RecordAttemptEnd, state()
-// and finished() from the driver's coordinating thread; the listener
+// Thread-safety: Create, NextBarrier, OnCollected, TakeRetiredActors,
+// RecordAttemptEnd, state() and finished() from the driver's coordinating
+// thread; the listener
 // methods, Fail, error, IsCollected, WaitCollected, StopCheckpoints and
 // WaitUntilCheckpointsStopped from any thread (they take the
 // coordinator's lock).
@@ -131,6 +142,13 @@ class BarrierCoordinator final : public BarrierListener {
   // The stop barrier was collected: the attempt completed.
   bool finished() const { return finished_; }
 
+  // After OnCollected: the actors a rescale replaced, whose last barrier is
+  // now checkpointed (each has stopped, or is returning from the Poll that
+  // delivered it). The driver must stop polling them (join their threads)
+  // and Abandon them before the next NextBarrier: their table instances
+  // would hold up the next checkpoint. Empty otherwise.
+  std::vector<Actor*> TakeRetiredActors();
+
   // Records the attempt's end in the result: snapshot rows and latency
   // percentiles if it completed (`completed`), the upstream's longest block
   // and the backfill's peak buffer either way. Call after the driver
@@ -167,6 +185,12 @@ class BarrierCoordinator final : public BarrierListener {
         epoch_(first) {}
 
   absl::Status LoadJobState();
+  // Online rescale (see the file comment): due when the parallelism in
+  // force differs from the graph's; begun in NextBarrier (the Update for the
+  // barrier), finished in OnCollected after its checkpoint.
+  bool RescaleDue(const JobGraph& graph) const;
+  absl::StatusOr<std::shared_ptr<const Mutation>> BeginRescale(JobGraph& graph);
+  void FinishRescale();
   std::shared_ptr<const Mutation> ThrottleFor(const JobGraph& graph,
                                               RateLimit job_limit) const;
 
@@ -200,6 +224,12 @@ class BarrierCoordinator final : public BarrierListener {
   std::vector<double> backfill_latencies_ms_;
   std::vector<double> steady_latencies_ms_;
   double last_backfill_latency_ms_ = 0;
+  // The progress observed so far (kept monotone across a rescale).
+  uint64_t observed_rows_ = 0;
+  uint64_t observed_vnodes_completed_ = 0;
+  // The set a rescale in flight replaces; the actors it retired.
+  BackfillActorSet* rescale_from_ = nullptr;
+  std::vector<Actor*> retired_;
 
   mutable Mutex mu_;
   CondVar cv_;

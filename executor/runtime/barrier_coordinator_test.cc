@@ -1,6 +1,8 @@
 #include "executor/runtime/barrier_coordinator.h"
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "executor/runtime/demo/bulk_load.h"
 #include "executor/runtime/job_graph.h"
@@ -171,6 +173,70 @@ TEST(BarrierCoordinatorTest, ActionsComposeIntoOneThrottlePerBarrier) {
 
   // (b2 is not collected here: its checkpoint needs the graph's tables.)
   EXPECT_EQ(f.result.epochs, 2u);
+}
+
+// A rescale action at a barrier that is not a checkpoint changes the job
+// state at once but the actors at the next checkpoint barrier: it carries
+// the Update (old actors dropped, dispatcher and merge rescheduled) instead
+// of a Throttle, the new actors are added to the graph with the rate in
+// force, and after its checkpoint the old ones are retired.
+TEST(BarrierCoordinatorTest, RescalesAtTheNextCheckpointBarrier) {
+  StreamingJobOptions options = Job();
+  options.actions = {{1, JobAction::Kind::kRescale, 0, 3},
+                     {2, JobAction::Kind::kSetRateLimit, 3000}};
+  Fixture f(true, options);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier first,
+                                f.coordinator->NextBarrier(*f.graph));
+  f.coordinator->Collected(first);
+  BACKFILL_ASSERT_OK(f.coordinator->OnCollected(*f.graph));
+  const size_t actors_before = f.graph->actors.size();
+  // Epoch 1 (not a checkpoint): the state says 3, the graph still has 2.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier b1, f.coordinator->NextBarrier(*f.graph));
+  EXPECT_EQ(b1.kind, BarrierKind::kBarrier);
+  EXPECT_EQ(b1.MutationAs<UpdateMutation>(), nullptr);
+  EXPECT_EQ(f.coordinator->state().parallelism, 3u);
+  EXPECT_EQ(f.graph->actors.size(), actors_before);
+  f.coordinator->Collected(b1);
+  BACKFILL_ASSERT_OK(f.coordinator->OnCollected(*f.graph));
+  EXPECT_TRUE(f.coordinator->TakeRetiredActors().empty());
+  // Epoch 2 (a checkpoint): the rescale.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier b2, f.coordinator->NextBarrier(*f.graph));
+  EXPECT_EQ(b2.kind, BarrierKind::kCheckpoint);
+  const auto* update = b2.MutationAs<UpdateMutation>();
+  ASSERT_NE(update, nullptr);
+  EXPECT_THAT(update->dropped_actors, UnorderedElementsAre(100, 101));
+  ASSERT_EQ(update->dispatchers.count(JobGraph::kSourceActor), 1u);
+  const DispatcherUpdate& dispatcher =
+      update->dispatchers.at(JobGraph::kSourceActor);
+  EXPECT_THAT(dispatcher.added_downstream_actors,
+              ::testing::ElementsAre(102, 103, 104));
+  EXPECT_THAT(dispatcher.removed_downstream_actors,
+              UnorderedElementsAre(100, 101));
+  EXPECT_EQ(dispatcher.vnode_owners.size(), 8u);
+  ASSERT_EQ(update->merges.count(JobGraph::kViewActor), 1u);
+  EXPECT_THAT(update->merges.at(JobGraph::kViewActor).added_upstream_actors,
+              ::testing::ElementsAre(102, 103, 104));
+  EXPECT_EQ(f.graph->actors.size(), actors_before + 3);
+  EXPECT_THAT(f.graph->backfill_actor_ids, ::testing::ElementsAre(102, 103, 104));
+  EXPECT_THAT(f.graph->ActorIds(), UnorderedElementsAre(1, 2, 102, 103, 104));
+  // Its checkpoint commits the new parallelism; the old actors retire.
+  f.coordinator->Collected(b2);
+  BACKFILL_ASSERT_OK(f.coordinator->OnCollected(*f.graph));
+  std::vector<Actor*> retired = f.coordinator->TakeRetiredActors();
+  ASSERT_EQ(retired.size(), 2u);
+  EXPECT_EQ(retired[0]->id(), 100u);
+  EXPECT_EQ(retired[1]->id(), 101u);
+  EXPECT_TRUE(f.coordinator->TakeRetiredActors().empty());
+  EXPECT_EQ(f.result.rescales, 1u);
+  EXPECT_EQ(f.result.parallelism, 3u);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::optional<SavedJob> saved,
+                                ReadCommittedJob(*f.store, options.job_state_table_id));
+  ASSERT_TRUE(saved.has_value());
+  EXPECT_EQ(saved->state.parallelism, 3u);
+  EXPECT_EQ(saved->state.rate_limit, RateLimit::Fixed(3000));
+  // A later Throttle goes to the new actors.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier b3, f.coordinator->NextBarrier(*f.graph));
+  EXPECT_EQ(b3.mutation, nullptr);
 }
 
 TEST(BarrierCoordinatorTest, StopsEveryActorAtTheCheckpointAfterTheBackfillIsDone) {

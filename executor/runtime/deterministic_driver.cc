@@ -47,12 +47,7 @@ class Scheduler {
         options_(options),
         clock_(clock),
         random_(options.seed) {
-    for (std::unique_ptr<Actor>& actor : graph.actors) {
-      Task task;
-      task.actor = actor.get();
-      task.cx = std::make_unique<PollContext>(task.waker, clock);
-      tasks_.push_back(std::move(task));
-    }
+    AddNewActors();
   }
 
   absl::Status Run() {
@@ -62,7 +57,9 @@ class Scheduler {
     for (Task& task : tasks_) {
       if (task.abandon) task.actor->Abandon();
     }
-    // End of the barrier stream: let every actor that can still run end.
+    // Channels of a rescale that never took effect: their actors see them
+    // end. End of the barrier stream: let every actor that can still run end.
+    graph_.exchange.Clear();
     graph_.barriers->Close();
     for (uint64_t step = 0; step < options_.max_steps; ++step) {
       std::vector<size_t> ready = Ready();
@@ -90,6 +87,7 @@ class Scheduler {
       if (!in_flight && clock_.Now() >= next_barrier) {
         BACKFILL_ASSIGN_OR_RETURN(Barrier barrier,
                                   coordinator_.NextBarrier(graph_));
+        AddNewActors();
         unsent.emplace(std::move(barrier));
         in_flight = true;
       }
@@ -107,6 +105,7 @@ class Scheduler {
       if (in_flight && !unsent.has_value() &&
           coordinator_.IsCollected(coordinator_.epoch().curr)) {
         BACKFILL_RETURN_IF_ERROR(coordinator_.OnCollected(graph_));
+        RetireActors();
         if (coordinator_.finished()) return absl::OkStatus();
         in_flight = false;
         if (first) next_barrier = clock_.Now();
@@ -149,6 +148,25 @@ class Scheduler {
                                             options_.max_steps, " steps"));
   }
 
+  // A task for every actor of the graph not seen yet (a rescale adds some).
+  void AddNewActors() {
+    for (; actors_seen_ < graph_.actors.size(); ++actors_seen_) {
+      Task task;
+      task.actor = graph_.actors[actors_seen_].get();
+      task.cx = std::make_unique<PollContext>(task.waker, clock_);
+      tasks_.push_back(std::move(task));
+    }
+  }
+
+  // Drops the tasks of the actors a rescale retired, and abandons them.
+  void RetireActors() {
+    for (Actor* retired : coordinator_.TakeRetiredActors()) {
+      retired->Abandon();
+      std::erase_if(tasks_,
+                    [retired](const Task& task) { return task.actor == retired; });
+    }
+  }
+
   // Indices of the tasks that can be polled now.
   std::vector<size_t> Ready() {
     std::vector<size_t> ready;
@@ -184,6 +202,8 @@ class Scheduler {
   SimulatedClock& clock_;
   std::mt19937_64 random_;
   std::vector<Task> tasks_;
+  // graph_.actors[0, actors_seen_) have a task (or had: retired).
+  size_t actors_seen_ = 0;
 };
 
 }  // namespace

@@ -20,6 +20,10 @@
 // barriers land at seeded points of the backfill. No thread ever blocks:
 // the same seed gives the same run.
 //
+// The actor set may change mid-attempt (an online rescale): the actors the
+// coordinator adds with a barrier become tasks at once; the ones it retires
+// after a collected barrier are abandoned and dropped.
+//
 // An actor that ends before its stop barrier fails the attempt (as in the
 // threaded driver); it is abandoned once the coordinator stopped
 // checkpointing. Returns OK when the attempt completed; otherwise the first

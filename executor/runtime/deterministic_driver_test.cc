@@ -97,6 +97,64 @@ TEST(DeterministicDriverTest,
   }
 }
 
+// Online rescales 3 -> 2 -> 4 -> 1 through the deterministic driver: new
+// actors join mid-attempt, old ones are retired after their last
+// checkpoint, at seeded points of the backfill; one rescale falls inside
+// the pause.
+StreamingJobOptions RescalingJob() {
+  StreamingJobOptions options = SmallJob();
+  options.actions.push_back({2, JobAction::Kind::kRescale, 0, 2});
+  options.actions.push_back({5, JobAction::Kind::kRescale, 0, 4});
+  options.actions.push_back({10, JobAction::Kind::kRescale, 0, 1});
+  return options;
+}
+
+TEST(DeterministicDriverTest, RescalesOnlineToAConsistentViewForManySeeds) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const OneAttempt run = RunJob(RescalingJob(), seed);
+    BACKFILL_ASSERT_OK(run.status);
+    ASSERT_TRUE(run.verdict.has_value());
+    EXPECT_TRUE(run.verdict->consistent) << run.verdict->mismatch;
+    EXPECT_EQ(run.result.rescales, 3u);
+    EXPECT_EQ(run.result.parallelism, 1u);
+    EXPECT_GE(run.result.snapshot_rows, 400u);
+    ASSERT_TRUE(run.saved.has_value());
+    EXPECT_EQ(run.saved->state.parallelism, 1u);
+    EXPECT_EQ(run.saved->state.rate_limit, RateLimit::Fixed(5000));
+  }
+}
+
+// A crash anywhere around the rescales: the job recovers with the
+// parallelism of its last checkpoint and ends consistent at the last one.
+TEST(DeterministicDriverTest, ACrashAroundRescalesRecoversToAConsistentView) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    std::mt19937_64 random(seed);
+    const uint64_t crash_at_step =
+        std::uniform_int_distribution<uint64_t>(1, 1500)(random);
+    SCOPED_TRACE(absl::StrCat("seed ", seed, ", crash at step ", crash_at_step));
+    StreamingJobOptions options = RescalingJob();
+    options.recovery_backoff = absl::ZeroDuration();  // simulated time
+    std::unique_ptr<StateStore> store = NewMemoryStateStore();
+    SimulatedClock clock;
+    uint32_t attempts = 0;
+    absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
+        *store, options, nullptr, {}, clock,
+        [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+          DeterministicDriverOptions driver;
+          driver.seed = seed * 1000 + attempts;
+          driver.barrier_interval = options.barrier_interval;
+          if (attempts++ == 0) driver.crash_at_step = crash_at_step;
+          return RunDeterministic(graph, coordinator, driver, clock);
+        });
+    BACKFILL_ASSERT_OK(result.status());
+    EXPECT_TRUE(result->consistent) << result->mismatch;
+    EXPECT_EQ(result->recoveries, attempts - 1);
+    EXPECT_EQ(result->parallelism, 1u);
+    EXPECT_EQ(result->job_state.parallelism, 1u);
+  }
+}
+
 TEST(DeterministicDriverTest, TheSameSeedGivesTheSameRun) {
   for (uint64_t seed : {5u, 11u}) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));

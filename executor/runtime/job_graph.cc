@@ -1,5 +1,6 @@
 #include "executor/runtime/job_graph.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -22,18 +23,146 @@ std::vector<ActorId> JobGraph::ActorIds() const {
   return ids;
 }
 
+namespace {
+
+// A set of backfill actors built and not yet wired into the graph.
+struct NewBackfillSet {
+  std::unique_ptr<BackfillActorSet> set;
+  std::vector<std::unique_ptr<Actor>> actors;
+  // Per actor: the sending end of its input, the receiving end of its output.
+  std::vector<ChannelSender> inputs;
+  std::vector<ChannelReceiver> outputs;
+  // Per vnode: the index of its actor in the set.
+  std::vector<int> owner;
+};
+
+// Builds `parallelism` backfill actors with ids from `first_id`, an even
+// split of the vnodes and each its share of `rate_limit`, from their plan
+// nodes, as a planner would hand them over.
+absl::StatusOr<NewBackfillSet> BuildBackfillSet(JobGraph& graph,
+                                                uint32_t parallelism,
+                                                RateLimit rate_limit,
+                                                ActorId first_id) {
+  const StreamingJobOptions& options = *graph.options;
+  const TableCatalog& upstream = options.upstream;
+  Clock& clock = *graph.context.clock;
+  BarrierListener* listener = graph.context.listener;
+  const ChannelOptions channel{options.channel_capacity};
+  const std::vector<int> view_columns = ViewColumns(options);
+  std::vector<int32_t> s2_ids;
+  for (int column : view_columns) {
+    s2_ids.push_back(upstream.columns[column].column_id);
+  }
+  NewBackfillSet built;
+  built.set = std::make_unique<BackfillActorSet>();
+  BackfillActorSet& set = *built.set;
+  set.peak_buffer_bytes.assign(parallelism, 0);
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::vector<VnodeBitmap> split,
+      VnodeBitmap::EvenSplit(upstream.vnode_count,
+                             static_cast<int>(parallelism)));
+  built.owner.assign(upstream.vnode_count, 0);
+  std::vector<TrackedActor> tracked;
+  for (uint32_t i = 0; i < parallelism; ++i) {
+    for (VirtualNode vnode : split[i].set_vnodes()) {
+      built.owner[vnode] = static_cast<int>(i);
+    }
+    set.owned_vnodes.push_back(static_cast<uint32_t>(split[i].Count()));
+    set.actor_ids.push_back(first_id + i);
+    tracked.push_back({set.actor_ids[i], set.owned_vnodes[i]});
+  }
+  BACKFILL_ASSIGN_OR_RETURN(set.tracker, JobProgressTracker::Create(tracked));
+  const std::vector<RateLimit> shares =
+      SplitJobRateLimit(rate_limit, set.owned_vnodes);
+  for (uint32_t i = 0; i < parallelism; ++i) {
+    const ActorId actor = set.actor_ids[i];
+    set.reporters.push_back(
+        std::make_unique<ProgressReporter>(actor, *set.tracker));
+    BackfillMetrics* metrics = nullptr;
+    if (graph.context.registry != nullptr) {
+      BACKFILL_ASSIGN_OR_RETURN(
+          BackfillMetrics created,
+          BackfillMetrics::Create(*graph.context.registry, upstream.table_id,
+                                  actor));
+      graph.metrics.push_back(std::move(created));
+      metrics = &graph.metrics.back();
+    }
+    proto::ArrangementBackfillNode node;
+    *node.mutable_upstream_table() = TableCatalogToProto(upstream);
+    *node.mutable_progress_table() = TableCatalogToProto(
+        BackfillProgressCatalog(upstream, options.progress_table_id));
+    for (int32_t id : s2_ids) node.add_upstream_column_ids(id);
+    for (size_t c = 0; c < view_columns.size(); ++c) {
+      node.add_output_indices(static_cast<uint32_t>(c));
+    }
+    node.set_chunk_size(options.chunk_size);
+    if (std::optional<uint32_t> limit = shares[i].ToOptionalU32()) {
+      node.set_rate_limit(*limit);
+    }
+    node.set_actor_id(actor);
+    node.set_fragment_id(JobGraph::kBackfillFragment);
+    node.set_vnode_bitmap(split[i].Serialize());
+    auto [input_tx, input_rx] = MakeChannel(channel);
+    ExecutorInfo input_info;
+    input_info.identity = absl::StrCat("Exchange(to actor ", actor, ")");
+    auto input =
+        std::make_unique<ReceiverExecutor>(input_info, std::move(input_rx));
+    auto [output_tx, output_rx] = MakeChannel(channel);
+    auto output = std::make_unique<ChannelOutput>(std::move(output_tx));
+    ChannelOutput* output_view = output.get();
+    ArrangementBackfillDeps deps;
+    deps.reporter = set.reporters.back().get();
+    deps.metrics = metrics;
+    deps.clock = &clock;
+    // A view that falls behind throttles the snapshot reads, never the
+    // upstream: the actor keeps draining its input.
+    deps.output_ready = [output_view](PollContext& cx) {
+      return output_view->PollReady(cx);
+    };
+    BACKFILL_ASSIGN_OR_RETURN(
+        std::unique_ptr<ArrangementBackfillExecutor> backfill,
+        BuildArrangementBackfillFromPlan(node, *graph.store, std::move(input),
+                                         deps));
+    ArrangementBackfillExecutor* backfill_view = backfill.get();
+    ActorCallbacks callbacks;
+    callbacks.on_barrier = [listener](const Barrier& barrier, absl::Time now) {
+      listener->BackfillEmitted(barrier, now);
+    };
+    // Read before the actor may be abandoned (which destroys the executor).
+    callbacks.on_end = [set = &set, i, backfill_view,
+                        listener](const Actor& actor) {
+      set->peak_buffer_bytes[i] = backfill_view->peak_upstream_buffer_bytes();
+      listener->ActorEnded(actor);
+    };
+    built.actors.push_back(std::make_unique<Actor>(
+        actor, std::move(backfill), std::move(output), std::move(callbacks)));
+    set.actors.push_back(built.actors.back().get());
+    built.inputs.push_back(std::move(input_tx));
+    built.outputs.push_back(std::move(output_rx));
+  }
+  return built;
+}
+
+// Makes `set` the set in force.
+void InstallBackfillSet(JobGraph& graph, std::unique_ptr<BackfillActorSet> set) {
+  graph.tracker = set->tracker.get();
+  graph.backfill_actor_ids = set->actor_ids;
+  graph.owned_vnodes = set->owned_vnodes;
+  graph.backfill_sets.push_back(std::move(set));
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
     StateStore& store, const StreamingJobOptions& options,
     const JobState& state, const JobGraphContext& context) {
   Clock& clock = *context.clock;
   BarrierListener* listener = context.listener;
   const TableCatalog& upstream = options.upstream;
-  const std::vector<int> view_columns = ViewColumns(options);
-  std::vector<int32_t> s2_ids;
-  for (int column : view_columns) {
-    s2_ids.push_back(upstream.columns[column].column_id);
-  }
   auto graph = std::make_unique<JobGraph>();
+  graph->store = &store;
+  graph->options = &options;
+  graph->context = context;
   const ChannelOptions channel{options.channel_capacity};
 
   // The source: barriers in, the table's changes out through the dispatcher.
@@ -56,33 +185,20 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
       options.workload, graph->stop_generating, source_info);
   graph->source = source.get();
 
-  const uint32_t parallelism = state.parallelism;
-  graph->peak_buffer_bytes.assign(parallelism, 0);
   BACKFILL_ASSIGN_OR_RETURN(
-      std::vector<VnodeBitmap> split,
-      VnodeBitmap::EvenSplit(upstream.vnode_count,
-                             static_cast<int>(parallelism)));
-  std::vector<int> owner(upstream.vnode_count, 0);
-  for (uint32_t i = 0; i < parallelism; ++i) {
-    for (VirtualNode vnode : split[i].set_vnodes()) {
-      owner[vnode] = static_cast<int>(i);
-    }
-    graph->owned_vnodes.push_back(static_cast<uint32_t>(split[i].Count()));
-    graph->backfill_actor_ids.push_back(JobGraph::kFirstBackfillActor + i);
-  }
-  std::vector<ChannelSender> dispatch_senders;
-  std::vector<ChannelReceiver> dispatch_receivers;
-  for (uint32_t i = 0; i < parallelism; ++i) {
-    auto [tx, rx] = MakeChannel(channel);
-    dispatch_senders.push_back(std::move(tx));
-    dispatch_receivers.push_back(std::move(rx));
-  }
+      NewBackfillSet backfill,
+      BuildBackfillSet(*graph, state.parallelism, state.EffectiveRateLimit(),
+                       JobGraph::kFirstBackfillActor));
+  const std::vector<ActorId> backfill_ids = backfill.set->actor_ids;
+  InstallBackfillSet(*graph, std::move(backfill.set));
   BACKFILL_ASSIGN_OR_RETURN(
       VnodeHasher hasher,
       VnodeHasher::Create(upstream.dist_key_indices, upstream.vnode_count));
   auto dispatcher = std::make_unique<HashDispatcher>(
-      std::move(dispatch_senders), std::move(hasher), std::move(owner),
-      view_columns, clock);
+      std::move(backfill.inputs), std::move(hasher), std::move(backfill.owner),
+      ViewColumns(options), clock,
+      ExchangeEndpoint{JobGraph::kSourceActor, backfill_ids,
+                       &graph->exchange});
   graph->dispatcher = dispatcher.get();
   auto report_end = [listener](const Actor& actor) {
     listener->ActorEnded(actor);
@@ -92,89 +208,24 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
   graph->actors.push_back(std::make_unique<Actor>(
       JobGraph::kSourceActor, std::move(source), std::move(dispatcher),
       std::move(source_callbacks)));
-
-  // The backfill actors.
-  std::vector<TrackedActor> tracked;
-  for (uint32_t i = 0; i < parallelism; ++i) {
-    tracked.push_back({graph->backfill_actor_ids[i], graph->owned_vnodes[i]});
-  }
-  BACKFILL_ASSIGN_OR_RETURN(graph->tracker,
-                            JobProgressTracker::Create(tracked));
-  const std::vector<RateLimit> shares =
-      SplitJobRateLimit(state.EffectiveRateLimit(), graph->owned_vnodes);
-  std::vector<BoxedExecutor> view_inputs;
-  for (uint32_t i = 0; i < parallelism; ++i) {
-    const ActorId actor = graph->backfill_actor_ids[i];
-    graph->reporters.push_back(
-        std::make_unique<ProgressReporter>(actor, *graph->tracker));
-    BackfillMetrics* metrics = nullptr;
-    if (context.registry != nullptr) {
-      BACKFILL_ASSIGN_OR_RETURN(
-          BackfillMetrics created,
-          BackfillMetrics::Create(*context.registry, upstream.table_id, actor));
-      graph->metrics.push_back(std::move(created));
-      metrics = &graph->metrics.back();
-    }
-    // The actor is built from its plan node, as a planner would hand it over.
-    proto::ArrangementBackfillNode node;
-    *node.mutable_upstream_table() = TableCatalogToProto(upstream);
-    *node.mutable_progress_table() = TableCatalogToProto(
-        BackfillProgressCatalog(upstream, options.progress_table_id));
-    for (int32_t id : s2_ids) node.add_upstream_column_ids(id);
-    for (size_t c = 0; c < view_columns.size(); ++c) {
-      node.add_output_indices(static_cast<uint32_t>(c));
-    }
-    node.set_chunk_size(options.chunk_size);
-    if (std::optional<uint32_t> limit = shares[i].ToOptionalU32()) {
-      node.set_rate_limit(*limit);
-    }
-    node.set_actor_id(actor);
-    node.set_fragment_id(JobGraph::kBackfillFragment);
-    node.set_vnode_bitmap(split[i].Serialize());
-    ExecutorInfo input_info;
-    input_info.identity = absl::StrCat("Exchange(to actor ", actor, ")");
-    auto input = std::make_unique<ReceiverExecutor>(
-        input_info, std::move(dispatch_receivers[i]));
-    auto [tx, rx] = MakeChannel(channel);
-    auto output = std::make_unique<ChannelOutput>(std::move(tx));
-    ChannelOutput* output_view = output.get();
-    ArrangementBackfillDeps deps;
-    deps.reporter = graph->reporters.back().get();
-    deps.metrics = metrics;
-    deps.clock = &clock;
-    // A view that falls behind throttles the snapshot reads, never the
-    // upstream: the actor keeps draining its input.
-    deps.output_ready = [output_view](PollContext& cx) {
-      return output_view->PollReady(cx);
-    };
-    BACKFILL_ASSIGN_OR_RETURN(
-        std::unique_ptr<ArrangementBackfillExecutor> backfill,
-        BuildArrangementBackfillFromPlan(node, store, std::move(input), deps));
-    ArrangementBackfillExecutor* backfill_view = backfill.get();
-    ActorCallbacks callbacks;
-    callbacks.on_barrier = [listener](const Barrier& barrier, absl::Time now) {
-      listener->BackfillEmitted(barrier, now);
-    };
-    // Read before the actor may be abandoned (which destroys the executor).
-    callbacks.on_end = [graph = graph.get(), i, backfill_view,
-                        report_end](const Actor& actor) {
-      graph->peak_buffer_bytes[i] = backfill_view->peak_upstream_buffer_bytes();
-      report_end(actor);
-    };
-    graph->actors.push_back(std::make_unique<Actor>(
-        actor, std::move(backfill), std::move(output), std::move(callbacks)));
-    ExecutorInfo merge_input_info;
-    merge_input_info.identity =
-        absl::StrCat("Exchange(from actor ", actor, ")");
-    view_inputs.push_back(
-        std::make_unique<ReceiverExecutor>(merge_input_info, std::move(rx)));
+  for (std::unique_ptr<Actor>& actor : backfill.actors) {
+    graph->actors.push_back(std::move(actor));
   }
 
   // The view: merge -> materialize; its barriers are collected.
+  std::vector<BoxedExecutor> view_inputs;
+  for (size_t i = 0; i < backfill.outputs.size(); ++i) {
+    ExecutorInfo merge_input_info;
+    merge_input_info.identity =
+        absl::StrCat("Exchange(from actor ", backfill_ids[i], ")");
+    view_inputs.push_back(std::make_unique<ReceiverExecutor>(
+        merge_input_info, std::move(backfill.outputs[i])));
+  }
   ExecutorInfo merge_info;
   merge_info.identity = "Merge(view)";
-  auto merge =
-      std::make_unique<MergeExecutor>(std::move(view_inputs), merge_info);
+  auto merge = std::make_unique<MergeExecutor>(
+      std::move(view_inputs), merge_info,
+      ExchangeEndpoint{JobGraph::kViewActor, backfill_ids, &graph->exchange});
   BACKFILL_ASSIGN_OR_RETURN(
       auto view_table,
       StateTable::Create(ViewCatalog(options), store,
@@ -193,6 +244,42 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
       JobGraph::kViewActor, std::move(view), std::make_unique<DiscardOutput>(),
       std::move(view_callbacks)));
   return graph;
+}
+
+absl::StatusOr<UpdateMutation> AddBackfillActors(JobGraph& graph,
+                                                 uint32_t parallelism,
+                                                 RateLimit rate_limit) {
+  ActorId first_id = JobGraph::kFirstBackfillActor;
+  for (const std::unique_ptr<BackfillActorSet>& set : graph.backfill_sets) {
+    for (ActorId id : set->actor_ids) first_id = std::max(first_id, id + 1);
+  }
+  BACKFILL_ASSIGN_OR_RETURN(
+      NewBackfillSet built,
+      BuildBackfillSet(graph, parallelism, rate_limit, first_id));
+  const std::vector<ActorId> old_ids = graph.backfill_actor_ids;
+  const std::vector<ActorId> new_ids = built.set->actor_ids;
+  UpdateMutation update;
+  update.dropped_actors.insert(old_ids.begin(), old_ids.end());
+  DispatcherUpdate& dispatcher = update.dispatchers[JobGraph::kSourceActor];
+  dispatcher.added_downstream_actors = new_ids;
+  dispatcher.removed_downstream_actors.insert(old_ids.begin(), old_ids.end());
+  for (int index : built.owner) {
+    dispatcher.vnode_owners.push_back(new_ids[index]);
+  }
+  MergeUpdate& merge = update.merges[JobGraph::kViewActor];
+  merge.added_upstream_actors = new_ids;
+  merge.removed_upstream_actors.insert(old_ids.begin(), old_ids.end());
+  for (size_t i = 0; i < new_ids.size(); ++i) {
+    graph.exchange.PutSender(JobGraph::kSourceActor, new_ids[i],
+                             std::move(built.inputs[i]));
+    graph.exchange.PutReceiver(new_ids[i], JobGraph::kViewActor,
+                               std::move(built.outputs[i]));
+  }
+  for (std::unique_ptr<Actor>& actor : built.actors) {
+    graph.actors.push_back(std::move(actor));
+  }
+  InstallBackfillSet(graph, std::move(built.set));
+  return update;
 }
 
 }  // namespace backfill

@@ -4,7 +4,7 @@
 //   barriers (the coordinator's injection end, a channel)
 //     -> actor 1: DmlSourceExecutor -> HashDispatcher (by vnode, S1 -> S2)
 //     -> actors 100..100+N-1: ReceiverExecutor -> ArrangementBackfillExecutor
-//          -> ChannelOutput
+//          -> ChannelOutput (a rescale adds a new set, AddBackfillActors)
 //     -> actor 2: N x ReceiverExecutor -> MergeExecutor -> MaterializeExecutor
 //          (the view) -> DiscardOutput; its barriers go to the listener
 //          (the coordinator's collection end).
@@ -25,8 +25,10 @@
 // outlive the graph; the graph must not outlive the store. Destroying the
 // graph destroys every actor (closing every channel).
 // Thread-safety: the members are used by the driver: each actor by one
-// thread at a time; `barriers` by the coordinator; tracker, source offset,
-// stop_generating and dispatcher->max_blocked() from any thread.
+// thread at a time; `barriers`, `actors` (appending), the sets in force and
+// AddBackfillActors by the coordinating thread; trackers, source offset,
+// stop_generating, exchange and the dispatcher's blocked times from any
+// thread.
 #ifndef EXECUTOR_RUNTIME_JOB_GRAPH_H_
 #define EXECUTOR_RUNTIME_JOB_GRAPH_H_
 
@@ -45,11 +47,13 @@
 #include "executor/backfill/progress_reporter.h"
 #include "executor/runtime/actor.h"
 #include "executor/runtime/demo/dml_source_executor.h"
+#include "executor/runtime/exchange.h"
 #include "executor/runtime/hash_dispatcher.h"
 #include "executor/runtime/job_state.h"
 #include "executor/runtime/streaming_job_options.h"
 #include "metrics/backfill_metrics.h"
 #include "metrics/registry.h"
+#include "ratelimit/rate_limit.h"
 #include "storage/state_store.h"
 #include "third_party/absl_extras/clock.h"
 
@@ -80,35 +84,60 @@ struct JobGraphContext {
   BarrierListener* listener = nullptr;
 };
 
+// One set of backfill actors: the graph's first, or a rescale's. What its
+// actors point into lives here, so a set outlives its actors.
+struct BackfillActorSet {
+  std::unique_ptr<JobProgressTracker> tracker;
+  std::vector<std::unique_ptr<ProgressReporter>> reporters;
+  // Per actor: its id, the number of vnodes it owns, the actor.
+  std::vector<ActorId> actor_ids;
+  std::vector<uint32_t> owned_vnodes;
+  std::vector<Actor*> actors;
+  // Per actor: the most upstream change data it buffered in one epoch,
+  // written (by its thread) when the actor ends; read after it was joined.
+  std::vector<size_t> peak_buffer_bytes;
+};
+
 struct JobGraph {
   static constexpr ActorId kSourceActor = 1;
   static constexpr ActorId kViewActor = 2;
   static constexpr ActorId kFirstBackfillActor = 100;
   static constexpr FragmentId kBackfillFragment = 10;
 
+  // What the graph was built with (AddBackfillActors builds more actors).
+  StateStore* store = nullptr;
+  const StreamingJobOptions* options = nullptr;
+  JobGraphContext context;
+
   // What the actors point into: declared before them, destroyed after.
-  std::unique_ptr<JobProgressTracker> tracker;
-  std::vector<std::unique_ptr<ProgressReporter>> reporters;
   std::deque<BackfillMetrics> metrics;
+  // Every set of backfill actors: the first, then one per rescale; the last
+  // is the set in force.
+  std::vector<std::unique_ptr<BackfillActorSet>> backfill_sets;
+  // Channels of a rescale's new actors until the dispatcher and the merge
+  // take them.
+  Exchange exchange;
   // Set to stop the source's changes (it keeps forwarding barriers).
   std::shared_ptr<std::atomic<bool>> stop_generating =
       std::make_shared<std::atomic<bool>>(false);
-  // Per backfill actor: its id and the number of vnodes it owns.
+  // The set in force: its tracker (the job's backfill is done when it is),
+  // its actors' ids and vnode counts.
+  JobProgressTracker* tracker = nullptr;
   std::vector<ActorId> backfill_actor_ids;
   std::vector<uint32_t> owned_vnodes;
-  // Per backfill actor: the most upstream change data it buffered in one
-  // epoch, written when the actor ends (read after the driver finished).
-  std::vector<size_t> peak_buffer_bytes;
 
   // The coordinator's injection end: barriers sent here enter the source.
   std::optional<ChannelSender> barriers;
-  // The source (index 0), the backfill actors (1..N), the view (last).
+  // Every actor ever built, in order: the source (index 0), the first
+  // backfill actors (1..N), the view, then each rescale's backfill actors.
+  // Only appended to (a driver starts the actors it has not seen yet).
   std::vector<std::unique_ptr<Actor>> actors;
   // Views into the actors: the source's executor and output.
   DmlSourceExecutor* source = nullptr;
   HashDispatcher* dispatcher = nullptr;
 
-  // Every actor's id (for Add and Stop mutations).
+  // The ids of the actors in force: source, view, the set in force (for
+  // Add and Stop mutations).
   std::vector<ActorId> ActorIds() const;
 };
 
@@ -118,10 +147,30 @@ struct JobGraph {
 // {committed + 1, committed}. Errors: InvalidArgument for options the plan
 // builder rejects; the state tables' and the metrics' creation errors.
 // REQUIRES: ValidateStreamingJobOptions(options).ok(); state.parallelism in
-// [1, vnode count]; context.clock and context.listener set.
+// [1, vnode count]; context.clock and context.listener set. `options` must
+// outlive the graph.
 absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
     StateStore& store, const StreamingJobOptions& options,
     const JobState& state, const JobGraphContext& context);
+
+// An online rescale, step 1 (the coordinator calls it while making a
+// checkpoint barrier): builds a new set of `parallelism` backfill actors
+// (an even split of the vnodes, each with its share of `rate_limit`, ids
+// after every id used so far), appends them to `actors` (a driver must
+// start them), puts their channels to the source's dispatcher and the view's
+// merge into `exchange`, and makes the new set the one in force. Returns
+// the Update that moves the graph to it at a barrier: the old set's actors
+// are dropped (they stop after emitting it, having persisted their progress
+// in its `prev` epoch), the dispatcher sends the barrier to the old and the
+// new actors and what follows to the new ones, the merge aligns it across
+// both. The new actors take it as their first barrier and initialise from
+// the progress committed at its `prev` epoch, so it must be a checkpoint
+// barrier. The source keeps running throughout. Errors: as BuildJobGraph's
+// (the graph then has no new actor). REQUIRES: parallelism in [1, vnode
+// count].
+absl::StatusOr<UpdateMutation> AddBackfillActors(JobGraph& graph,
+                                                 uint32_t parallelism,
+                                                 RateLimit rate_limit);
 
 }  // namespace backfill
 

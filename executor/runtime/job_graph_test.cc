@@ -73,7 +73,8 @@ TEST(JobGraphTest, BuildsSourceBackfillActorsAndViewForTheJobState) {
   EXPECT_THAT(graph->owned_vnodes,
               ElementsAre(4, 3, 3));  // an even split of 10
   EXPECT_EQ(graph->tracker->num_actors(), 3u);
-  EXPECT_EQ(graph->peak_buffer_bytes.size(), 3u);
+  ASSERT_EQ(graph->backfill_sets.size(), 1u);
+  EXPECT_EQ(graph->backfill_sets[0]->peak_buffer_bytes.size(), 3u);
   EXPECT_THAT(graph->ActorIds(), UnorderedElementsAre(1, 2, 100, 101, 102));
   ASSERT_NE(graph->source, nullptr);
   ASSERT_NE(graph->dispatcher, nullptr);
@@ -109,6 +110,52 @@ TEST(JobGraphTest, BuildsSourceBackfillActorsAndViewForTheJobState) {
   for (auto& actor : graph->actors) {
     EXPECT_EQ(actor->state(), Actor::State::kEnded);
   }
+}
+
+TEST(JobGraphTest, AddBackfillActorsBuildsTheNextSetAndItsUpdate) {
+  std::unique_ptr<StateStore> store = NewMemoryStateStore();
+  StreamingJobOptions options;
+  options.upstream = Table();
+  options.initial_rows = 50;
+  BACKFILL_ASSERT_OK(LoadInitialRows(*store, options).status());
+  JobState state;
+  state.parallelism = 3;
+  SimulatedClock clock;
+  RecordingListener listener;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<JobGraph> graph,
+      BuildJobGraph(*store, options, state, {&clock, nullptr, &listener}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      UpdateMutation update,
+      AddBackfillActors(*graph, 2, RateLimit::Fixed(100)));
+  // The old set is dropped; the new one has the next ids and is in force.
+  EXPECT_THAT(update.dropped_actors, UnorderedElementsAre(100, 101, 102));
+  EXPECT_THAT(graph->backfill_actor_ids, ElementsAre(103, 104));
+  EXPECT_THAT(graph->owned_vnodes, ElementsAre(5, 5));
+  EXPECT_EQ(graph->tracker->num_actors(), 2u);
+  ASSERT_EQ(graph->backfill_sets.size(), 2u);
+  EXPECT_EQ(graph->backfill_sets[0]->actors.size(), 3u);
+  // Appended after every actor built before (a driver starts them).
+  ASSERT_EQ(graph->actors.size(), 7u);
+  EXPECT_EQ(graph->actors[5]->id(), 103u);
+  EXPECT_EQ(graph->actors[6]->id(), 104u);
+  EXPECT_THAT(graph->ActorIds(), UnorderedElementsAre(1, 2, 103, 104));
+  // The dispatcher's and the merge's changes, one vnode owner per vnode.
+  const DispatcherUpdate& dispatcher =
+      update.dispatchers.at(JobGraph::kSourceActor);
+  EXPECT_THAT(dispatcher.added_downstream_actors, ElementsAre(103, 104));
+  EXPECT_THAT(dispatcher.removed_downstream_actors,
+              UnorderedElementsAre(100, 101, 102));
+  EXPECT_THAT(dispatcher.vnode_owners,
+              ElementsAre(103, 103, 103, 103, 103, 104, 104, 104, 104, 104));
+  const MergeUpdate& merge = update.merges.at(JobGraph::kViewActor);
+  EXPECT_THAT(merge.added_upstream_actors, ElementsAre(103, 104));
+  EXPECT_THAT(merge.removed_upstream_actors, UnorderedElementsAre(100, 101, 102));
+  // Their channels wait in the exchange, once each.
+  BACKFILL_EXPECT_OK(graph->exchange.TakeReceiver(104, JobGraph::kViewActor).status());
+  EXPECT_THAT(graph->exchange.TakeReceiver(104, JobGraph::kViewActor).status(),
+              ::backfill::testing::StatusIs(absl::StatusCode::kNotFound));
+  BACKFILL_EXPECT_OK(graph->exchange.TakeSender(JobGraph::kSourceActor, 103).status());
 }
 
 }  // namespace

@@ -45,6 +45,7 @@ struct JobResult {
   uint64_t upstream_ops = 0;
   uint64_t epochs = 0;
   uint64_t checkpoints = 0;
+  // Backfill actors at the end of the run (after its rescales).
   uint32_t parallelism = 0;
   // The job state in force at the end (as persisted by the last checkpoint).
   JobState job_state;
@@ -66,8 +67,15 @@ struct JobResult {
   // (back-pressure onto the upstream).
   double upstream_blocked_seconds = 0;
   // Sum over actors of the most upstream change data each buffered in one
-  // epoch (StreamChunk::EstimatedBytes).
+  // epoch (StreamChunk::EstimatedBytes); with rescales, the largest such sum
+  // of one set of actors.
   uint64_t peak_buffer_bytes = 0;
+  // Online rescales completed in this run (their checkpoint committed).
+  uint32_t rescales = 0;
+  // The longest the upstream was blocked around one rescale
+  // (HashDispatcher::max_rescale_blocked): from the rescale barrier until
+  // the barrier after it reached every new actor. 0 without rescales.
+  double rescale_upstream_blocked_seconds = 0;
 };
 
 }  // namespace backfill

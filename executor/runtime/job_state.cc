@@ -18,6 +18,8 @@ std::string JobActionDebugString(const JobAction& action) {
       return absl::StrCat("set_rate_limit ", action.rate_limit, at);
     case JobAction::Kind::kStopUpstream:
       return absl::StrCat("stop_upstream", at);
+    case JobAction::Kind::kRescale:
+      return absl::StrCat("rescale ", action.parallelism, at);
   }
   return absl::StrCat("unknown action", at);
 }
@@ -45,6 +47,11 @@ absl::Status ValidateJobActions(const std::vector<JobAction>& actions) {
       return absl::InvalidArgumentError(absl::StrCat(
           "actions[", i, "] (", JobActionDebugString(action),
           "): at_epoch must be >= 1 (epochs count from the view's creation)"));
+    }
+    if (action.kind == JobAction::Kind::kRescale && action.parallelism < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("actions[", i, "] (", JobActionDebugString(action),
+                       "): the parallelism must be >= 1"));
     }
     std::map<uint64_t, size_t>* same = nullptr;
     std::map<uint64_t, size_t>* opposite = nullptr;
@@ -86,6 +93,9 @@ JobState ApplyJobActions(JobState state,
         break;
       case JobAction::Kind::kStopUpstream:
         state.upstream_stopped = true;
+        break;
+      case JobAction::Kind::kRescale:
+        state.parallelism = action.parallelism;
         break;
     }
   }

@@ -23,6 +23,10 @@
 //    (or at the same barrier as a pause) is kept and takes effect on resume;
 //    resume + set_rate_limit at one barrier resumes at the new rate.
 //  * Two set_rate_limit actions at one barrier: the later one wins.
+//  * rescale sets `parallelism` (two at one barrier: the later one wins). The
+//    actors change at the first checkpoint barrier from then on (an online
+//    rescale, executor/runtime/barrier_coordinator.h), which commits the new
+//    parallelism with the old actors' last progress.
 //  * pause and resume at one barrier contradict each other: ValidateJobActions
 //    rejects them (InvalidArgument naming both).
 //
@@ -45,12 +49,14 @@ namespace backfill {
 // recovery or restart is not counted either: it only re-establishes the
 // saved state).
 struct JobAction {
-  enum class Kind { kPause, kResume, kSetRateLimit, kStopUpstream };
+  enum class Kind { kPause, kResume, kSetRateLimit, kStopUpstream, kRescale };
   // >= 1.
   uint64_t at_epoch = 1;
   Kind kind = Kind::kPause;
   // kSetRateLimit only: job-wide snapshot rows/s; 0 = no limit.
   uint64_t rate_limit = 0;
+  // kRescale only: the new number of backfill actors, in [1, vnode count].
+  uint32_t parallelism = 0;
 };
 
 // "pause at epoch 3", "set_rate_limit 1000 at epoch 20", ...
@@ -88,8 +94,9 @@ struct JobState {
   friend bool operator==(const JobState&, const JobState&) = default;
 };
 
-// OK iff no two actions at one epoch contradict each other and every
-// at_epoch is >= 1; otherwise InvalidArgument naming the actions by index,
+// OK iff no two actions at one epoch contradict each other, every at_epoch
+// is >= 1 and every rescale's parallelism is >= 1 (its upper bound, the
+// vnode count, is the job's: ValidateStreamingJobOptions); otherwise InvalidArgument naming the actions by index,
 // e.g. "actions[0] (pause at epoch 20) and actions[2] (resume at epoch 20)
 // contradict each other: ...".
 absl::Status ValidateJobActions(const std::vector<JobAction>& actions);

@@ -137,5 +137,30 @@ TEST(JobStateTest, JobRateLimitSaturates) {
   EXPECT_EQ(JobRateLimit(uint64_t{1} << 40), RateLimit::Fixed(UINT32_MAX));
 }
 
+TEST(JobStateTest, RescaleSetsTheParallelismTheLaterOneWins) {
+  const std::vector<JobAction> actions = {
+      {4, JobAction::Kind::kRescale, 0, 3},
+      {4, JobAction::Kind::kRescale, 0, 5},
+      {4, JobAction::Kind::kPause, 0},
+      {9, JobAction::Kind::kRescale, 0, 1}};
+  BACKFILL_ASSERT_OK(ValidateJobActions(actions));
+  JobState state;
+  state.parallelism = 2;
+  state.epochs_since_creation = 4;
+  state = ApplyJobActions(state, actions);
+  EXPECT_EQ(state.parallelism, 5u);
+  EXPECT_TRUE(state.paused);
+  state.epochs_since_creation = 9;
+  EXPECT_EQ(ApplyJobActions(state, actions).parallelism, 1u);
+  EXPECT_EQ(JobActionDebugString(actions[0]), "rescale 3 at epoch 4");
+}
+
+TEST(JobStateTest, ARescaleToZeroActorsIsInvalid) {
+  EXPECT_THAT(ValidateJobActions({{2, JobAction::Kind::kRescale, 0, 0}}),
+              ::backfill::testing::StatusIs(
+                  absl::StatusCode::kInvalidArgument,
+                  ::testing::HasSubstr("actions[0] (rescale 0 at epoch 2)")));
+}
+
 }  // namespace
 }  // namespace backfill

@@ -57,6 +57,103 @@ TEST(MergeExecutorTest, AlignsBarriersAndPassesChunks) {
   EXPECT_EQ(chunk3, 4);
 }
 
+// A rescale: input 10 (actor 10) is replaced by actors 11 and 12 at
+// barrier 2, whose Update names the merge's actor (7). The barrier is
+// aligned across the old input and the new ones (their first message), then
+// the old input leaves and the new ones' chunks flow.
+TEST(MergeExecutorTest, RescaleSwapsInputsAtTheUpdateBarrier) {
+  UpdateMutation update;
+  update.dropped_actors = {10};
+  update.merges[7] = MergeUpdate{.added_upstream_actors = {11, 12},
+                                 .removed_upstream_actors = {10}};
+  const Barrier rescale = TestBarrier(
+      2, BarrierKind::kCheckpoint, std::make_shared<const Mutation>(update));
+  auto old_input = std::make_unique<ScriptedExecutor>(ExecutorInfo{});
+  old_input->Push(TestBarrier(1));
+  old_input->Push(StreamChunkFromPretty(" I\n + 1"));
+  old_input->Push(rescale);
+  old_input->Push(StreamChunkFromPretty(" I\n + 99"));  // never read
+  Exchange exchange;
+  std::vector<ChannelSender> new_senders;
+  for (ActorId actor : {11, 12}) {
+    auto [tx, rx] = MakeChannel({8});
+    exchange.PutReceiver(actor, 7, std::move(rx));
+    new_senders.push_back(std::move(tx));
+  }
+  SimulatedClock clock;
+  for (ChannelSender& tx : new_senders) {
+    BACKFILL_ASSERT_OK(tx.Send(rescale, clock));
+  }
+  BACKFILL_ASSERT_OK(new_senders[0].Send(StreamChunkFromPretty(" I\n + 2"), clock));
+  BACKFILL_ASSERT_OK(new_senders[1].Send(StreamChunkFromPretty(" I\n + 3"), clock));
+  BACKFILL_ASSERT_OK(new_senders[0].Send(TestBarrier(3), clock));
+  BACKFILL_ASSERT_OK(new_senders[1].Send(TestBarrier(3), clock));
+  for (ChannelSender& tx : new_senders) tx.Close();
+  std::vector<BoxedExecutor> inputs;
+  inputs.push_back(std::move(old_input));
+  MergeExecutor merge(std::move(inputs), ExecutorInfo{{}, {}, "merge"},
+                      ExchangeEndpoint{7, {10}, &exchange});
+  std::vector<Message> out;
+  while (true) {
+    auto next = NextMessage(merge, clock);
+    ASSERT_TRUE(next.ok()) << next.status();
+    if (!next->has_value()) break;
+    out.push_back(std::move(**next));
+  }
+  ASSERT_EQ(out.size(), 6u);
+  EXPECT_THAT(out[0], MessageIsBarrierAt(1));
+  EXPECT_THAT(out[1], MessageIsChunk(::backfill::testing::ChunkEq(
+                          StreamChunkFromPretty(" I\n + 1"))));
+  EXPECT_THAT(out[2], MessageIsBarrierAt(2));
+  EXPECT_NE(std::get<Barrier>(out[2]).MutationAs<UpdateMutation>(), nullptr);
+  EXPECT_THAT(out[5], MessageIsBarrierAt(3));
+  // Both new inputs' chunks, in either order; the old input's 99 never.
+  std::vector<int64_t> keys;
+  for (int i : {3, 4}) {
+    keys.push_back(std::get<int64_t>(std::get<StreamChunk>(out[i]).RowAt(0)[0]));
+  }
+  EXPECT_THAT(keys, ::testing::UnorderedElementsAre(2, 3));
+}
+
+TEST(MergeExecutorTest, ARescaledInputMustStartWithTheBarrier) {
+  UpdateMutation update;
+  update.merges[7] = MergeUpdate{.added_upstream_actors = {11},
+                                 .removed_upstream_actors = {10}};
+  const Barrier rescale = TestBarrier(
+      2, BarrierKind::kCheckpoint, std::make_shared<const Mutation>(update));
+  auto old_input = std::make_unique<ScriptedExecutor>(ExecutorInfo{});
+  old_input->Push(rescale);
+  Exchange exchange;
+  auto [tx, rx] = MakeChannel({8});
+  exchange.PutReceiver(11, 7, std::move(rx));
+  SimulatedClock clock;
+  BACKFILL_ASSERT_OK(tx.Send(StreamChunkFromPretty(" I\n + 2"), clock));
+  std::vector<BoxedExecutor> inputs;
+  inputs.push_back(std::move(old_input));
+  MergeExecutor merge(std::move(inputs), ExecutorInfo{{}, {}, "merge"},
+                      ExchangeEndpoint{7, {10}, &exchange});
+  EXPECT_THAT(NextMessage(merge, clock),
+              ::backfill::testing::StatusIs(
+                  absl::StatusCode::kInternal,
+                  ::testing::HasSubstr("before its first barrier")));
+}
+
+TEST(MergeExecutorTest, AnUpdateWithoutAnExchangeIsAnError) {
+  UpdateMutation update;
+  update.merges[7] = MergeUpdate{.added_upstream_actors = {11}};
+  auto input = std::make_unique<ScriptedExecutor>(ExecutorInfo{});
+  input->Push(TestBarrier(2, BarrierKind::kCheckpoint,
+                          std::make_shared<const Mutation>(update)));
+  std::vector<BoxedExecutor> inputs;
+  inputs.push_back(std::move(input));
+  MergeExecutor merge(std::move(inputs), ExecutorInfo{{}, {}, "merge"},
+                      ExchangeEndpoint{7, {10}, nullptr});
+  SimulatedClock clock;
+  EXPECT_THAT(NextMessage(merge, clock),
+              ::backfill::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                            ::testing::HasSubstr("no exchange")));
+}
+
 TEST(MergeExecutorTest, MisalignedBarriersAreAnError) {
   auto a = std::make_unique<ScriptedExecutor>(ExecutorInfo{});
   auto b = std::make_unique<ScriptedExecutor>(ExecutorInfo{});

@@ -52,7 +52,11 @@
 // wins over `parallelism` and `rate_limit` below; `overrides` (explicit
 // settings of this run) apply on top of it at the run's first barrier. All
 // actions at one barrier apply in order and the barrier carries one Throttle
-// for the net change (see job_state.h). The job's definition (the upstream
+// for the net change (see job_state.h). A `rescale` action changes the
+// backfill's parallelism online at the next checkpoint barrier: the old
+// actors stop there, new ones start from the progress it commits, the
+// upstream keeps running, and no recovery happens (barrier_coordinator.h;
+// JobResult::rescales, rescale_upstream_blocked_seconds). The job's definition (the upstream
 // and view catalogs, the output columns, the internal table ids) is saved at
 // creation; a store that holds another job is FailedPrecondition naming the
 // first difference, before anything is read or written.

@@ -41,6 +41,16 @@ absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
     return absl::InvalidArgumentError("channel_capacity = 0 must be >= 1");
   }
   BACKFILL_RETURN_IF_ERROR(ValidateJobActions(options.actions));
+  for (size_t i = 0; i < options.actions.size(); ++i) {
+    const JobAction& action = options.actions[i];
+    if (action.kind == JobAction::Kind::kRescale &&
+        action.parallelism > vnode_count) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "actions[", i, "] (", JobActionDebugString(action),
+          "): the parallelism must be in [1, ", vnode_count,
+          "] (the upstream's vnode count)"));
+    }
+  }
   const TableId ids[] = {options.upstream.table_id, options.view_table_id,
                          options.progress_table_id,
                          options.source_offset_table_id,

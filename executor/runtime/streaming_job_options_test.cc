@@ -83,6 +83,12 @@ TEST(StreamingJobOptionsTest, ValidateNamesTheBadField) {
       ValidateStreamingJobOptions(options),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("contradict")));
   options = Job();
+  options.actions = {{5, JobAction::Kind::kRescale, 0, 9}};
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("actions[0] (rescale 9 at epoch 5): the "
+                                 "parallelism must be in [1, 8]")));
+  options = Job();
   options.progress_table_id = options.upstream.table_id;
   EXPECT_THAT(ValidateStreamingJobOptions(options),
               StatusIs(absl::StatusCode::kInvalidArgument,

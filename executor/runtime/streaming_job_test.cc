@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,73 @@ TEST(StreamingJobTest, ViewEqualsTableInMemory) {
   EXPECT_GT(observations, 0);
   EXPECT_FALSE(result.resumed);
   EXPECT_EQ(result.recoveries, 0u);  // no fault injected: nothing to recover
+}
+
+// An online rescale (CONTRACT §9): 2 -> 3 -> 1 backfill actors while the
+// backfill runs and the upstream keeps writing, at checkpoint barriers,
+// without a recovery; the view ends equal to the table, the parallelism is
+// job state (committed, kept by a restart) and the upstream's blocked time
+// around the rescales is measured.
+TEST(StreamingJobTest, RescalesOnlineTwoThreeOneWithoutARecovery) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = SmallJob();
+  options.parallelism = 2;
+  // Slow enough that both rescales land inside the backfill.
+  options.rate_limit = RateLimit::Fixed(10000);
+  options.actions = {{3, JobAction::Kind::kRescale, 0, 3},
+                     {8, JobAction::Kind::kRescale, 0, 1}};
+  Registry registry;
+  uint64_t last_rows = 0;
+  bool monotone = true;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult result,
+      RunStreamingJob(*store, options, &registry,
+                      [&](const JobProgress& progress) {
+                        monotone &= progress.snapshot_rows >= last_rows;
+                        last_rows = progress.snapshot_rows;
+                      },
+                      Clock::Real()));
+  EXPECT_TRUE(result.consistent) << result.mismatch;
+  EXPECT_EQ(result.upstream_rows, result.view_rows);
+  EXPECT_EQ(result.recoveries, 0u);
+  EXPECT_FALSE(result.resumed);
+  EXPECT_EQ(result.rescales, 2u);
+  EXPECT_EQ(result.parallelism, 1u);
+  EXPECT_EQ(result.job_state.parallelism, 1u);
+  EXPECT_GE(result.snapshot_rows, options.initial_rows);
+  EXPECT_GE(result.rescale_upstream_blocked_seconds, 0);
+  EXPECT_TRUE(monotone);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      std::optional<SavedJob> saved,
+      ReadCommittedJob(*store, options.job_state_table_id));
+  ASSERT_TRUE(saved.has_value());
+  EXPECT_EQ(saved->state.parallelism, 1u);
+  // A restart keeps the committed parallelism; the rescales do not fire
+  // again.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult again, RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(again.consistent) << again.mismatch;
+  EXPECT_TRUE(again.resumed);
+  EXPECT_EQ(again.recoveries, 0u);
+  EXPECT_EQ(again.rescales, 0u);
+  EXPECT_EQ(again.parallelism, 1u);
+}
+
+// A rescale at a barrier that is not a checkpoint waits for the next
+// checkpoint barrier (in memory: the same runtime over the reference store).
+TEST(StreamingJobTest, RescalesAtTheNextCheckpointBarrier) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = SmallJob();
+  options.rate_limit = RateLimit::Fixed(10000);
+  options.checkpoint_frequency = 3;
+  options.actions = {{4, JobAction::Kind::kRescale, 0, 5}};
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult result, RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(result.consistent) << result.mismatch;
+  EXPECT_EQ(result.recoveries, 0u);
+  EXPECT_EQ(result.rescales, 1u);
+  EXPECT_EQ(result.parallelism, 5u);
+  EXPECT_EQ(result.job_state.parallelism, 5u);
 }
 
 TEST(StreamingJobTest, ViewEqualsTableOnRocksDbWithActionsAndResume) {

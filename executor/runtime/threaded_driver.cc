@@ -46,13 +46,26 @@ absl::Status InjectAndWait(JobGraph& graph, BarrierCoordinator& coordinator,
 
 absl::Status RunThreaded(JobGraph& graph, BarrierCoordinator& coordinator,
                          absl::Duration barrier_interval, Clock& clock) {
+  // One per actor of graph.actors, in order; a rescale appends actors.
   std::vector<std::thread> threads;
-  threads.reserve(graph.actors.size());
-  for (std::unique_ptr<Actor>& actor : graph.actors) {
-    threads.emplace_back([&actor = *actor, &coordinator, &clock] {
-      RunActor(actor, coordinator, clock);
-    });
-  }
+  auto start_new_actors = [&] {
+    while (threads.size() < graph.actors.size()) {
+      Actor& actor = *graph.actors[threads.size()];
+      threads.emplace_back(
+          [&actor, &coordinator, &clock] { RunActor(actor, coordinator, clock); });
+    }
+  };
+  // A rescale's old actors: their last barrier is checkpointed.
+  auto retire_actors = [&] {
+    for (Actor* retired : coordinator.TakeRetiredActors()) {
+      for (size_t i = 0; i < graph.actors.size(); ++i) {
+        if (graph.actors[i].get() != retired) continue;
+        if (threads[i].joinable()) threads[i].join();
+        retired->Abandon();
+      }
+    }
+  };
+  start_new_actors();
   absl::Status status = [&]() -> absl::Status {
     BACKFILL_ASSIGN_OR_RETURN(Barrier first, coordinator.NextBarrier(graph));
     BACKFILL_RETURN_IF_ERROR(
@@ -63,17 +76,23 @@ absl::Status RunThreaded(JobGraph& graph, BarrierCoordinator& coordinator,
       clock.SleepUntil(next_tick);
       BACKFILL_ASSIGN_OR_RETURN(Barrier barrier,
                                 coordinator.NextBarrier(graph));
+      start_new_actors();
       BACKFILL_RETURN_IF_ERROR(
           InjectAndWait(graph, coordinator, std::move(barrier), clock));
+      retire_actors();
     }
     return absl::OkStatus();
   }();
   if (!status.ok()) coordinator.Fail(status);
   coordinator.StopCheckpoints();
+  // Channels of a rescale that never took effect: their actors see them end.
+  graph.exchange.Clear();
   // End of the barrier stream: a source still running ends, and so, one
   // after the other, does every actor downstream of it.
   graph.barriers->Close();
-  for (std::thread& thread : threads) thread.join();
+  for (std::thread& thread : threads) {
+    if (thread.joinable()) thread.join();
+  }
   return status;
 }
 

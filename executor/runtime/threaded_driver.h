@@ -8,6 +8,13 @@
 //   BACKFILL_RETURN_IF_ERROR(RunThreaded(*graph, *coordinator,
 //                                        options.barrier_interval, clock));
 //
+// The actor set may change mid-attempt (an online rescale): after each
+// NextBarrier it starts a thread for every actor the coordinator added
+// (graph.actors only grows); after each collected barrier it joins the
+// threads of the actors the coordinator retired (TakeRetiredActors: they
+// stopped at the rescale barrier, now checkpointed) and abandons them, before
+// the next barrier.
+//
 // An actor that ends before its stop barrier has failed the attempt (the
 // coordinator, its BarrierListener, learnt its error, or Internal
 // "<identity>: input ended before the stop barrier"); its thread then waits

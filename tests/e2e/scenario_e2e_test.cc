@@ -39,6 +39,19 @@ TEST_P(ScenarioE2eTest, ViewEqualsTable) {
   EXPECT_EQ(result.recoveries, 0u);
   EXPECT_EQ(result.upstream_rows, result.view_rows);
   EXPECT_GT(result.upstream_rows, 0u);
+  // Every rescale action ran online (no recovery), the last one in force.
+  uint32_t rescales = 0;
+  uint32_t parallelism = spec.job.parallelism;
+  for (const JobAction& action : spec.job.actions) {
+    if (action.kind != JobAction::Kind::kRescale ||
+        action.parallelism == parallelism) {
+      continue;
+    }
+    ++rescales;
+    parallelism = action.parallelism;
+  }
+  EXPECT_EQ(result.rescales, rescales);
+  EXPECT_EQ(result.parallelism, parallelism);
 }
 
 INSTANTIATE_TEST_SUITE_P(
