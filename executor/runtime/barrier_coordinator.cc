@@ -107,6 +107,8 @@ absl::Status BarrierCoordinator::StartAdaptiveController() {
 
 JobState BarrierCoordinator::WithAdaptiveRate(JobState next) {
   if (adaptive_ == nullptr) return next;
+  // This barrier closes the epoch that ran under state_.
+  closes_paused_epoch_ = state_.paused;
   if (next.rate_limit != state_.rate_limit) {
     adaptive_->SetMaxRowsPerSecond(AdaptiveCeiling(next.rate_limit));
   }
@@ -120,7 +122,7 @@ void BarrierCoordinator::ObserveAdaptiveLatency(
   // start); a paused epoch says nothing about the rate; after the backfill
   // there is nothing to control.
   if (adaptive_ == nullptr || kind_ == BarrierKind::kInitial || done_ ||
-      state_.paused) {
+      closes_paused_epoch_) {
     return;
   }
   adaptive_->OnBarrier(injected_at_, backfill_latency);

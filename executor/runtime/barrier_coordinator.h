@@ -35,13 +35,13 @@
 // adaptive_rate_controller.h) started from the job state: at the saved
 // controller rate without slow start after a recovery or restart, with a
 // slow start from its initial rate when the mode is new. Each collected
-// barrier while the backfill runs and is not paused feeds it one sample,
-// the barrier's latency through the backfill (injection until every
-// backfill actor emitted it); a rate it decides becomes the job state's
-// adaptive_rows_per_second at the next barrier, which carries the Throttle
-// (so it is persisted and re-applied like any other change). The floor is
-// AdaptiveFloorRowsPerSecond(options); a Fixed rate_limit (set_rate_limit
-// while adaptive) is the controller's ceiling.
+// barrier while the backfill runs (unless the epoch it closes ran paused)
+// feeds it one sample, the barrier's latency through the backfill
+// (injection until every backfill actor emitted it); a rate it decides
+// becomes the job state's adaptive_rows_per_second at the next barrier,
+// which carries the Throttle (so it is persisted and re-applied like any
+// other change). The floor is AdaptiveFloorRowsPerSecond(options); a Fixed
+// rate_limit (set_rate_limit while adaptive) is the controller's ceiling.
 //
 // Errors of the actors reach the coordinator through ActorEnded (it is the
 // graph's listener) and Fail (the first one wins); the driver stops the
@@ -201,8 +201,10 @@ class BarrierCoordinator final : public BarrierListener {
 
   // The coordinating thread's.
   JobState state_;
-  // Adaptive mode only.
+  // Adaptive mode only: the controller, and whether the last barrier closed
+  // an epoch that ran paused (its latency is not a sample).
   std::unique_ptr<AdaptiveRateController> adaptive_;
+  bool closes_paused_epoch_ = false;
   std::unique_ptr<JobStateTable> job_table_;
   // The barrier of the last NextBarrier.
   EpochPair epoch_;
