@@ -80,6 +80,7 @@ absl::Status ValidateAdaptiveRateControllerOptions(
 AdaptiveRateController::AdaptiveRateController(
     const AdaptiveRateControllerOptions& options)
     : options_(options),
+      floor_(options.min_rows_per_second),
       rate_(Clamp(options.initial_rows_per_second)),
       slow_start_(options.slow_start),
       additive_step_(std::max<uint32_t>(
@@ -154,9 +155,10 @@ std::optional<uint32_t> AdaptiveRateController::SetMaxRowsPerSecond(
     uint32_t max_rows_per_second) {
   options_.max_rows_per_second = std::max<uint32_t>(1, max_rows_per_second);
   options_.min_rows_per_second =
-      std::min(options_.min_rows_per_second, options_.max_rows_per_second);
-  if (rate_ <= options_.max_rows_per_second) return std::nullopt;
-  rate_ = options_.max_rows_per_second;
+      std::min(floor_, options_.max_rows_per_second);
+  const uint32_t clamped = Clamp(rate_);
+  if (clamped == rate_) return std::nullopt;
+  rate_ = clamped;
   window_open_ = false;
   skip_next_ = true;
   return rate_;

@@ -93,8 +93,11 @@ class AdaptiveRateController {
   std::optional<uint32_t> OnBarrier(absl::Time injected_at,
                                     absl::Duration latency);
 
-  // Changes the ceiling (a user's fixed rate limit while adaptive). Returns
-  // the new rate if the current one was above the new ceiling.
+  // Changes the ceiling (a user's fixed rate limit while adaptive;
+  // UINT32_MAX lifts it). The floor is the options' min_rows_per_second, or
+  // the ceiling if that is lower (a cap below the floor wins), restored when
+  // the ceiling rises again. Returns the new rate if the current one was
+  // outside the new [floor, ceiling].
   std::optional<uint32_t> SetMaxRowsPerSecond(uint32_t max_rows_per_second);
 
   // The rate in force, rows/s.
@@ -112,6 +115,8 @@ class AdaptiveRateController {
   std::optional<uint32_t> Change(uint32_t new_rate, absl::Time at);
 
   AdaptiveRateControllerOptions options_;
+  // options_.min_rows_per_second as given (the floor a lifted cap restores).
+  const uint32_t floor_;
   uint32_t rate_;
   bool slow_start_;
   // The additive step after slow start, rows/s (>= 1).

@@ -233,6 +233,25 @@ TEST(AdaptiveRateControllerTest, CeilingCapsTheRate) {
   EXPECT_EQ(controller.rows_per_second(), 6000u);
 }
 
+// A cap below the floor wins while it lasts; lifting it restores the floor
+// (the backfill keeps moving at the configured minimum again).
+TEST(AdaptiveRateControllerTest, ACapBelowTheFloorIsLiftedBackToTheFloor) {
+  AdaptiveRateControllerOptions options = Options(absl::Milliseconds(60));
+  options.min_rows_per_second = 100;
+  options.initial_rows_per_second = 100;
+  AdaptiveRateController controller(options);
+  EXPECT_EQ(controller.SetMaxRowsPerSecond(10), 10u);
+  EXPECT_EQ(controller.rows_per_second(), 10u);
+  EXPECT_EQ(controller.SetMaxRowsPerSecond(UINT32_MAX), 100u);
+  EXPECT_EQ(controller.rows_per_second(), 100u);
+  // Slow latencies cannot take it below the restored floor.
+  const absl::Time t0 = absl::FromUnixSeconds(100);
+  for (int i = 0; i < 100; ++i) {
+    controller.OnBarrier(t0 + absl::Milliseconds(100) * i, absl::Seconds(1));
+  }
+  EXPECT_EQ(controller.rows_per_second(), 100u);
+}
+
 // Decisions are per window of injections, and only barriers injected after
 // a change (and not the one carrying it) count.
 TEST(AdaptiveRateControllerTest, IgnoresBarriersFromBeforeAChange) {

@@ -2,8 +2,11 @@
 //     [--json] [--plot=FILE.png] [--dir=DIR]
 //
 // Measures, in one process and one run, the arrangement backfill against the
-// physical limit of this machine (a raw RocksDB scan of the same rows) and
-// against the two designs a team would otherwise write (stop-the-world,
+// physical limit of this machine (a raw RocksDB scan of the same rows),
+// against the upstream alone (its capacity, then its throughput and barrier
+// latency at the load the loaded runs offer, half that capacity unless
+// --load says otherwise), in adaptive rate-limit mode against that baseline,
+// and against the two designs a team would otherwise write (stop-the-world,
 // buffer-everything). Prints a table; with --json the last line is one JSON
 // object (keys in tools/README.md). Every figure comes from this run: compare
 // ratios, not absolute numbers, across machines.
@@ -66,14 +69,16 @@
 ABSL_FLAG(uint64_t, rows, 2'000'000,
           "Rows of the benchmark table (>= 1000); the cost-growth runs use "
           "N/4 and N.");
-ABSL_FLAG(double, load, 50'000,
-          "Upstream ops/s of the loaded run (mixed DML of the default "
-          "scenario).");
+ABSL_FLAG(std::optional<double>, load, std::nullopt,
+          "Upstream ops/s of the loaded runs (mixed DML of the default "
+          "scenario); unset:\nhalf the upstream's capacity, measured first.");
 ABSL_FLAG(bool, json, false,
           "End standard output with one JSON object of every figure.");
 ABSL_FLAG(std::string, plot, "",
-          "If set, draws the loaded run's rates and barrier latency into "
-          "this PNG with\ngnuplot (data beside it in FILE.png.dat).");
+          "If set, draws the loaded run's rates and barrier latency, and the "
+          "adaptive run's\nrate limit and barrier latency, into this PNG with "
+          "gnuplot (data beside it in\nFILE.png.dat and "
+          "FILE.png.adaptive.dat).");
 ABSL_FLAG(std::string, dir, "",
           "Working directory of the stores; empty: $TEST_TMPDIR/backfill_bench "
           "or\n/tmp/backfill_bench. Removed and recreated at start.");
@@ -90,7 +95,8 @@ namespace {
 
 struct Flags {
   uint64_t rows = 2'000'000;
-  double load = 50'000;
+  // Unset: half the measured upstream capacity.
+  std::optional<double> load;
   bool json = false;
   std::string plot;
   std::string dir;
@@ -622,6 +628,11 @@ class LiveUpstream {
 // ----------------------------------------------------------------------
 
 constexpr char kRowsValues[] = "an integer >= 1000";
+// The upstream-only runs: checkpoints after the (complete) view's first
+// barrier, at the default scenario's cadence (every 2nd of 100 ms barriers):
+// about 5 s each. The capacity run's offer, ops/s: more than any machine.
+constexpr uint32_t kUpstreamOnlyCheckpoints = 25;
+constexpr double kUnboundedOps = 1e9;
 constexpr char kLoadValues[] = "a number >= 0";
 
 // The flags after validation (one line naming the flag on error).
@@ -633,9 +644,10 @@ absl::StatusOr<Flags> ValidatedFlags() {
         absl::StrCat("--rows=", flags.rows, ": expected ", kRowsValues));
   }
   flags.load = absl::GetFlag(FLAGS_load);
-  if (!(flags.load >= 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--load=", flags.load, ": expected ", kLoadValues));
+  if (flags.load.has_value() && !(*flags.load >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--load=", *flags.load, ": expected ", kLoadValues,
+        ", or empty for unset"));
   }
   flags.json = absl::GetFlag(FLAGS_json);
   flags.plot = absl::GetFlag(FLAGS_plot);
@@ -671,12 +683,15 @@ bool JsonRequested(int argc, char** argv) {
   return json;
 }
 
-// One observation of the loaded run, per barrier.
+// One observation of a loaded run, per barrier.
 struct Sample {
   double seconds = 0;
   double snapshot_rows_per_second = 0;
   double upstream_ops_per_second = 0;
   double barrier_latency_ms = 0;
+  // The job-wide snapshot rate limit in force (the adaptive controller's
+  // rate in adaptive mode); 0 when there is none.
+  double rate_limit_rows_per_second = 0;
 };
 
 // What the streaming job under load measured.
@@ -703,6 +718,7 @@ JobRun RunJob(RocksDbStateStore& store, const StreamingJobOptions& options) {
           (progress.upstream_ops - previous.upstream_ops) / dt;
     }
     sample.barrier_latency_ms = progress.last_backfill_barrier_latency_ms;
+    sample.rate_limit_rows_per_second = progress.rate_limit.rows_per_second();
     run.timeline.push_back(sample);
     previous = progress;
     if (progress.backfill_done && !done) {
@@ -721,18 +737,79 @@ JobRun RunJob(RocksDbStateStore& store, const StreamingJobOptions& options) {
   return run;
 }
 
-void Plot(const std::string& file, const std::vector<Sample>& timeline,
-          double backfill_seconds) {
-  const std::string data = file + ".dat";
-  {
-    std::ofstream out(data);
-    out << "# seconds snapshot_rows_per_second upstream_ops_per_second "
-           "barrier_latency_ms\n";
-    for (const Sample& s : timeline) {
-      out << s.seconds << " " << s.snapshot_rows_per_second << " "
-          << s.upstream_ops_per_second << " " << s.barrier_latency_ms << "\n";
-    }
+// The upstream with no backfill: the job of `options`, whose view is
+// already complete in `store` (a finished job), rerun for its
+// extra_checkpoints_after_finish checkpoints. The pipeline is the loaded
+// runs' (source, dispatcher, backfill actors forwarding, view), minus the
+// snapshot.
+struct UpstreamRun {
+  double ops_per_second = 0;
+  double barrier_latency_p50_ms = 0;
+  double barrier_latency_p99_ms = 0;
+};
+
+UpstreamRun RunUpstreamOnly(RocksDbStateStore& store,
+                            const StreamingJobOptions& options) {
+  std::optional<JobProgress> first;
+  JobProgress last;
+  auto observer = [&](const JobProgress& progress) {
+    if (!first.has_value()) first = progress;
+    last = progress;
+  };
+  const JobResult result =
+      OrDie(RunStreamingJob(store, options, nullptr, observer, Clock::Real()),
+            "upstream without a backfill");
+  if (!result.consistent) {
+    Die(absl::InternalError(result.mismatch), "the view is inconsistent");
   }
+  UpstreamRun run;
+  if (first.has_value() && last.seconds > first->seconds) {
+    run.ops_per_second = (last.upstream_ops - first->upstream_ops) /
+                         (last.seconds - first->seconds);
+  }
+  // Every barrier after the first found the backfill done: the same measure
+  // as the loaded runs' backfill barrier latency, without a snapshot.
+  run.barrier_latency_p50_ms = result.steady_barrier_latency_p50_ms;
+  run.barrier_latency_p99_ms = result.steady_barrier_latency_p99_ms;
+  return run;
+}
+
+// The snapshot rows/s and upstream ops/s of a loaded run while it
+// backfilled (creation to the finish barrier).
+double SnapshotRate(const JobRun& run) {
+  return run.backfill_seconds > 0 ? run.snapshot_rows / run.backfill_seconds
+                                  : 0;
+}
+double UpstreamRateDuringBackfill(const JobRun& run) {
+  return run.backfill_seconds > 0
+             ? run.upstream_ops_during_backfill / run.backfill_seconds
+             : 0;
+}
+
+void WriteTimeline(const std::string& data,
+                   const std::vector<Sample>& timeline) {
+  std::ofstream out(data);
+  out << "# seconds snapshot_rows_per_second upstream_ops_per_second "
+         "barrier_latency_ms rate_limit_rows_per_second\n";
+  for (const Sample& s : timeline) {
+    out << s.seconds << " " << s.snapshot_rows_per_second << " "
+        << s.upstream_ops_per_second << " " << s.barrier_latency_ms << " "
+        << s.rate_limit_rows_per_second << "\n";
+  }
+}
+
+// The loaded (unlimited) run and the adaptive run, one above the other.
+struct PlottedRun {
+  const std::vector<Sample>* timeline;
+  double backfill_seconds;
+};
+
+void Plot(const std::string& file, PlottedRun loaded, PlottedRun adaptive,
+          double adaptive_target_ms) {
+  const std::string data = file + ".dat";
+  const std::string adaptive_data = file + ".adaptive.dat";
+  WriteTimeline(data, *loaded.timeline);
+  WriteTimeline(adaptive_data, *adaptive.timeline);
   FILE* gnuplot = popen("gnuplot", "w");
   if (gnuplot == nullptr) {
     std::fprintf(stderr, "backfill_bench: cannot run gnuplot; data in %s\n",
@@ -740,19 +817,33 @@ void Plot(const std::string& file, const std::vector<Sample>& timeline,
     return;
   }
   std::fprintf(gnuplot,
-               "set terminal png size 1000,900\n"
+               "set terminal png size 1000,1400\n"
                "set output '%s'\n"
-               "set multiplot layout 3,1 title 'backfill under load "
-               "(backfill done at %.1f s)'\n"
+               "set multiplot layout 5,1 title 'backfill under load: "
+               "unlimited (done at %.1f s), then adaptive (done at %.1f s)'\n"
                "set xlabel 'seconds'\nset grid\n"
-               "set arrow from %f, graph 0 to %f, graph 1 nohead dt 2\n"
-               "plot '%s' using 1:2 with lines title 'snapshot rows/s'\n"
-               "plot '%s' using 1:3 with lines title 'upstream ops/s'\n"
-               "plot '%s' using 1:4 with lines title 'barrier latency in "
-               "the backfill (ms)'\n"
+               "set arrow 1 from %f, graph 0 to %f, graph 1 nohead dt 2\n"
+               "plot '%s' using 1:2 with lines title 'unlimited: snapshot "
+               "rows/s'\n"
+               "plot '%s' using 1:3 with lines title 'unlimited: upstream "
+               "ops/s'\n"
+               "plot '%s' using 1:4 with lines title 'unlimited: barrier "
+               "latency in the backfill (ms)'\n"
+               "set arrow 1 from %f, graph 0 to %f, graph 1 nohead dt 2\n"
+               "plot '%s' using 1:5 with lines title 'adaptive: rate limit "
+               "(rows/s)', '%s' using 1:2 with lines title 'adaptive: "
+               "snapshot rows/s'\n"
+               "plot '%s' using 1:4 with lines title 'adaptive: barrier "
+               "latency in the backfill (ms)', %f with lines dt 2 title "
+               "'target'\n"
                "unset multiplot\n",
-               file.c_str(), backfill_seconds, backfill_seconds,
-               backfill_seconds, data.c_str(), data.c_str(), data.c_str());
+               file.c_str(), loaded.backfill_seconds,
+               adaptive.backfill_seconds, loaded.backfill_seconds,
+               loaded.backfill_seconds, data.c_str(), data.c_str(),
+               data.c_str(), adaptive.backfill_seconds,
+               adaptive.backfill_seconds, adaptive_data.c_str(),
+               adaptive_data.c_str(), adaptive_data.c_str(),
+               adaptive_target_ms);
   const int status = pclose(gnuplot);
   if (status != 0) {
     std::fprintf(stderr, "backfill_bench: gnuplot failed; data in %s\n",
@@ -866,8 +957,30 @@ int Main(int argc, char** argv) {
     e2e = RunJob(*store, options);
   }
 
-  // Under load.
-  log(absl::StrCat("end to end under ", flags.load, " upstream ops/s"));
+  // The upstream alone, on the store the end-to-end run left (its view
+  // complete: the same pipeline without a snapshot). First its capacity:
+  // an offer no machine meets, so the source writes as fast as the pipeline
+  // drains. Then the baseline at the load the loaded runs offer.
+  log("upstream capacity, no backfill");
+  UpstreamRun capacity, baseline;
+  double load = 0;
+  {
+    auto store = OpenStore(dir + "/e2e");
+    StreamingJobOptions options = base;
+    options.parallelism = 1;
+    options.extra_checkpoints_after_finish = kUpstreamOnlyCheckpoints;
+    options.workload.ops_per_second = kUnboundedOps;
+    capacity = RunUpstreamOnly(*store, options);
+    load = flags.load.value_or(capacity.ops_per_second / 2);
+    log(absl::StrCat("baseline: the upstream alone at ",
+                     absl::StrFormat("%.0f", load), " ops/s"));
+    options.workload.ops_per_second = load;
+    baseline = RunUpstreamOnly(*store, options);
+  }
+
+  // Under load, no rate limit.
+  log(absl::StrCat("end to end under ", absl::StrFormat("%.0f", load),
+                   " upstream ops/s"));
   JobRun loaded;
   {
     const std::string work = dir + "/loaded";
@@ -875,10 +988,30 @@ int Main(int argc, char** argv) {
     auto store = OpenStore(work);
     StreamingJobOptions options = base;
     options.parallelism = 1;
-    options.workload.ops_per_second = flags.load;
-    // Keep the pipeline running after the view is complete: the baseline.
-    options.extra_checkpoints_after_finish = 30;
+    options.workload.ops_per_second = load;
     loaded = RunJob(*store, options);
+  }
+
+  // Under load, adaptive: the target is the baseline's p99 + 10 ms. The
+  // controller's floor is a tenth of the unlimited run's snapshot rate, so
+  // that this run takes at most ~10x as long as that one (the bench's time
+  // budget) instead of the job's default floor of one chunk per 4 barriers.
+  const double adaptive_target_ms = baseline.barrier_latency_p99_ms + 10;
+  log(absl::StrCat("adaptive rate, target ",
+                   absl::StrFormat("%.1f", adaptive_target_ms), " ms"));
+  JobRun adaptive;
+  {
+    const std::string work = dir + "/adaptive";
+    CopyStore(base_dir, work);
+    auto store = OpenStore(work);
+    StreamingJobOptions options = base;
+    options.parallelism = 1;
+    options.workload.ops_per_second = load;
+    options.adaptive_target_barrier_latency =
+        absl::Milliseconds(adaptive_target_ms);
+    options.adaptive_min_rows_per_second = static_cast<uint32_t>(
+        std::clamp(SnapshotRate(loaded) / 10, 1.0, 1e9));
+    adaptive = RunJob(*store, options);
   }
 
   // Stop-the-world: pause the upstream, copy, resume.
@@ -909,7 +1042,7 @@ int Main(int argc, char** argv) {
     std::vector<StreamChunk> buffer;
     size_t bytes = 0;
     StreamingJobOptions options = base;
-    options.workload.ops_per_second = flags.load;
+    options.workload.ops_per_second = load;
     LiveUpstream live(*store, options, [&](const StreamChunk& chunk) {
       MutexLock lock(&mu);
       if (!buffering) return;
@@ -997,18 +1130,16 @@ int Main(int argc, char** argv) {
   const double snapshot_rate = snapshot1.rows_per_second();
   const double e2e_rate =
       e2e.backfill_seconds > 0 ? e2e.snapshot_rows / e2e.backfill_seconds : 0;
-  const double loaded_rate =
-      loaded.backfill_seconds > 0
-          ? loaded.snapshot_rows / loaded.backfill_seconds
-          : 0;
-  const double loaded_ops =
-      loaded.backfill_seconds > 0
-          ? loaded.upstream_ops_during_backfill / loaded.backfill_seconds
-          : 0;
+  const double loaded_rate = SnapshotRate(loaded);
+  const double loaded_ops = UpstreamRateDuringBackfill(loaded);
+  const double adaptive_rate = SnapshotRate(adaptive);
+  const double adaptive_ops = UpstreamRateDuringBackfill(adaptive);
+  const JobResult& ar = adaptive.result;
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   const double total_seconds = SecondsSince(bench_start);
   JsonObject json;
   json.Add("rows", flags.rows)
-      .Add("upstream_load_ops_per_second", flags.load)
+      .Add("upstream_load_ops_per_second", load)
       .Add("build_seconds", build_seconds)
       .Add("raw_scan_rows_per_second", raw_rate)
       .Add("snapshot_rows_per_second", snapshot_rate)
@@ -1021,8 +1152,17 @@ int Main(int argc, char** argv) {
       .Add("loaded_upstream_ops_per_second", loaded_ops)
       .Add("barrier_latency_p50_ms", lr.backfill_barrier_latency_p50_ms)
       .Add("barrier_latency_p99_ms", lr.backfill_barrier_latency_p99_ms)
-      .Add("baseline_barrier_latency_p50_ms", lr.steady_barrier_latency_p50_ms)
-      .Add("baseline_barrier_latency_p99_ms", lr.steady_barrier_latency_p99_ms)
+      .Add("upstream_capacity_ops_per_second", capacity.ops_per_second)
+      .Add("baseline_upstream_ops_per_second", baseline.ops_per_second)
+      .Add("baseline_barrier_latency_p50_ms", baseline.barrier_latency_p50_ms)
+      .Add("baseline_barrier_latency_p99_ms", baseline.barrier_latency_p99_ms)
+      .Add("adaptive_target_ms", adaptive_target_ms)
+      .Add("adaptive_upstream_ops_ratio",
+           ratio(adaptive_ops, baseline.ops_per_second))
+      .Add("adaptive_barrier_latency_p99_ms",
+           ar.backfill_barrier_latency_p99_ms)
+      .Add("adaptive_snapshot_rows_per_second", adaptive_rate)
+      .Add("adaptive_vs_unlimited_snapshot", ratio(adaptive_rate, loaded_rate))
       .Add("stop_the_world_upstream_blocked_seconds", stw_blocked)
       .Add("buffer_all_peak_bytes", static_cast<uint64_t>(buffer_all_peak))
       .Add("upstream_blocked_seconds", lr.upstream_blocked_seconds)
@@ -1044,7 +1184,7 @@ int Main(int argc, char** argv) {
 
   std::printf("backfill bench: %" PRIu64
               " rows (orders table, 6 columns, 256 vnodes), load %.0f ops/s\n",
-              flags.rows, flags.load);
+              flags.rows, load);
   auto line = [](const char* what, const std::string& value,
                  const std::string& note) {
     std::printf("  %-46s %16s  %s\n", what, value.c_str(), note.c_str());
@@ -1057,15 +1197,32 @@ int Main(int argc, char** argv) {
        absl::StrFormat("speedup %.2f (goal >= 1.6)",
                        snapshot2.rows_per_second() / snapshot_rate));
   line("end to end (view in RocksDB), rows/s", rate(e2e_rate), "");
+  line("upstream alone: capacity, ops/s", rate(capacity.ops_per_second),
+       flags.load.has_value() ? "" : "(the load offered is half of it)");
+  line("upstream alone at the load: ops/s", rate(baseline.ops_per_second),
+       absl::StrFormat("offered %.0f", load));
+  line("upstream alone: barrier latency p50 / p99, ms",
+       absl::StrFormat("%.1f / %.1f", baseline.barrier_latency_p50_ms,
+                       baseline.barrier_latency_p99_ms),
+       "(the baseline)");
   line("under load: snapshot rows/s", rate(loaded_rate), "");
   line("under load: upstream ops/s", rate(loaded_ops),
-       absl::StrFormat("target %.0f", flags.load));
+       absl::StrFormat("%.2f of the baseline",
+                       ratio(loaded_ops, baseline.ops_per_second)));
   line("barrier latency in backfill p50 / p99, ms",
        absl::StrFormat("%.1f / %.1f", lr.backfill_barrier_latency_p50_ms,
                        lr.backfill_barrier_latency_p99_ms),
-       absl::StrFormat("baseline %.1f / %.1f (goal p99 <= baseline + 10)",
-                       lr.steady_barrier_latency_p50_ms,
-                       lr.steady_barrier_latency_p99_ms));
+       "");
+  line("adaptive: snapshot rows/s", rate(adaptive_rate),
+       absl::StrFormat("%.2f of unlimited (goal >= 0.5)",
+                       ratio(adaptive_rate, loaded_rate)));
+  line("adaptive: upstream ops/s", rate(adaptive_ops),
+       absl::StrFormat("%.2f of the baseline (goal >= 0.9)",
+                       ratio(adaptive_ops, baseline.ops_per_second)));
+  line("adaptive: barrier latency p99 / target, ms",
+       absl::StrFormat("%.1f / %.1f", ar.backfill_barrier_latency_p99_ms,
+                       adaptive_target_ms),
+       "(goal p99 <= 1.1 x target)");
   line("upstream blocked: ours / stop-the-world, s",
        absl::StrFormat("%.3f / %.2f", lr.upstream_blocked_seconds, stw_blocked),
        "(goal: ours 0)");
@@ -1082,9 +1239,11 @@ int Main(int argc, char** argv) {
        absl::StrFormat("%.2f / %.2f", tomb_after / clean_after,
                        tomb_before / clean_before),
        "(goal >= 0.5)");
-  line("total run, s", absl::StrFormat("%.0f", total_seconds), "(goal <= 300)");
-  if (!flags.plot.empty())
-    Plot(flags.plot, loaded.timeline, loaded.backfill_seconds);
+  line("total run, s", absl::StrFormat("%.0f", total_seconds), "(goal <= 900)");
+  if (!flags.plot.empty()) {
+    Plot(flags.plot, {&loaded.timeline, loaded.backfill_seconds},
+         {&adaptive.timeline, adaptive.backfill_seconds}, adaptive_target_ms);
+  }
   if (flags.json) std::printf("%s\n", json.ToString().c_str());
   return 0;
 }

@@ -1,5 +1,6 @@
 // bazel run -c opt //tools:backfill -- [--scenario=FILE] [--data_dir=DIR]
-//     [--parallelism=N] [--rate_limit=R] [--dump_dir=DIR] [--metrics_port=P]
+//     [--parallelism=N] [--rate_limit=R|adaptive [--target_barrier_latency_ms=T]]
+//     [--dump_dir=DIR] [--metrics_port=P]
 //     [--json] [--force] [--inject_storage_faults=SPEC]      (--help: all)
 //
 // Runs a real backfill over RocksDB under a live upstream workload: creates
@@ -32,12 +33,15 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "executor/runtime/streaming_job.h"
 #include "executor/runtime/verifier.h"
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
+#include "third_party/absl_extras/status_macros.h"
 #include "tools/command_flags.h"
 #include "tools/copy_format.h"
 #include "tools/disk_space.h"
@@ -59,9 +63,14 @@ ABSL_FLAG(std::string, data_dir, "",
           "with the\nsame directory resumes the job from its last checkpoint.");
 ABSL_FLAG(std::optional<uint32_t>, parallelism, std::nullopt,
           "Backfill actors, 1 to 32768; unset: the scenario's (default 2).");
-ABSL_FLAG(std::optional<uint64_t>, rate_limit, std::nullopt,
-          "Job-wide snapshot rows per second, 0 = no limit; unset: the "
-          "scenario's.");
+ABSL_FLAG(std::optional<std::string>, rate_limit, std::nullopt,
+          "Job-wide snapshot rows per second, 0 = no limit, or `adaptive`: "
+          "the rate follows\na barrier-latency target (--target_barrier_latency_ms); "
+          "unset: the scenario's.");
+ABSL_FLAG(std::optional<uint32_t>, target_barrier_latency_ms, std::nullopt,
+          "With --rate_limit=adaptive: the barrier latency (ms) the adaptive "
+          "rate keeps\nthe backfill under; unset: the scenario's "
+          "backfill.adaptive target.");
 ABSL_FLAG(std::string, dump_dir, "",
           "If set, writes upstream.tsv and view.tsv there (PostgreSQL COPY "
           "text, sorted).");
@@ -88,6 +97,11 @@ namespace {
 // and in errors).
 constexpr char kParallelismValues[] = "an integer in [1, 32768]";
 constexpr uint32_t kMaxParallelism = 32768;
+constexpr char kRateLimitValues[] =
+    "an integer in [0, 18446744073709551615] (rows/s, 0 = no limit) or "
+    "adaptive";
+constexpr char kTargetLatencyValues[] =
+    "an integer in [1, 4294967295] (ms, with --rate_limit=adaptive)";
 constexpr char kMetricsPortValues[] =
     "an integer in [0, 65535] (0: any free port)";
 constexpr int kMaxPort = 65535;
@@ -97,7 +111,11 @@ struct Flags {
   std::string scenario;
   std::string data_dir;
   std::optional<uint32_t> parallelism;
+  // --rate_limit=N (rows/s), unset when adaptive.
   std::optional<uint64_t> rate_limit;
+  // --rate_limit=adaptive, with --target_barrier_latency_ms if given.
+  bool adaptive = false;
+  std::optional<uint32_t> target_barrier_latency_ms;
   std::string dump_dir;
   std::optional<int> metrics_port;
   bool json = false;
@@ -105,6 +123,39 @@ struct Flags {
   // Test only: --inject_storage_faults.
   std::vector<StorageFaultSpec> storage_faults;
 };
+
+// --rate_limit (a number or `adaptive`) and --target_barrier_latency_ms
+// (only with adaptive, > 0) into `flags`.
+absl::Status ValidateRateLimitFlags(Flags& flags) {
+  const std::optional<std::string> rate = absl::GetFlag(FLAGS_rate_limit);
+  flags.target_barrier_latency_ms =
+      absl::GetFlag(FLAGS_target_barrier_latency_ms);
+  if (rate.has_value() && *rate == "adaptive") {
+    flags.adaptive = true;
+  } else if (rate.has_value()) {
+    uint64_t rows_per_second = 0;
+    if (!absl::SimpleAtoi(*rate, &rows_per_second) ||
+        absl::StartsWith(*rate, "+")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--rate_limit=", *rate, ": expected ", kRateLimitValues,
+          ", or empty for unset"));
+    }
+    flags.rate_limit = rows_per_second;
+  }
+  if (flags.target_barrier_latency_ms.has_value()) {
+    if (*flags.target_barrier_latency_ms == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--target_barrier_latency_ms=0: expected ", kTargetLatencyValues,
+          ", or empty for unset"));
+    }
+    if (!flags.adaptive) {
+      return absl::InvalidArgumentError(
+          "--target_barrier_latency_ms applies only with "
+          "--rate_limit=adaptive");
+    }
+  }
+  return absl::OkStatus();
+}
 
 // The values the flags' types accept but the command does not: one line
 // naming the flag and the accepted values.
@@ -122,7 +173,7 @@ absl::StatusOr<Flags> ValidatedFlags() {
         absl::StrCat("--parallelism=", *flags.parallelism, ": expected ",
                      kParallelismValues, ", or empty for unset"));
   }
-  flags.rate_limit = absl::GetFlag(FLAGS_rate_limit);
+  BACKFILL_RETURN_IF_ERROR(ValidateRateLimitFlags(flags));
   flags.metrics_port = absl::GetFlag(FLAGS_metrics_port);
   if (flags.metrics_port.has_value() &&
       (*flags.metrics_port < 0 || *flags.metrics_port > kMaxPort)) {
@@ -259,8 +310,11 @@ int Main(int argc, char** argv) {
       "definition and the state in force. Exit 0, or 2 on error\n(a missing "
       "directory: NOT_FOUND; a corrupt one: DATA_LOSS naming the file).";
   config.help_files = {"tools/backfill_main.cc"};
-  config.accepted_values = {{"parallelism", kParallelismValues},
-                            {"metrics_port", kMetricsPortValues}};
+  config.accepted_values = {
+      {"parallelism", kParallelismValues},
+      {"rate_limit", kRateLimitValues},
+      {"target_barrier_latency_ms", kTargetLatencyValues},
+      {"metrics_port", kMetricsPortValues}};
   absl::StatusOr<CommandLine> command_line =
       ParseCommandFlags(argc, argv, config, std::cout);
   if (!command_line.ok()) return FailCommandLine(command_line.status());
@@ -293,6 +347,20 @@ int Main(int argc, char** argv) {
   }
   if (flags->rate_limit.has_value()) {
     scenario->mutable_backfill()->set_rate_limit(*flags->rate_limit);
+    scenario->mutable_backfill()->clear_adaptive();
+  }
+  if (flags->adaptive) {
+    const uint32_t target =
+        flags->target_barrier_latency_ms.value_or(
+            scenario->backfill().adaptive().target_barrier_latency_ms());
+    if (target == 0) {
+      return FailCommandLine(absl::InvalidArgumentError(
+          "--rate_limit=adaptive needs --target_barrier_latency_ms=T (the "
+          "scenario has no backfill.adaptive target)"));
+    }
+    scenario->mutable_backfill()->set_rate_limit(0);
+    scenario->mutable_backfill()->mutable_adaptive()
+        ->set_target_barrier_latency_ms(target);
   }
   absl::StatusOr<ScenarioSpec> spec = ScenarioSpecFromProto(*scenario);
   if (!spec.ok()) return Fail(*flags, flags->scenario, "", spec.status());
@@ -354,8 +422,15 @@ int Main(int argc, char** argv) {
   // Explicit flags win over a restarted job's saved state (the scenario's
   // values only define a new job).
   options.overrides.parallelism = flags->parallelism;
+  // A rate policy given explicitly replaces the saved one: a number leaves
+  // adaptive mode, `adaptive` enters it without a ceiling.
   if (flags->rate_limit.has_value()) {
     options.overrides.rate_limit = JobRateLimit(*flags->rate_limit);
+    options.overrides.adaptive_target = absl::ZeroDuration();
+  }
+  if (flags->adaptive) {
+    options.overrides.rate_limit = RateLimit::Disabled();
+    options.overrides.adaptive_target = spec->job.adaptive_target_barrier_latency;
   }
   Registry registry;
   absl::StatusOr<std::unique_ptr<JobMetricsRecorder>> recorder =
@@ -512,6 +587,12 @@ int Main(int argc, char** argv) {
   result.set_barrier_latency_p99_ms(job->barrier_latency_p99_ms);
   result.set_rescale_upstream_blocked_seconds(
       job->rescale_upstream_blocked_seconds);
+  if (job->job_state.adaptive()) {
+    result.set_adaptive_target_barrier_latency_ms(
+        absl::ToDoubleMilliseconds(job->job_state.adaptive_target));
+    result.set_adaptive_rows_per_second(
+        job->job_state.adaptive_rows_per_second);
+  }
   if (!job->consistent) {
     std::cerr << "backfill: INCONSISTENT: " << job->mismatch << "\n";
   }

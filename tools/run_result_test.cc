@@ -64,7 +64,8 @@ TEST(RunResultTest, JsonPrintsEveryFieldEvenZeroAndErrorOnlyWhenSet) {
   for (int i = 0; i < descriptor.field_count(); ++i) {
     const std::string key = "\"" + descriptor.field(i)->name() + "\":";
     SCOPED_TRACE(key);
-    if (descriptor.field(i)->name() == "error") {
+    // Fields with presence (`error`, the adaptive ones) only when set.
+    if (descriptor.field(i)->has_presence()) {
       EXPECT_THAT(empty, Not(HasSubstr(key)));
     } else {
       EXPECT_THAT(empty, HasSubstr(key));
@@ -144,9 +145,15 @@ TEST(RunResultTest, SummaryTableHasARowPerFieldAligned) {
   EXPECT_THAT(table,
               ContainsRegex("\nrescale upstream blocked seconds +0.0125\n"));
   EXPECT_THAT(table, Not(HasSubstr("error")));
-  // One row per field (error unset) plus the verdict.
-  EXPECT_EQ(lines.size() - 2,
-            static_cast<size_t>(tools::RunResult::descriptor()->field_count()));
+  // One row per field (those with presence unset, error among them) plus
+  // the verdict.
+  const google::protobuf::Descriptor& descriptor =
+      *tools::RunResult::descriptor();
+  size_t always = 0;
+  for (int i = 0; i < descriptor.field_count(); ++i) {
+    if (!descriptor.field(i)->has_presence()) ++always;
+  }
+  EXPECT_EQ(lines.size() - 2, always + 1);
 
   tools::RunResult failed = Result();
   failed.set_consistent(false);
@@ -159,6 +166,16 @@ TEST(RunResultTest, SummaryTableHasARowPerFieldAligned) {
   EXPECT_THAT(FormatSummaryTable(inconsistent), HasSubstr("INCONSISTENT\n"));
   inconsistent.set_interrupted(true);
   EXPECT_THAT(FormatSummaryTable(inconsistent), HasSubstr("INTERRUPTED\n"));
+  // An adaptive run's fields, when set, get their rows and keys.
+  tools::RunResult adaptive = Result();
+  adaptive.set_adaptive_target_barrier_latency_ms(70);
+  adaptive.set_adaptive_rows_per_second(4096);
+  EXPECT_THAT(FormatSummaryTable(adaptive),
+              AllOf(ContainsRegex("\nadaptive target barrier latency +70.0 ms\n"),
+                    ContainsRegex("\nadaptive rows/s +4,096\n")));
+  EXPECT_THAT(RunResultJson(adaptive),
+              HasSubstr("\"adaptive_target_barrier_latency_ms\":70,"
+                        "\"adaptive_rows_per_second\":4096}"));
 }
 
 TEST(RunResultTest, ResultProtoHasOnlyFieldsTheTableFormats) {

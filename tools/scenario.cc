@@ -262,6 +262,11 @@ absl::Status ValidateBackfill(const tools::Scenario& scenario,
       return Invalid(field, absl::StrCat("= ", column, " appears twice"));
     }
   }
+  if (backfill.has_adaptive() &&
+      backfill.adaptive().target_barrier_latency_ms() == 0) {
+    return Invalid("backfill.adaptive.target_barrier_latency_ms",
+                   "= 0 must be > 0 (the barrier latency to stay under)");
+  }
   const uint32_t upstream = defaulted.table().table_id();
   const uint32_t view = defaulted.backfill().view_table_id();
   const uint32_t progress = defaulted.backfill().progress_table_id();
@@ -649,6 +654,10 @@ absl::StatusOr<ScenarioSpec> ScenarioSpecFromProto(const tools::Scenario& raw) {
   job.parallelism = scenario.backfill().parallelism();
   job.chunk_size = scenario.backfill().chunk_size();
   job.rate_limit = JobRateLimit(scenario.backfill().rate_limit());
+  if (scenario.backfill().has_adaptive()) {
+    job.adaptive_target_barrier_latency = absl::Milliseconds(
+        scenario.backfill().adaptive().target_barrier_latency_ms());
+  }
 
   const tools::Runtime& runtime = scenario.runtime();
   job.barrier_interval = absl::Milliseconds(runtime.barrier_interval_ms());

@@ -239,6 +239,9 @@ TEST(ScenarioTest, EveryErrorNamesItsField) {
   const std::vector<BadCase> cases = {
       {"no columns", [](auto& s) { s.mutable_table()->clear_columns(); },
        "table.columns is empty"},
+      {"adaptive target zero",
+       [](auto& s) { s.mutable_backfill()->mutable_adaptive(); },
+       "backfill.adaptive.target_barrier_latency_ms = 0 must be > 0"},
       {"empty name",
        [](auto& s) { s.mutable_table()->mutable_columns(1)->set_name(""); },
        "table.columns[1].name is empty"},
@@ -587,6 +590,35 @@ TEST(ScenarioTest, SpecFromProto) {
   EXPECT_EQ(job.actions[2].kind, JobAction::Kind::kSetRateLimit);
   EXPECT_EQ(job.actions[2].rate_limit, 77u);
   EXPECT_EQ(job.actions[3].kind, JobAction::Kind::kStopUpstream);
+}
+
+// `backfill { adaptive { target_barrier_latency_ms: T } }` puts a new job in
+// adaptive mode with target T; a rate_limit beside it is the ceiling.
+TEST(ScenarioTest, AdaptiveBackfillConvertsToTheJobsTarget) {
+  auto parsed = ParseScenario(
+      R"pb(
+        name: "adaptive"
+        table {
+          columns { name: "a" type: INT64 }
+          primary_key { column: 0 }
+        }
+        initial_rows: 100
+        backfill {
+          rate_limit: 9000
+          adaptive { target_barrier_latency_ms: 70 }
+        }
+      )pb",
+      "adaptive");
+  ASSERT_THAT(parsed.status(), IsOk());
+  BACKFILL_ASSERT_OK_AND_ASSIGN(ScenarioSpec spec,
+                                ScenarioSpecFromProto(*parsed));
+  EXPECT_EQ(spec.job.adaptive_target_barrier_latency, absl::Milliseconds(70));
+  EXPECT_EQ(spec.job.rate_limit, RateLimit::Fixed(9000));
+  BACKFILL_EXPECT_OK(ValidateStreamingJobOptions(spec.job));
+  // Without the field: not adaptive.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(ScenarioSpec plain,
+                                ScenarioSpecFromProto(SmallScenario()));
+  EXPECT_EQ(plain.job.adaptive_target_barrier_latency, absl::ZeroDuration());
 }
 
 // (Formerly tools/job_options_test.cc, when a ScenarioSpec was copied field

@@ -21,6 +21,7 @@ absl::Status DefineJob(StateStore& store, const StreamingJobOptions& options) {
   JobState initial;
   initial.parallelism = options.parallelism;
   initial.rate_limit = options.rate_limit;
+  initial.adaptive_target = options.adaptive_target_barrier_latency;
   BACKFILL_RETURN_IF_ERROR(table->Write(JobDefinitionOf(options), initial));
   const EpochPair next{Epoch(epoch.curr.value() + 1), epoch.curr};
   BACKFILL_RETURN_IF_ERROR(table->Commit(next));
@@ -70,9 +71,61 @@ absl::Status BarrierCoordinator::LoadJobState() {
         absl::StrCat("corrupt job state: parallelism = ", state_.parallelism,
                      " is not in [1, ", options_.upstream.vnode_count, "]"));
   }
+  BACKFILL_RETURN_IF_ERROR(StartAdaptiveController());
   result_.parallelism = state_.parallelism;
   result_.job_state = state_;
   return absl::OkStatus();
+}
+
+namespace {
+
+// The controller's ceiling under the user's limit.
+uint32_t AdaptiveCeiling(RateLimit rate_limit) {
+  return rate_limit.is_fixed() ? rate_limit.rows_per_second() : UINT32_MAX;
+}
+
+}  // namespace
+
+absl::Status BarrierCoordinator::StartAdaptiveController() {
+  if (!state_.adaptive()) return absl::OkStatus();
+  AdaptiveRateControllerOptions controller;
+  controller.target_barrier_latency = state_.adaptive_target;
+  controller.max_rows_per_second = AdaptiveCeiling(state_.rate_limit);
+  controller.min_rows_per_second = std::min(
+      AdaptiveFloorRowsPerSecond(options_), controller.max_rows_per_second);
+  // A saved rate resumes where the last checkpoint left it; a new mode
+  // starts low and doubles.
+  if (state_.adaptive_rows_per_second > 0) {
+    controller.initial_rows_per_second = state_.adaptive_rows_per_second;
+    controller.slow_start = false;
+  }
+  BACKFILL_RETURN_IF_ERROR(ValidateAdaptiveRateControllerOptions(controller));
+  adaptive_ = std::make_unique<AdaptiveRateController>(controller);
+  state_.adaptive_rows_per_second = adaptive_->rows_per_second();
+  return absl::OkStatus();
+}
+
+JobState BarrierCoordinator::WithAdaptiveRate(JobState next) {
+  if (adaptive_ == nullptr) return next;
+  // This barrier closes the epoch that ran under state_.
+  closes_paused_epoch_ = state_.paused;
+  if (next.rate_limit != state_.rate_limit) {
+    adaptive_->SetMaxRowsPerSecond(AdaptiveCeiling(next.rate_limit));
+  }
+  next.adaptive_rows_per_second = adaptive_->rows_per_second();
+  return next;
+}
+
+void BarrierCoordinator::ObserveAdaptiveLatency(
+    absl::Duration backfill_latency) {
+  // The first barrier re-establishes the state (its latency is the actors'
+  // start); a paused epoch says nothing about the rate; after the backfill
+  // there is nothing to control.
+  if (adaptive_ == nullptr || kind_ == BarrierKind::kInitial || done_ ||
+      closes_paused_epoch_) {
+    return;
+  }
+  adaptive_->OnBarrier(injected_at_, backfill_latency);
 }
 
 std::shared_ptr<const Mutation> BarrierCoordinator::ThrottleFor(
@@ -115,6 +168,7 @@ absl::StatusOr<Barrier> BarrierCoordinator::NextBarrier(JobGraph& graph) {
     JobState next = state_;
     ++next.epochs_since_creation;
     next = ApplyJobActions(next, options_.actions);
+    next = WithAdaptiveRate(std::move(next));
     if (next.EffectiveRateLimit() != state_.EffectiveRateLimit()) {
       barrier.mutation = ThrottleFor(graph, next.EffectiveRateLimit());
     }
@@ -185,6 +239,7 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
   }
   latencies_ms_.push_back(
       absl::ToDoubleMilliseconds(clock_.Now() - injected_at_));
+  ObserveAdaptiveLatency(absl::Milliseconds(last_backfill_latency_ms_));
   ++result_.epochs;
   if (kind_ == BarrierKind::kCheckpoint) {
     BACKFILL_RETURN_IF_ERROR(store_.Checkpoint(epoch_.prev));
@@ -229,6 +284,7 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     progress.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
     progress.last_backfill_barrier_latency_ms = last_backfill_latency_ms_;
     progress.backfill_done = done_;
+    progress.rate_limit = state_.EffectiveRateLimit();
     attempt_.observer(progress);
   }
   if (last_) finished_ = true;

@@ -40,6 +40,19 @@
 // (the attempt goes on until the new actors finished); OnCollected, after
 // the checkpoint, retires the old actors: TakeRetiredActors.
 //
+// Adaptive mode (the job state's adaptive_target > 0, CONTRACT §11): the
+// coordinator owns an AdaptiveRateController (ratelimit/
+// adaptive_rate_controller.h) started from the job state: at the saved
+// controller rate without slow start after a recovery or restart, with a
+// slow start from its initial rate when the mode is new. Each collected
+// barrier while the backfill runs (unless the epoch it closes ran paused)
+// feeds it one sample, the barrier's latency through the backfill
+// (injection until every backfill actor emitted it); a rate it decides
+// becomes the job state's adaptive_rows_per_second at the next barrier,
+// which carries the Throttle (so it is persisted and re-applied like any
+// other change). The floor is AdaptiveFloorRowsPerSecond(options); a Fixed
+// rate_limit (set_rate_limit while adaptive) is the controller's ceiling.
+//
 // Errors of the actors reach the coordinator through ActorEnded (it is the
 // graph's listener) and Fail (the first one wins); the driver stops the
 // attempt on error().
@@ -70,6 +83,7 @@
 #include "executor/runtime/job_state.h"
 #include "executor/runtime/job_state_table.h"
 #include "executor/runtime/streaming_job_options.h"
+#include "ratelimit/adaptive_rate_controller.h"
 #include "storage/epoch.h"
 #include "storage/state_store.h"
 #include "third_party/absl_extras/clock.h"
@@ -191,6 +205,14 @@ class BarrierCoordinator final : public BarrierListener {
   bool RescaleDue(const JobGraph& graph) const;
   absl::StatusOr<std::shared_ptr<const Mutation>> BeginRescale(JobGraph& graph);
   void FinishRescale();
+  // Adaptive mode: the controller for state_ (none if not adaptive), and
+  // state_'s controller rate from it.
+  absl::Status StartAdaptiveController();
+  // `next` (this barrier's state after its actions) with the controller's
+  // ceiling updated and its rate in force. Not adaptive: `next`.
+  JobState WithAdaptiveRate(JobState next);
+  // Feeds the collected barrier's backfill latency to the controller.
+  void ObserveAdaptiveLatency(absl::Duration backfill_latency);
   std::shared_ptr<const Mutation> ThrottleFor(const JobGraph& graph,
                                               RateLimit job_limit) const;
 
@@ -203,6 +225,10 @@ class BarrierCoordinator final : public BarrierListener {
 
   // The coordinating thread's.
   JobState state_;
+  // Adaptive mode only: the controller, and whether the last barrier closed
+  // an epoch that ran paused (its latency is not a sample).
+  std::unique_ptr<AdaptiveRateController> adaptive_;
+  bool closes_paused_epoch_ = false;
   std::unique_ptr<JobStateTable> job_table_;
   // The barrier of the last NextBarrier.
   EpochPair epoch_;

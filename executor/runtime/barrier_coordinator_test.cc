@@ -272,6 +272,107 @@ TEST(BarrierCoordinatorTest, StopsEveryActorAtTheCheckpointAfterTheBackfillIsDon
   EXPECT_FALSE(f.coordinator->finished());
 }
 
+// Adaptive mode: a job at a 50 ms target, no checkpoints in the way (the
+// test plays the graph, whose tables a checkpoint would need).
+StreamingJobOptions AdaptiveJob() {
+  StreamingJobOptions options = Job();
+  options.actions = {};
+  options.rate_limit = RateLimit::Disabled();
+  options.adaptive_target_barrier_latency = absl::Milliseconds(50);
+  options.checkpoint_frequency = 1'000'000;
+  options.barrier_interval = absl::Milliseconds(100);
+  options.chunk_size = 256;  // floor: 256 rows per 4 barriers = 640 rows/s
+  return options;
+}
+
+// Drives barriers 100 ms apart whose backfill latency is `latency`; returns
+// the job-wide rate of each Throttle the barriers carried.
+std::vector<uint32_t> DriveBarriers(Fixture& f, int count,
+                                    absl::Duration latency) {
+  std::vector<uint32_t> throttles;
+  for (int i = 0; i < count; ++i) {
+    absl::StatusOr<Barrier> barrier = f.coordinator->NextBarrier(*f.graph);
+    EXPECT_TRUE(barrier.ok()) << barrier.status();
+    if (!barrier.ok()) break;
+    if (const auto* throttle = barrier->MutationAs<ThrottleMutation>()) {
+      const std::optional<uint32_t> job =
+          throttle->rate_limits.at(JobGraph::kBackfillFragment);
+      EXPECT_TRUE(job.has_value());
+      // The actors' shares add up to the job-wide rate.
+      uint32_t sum = 0;
+      for (const auto& [actor, share] : throttle->actor_rate_limits) {
+        sum += share.value_or(0);
+      }
+      EXPECT_EQ(sum, job.value_or(0));
+      throttles.push_back(job.value_or(0));
+    }
+    f.clock.AdvanceTime(latency);
+    f.coordinator->BackfillEmitted(*barrier, f.clock.Now());
+    f.coordinator->Collected(*barrier);
+    EXPECT_TRUE(f.coordinator->OnCollected(*f.graph).ok());
+    f.clock.AdvanceTime(absl::Milliseconds(100) - latency);
+  }
+  return throttles;
+}
+
+TEST(BarrierCoordinatorTest, AdaptiveLatencyBelowTheTargetRaisesAboveLowers) {
+  Fixture f(true, AdaptiveJob());
+  // A new adaptive job starts at the controller's initial rate.
+  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 1024u);
+  EXPECT_EQ(f.coordinator->state().EffectiveRateLimit(), RateLimit::Fixed(1024));
+  std::vector<uint32_t> raised =
+      DriveBarriers(f, 25, absl::Milliseconds(10));  // the first is Initial
+  // Slow start: each window well under the target doubles the rate.
+  ASSERT_GE(raised.size(), 1u);
+  EXPECT_EQ(raised[0], 2048u);
+  for (size_t i = 1; i < raised.size(); ++i) {
+    EXPECT_EQ(raised[i], 2 * raised[i - 1]);
+  }
+  const uint32_t before = f.coordinator->state().adaptive_rows_per_second;
+  EXPECT_EQ(before, raised.back());
+  // Over the target: multiplicative decrease, through a Throttle.
+  std::vector<uint32_t> lowered =
+      DriveBarriers(f, 15, absl::Milliseconds(80));
+  ASSERT_EQ(lowered.size(), 1u);
+  EXPECT_EQ(lowered[0], static_cast<uint32_t>(before * 0.7));
+  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, lowered[0]);
+  EXPECT_EQ(f.observed.back().rate_limit, RateLimit::Fixed(lowered[0]));
+  // Long over the target: down to the floor, never below.
+  std::vector<uint32_t> floor = DriveBarriers(f, 300, absl::Milliseconds(80));
+  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 640u);
+  for (uint32_t rate : floor) EXPECT_GE(rate, 640u);
+  // Back under the target: additive increase (no second slow start).
+  std::vector<uint32_t> recovered =
+      DriveBarriers(f, 40, absl::Milliseconds(10));
+  ASSERT_GE(recovered.size(), 2u);
+  EXPECT_EQ(recovered[1] - recovered[0], recovered[0] - 640u);
+}
+
+// set_rate_limit while adaptive caps the controller (one Throttle to the
+// cap at once), and a paused epoch neither feeds nor moves the controller.
+TEST(BarrierCoordinatorTest, ASetRateLimitWhileAdaptiveCapsTheController) {
+  StreamingJobOptions options = AdaptiveJob();
+  options.actions = {{20, JobAction::Kind::kSetRateLimit, 1500},
+                     {25, JobAction::Kind::kPause, 0},
+                     {60, JobAction::Kind::kResume, 0}};
+  Fixture f(true, options);
+  std::vector<uint32_t> throttles =
+      DriveBarriers(f, 21, absl::Milliseconds(10));  // epochs 0..20
+  ASSERT_FALSE(throttles.empty());
+  EXPECT_GT(throttles.size(), 1u);
+  EXPECT_EQ(throttles.back(), 1500u);
+  EXPECT_TRUE(f.coordinator->state().adaptive());
+  EXPECT_EQ(f.coordinator->state().rate_limit, RateLimit::Fixed(1500));
+  // Paused from epoch 25 to 60 with latencies far over the target: the
+  // rate in force when resumed is the capped one.
+  DriveBarriers(f, 40, absl::Milliseconds(90));
+  EXPECT_EQ(f.coordinator->state().epochs_since_creation, 60u);
+  EXPECT_EQ(f.coordinator->state().EffectiveRateLimit(),
+            RateLimit::Fixed(1500));
+  // Only lowered by what ran between the cap and the pause (no window).
+  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 1500u);
+}
+
 // An actor over a scripted root that ends after `messages`.
 std::unique_ptr<Actor> ScriptedActor(ActorId id, std::vector<Message> messages,
                                      absl::Status error = absl::OkStatus()) {

@@ -1,8 +1,10 @@
 #include "executor/runtime/deterministic_driver.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <random>
+#include <vector>
 
 #include "executor/runtime/one_attempt_for_test.h"
 #include "executor/runtime/streaming_job.h"
@@ -229,6 +231,58 @@ TEST(DeterministicDriverTest, ACrashAnywhereRecoversToAConsistentView) {
   }
   // The crashes land inside the runs (not after they finished).
   EXPECT_GE(crashed, 6);
+}
+
+// Adaptive mode on the deterministic driver: the controller moves the rate
+// on simulated barrier latencies, a crash at a seeded step recovers with the
+// mode in force, and the view ends consistent.
+TEST(DeterministicDriverTest, AnAdaptiveJobFinishesConsistentAcrossACrash) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    std::mt19937_64 random(seed);
+    const uint64_t crash_at_step =
+        std::uniform_int_distribution<uint64_t>(1, 1500)(random);
+    SCOPED_TRACE(absl::StrCat("seed ", seed, ", crash at step ", crash_at_step));
+    StreamingJobOptions options = SmallJob();
+    options.actions = {};
+    options.initial_rows = 3000;  // > 1 s at the initial 1024 rows/s
+    options.workload.key_space = 6000;
+    options.rate_limit = RateLimit::Disabled();
+    options.adaptive_target_barrier_latency = absl::Milliseconds(5);
+    options.adaptive_min_rows_per_second = 50;
+    options.recovery_backoff = absl::ZeroDuration();
+    std::unique_ptr<StateStore> store = NewMemoryStateStore();
+    SimulatedClock clock;
+    uint32_t attempts = 0;
+    std::vector<RateLimit> rates;
+    absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
+        *store, options, nullptr,
+        [&](const JobProgress& progress) {
+          if (!progress.backfill_done) rates.push_back(progress.rate_limit);
+        },
+        clock, [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+          DeterministicDriverOptions driver;
+          driver.seed = seed * 1000 + attempts;
+          driver.barrier_interval = options.barrier_interval;
+          if (attempts++ == 0) driver.crash_at_step = crash_at_step;
+          return RunDeterministic(graph, coordinator, driver, clock);
+        });
+    BACKFILL_ASSERT_OK(result.status());
+    EXPECT_TRUE(result->consistent) << result->mismatch;
+    EXPECT_EQ(result->recoveries, attempts - 1);
+    EXPECT_TRUE(result->job_state.adaptive());
+    EXPECT_EQ(result->job_state.adaptive_target, absl::Milliseconds(5));
+    EXPECT_GE(result->job_state.adaptive_rows_per_second, 50u);
+    // Every barrier ran at a controller rate, and the controller moved it.
+    ASSERT_FALSE(rates.empty());
+    for (const RateLimit& rate : rates) EXPECT_TRUE(rate.is_fixed()) << rate;
+    auto by_rate = [](RateLimit a, RateLimit b) {
+      return a.rows_per_second() < b.rows_per_second();
+    };
+    EXPECT_LT(std::min_element(rates.begin(), rates.end(), by_rate)
+                  ->rows_per_second(),
+              std::max_element(rates.begin(), rates.end(), by_rate)
+                  ->rows_per_second());
+  }
 }
 
 }  // namespace

@@ -30,6 +30,9 @@ struct JobProgress {
   // emitted it.
   double last_backfill_barrier_latency_ms = 0;
   bool backfill_done = false;
+  // The job-wide snapshot rate limit in force (JobState::EffectiveRateLimit:
+  // in adaptive mode the controller's rate).
+  RateLimit rate_limit;
 };
 
 struct JobResult {

@@ -30,12 +30,28 @@ RateLimit JobRateLimit(uint64_t rows_per_second) {
       static_cast<uint32_t>(std::min<uint64_t>(rows_per_second, UINT32_MAX)));
 }
 
+RateLimit JobState::EffectiveRateLimit() const {
+  if (paused) return RateLimit::Pause();
+  if (!adaptive() || adaptive_rows_per_second == 0) return rate_limit;
+  if (rate_limit.is_fixed()) {
+    return RateLimit::Fixed(
+        std::min(adaptive_rows_per_second, rate_limit.rows_per_second()));
+  }
+  return RateLimit::Fixed(adaptive_rows_per_second);
+}
+
 std::string JobState::DebugString() const {
+  std::string adaptive_text;
+  if (adaptive()) {
+    adaptive_text = absl::StrCat(
+        ", adaptive_target: ", absl::FormatDuration(adaptive_target),
+        ", adaptive_rows_per_second: ", adaptive_rows_per_second);
+  }
   return absl::StrCat(
       "{paused: ", paused ? "true" : "false",
       ", rate_limit: ", rate_limit.ToString(), ", parallelism: ", parallelism,
       ", upstream_stopped: ", upstream_stopped ? "true" : "false",
-      ", epochs_since_creation: ", epochs_since_creation, "}");
+      ", epochs_since_creation: ", epochs_since_creation, adaptive_text, "}");
 }
 
 absl::Status ValidateJobActions(const std::vector<JobAction>& actions) {
@@ -109,6 +125,14 @@ JobState ApplyJobStateOverrides(JobState state,
   }
   if (overrides.rate_limit.has_value())
     state.rate_limit = *overrides.rate_limit;
+  if (overrides.adaptive_target.has_value()) {
+    const bool was_adaptive = state.adaptive();
+    state.adaptive_target =
+        std::max(*overrides.adaptive_target, absl::ZeroDuration());
+    // Entering the mode starts the controller afresh; leaving it drops its
+    // rate; a new target keeps the rate it reached.
+    if (!was_adaptive || !state.adaptive()) state.adaptive_rows_per_second = 0;
+  }
   return state;
 }
 

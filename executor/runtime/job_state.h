@@ -29,6 +29,14 @@
 //    parallelism with the old actors' last progress.
 //  * pause and resume at one barrier contradict each other: ValidateJobActions
 //    rejects them (InvalidArgument naming both).
+//  * Adaptive mode (CONTRACT §11; `adaptive_target` > 0): the coordinator's
+//    controller sets `adaptive_rows_per_second` from the barrier latencies,
+//    and the actors read at that rate. `rate_limit` stays the user's limit and
+//    caps the controller: set_rate_limit R while adaptive lowers (or raises)
+//    the ceiling to R, set_rate_limit 0 lifts it; it never leaves adaptive
+//    mode. A pause still wins (EffectiveRateLimit is Pause while paused).
+//    The mode is chosen for a new job (StreamingJobOptions) or for a run
+//    (JobStateOverrides), not by actions.
 //
 // Thread-safety: plain values and pure functions.
 #ifndef EXECUTOR_RUNTIME_JOB_STATE_H_
@@ -40,6 +48,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "ratelimit/rate_limit.h"
 
 namespace backfill {
@@ -80,15 +89,25 @@ struct JobState {
   bool upstream_stopped = false;
   // Barriers since the view's creation whose actions have been applied.
   uint64_t epochs_since_creation = 0;
+  // Adaptive mode: > 0 is the barrier-latency target (CONTRACT §11) the
+  // coordinator's controller keeps the backfill under; zero: not adaptive
+  // (negative is invalid). Persisted in microseconds.
+  absl::Duration adaptive_target = absl::ZeroDuration();
+  // While adaptive: the controller's job-wide rate in force, rows/s; 0 until
+  // a controller started (it then begins with a slow start), and whenever
+  // not adaptive.
+  uint32_t adaptive_rows_per_second = 0;
+
+  bool adaptive() const { return adaptive_target > absl::ZeroDuration(); }
 
   // The limit every backfill actor's share is taken from: Pause while
-  // paused, else rate_limit.
-  RateLimit EffectiveRateLimit() const {
-    return paused ? RateLimit::Pause() : rate_limit;
-  }
+  // paused; while adaptive (with a controller rate), Fixed(the controller's
+  // rate, capped by a Fixed rate_limit); else rate_limit.
+  RateLimit EffectiveRateLimit() const;
 
   // "{paused: false, rate_limit: fixed(30 rows/s), parallelism: 2,
-  // upstream_stopped: false, epochs_since_creation: 17}".
+  // upstream_stopped: false, epochs_since_creation: 17}", and while adaptive
+  // ", adaptive_target: 70ms, adaptive_rows_per_second: 4096" before the "}".
   std::string DebugString() const;
 
   friend bool operator==(const JobState&, const JobState&) = default;
@@ -113,6 +132,10 @@ JobState ApplyJobActions(JobState state, const std::vector<JobAction>& actions);
 struct JobStateOverrides {
   std::optional<uint32_t> parallelism;
   std::optional<RateLimit> rate_limit;
+  // > 0: adaptive mode with this target (a new target keeps the
+  // controller's saved rate; entering the mode starts a slow start); zero:
+  // leave adaptive mode. Negative is invalid.
+  std::optional<absl::Duration> adaptive_target;
 };
 
 // `state` with the set fields of `overrides` applied.

@@ -24,6 +24,8 @@ enum Column : int {
   kParallelism,
   kUpstreamStopped,
   kEpochsSinceCreation,
+  kAdaptiveTargetMicros,
+  kAdaptiveRowsPerSecond,
   kNumColumns,
 };
 
@@ -78,6 +80,14 @@ Row EncodeRow(const JobDefinition& definition, const JobState& state) {
   row[kParallelism] = static_cast<int32_t>(state.parallelism);
   row[kUpstreamStopped] = state.upstream_stopped;
   row[kEpochsSinceCreation] = static_cast<int64_t>(state.epochs_since_creation);
+  if (state.adaptive()) {
+    row[kAdaptiveTargetMicros] =
+        absl::ToInt64Microseconds(state.adaptive_target);
+    if (state.adaptive_rows_per_second > 0) {
+      row[kAdaptiveRowsPerSecond] =
+          static_cast<int64_t>(state.adaptive_rows_per_second);
+    }
+  }
   return row;
 }
 
@@ -93,6 +103,36 @@ absl::StatusOr<T> Field(const Row& row, int column, const char* name) {
                                             " has the wrong type or is NULL"));
   }
   return *value;
+}
+
+// The adaptive mode's columns (NULL, NULL when not adaptive).
+absl::Status DecodeAdaptive(const Row& row, JobState& state) {
+  if (static_cast<int>(row.size()) <= kAdaptiveRowsPerSecond) {
+    return absl::DataLossError("no column adaptive_target_us");
+  }
+  if (!IsNull(row[kAdaptiveTargetMicros])) {
+    BACKFILL_ASSIGN_OR_RETURN(
+        int64_t micros,
+        Field<int64_t>(row, kAdaptiveTargetMicros, "adaptive_target_us"));
+    if (micros < 1) {
+      return absl::DataLossError(
+          absl::StrCat("adaptive_target_us = ", micros, " is not >= 1"));
+    }
+    state.adaptive_target = absl::Microseconds(micros);
+  }
+  if (!IsNull(row[kAdaptiveRowsPerSecond])) {
+    BACKFILL_ASSIGN_OR_RETURN(
+        int64_t rate, Field<int64_t>(row, kAdaptiveRowsPerSecond,
+                                     "adaptive_rows_per_second"));
+    if (rate < 1 || rate > UINT32_MAX || !state.adaptive()) {
+      return absl::DataLossError(absl::StrCat(
+          "adaptive_rows_per_second = ", rate,
+          state.adaptive() ? " is out of range [1, 2^32)"
+                           : " without adaptive_target_us"));
+    }
+    state.adaptive_rows_per_second = static_cast<uint32_t>(rate);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<SavedJob> DecodeRowContent(const Row& row) {
@@ -136,6 +176,7 @@ absl::StatusOr<SavedJob> DecodeRowContent(const Row& row) {
         absl::StrCat("epochs_since_creation = ", epochs, " is negative"));
   }
   saved.state.epochs_since_creation = static_cast<uint64_t>(epochs);
+  BACKFILL_RETURN_IF_ERROR(DecodeAdaptive(row, saved.state));
   return saved;
 }
 
@@ -284,7 +325,9 @@ TableCatalog JobStateTable::Catalog(TableId table_id) {
                      {"rate_limit", DataType::kInt64, 4, true},
                      {"parallelism", DataType::kInt32, 5, false},
                      {"upstream_stopped", DataType::kBoolean, 6, false},
-                     {"epochs_since_creation", DataType::kInt64, 7, false}};
+                     {"epochs_since_creation", DataType::kInt64, 7, false},
+                     {"adaptive_target_us", DataType::kInt64, 8, true},
+                     {"adaptive_rows_per_second", DataType::kInt64, 9, true}};
   catalog.pk_indices = {kId};
   catalog.pk_orders = {OrderType::Ascending()};
   catalog.vnode_count = 1;
@@ -318,10 +361,12 @@ absl::StatusOr<std::optional<SavedJob>> JobStateTable::InitEpoch(
 
 absl::Status JobStateTable::Write(const JobDefinition& definition,
                                   const JobState& state) {
-  if (state.parallelism < 1 || state.rate_limit.is_paused()) {
+  if (state.parallelism < 1 || state.rate_limit.is_paused() ||
+      state.adaptive_target < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "job state ", state.DebugString(),
-        ": parallelism must be >= 1 and the rate limit not Pause"));
+        ": parallelism must be >= 1, the rate limit not Pause and the "
+        "adaptive target not negative"));
   }
   Row row = EncodeRow(definition, state);
   if (row_.has_value()) {

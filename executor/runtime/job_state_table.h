@@ -18,7 +18,12 @@
 //   backfill.proto.JobDefinition, executor/runtime/job_state.proto),
 //   paused BOOLEAN, rate_limit INT64 (NULL = no limit, n >= 1 rows/s),
 //   parallelism INT32 (>= 1), upstream_stopped BOOLEAN,
-//   epochs_since_creation INT64 (>= 0).
+//   epochs_since_creation INT64 (>= 0), adaptive_target_us INT64 (NULL = not
+//   adaptive, else the barrier-latency target in microseconds, >= 1),
+//   adaptive_rows_per_second INT64 (NULL = no controller rate yet, else in
+//   [1, 2^32); only with adaptive_target_us). The last two were added after
+//   the first release of the format: a row written before them (8 columns)
+//   does not decode (DataLoss), so such a directory must be recreated.
 // A row that does not decode (bad bytes, an unknown format version, values
 // out of range) is DataLoss naming the table and the field.
 //
@@ -83,7 +88,8 @@ class JobStateTable {
 
   // Writes the row into the current epoch (nothing if it equals the row
   // last read or written). REQUIRES: InitEpoch. Errors: storage errors;
-  // InvalidArgument if state.parallelism is 0 or the rate limit is Pause.
+  // InvalidArgument if state.parallelism is 0, the rate limit is Pause or
+  // the adaptive target negative.
   absl::Status Write(const JobDefinition& definition, const JobState& state);
 
   // Seals the current epoch (for the next checkpoint) and moves to

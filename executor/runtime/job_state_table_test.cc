@@ -55,6 +55,9 @@ JobState State(uint64_t epochs) {
   state.parallelism = static_cast<uint32_t>(1 + epochs % 4);
   state.upstream_stopped = epochs > 5;
   state.epochs_since_creation = epochs;
+  // Adaptive from the 4th barrier on, with a controller rate from the 6th.
+  if (epochs >= 4) state.adaptive_target = absl::Microseconds(epochs * 1500);
+  if (epochs >= 6) state.adaptive_rows_per_second = epochs * 100;
   return state;
 }
 
@@ -149,6 +152,54 @@ TEST(JobStateTableTest, RejectsStatesItCannotPersist) {
   state.rate_limit = RateLimit::Pause();
   EXPECT_THAT(table->Write(Definition(), state),
               StatusIs(absl::StatusCode::kInvalidArgument));
+  state.rate_limit = RateLimit::Disabled();
+  state.adaptive_target = absl::Milliseconds(-1);
+  EXPECT_THAT(table->Write(Definition(), state),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("adaptive target")));
+}
+
+// The adaptive columns are validated like the others: a controller rate
+// without a target, or a target out of range, is DataLoss naming the field.
+TEST(JobStateTableTest, InconsistentAdaptiveColumnsAreDataLoss) {
+  struct Case {
+    Datum target;
+    Datum rate;
+    const char* message;
+  };
+  const Case cases[] = {
+      {Datum{}, int64_t{100}, "adaptive_rows_per_second = 100 without"},
+      {int64_t{0}, Datum{}, "adaptive_target_us = 0 is not >= 1"},
+      {int64_t{5000}, int64_t{0}, "adaptive_rows_per_second = 0 is out of"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    auto store = NewMemoryStateStore();
+    // A valid row from the table itself, then its adaptive columns replaced.
+    {
+      BACKFILL_ASSERT_OK_AND_ASSIGN(
+          auto table, JobStateTable::Create(*store, kJobStateTable));
+      BACKFILL_ASSERT_OK(table->InitEpoch({Epoch(1), Epoch(0)}).status());
+      BACKFILL_ASSERT_OK(table->Write(Definition(), State(1)));
+      BACKFILL_ASSERT_OK(table->Commit({Epoch(2), Epoch(1)}));
+      BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+    }
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto raw, StateTable::Create(JobStateTable::Catalog(kJobStateTable),
+                                     *store, VnodeBitmap::All(1)));
+    BACKFILL_ASSERT_OK(raw->InitEpoch({Epoch(2), Epoch(1)}));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(std::optional<Row> row,
+                                  raw->GetRow(Row{int16_t{0}}));
+    ASSERT_TRUE(row.has_value());
+    Row changed = *row;
+    changed[8] = c.target;
+    changed[9] = c.rate;
+    BACKFILL_ASSERT_OK(raw->Update(*row, changed));
+    BACKFILL_ASSERT_OK(raw->Commit({Epoch(3), Epoch(2)}));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(2)));
+    EXPECT_THAT(ReadCommittedJob(*store, kJobStateTable),
+                StatusIs(absl::StatusCode::kDataLoss, HasSubstr(c.message)));
+  }
 }
 
 TEST(JobStateTableTest, CorruptRowIsDataLoss) {
@@ -160,7 +211,8 @@ TEST(JobStateTableTest, CorruptRowIsDataLoss) {
   BACKFILL_ASSERT_OK(raw->InitEpoch({Epoch(1), Epoch(0)}));
   BACKFILL_ASSERT_OK(
       raw->Insert(Row{int16_t{0}, int32_t{1}, std::string("\xff\xff\x01"),
-                      false, Datum{}, int32_t{2}, false, int64_t{3}}));
+                      false, Datum{}, int32_t{2}, false, int64_t{3}, Datum{},
+                      Datum{}}));
   BACKFILL_ASSERT_OK(raw->Commit({Epoch(2), Epoch(1)}));
   BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
   EXPECT_THAT(ReadCommittedJob(*store, kJobStateTable),
@@ -175,7 +227,7 @@ TEST(JobStateTableTest, UnknownFormatVersionIsDataLoss) {
   BACKFILL_ASSERT_OK(raw->InitEpoch({Epoch(1), Epoch(0)}));
   BACKFILL_ASSERT_OK(
       raw->Insert(Row{int16_t{0}, int32_t{9}, std::string(), false, Datum{},
-                      int32_t{2}, false, int64_t{3}}));
+                      int32_t{2}, false, int64_t{3}, Datum{}, Datum{}}));
   BACKFILL_ASSERT_OK(raw->Commit({Epoch(2), Epoch(1)}));
   BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
   EXPECT_THAT(

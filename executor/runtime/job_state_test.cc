@@ -162,5 +162,60 @@ TEST(JobStateTest, ARescaleToZeroActorsIsInvalid) {
                   ::testing::HasSubstr("actions[0] (rescale 0 at epoch 2)")));
 }
 
+// Adaptive mode: the controller's rate rules, a Fixed rate_limit caps it,
+// set_rate_limit changes only the cap, and a pause still wins.
+TEST(JobStateTest, AdaptiveRateIsCappedBySetRateLimitAndPausedByPause) {
+  JobState state;
+  state.adaptive_target = absl::Milliseconds(70);
+  EXPECT_TRUE(state.adaptive());
+  // No controller rate yet: the plain limit.
+  EXPECT_EQ(state.EffectiveRateLimit(), RateLimit::Disabled());
+  state.adaptive_rows_per_second = 4096;
+  EXPECT_EQ(state.EffectiveRateLimit(), RateLimit::Fixed(4096));
+  const std::vector<JobAction> actions = {SetRate(2, 1000), Pause(3),
+                                          Resume(4), SetRate(5, 0)};
+  JobState at2 = RunTo(state, actions, 2);
+  EXPECT_TRUE(at2.adaptive());
+  EXPECT_EQ(at2.rate_limit, RateLimit::Fixed(1000));
+  EXPECT_EQ(at2.EffectiveRateLimit(), RateLimit::Fixed(1000));
+  EXPECT_EQ(RunTo(at2, actions, 3).EffectiveRateLimit(), RateLimit::Pause());
+  EXPECT_EQ(RunTo(at2, actions, 4).EffectiveRateLimit(), RateLimit::Fixed(1000));
+  JobState at5 = RunTo(at2, actions, 5);
+  EXPECT_EQ(at5.EffectiveRateLimit(), RateLimit::Fixed(4096));
+  EXPECT_EQ(at5.DebugString(),
+            "{paused: false, rate_limit: disabled, parallelism: 1, "
+            "upstream_stopped: false, epochs_since_creation: 5, "
+            "adaptive_target: 70ms, adaptive_rows_per_second: 4096}");
+}
+
+TEST(JobStateTest, AdaptiveOverridesEnterChangeAndLeaveTheMode) {
+  JobState state;
+  state.rate_limit = RateLimit::Fixed(500);
+  JobStateOverrides enter;
+  enter.adaptive_target = absl::Milliseconds(50);
+  enter.rate_limit = RateLimit::Disabled();
+  JobState adaptive = ApplyJobStateOverrides(state, enter);
+  EXPECT_TRUE(adaptive.adaptive());
+  EXPECT_EQ(adaptive.adaptive_rows_per_second, 0u);  // a fresh slow start
+  EXPECT_EQ(adaptive.rate_limit, RateLimit::Disabled());
+  adaptive.adaptive_rows_per_second = 3000;
+  // A new target keeps the rate reached.
+  JobStateOverrides retarget;
+  retarget.adaptive_target = absl::Milliseconds(80);
+  JobState retargeted = ApplyJobStateOverrides(adaptive, retarget);
+  EXPECT_EQ(retargeted.adaptive_target, absl::Milliseconds(80));
+  EXPECT_EQ(retargeted.adaptive_rows_per_second, 3000u);
+  // Zero leaves the mode.
+  JobStateOverrides leave;
+  leave.adaptive_target = absl::ZeroDuration();
+  leave.rate_limit = RateLimit::Fixed(200);
+  JobState fixed = ApplyJobStateOverrides(retargeted, leave);
+  EXPECT_FALSE(fixed.adaptive());
+  EXPECT_EQ(fixed.adaptive_rows_per_second, 0u);
+  EXPECT_EQ(fixed.EffectiveRateLimit(), RateLimit::Fixed(200));
+  // Unset: the saved mode stays.
+  EXPECT_EQ(ApplyJobStateOverrides(retargeted, {}), retargeted);
+}
+
 }  // namespace
 }  // namespace backfill

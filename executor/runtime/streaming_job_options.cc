@@ -37,6 +37,14 @@ absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
     return absl::InvalidArgumentError(
         "the job-wide rate limit must not be Pause (pausing is an action)");
   }
+  if (options.adaptive_target_barrier_latency < absl::ZeroDuration() ||
+      (options.overrides.adaptive_target.has_value() &&
+       *options.overrides.adaptive_target < absl::ZeroDuration())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the adaptive target barrier latency must not be negative, got ",
+        absl::FormatDuration(options.overrides.adaptive_target.value_or(
+            options.adaptive_target_barrier_latency))));
+  }
   if (options.channel_capacity < 1) {
     return absl::InvalidArgumentError("channel_capacity = 0 must be >= 1");
   }
@@ -125,6 +133,20 @@ JobDefinition JobDefinitionOf(const StreamingJobOptions& options) {
   definition.progress_table_id = options.progress_table_id;
   definition.source_offset_table_id = options.source_offset_table_id;
   return definition;
+}
+
+uint32_t AdaptiveFloorRowsPerSecond(const StreamingJobOptions& options) {
+  if (options.adaptive_min_rows_per_second > 0) {
+    return options.adaptive_min_rows_per_second;
+  }
+  const uint32_t chunk =
+      options.chunk_size == 0 ? kDefaultChunkSize : options.chunk_size;
+  const double seconds =
+      4 * absl::ToDoubleSeconds(options.barrier_interval);
+  if (!(seconds > 0)) return chunk;
+  const double rate = chunk / seconds;
+  if (rate >= UINT32_MAX) return UINT32_MAX;
+  return std::max<uint32_t>(1, static_cast<uint32_t>(rate));
 }
 
 }  // namespace backfill

@@ -60,10 +60,21 @@ struct StreamingJobOptions {
   // share. Default Disabled. Not Pause (pausing is an action). A restart
   // keeps the saved rate limit unless `overrides` sets one.
   RateLimit rate_limit = RateLimit::Disabled();
+  // Adaptive rate limit of a new job (CONTRACT §11): > 0 puts it in
+  // adaptive mode, where the coordinator moves the job-wide snapshot rate to
+  // keep each barrier's latency through the backfill (injection until every
+  // backfill actor emitted it) under this target; `rate_limit` then caps the
+  // controller. Default zero: not adaptive. Not negative. A restart keeps
+  // the saved mode unless `overrides` sets one.
+  absl::Duration adaptive_target_barrier_latency = absl::ZeroDuration();
+  // The adaptive controller's floor, job-wide rows/s, so that the backfill
+  // always finishes. Default 0: one chunk per 4 barrier intervals
+  // (AdaptiveFloorRowsPerSecond). A Fixed `rate_limit` below it wins.
+  uint32_t adaptive_min_rows_per_second = 0;
   // Explicit settings of this run, applied on top of the saved (or initial)
   // job state at the run's first barrier and persisted with the next
   // checkpoint. Default: none. Parallelism in [1, vnode count]; the rate
-  // limit not Pause.
+  // limit not Pause; the adaptive target not negative.
   JobStateOverrides overrides;
   // Time between two barriers. Default 100 ms.
   absl::Duration barrier_interval = absl::Milliseconds(100);
@@ -105,8 +116,9 @@ struct StreamingJobOptions {
 
 // OK iff `options` can run: a valid upstream catalog, parallelism and
 // overrides.parallelism in [1, vnode count], output columns in range, no
-// Pause as a rate limit, ValidateJobActions, channel_capacity >= 1, five
-// distinct table ids. Otherwise
+// Pause as a rate limit, no negative adaptive target (options' or
+// overrides'), ValidateJobActions, channel_capacity >= 1, five distinct
+// table ids. Otherwise
 // InvalidArgument naming the field and the value.
 absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options);
 
@@ -125,6 +137,11 @@ TableCatalog ViewCatalog(const StreamingJobOptions& options);
 
 // What the job is, for the job-state table (a restart must match it).
 JobDefinition JobDefinitionOf(const StreamingJobOptions& options);
+
+// The adaptive controller's floor in rows/s: adaptive_min_rows_per_second,
+// or when 0 one chunk (chunk_size, 0 = kDefaultChunkSize) per 4 barrier
+// intervals, at least 1. E.g. 256 rows at 100 ms barriers: 640 rows/s.
+uint32_t AdaptiveFloorRowsPerSecond(const StreamingJobOptions& options);
 
 }  // namespace backfill
 

@@ -72,6 +72,17 @@ TEST(StreamingJobOptionsTest, ValidateNamesTheBadField) {
   EXPECT_THAT(ValidateStreamingJobOptions(options),
               StatusIs(absl::StatusCode::kInvalidArgument));
   options = Job();
+  options.adaptive_target_barrier_latency = absl::Milliseconds(-5);
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("adaptive target barrier latency must not "
+                                 "be negative, got -5ms")));
+  options = Job();
+  options.overrides.adaptive_target = absl::Milliseconds(-1);
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("got -1ms")));
+  options = Job();
   options.channel_capacity = 0;
   EXPECT_THAT(ValidateStreamingJobOptions(options),
               StatusIs(absl::StatusCode::kInvalidArgument,
@@ -96,6 +107,20 @@ TEST(StreamingJobOptionsTest, ValidateNamesTheBadField) {
   options = Job();
   options.upstream.vnode_count = 0;
   EXPECT_FALSE(ValidateStreamingJobOptions(options).ok());
+}
+
+TEST(StreamingJobOptionsTest, TheAdaptiveFloorIsOneChunkPerFourBarriers) {
+  StreamingJobOptions options = Job();
+  options.chunk_size = 256;
+  options.barrier_interval = absl::Milliseconds(100);
+  EXPECT_EQ(AdaptiveFloorRowsPerSecond(options), 640u);
+  options.chunk_size = 0;  // the default chunk size
+  EXPECT_EQ(AdaptiveFloorRowsPerSecond(options), 640u);
+  options.chunk_size = 2;
+  options.barrier_interval = absl::Seconds(10);
+  EXPECT_EQ(AdaptiveFloorRowsPerSecond(options), 1u);
+  options.adaptive_min_rows_per_second = 77;
+  EXPECT_EQ(AdaptiveFloorRowsPerSecond(options), 77u);
 }
 
 TEST(StreamingJobOptionsTest, TheViewKeepsTheUpstreamPkAsHiddenColumns) {

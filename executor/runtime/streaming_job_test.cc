@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/runtime/job_state_table.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/memory_state_store.h"
@@ -570,6 +571,102 @@ TEST(StreamingJobTest, RateLimitLiftedOnlineSurvivesAnInProcessRecovery) {
   EXPECT_EQ(result.job_state.rate_limit, RateLimit::Fixed(1500));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], HasSubstr("test fault on"));
+}
+
+// Adaptive mode across a restart: the first run (capped at 1000 rows/s by a
+// fixed limit, so its deadline ends it mid-backfill) persists the mode and
+// the controller's rate; the restart resumes at that saved rate (no second
+// slow start) with the cap lifted explicitly, and finishes consistent.
+TEST(StreamingJobTest, AdaptiveModeAndRateSurviveARestart) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = SmallJob();
+  options.adaptive_target_barrier_latency = absl::Milliseconds(200);
+  options.adaptive_min_rows_per_second = 100;
+  options.rate_limit = RateLimit::Fixed(1000);  // 3000 rows: >= 3 s
+  options.max_duration = absl::Milliseconds(1500);
+  EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::optional<SavedJob> saved,
+                                ReadCommittedJob(*store, options.job_state_table_id));
+  ASSERT_TRUE(saved.has_value());
+  EXPECT_EQ(saved->state.adaptive_target, absl::Milliseconds(200));
+  const uint32_t saved_rate = saved->state.adaptive_rows_per_second;
+  EXPECT_GE(saved_rate, 100u);
+  EXPECT_LE(saved_rate, 1000u);
+
+  // The restart's options say nothing about the mode: the saved one rules.
+  options.adaptive_target_barrier_latency = absl::ZeroDuration();
+  options.overrides.rate_limit = RateLimit::Disabled();  // lifts the cap
+  options.max_duration = absl::Seconds(30);
+  std::vector<RateLimit> rates;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult restarted,
+      RunStreamingJob(*store, options, nullptr,
+                      [&](const JobProgress& progress) {
+                        rates.push_back(progress.rate_limit);
+                      },
+                      Clock::Real()));
+  EXPECT_TRUE(restarted.consistent) << restarted.mismatch;
+  EXPECT_TRUE(restarted.resumed);
+  EXPECT_TRUE(restarted.job_state.adaptive());
+  EXPECT_EQ(restarted.job_state.adaptive_target, absl::Milliseconds(200));
+  EXPECT_EQ(restarted.job_state.rate_limit, RateLimit::Disabled());
+  ASSERT_FALSE(rates.empty());
+  EXPECT_EQ(rates.front(), RateLimit::Fixed(saved_rate));
+
+  // An explicit fixed rate leaves adaptive mode.
+  options.overrides.adaptive_target = absl::ZeroDuration();
+  options.overrides.rate_limit = RateLimit::Fixed(5000);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult fixed, RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(fixed.consistent) << fixed.mismatch;
+  EXPECT_FALSE(fixed.job_state.adaptive());
+  EXPECT_EQ(fixed.job_state.EffectiveRateLimit(), RateLimit::Fixed(5000));
+}
+
+// Adaptive mode across an in-process recovery (one failed WAL sync): the
+// rebuilt actors read at a controller rate again, not at the options' plain
+// limit (Disabled here), and the mode is still in force at the end.
+TEST(StreamingJobTest, AdaptiveModeSurvivesAnInProcessRecovery) {
+  ReopenableStore reopenable;
+  reopenable.options = FaultStoreOptions("adaptive_recovery");
+  auto injector = std::make_shared<CountingFaults>(FaultInjector::Operation::kSync,
+                                                   ".log", 5, 1);
+  reopenable.options.fault_injector = injector;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(reopenable.store,
+                                RocksDbStateStore::Open(reopenable.options));
+  injector->Arm();
+  StreamingJobOptions options = SmallJob();
+  options.adaptive_target_barrier_latency = absl::Milliseconds(200);
+  options.adaptive_min_rows_per_second = 100;
+  options.max_duration = absl::Seconds(30);
+  std::vector<std::string> errors;
+  reopenable.Hook(options, &errors);
+  const auto on_recovery = options.on_recovery;
+  bool recovered = false;
+  std::vector<RateLimit> after_recovery;
+  options.on_recovery = [&](const absl::Status& error, uint32_t recovery) {
+    recovered = true;
+    on_recovery(error, recovery);
+  };
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult result,
+      RunStreamingJob(*reopenable.store, options, nullptr,
+                      [&](const JobProgress& progress) {
+                        if (recovered && !progress.backfill_done) {
+                          after_recovery.push_back(progress.rate_limit);
+                        }
+                      },
+                      Clock::Real()));
+  EXPECT_EQ(injector->fired(), 1);
+  EXPECT_EQ(result.recoveries, 1u);
+  EXPECT_TRUE(result.consistent) << result.mismatch;
+  EXPECT_TRUE(result.job_state.adaptive());
+  EXPECT_EQ(result.job_state.adaptive_target, absl::Milliseconds(200));
+  for (const RateLimit& rate : after_recovery) {
+    EXPECT_TRUE(rate.is_fixed()) << rate;
+    EXPECT_GE(rate.rows_per_second(), 100u);
+  }
 }
 
 }  // namespace
