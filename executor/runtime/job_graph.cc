@@ -8,6 +8,7 @@
 #include "executor/backfill/plan.pb.h"
 #include "executor/runtime/materialize_executor.h"
 #include "executor/runtime/merge_executor.h"
+#include "executor/runtime/sabotage_for_test.h"
 #include "ratelimit/rate_limit_split.h"
 #include "serde/vnode_bitmap.h"
 #include "serde/vnode_hash.h"
@@ -90,7 +91,10 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
   ActorCallbacks source_callbacks;
   source_callbacks.on_end = report_end;
   graph->actors.push_back(std::make_unique<Actor>(
-      JobGraph::kSourceActor, std::move(source), std::move(dispatcher),
+      JobGraph::kSourceActor, std::move(source),
+      PlantOutputSabotage(
+          std::move(dispatcher),
+          options.sabotage_for_test.drop_every_nth_change_chunk, 0),
       std::move(source_callbacks)));
 
   // The backfill actors.
@@ -162,7 +166,11 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
       report_end(actor);
     };
     graph->actors.push_back(std::make_unique<Actor>(
-        actor, std::move(backfill), std::move(output), std::move(callbacks)));
+        actor, std::move(backfill),
+        PlantOutputSabotage(
+            std::move(output), 0,
+            options.sabotage_for_test.duplicate_every_nth_output_chunk),
+        std::move(callbacks)));
     ExecutorInfo merge_input_info;
     merge_input_info.identity =
         absl::StrCat("Exchange(from actor ", actor, ")");
