@@ -228,7 +228,7 @@ class Simulation {
     outcome_.faults_injected = static_cast<int>(plan_->num_fired());
     outcome_.crashes += outcome_.faults_injected;
     if (outcome_.faults_injected > 0) {
-      ++outcome_.crash_kinds["storage fault"];
+      outcome_.crash_kinds["storage fault"] += outcome_.faults_injected;
     }
     if (static_cast<uint64_t>(surfaced_faults_) < plan_->num_fired()) {
       outcome_.swallowed_faults.push_back(absl::StrCat(

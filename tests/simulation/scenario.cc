@@ -85,6 +85,10 @@ TableCatalog MakeTable(Draw& draw) {
 
 // Groups of actions at random epochs, several at one epoch in a random
 // order; never pause and resume at one epoch; the job ends unpaused.
+// Extension point for online rescales: a rescale action of the runtime's
+// timeline is drawn here like the others (a new parallelism in
+// [1, max parallelism]); the oracle needs nothing more (CONTRACT §5 is
+// checked per vnode from the committed progress, whichever actor owns it).
 std::vector<JobAction> MakeActions(Draw& draw) {
   std::vector<JobAction> actions;
   bool paused = false;
