@@ -149,7 +149,8 @@ int Main() {
     std::cout << "  " << count << "  " << kind << "\n";
   }
   std::cout << "oracle checks: committed states (CONTRACT §5, every vnode): "
-            << whole << ", barriers while paused: " << checks << "\n";
+            << whole << ", barriers checked against pause and rate limit: " << checks
+            << "\n";
   std::cout << "store: " << store << ", first seed: " << first
             << ", barriers: " << barriers << ", faults injected: " << faults
             << ", swallowed storage errors: " << swallowed

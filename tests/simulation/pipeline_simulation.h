@@ -87,7 +87,7 @@ struct SeedOutcome {
   int faults_injected = 0;
   uint64_t barriers = 0;
   // Oracle checks: committed states checked (CONTRACT §5 over every vnode),
-  // and barriers checked against the pause state.
+  // and barriers checked against the pause state or the rate limit.
   uint64_t checkpoint_checks = 0;
   uint64_t barrier_checks = 0;
   // Crashes by kind ("kill at any step", "fault: Seal", ...).
