@@ -1,5 +1,6 @@
-// The deterministic simulation of the whole backfill pipeline with crashes
-// and rescales (tests/README.md; tests/simulation/pipeline_simulation.h).
+// The deterministic simulation of the shipped streaming job with crashes,
+// restarts at other parallelisms, actions and storage faults
+// (tests/README.md; tests/simulation/pipeline_simulation.h).
 //
 //   bazel run -c opt //tests:backfill_simulation -- --seeds=N
 //       --first_seed=S [--store=memory|rocksdb] [--threads=T] [--trace]
@@ -8,7 +9,7 @@
 // runs several seeds at once), prints each divergence with its seed, step,
 // vnode, key, expected and actual rows and the reproduction command, and as
 // its LAST line exactly
-//   seeds: N, divergences: D, crashes: C, rescales: R
+//   seeds: N, divergences: D, crashes: C, rescales: R, mutations: M
 // Exit status 0 iff D == 0.
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,14 +40,13 @@ ABSL_FLAG(std::string, rocksdb_dir, "",
 ABSL_FLAG(int, threads, 1,
           "seeds run concurrently (each seed is "
           "single-threaded and deterministic)");
-ABSL_FLAG(bool, trace, false, "log every event of every seed to stderr");
+ABSL_FLAG(bool, trace, false,
+          "log each seed's scenario, attempts and recoveries to stderr");
 ABSL_FLAG(std::string, sabotage, "none",
-          "a deliberate pipeline bug, to see the oracle catch it: none, "
-          "drop_change, duplicate_chunk or keep_view_on_crash");
+          "a deliberate runtime bug, to see the oracle catch it: none, "
+          "drop_change, duplicate_chunk, keep_view_on_crash, "
+          "drop_all_but_last_mutation or forget_rate_limit_at_recovery");
 ABSL_FLAG(int, max_notes, 20, "swallowed-fault notes printed at most");
-ABSL_FLAG(int64_t, upstream_buffer_budget_bytes, -1,
-          "every backfill actor's upstream buffer budget in bytes (CONTRACT "
-          "§10); -1: the executor's default (16 MiB)");
 
 namespace backfill {
 namespace simulation {
@@ -71,26 +72,20 @@ int Main() {
     return 2;
   }
   options.trace = absl::GetFlag(FLAGS_trace);
-  if (const int64_t budget = absl::GetFlag(FLAGS_upstream_buffer_budget_bytes);
-      budget >= 0) {
-    options.upstream_buffer_budget_bytes = static_cast<size_t>(budget);
-  }
-  const std::string sabotage = absl::GetFlag(FLAGS_sabotage);
-  if (sabotage == "drop_change") {
-    options.sabotage = SimulationOptions::Sabotage::kDropChange;
-  } else if (sabotage == "duplicate_chunk") {
-    options.sabotage = SimulationOptions::Sabotage::kDuplicateChunk;
-  } else if (sabotage == "keep_view_on_crash") {
-    options.sabotage = SimulationOptions::Sabotage::kKeepViewOnCrash;
-  } else if (sabotage != "none") {
-    std::cerr << "unknown --sabotage " << sabotage << "\n";
+  const std::optional<SimulationOptions::Sabotage> sabotage =
+      ParseSabotage(absl::GetFlag(FLAGS_sabotage));
+  if (!sabotage.has_value()) {
+    std::cerr << "unknown --sabotage " << absl::GetFlag(FLAGS_sabotage)
+              << "\n";
     return 2;
   }
+  options.sabotage = *sabotage;
   const int threads = std::max(1, absl::GetFlag(FLAGS_threads));
 
   Mutex mu;
-  uint64_t divergences = 0, crashes = 0, rescales = 0, faults = 0,
-           swallowed = 0, barriers = 0, done = 0, checks = 0, whole = 0;
+  uint64_t divergences = 0, crashes = 0, rescales = 0, mutations = 0,
+           faults = 0, swallowed = 0, barriers = 0, done = 0, checks = 0,
+           whole = 0;
   std::map<std::string, uint64_t> crash_kinds;
   int notes = 0;
   std::atomic<uint64_t> next{0};
@@ -102,10 +97,11 @@ int Main() {
       MutexLock lock(&mu);
       crashes += outcome.crashes;
       rescales += outcome.rescales;
+      mutations += outcome.mutations;
       faults += outcome.faults_injected;
       barriers += outcome.barriers;
-      checks += outcome.invariant_checks;
-      whole += outcome.whole_view_checks;
+      checks += outcome.barrier_checks;
+      whole += outcome.checkpoint_checks;
       for (const auto& [kind, count] : outcome.crash_kinds) {
         crash_kinds[kind] += count;
       }
@@ -152,8 +148,9 @@ int Main() {
   for (const auto& [kind, count] : crash_kinds) {
     std::cout << "  " << count << "  " << kind << "\n";
   }
-  std::cout << "invariant checks (actor x barrier): " << checks
-            << ", view == table checks: " << whole << "\n";
+  std::cout << "oracle checks: committed states (CONTRACT §5, every vnode): "
+            << whole << ", barriers checked against pause and rate limit: " << checks
+            << "\n";
   std::cout << "store: " << store << ", first seed: " << first
             << ", barriers: " << barriers << ", faults injected: " << faults
             << ", swallowed storage errors: " << swallowed
@@ -161,7 +158,7 @@ int Main() {
             << ", seeds/s: " << (secs > 0 ? seeds / secs : 0) << "\n";
   std::cout << "seeds: " << seeds << ", divergences: " << divergences
             << ", crashes: " << crashes << ", rescales: " << rescales
-            << std::endl;
+            << ", mutations: " << mutations << std::endl;
   return divergences == 0 ? 0 : 1;
 }
 

@@ -78,9 +78,11 @@ class Scheduler {
     auto coordinator_waker = std::make_shared<FlagWaker>();
     PollContext coordinator_cx(coordinator_waker, clock_);
     for (uint64_t step = 1; step <= options_.max_steps; ++step) {
-      if (step == options_.crash_at_step) {
-        return absl::UnavailableError(absl::StrCat(
-            "injected crash at step ", step, " (seed ", options_.seed, ")"));
+      if (CrashDue(step, in_flight && !unsent.has_value())) {
+        return absl::UnavailableError(
+            absl::StrCat("injected crash at step ", step, " (",
+                         CrashPhaseName(options_.crash_phase), ", seed ",
+                         options_.seed, ")"));
       }
       BACKFILL_RETURN_IF_ERROR(coordinator_.error());
       // The coordinator acts first whenever it can.
@@ -141,7 +143,10 @@ class Scheduler {
             coordinator_.epoch().DebugString(), " in flight"));
       }
       if (in_flight) wake = std::min(wake, coordinator_.deadline());
-      clock_.SetTime(wake);
+      // The simulated clock keeps whole nanoseconds: a deadline between two
+      // of them (a rate of 2376 rows/s) is reached only by rounding up.
+      const absl::Time whole = absl::FromUnixNanos(absl::ToUnixNanos(wake));
+      clock_.SetTime(whole < wake ? whole + absl::Nanoseconds(1) : wake);
     }
     return absl::InternalError(absl::StrCat("deterministic driver (seed ",
                                             options_.seed, "): more than ",
@@ -165,6 +170,38 @@ class Scheduler {
       std::erase_if(tasks_,
                     [retired](const Task& task) { return task.actor == retired; });
     }
+  }
+
+  // Whether the crash of options_ happens at `step`; `delivered`: the
+  // barrier of the coordinator's epoch is in the graph.
+  bool CrashDue(uint64_t step, bool delivered) const {
+    if (options_.crash_at_step == 0 || step < options_.crash_at_step) {
+      return false;
+    }
+    using Phase = DeterministicDriverOptions::CrashPhase;
+    switch (options_.crash_phase) {
+      case Phase::kAnyStep:
+        return step == options_.crash_at_step;
+      case Phase::kBarrierInFlight:
+        return delivered && !coordinator_.IsCollected(coordinator_.epoch().curr);
+      case Phase::kBarrierCollected:
+        return delivered && coordinator_.IsCollected(coordinator_.epoch().curr);
+    }
+    return false;
+  }
+
+  static const char* CrashPhaseName(
+      DeterministicDriverOptions::CrashPhase phase) {
+    using Phase = DeterministicDriverOptions::CrashPhase;
+    switch (phase) {
+      case Phase::kAnyStep:
+        return "any step";
+      case Phase::kBarrierInFlight:
+        return "barrier in flight";
+      case Phase::kBarrierCollected:
+        return "barrier collected, before its checkpoint";
+    }
+    return "?";
   }
 
   // Indices of the tasks that can be polled now.

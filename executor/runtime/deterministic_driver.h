@@ -58,12 +58,23 @@ struct DeterministicDriverOptions {
   double early_barrier_probability = 1.0 / 64;
   // Scheduler steps before giving up (Internal). Default 50,000,000.
   uint64_t max_steps = 50'000'000;
-  // Crash injection (for simulations): the attempt stops at scheduler step
-  // `crash_at_step` (>= 1; 0 = never), wherever it is (mid-epoch, between a
-  // barrier's collection and its checkpoint, ...), and returns Unavailable
-  // "injected crash at step N (seed S)". As after a real crash, whatever was
-  // not checkpointed is lost once the caller drops the graph. Default 0.
+  // Crash injection (for simulations): the attempt stops at the first
+  // scheduler step >= `crash_at_step` (>= 1; 0 = never) at which
+  // `crash_phase` holds, and returns Unavailable "injected crash at step N
+  // (<phase>, seed S)". As after a real crash, whatever was not checkpointed
+  // is lost once the caller drops the graph. Default 0.
   uint64_t crash_at_step = 0;
+  enum class CrashPhase {
+    // Exactly at step crash_at_step, wherever the attempt is.
+    kAnyStep,
+    // A barrier is in the graph and not yet collected: some actors may have
+    // passed it (between an actor's barrier and the checkpoint's commit).
+    kBarrierInFlight,
+    // The view collected the barrier; its checkpoint has not run yet.
+    kBarrierCollected,
+  };
+  // Default kAnyStep.
+  CrashPhase crash_phase = CrashPhase::kAnyStep;
 };
 
 // REQUIRES: a freshly built graph and coordinator (no barrier made), both

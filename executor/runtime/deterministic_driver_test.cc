@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "executor/runtime/one_attempt_for_test.h"
@@ -283,6 +284,67 @@ TEST(DeterministicDriverTest, AnAdaptiveJobFinishesConsistentAcrossACrash) {
               std::max_element(rates.begin(), rates.end(), by_rate)
                   ->rows_per_second());
   }
+}
+
+// Crashes at a phase: while a barrier is in the graph, and after the view
+// collected one but before its checkpoint. Each lands (the attempt fails
+// saying where) and the job recovers to a consistent view.
+TEST(DeterministicDriverTest, ACrashAtABarrierPhaseRecovers) {
+  using Phase = DeterministicDriverOptions::CrashPhase;
+  for (Phase phase : {Phase::kBarrierInFlight, Phase::kBarrierCollected}) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE(absl::StrCat("seed ", seed, ", phase ",
+                                static_cast<int>(phase)));
+      StreamingJobOptions options = SmallJob();
+      options.recovery_backoff = absl::ZeroDuration();
+      std::vector<std::string> errors;
+      options.on_recovery = [&](const absl::Status& error, uint32_t) {
+        errors.push_back(std::string(error.message()));
+      };
+      std::unique_ptr<StateStore> store = NewMemoryStateStore();
+      SimulatedClock clock;
+      uint32_t attempts = 0;
+      absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
+          *store, options, nullptr, {}, clock,
+          [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+            DeterministicDriverOptions driver;
+            driver.seed = seed * 1000 + attempts;
+            driver.barrier_interval = options.barrier_interval;
+            if (attempts++ == 0) {
+              driver.crash_at_step = 50 * seed;
+              driver.crash_phase = phase;
+            }
+            return RunDeterministic(graph, coordinator, driver, clock);
+          });
+      BACKFILL_ASSERT_OK(result.status());
+      EXPECT_TRUE(result->consistent) << result->mismatch;
+      ASSERT_EQ(errors.size(), 1u);
+      EXPECT_THAT(errors[0], HasSubstr(phase == Phase::kBarrierInFlight
+                                           ? "(barrier in flight"
+                                           : "(barrier collected"));
+    }
+  }
+}
+
+// A wake-up deadline between two nanoseconds (a source at 2376 ops/s) is
+// reached: the driver rounds the simulated time up instead of spinning.
+TEST(DeterministicDriverTest, ASubNanosecondDeadlineIsReached) {
+  StreamingJobOptions options = SmallJob();
+  options.workload.ops_per_second = 2376;
+  options.workload.max_ops = 300;
+  std::unique_ptr<StateStore> store = NewMemoryStateStore();
+  SimulatedClock clock;
+  absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
+      *store, options, nullptr, {}, clock,
+      [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+        DeterministicDriverOptions driver;
+        driver.barrier_interval = options.barrier_interval;
+        driver.max_steps = 1'000'000;
+        return RunDeterministic(graph, coordinator, driver, clock);
+      });
+  BACKFILL_ASSERT_OK(result.status());
+  EXPECT_TRUE(result->consistent) << result->mismatch;
+  EXPECT_EQ(result->upstream_ops, 300u);
 }
 
 }  // namespace

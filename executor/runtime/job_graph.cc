@@ -9,6 +9,7 @@
 #include "executor/backfill/plan.pb.h"
 #include "executor/runtime/materialize_executor.h"
 #include "executor/runtime/merge_executor.h"
+#include "executor/runtime/sabotage_for_test.h"
 #include "ratelimit/rate_limit_split.h"
 #include "serde/vnode_bitmap.h"
 #include "serde/vnode_hash.h"
@@ -135,7 +136,11 @@ absl::StatusOr<NewBackfillSet> BuildBackfillSet(JobGraph& graph,
       listener->ActorEnded(actor);
     };
     built.actors.push_back(std::make_unique<Actor>(
-        actor, std::move(backfill), std::move(output), std::move(callbacks)));
+        actor, std::move(backfill),
+        PlantOutputSabotage(
+            std::move(output), 0,
+            options.sabotage_for_test.duplicate_every_nth_output_chunk),
+        std::move(callbacks)));
     set.actors.push_back(built.actors.back().get());
     built.inputs.push_back(std::move(input_tx));
     built.outputs.push_back(std::move(output_rx));
@@ -206,7 +211,10 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
   ActorCallbacks source_callbacks;
   source_callbacks.on_end = report_end;
   graph->actors.push_back(std::make_unique<Actor>(
-      JobGraph::kSourceActor, std::move(source), std::move(dispatcher),
+      JobGraph::kSourceActor, std::move(source),
+      PlantOutputSabotage(
+          std::move(dispatcher),
+          options.sabotage_for_test.drop_every_nth_change_chunk, 0),
       std::move(source_callbacks)));
   for (std::unique_ptr<Actor>& actor : backfill.actors) {
     graph->actors.push_back(std::move(actor));

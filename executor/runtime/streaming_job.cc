@@ -23,6 +23,7 @@ namespace {
 absl::Status RunAttempt(StateStore& store, const StreamingJobOptions& options,
                         Registry* registry, AttemptStart attempt, Clock& clock,
                         const AttemptDriver& driver, JobResult& result) {
+  const bool creating = attempt.creating;
   BACKFILL_ASSIGN_OR_RETURN(
       std::unique_ptr<BarrierCoordinator> coordinator,
       BarrierCoordinator::Create(store, options, std::move(attempt), clock,
@@ -31,10 +32,14 @@ absl::Status RunAttempt(StateStore& store, const StreamingJobOptions& options,
   context.clock = &clock;
   context.registry = registry;
   context.listener = coordinator.get();
+  JobState built_for = coordinator->state();
+  if (options.sabotage_for_test.forget_rate_limit_at_recovery && !creating) {
+    built_for.paused = false;
+    built_for.rate_limit = options.rate_limit;
+  }
   // Declared after the coordinator: the actors report to it until they go.
-  BACKFILL_ASSIGN_OR_RETURN(
-      std::unique_ptr<JobGraph> graph,
-      BuildJobGraph(store, options, coordinator->state(), context));
+  BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<JobGraph> graph,
+                            BuildJobGraph(store, options, built_for, context));
   const absl::Status status = driver(*graph, *coordinator);
   coordinator->RecordAttemptEnd(*graph, status.ok());
   return status;
@@ -103,6 +108,22 @@ absl::StatusOr<JobResult> RunStreamingJobWithDriver(
     StateStore& store, const StreamingJobOptions& options, Registry* registry,
     std::function<void(const JobProgress&)> observer, Clock& clock,
     const AttemptDriver& driver) {
+  if (options.sabotage_for_test.drop_all_but_last_mutation) {
+    // Test only (RuntimeSabotageForTest): the job runs as if each epoch had
+    // only the last of its actions.
+    StreamingJobOptions planted = options;
+    planted.sabotage_for_test.drop_all_but_last_mutation = false;
+    planted.actions.clear();
+    for (size_t i = 0; i < options.actions.size(); ++i) {
+      bool last = true;
+      for (size_t j = i + 1; j < options.actions.size(); ++j) {
+        last &= options.actions[j].at_epoch != options.actions[i].at_epoch;
+      }
+      if (last) planted.actions.push_back(options.actions[i]);
+    }
+    return RunStreamingJobWithDriver(store, planted, registry,
+                                     std::move(observer), clock, driver);
+  }
   BACKFILL_RETURN_IF_ERROR(ValidateStreamingJobOptions(options));
   const JobDefinition definition = JobDefinitionOf(options);
   const absl::Time start = clock.Now();

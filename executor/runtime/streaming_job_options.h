@@ -40,6 +40,26 @@ namespace backfill {
 // stream_chunk_size). The runtime and the scenarios take it from here.
 inline constexpr uint32_t kDefaultChunkSize = 256;
 
+// Deliberate defects planted in the runtime so that the simulation
+// (tests/simulation) can show its oracle catches each class of bug. Test
+// only: never set outside tests (the default plants nothing). Each field
+// names the defect it plants.
+struct RuntimeSabotageForTest {
+  // The hash dispatcher loses every n-th chunk of upstream changes it is
+  // given (0 = never).
+  uint32_t drop_every_nth_change_chunk = 0;
+  // Every backfill actor sends every n-th chunk it outputs twice (0 =
+  // never).
+  uint32_t duplicate_every_nth_output_chunk = 0;
+  // Of several actions at one epoch, only the last one in the timeline
+  // applies (the defect of issue 14, point 1).
+  bool drop_all_but_last_mutation = false;
+  // A recovery or restart builds the backfill actors with the job's initial
+  // rate limit (`rate_limit` below, not paused) instead of the job state's
+  // (the defect of issue 14, point 2).
+  bool forget_rate_limit_at_recovery = false;
+};
+
 struct StreamingJobOptions {
   // The upstream table (S1). Its table id must differ from the internal
   // ids below.
@@ -112,6 +132,8 @@ struct StreamingJobOptions {
   // same for every job run on a store, so that another job's store is told
   // apart.
   TableId job_state_table_id = 1004;
+  // Test only (see RuntimeSabotageForTest). Default: no defect.
+  RuntimeSabotageForTest sabotage_for_test;
 };
 
 // OK iff `options` can run: a valid upstream catalog, parallelism and

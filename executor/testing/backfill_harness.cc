@@ -6,7 +6,11 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "executor/channel.h"
 #include "executor/poll.h"
+#include "executor/runtime/hash_dispatcher.h"
+#include "serde/schema.h"
+#include "serde/vnode_hash.h"
 #include "serde/memcmp_codec.h"
 #include "storage/replicated_state_table.h"
 #include "third_party/absl_extras/status_macros.h"
@@ -203,18 +207,38 @@ absl::Status BackfillHarness::Update(const Row& old_ref, const Row& new_ref) {
       ProjectRow(old_row, options_.upstream.pk_indices)));
   model_[upstream_table_->pk_serde().Serialize(
       ProjectRow(new_row, options_.upstream.pk_indices))] = new_row;
-  // The hash dispatcher keeps a pair whose halves stay in one vnode and
-  // splits it into Delete + Insert otherwise.
-  if (upstream_table_->ComputeVnode(old_row) ==
-      upstream_table_->ComputeVnode(new_row)) {
-    if (executor_ != nullptr && started_ &&
-        options_.owned->Test(upstream_table_->ComputeVnode(old_row))) {
-      pending_rows_.emplace_back(Op::kUpdateDelete, ToS2(old_row));
-      pending_rows_.emplace_back(Op::kUpdateInsert, ToS2(new_row));
-    }
-  } else {
-    Route(Op::kDelete, old_row);
-    Route(Op::kInsert, new_row);
+  if (executor_ != nullptr && started_) {
+    BACKFILL_RETURN_IF_ERROR(DispatchPair(old_row, new_row));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BackfillHarness::DispatchPair(const Row& old_row,
+                                           const Row& new_row) {
+  // The runtime's dispatcher decides what of the pair reaches this actor:
+  // its vnodes are output 0, every other vnode output 1 (another actor).
+  const TableCatalog& upstream = options_.upstream;
+  std::vector<int> owner(upstream.vnode_count, 1);
+  for (VirtualNode vnode : options_.owned->set_vnodes()) owner[vnode] = 0;
+  BACKFILL_ASSIGN_OR_RETURN(
+      VnodeHasher hasher,
+      VnodeHasher::Create(upstream.dist_key_indices, upstream.vnode_count));
+  auto [ours_tx, ours_rx] = MakeChannel(ChannelOptions{2});
+  auto [others_tx, others_rx] = MakeChannel(ChannelOptions{2});
+  std::vector<ChannelSender> outputs;
+  outputs.push_back(std::move(ours_tx));
+  outputs.push_back(std::move(others_tx));
+  HashDispatcher dispatcher(std::move(outputs), std::move(hasher),
+                            std::move(owner), s2_to_s1_, clock_);
+  BACKFILL_RETURN_IF_ERROR(dispatcher.Dispatch(StreamChunk::FromRows(
+      ColumnTypes(upstream.columns), {Op::kUpdateDelete, Op::kUpdateInsert},
+      {old_row, new_row})));
+  PollContext cx(std::make_shared<FlagWaker>(), clock_);
+  PollResult received = ours_rx.PollReceive(cx);
+  if (!received.is_ready()) return absl::OkStatus();  // nothing of ours
+  const StreamChunk& chunk = std::get<StreamChunk>(received.message());
+  for (size_t i = 0; i < chunk.capacity(); ++i) {
+    if (chunk.is_visible(i)) pending_rows_.emplace_back(chunk.op(i), chunk.RowAt(i));
   }
   return absl::OkStatus();
 }

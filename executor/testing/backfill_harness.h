@@ -10,9 +10,11 @@
 // The harness owns the upstream table (a consistent StateTable written by
 // Insert/Delete/Update, like the upstream materialize actor), a model of it
 // (std::map), the backfill's scripted input (the dispatcher's output for the
-// actor's vnodes: S2 rows, U-/U+ pairs whose halves change vnode become
-// Delete/Insert), and a model of the downstream view (a multiset of S3 rows
-// built from everything the executor emits).
+// actor's vnodes: S2 rows; an update goes through the runtime's
+// HashDispatcher, executor/runtime/hash_dispatcher.h, so a U-/U+ pair whose
+// halves part between this actor's vnodes and others' becomes a Delete or an
+// Insert exactly as in the runtime), and a model of the downstream view (a
+// multiset of S3 rows built from everything the executor emits).
 //
 // Barrier() seals the upstream epoch, sends the barrier, polls the executor
 // until it emits that barrier (advancing the simulated clock only when the
@@ -133,6 +135,9 @@ class BackfillHarness {
   absl::Status Init();
   absl::Status CreateExecutor();
   void Route(Op op, const Row& s1);
+  // Routes an update through the runtime's hash dispatcher into
+  // pending_rows_ (only what this actor's vnodes receive).
+  absl::Status DispatchPair(const Row& old_row, const Row& new_row);
   absl::Status Drive(Epoch until_curr);
   absl::Status ApplyOutput(const Message& message);
   absl::Status CheckInvariant(EpochPair epoch);

@@ -49,8 +49,24 @@ class FaultInjectingIterator final : public StateStoreIterator {
 class FaultInjectingLocalStore final : public LocalStateStore {
  public:
   FaultInjectingLocalStore(std::unique_ptr<LocalStateStore> inner,
-                           std::shared_ptr<FaultPlan> plan)
-      : inner_(std::move(inner)), plan_(std::move(plan)) {}
+                           std::shared_ptr<FaultPlan> plan, StateStore& store)
+      : inner_(std::move(inner)),
+        plan_(std::move(plan)),
+        store_(store),
+        keep_(!inner_->replicated() &&
+              plan_->KeepsUncommittedWritesOf(inner_->table_id())) {}
+
+  // The sabotage of FaultPlan::KeepUncommittedWritesOf: what this instance
+  // wrote after the committed epoch outlives it.
+  ~FaultInjectingLocalStore() override {
+    if (!keep_) return;
+    const Epoch committed = store_.CommittedEpoch(inner_->table_id());
+    std::vector<FaultPlan::KeptWrite> kept;
+    for (FaultPlan::KeptWrite& write : writes_) {
+      if (write.epoch > committed) kept.push_back(std::move(write));
+    }
+    plan_->StashWrites(inner_->table_id(), std::move(kept));
+  }
 
   TableId table_id() const override { return inner_->table_id(); }
   bool replicated() const override { return inner_->replicated(); }
@@ -61,18 +77,35 @@ class FaultInjectingLocalStore final : public LocalStateStore {
         !s.ok()) {
       return s;
     }
-    return inner_->Init(first);
+    if (absl::Status s = inner_->Init(first); !s.ok() || !keep_) return s;
+    // The sabotage: the writes a dropped instance never committed come back.
+    for (FaultPlan::KeptWrite& write :
+         plan_->TakeStashedWrites(inner_->table_id())) {
+      absl::Status s =
+          write.value.has_value()
+              ? inner_->Insert(write.vnode, write.pk, *write.value)
+              : inner_->Delete(write.vnode, write.pk);
+      if (!s.ok()) return s;
+      write.epoch = inner_->epoch();
+      writes_.push_back(std::move(write));
+    }
+    return absl::OkStatus();
   }
   absl::Status Insert(VirtualNode vnode, absl::string_view pk,
                       absl::string_view value) override {
     if (absl::Status s = plan_->Check(FaultOp::kInsert, Name(vnode)); !s.ok()) {
       return s;
     }
+    if (keep_) writes_.push_back({inner_->epoch(), vnode, std::string(pk),
+                                  std::string(value)});
     return inner_->Insert(vnode, pk, value);
   }
   absl::Status Delete(VirtualNode vnode, absl::string_view pk) override {
     if (absl::Status s = plan_->Check(FaultOp::kDelete, Name(vnode)); !s.ok()) {
       return s;
+    }
+    if (keep_) {
+      writes_.push_back({inner_->epoch(), vnode, std::string(pk), std::nullopt});
     }
     return inner_->Delete(vnode, pk);
   }
@@ -117,6 +150,9 @@ class FaultInjectingLocalStore final : public LocalStateStore {
 
   std::unique_ptr<LocalStateStore> inner_;
   std::shared_ptr<FaultPlan> plan_;
+  StateStore& store_;
+  const bool keep_;
+  std::vector<FaultPlan::KeptWrite> writes_;
 };
 
 }  // namespace
@@ -174,6 +210,30 @@ absl::Status FaultPlan::Check(FaultOp op, absl::string_view what) {
   return absl::UnavailableError(last_message_);
 }
 
+void FaultPlan::KeepUncommittedWritesOf(TableId table_id) {
+  MutexLock lock(&mu_);
+  kept_table_ = table_id;
+}
+
+bool FaultPlan::KeepsUncommittedWritesOf(TableId table_id) const {
+  MutexLock lock(&mu_);
+  return kept_table_ == table_id;
+}
+
+void FaultPlan::StashWrites(TableId table_id, std::vector<KeptWrite> writes) {
+  MutexLock lock(&mu_);
+  std::vector<KeptWrite>& stash = stashed_[table_id];
+  for (KeptWrite& write : writes) stash.push_back(std::move(write));
+}
+
+std::vector<FaultPlan::KeptWrite> FaultPlan::TakeStashedWrites(
+    TableId table_id) {
+  MutexLock lock(&mu_);
+  std::vector<KeptWrite> writes = std::move(stashed_[table_id]);
+  stashed_.erase(table_id);
+  return writes;
+}
+
 uint64_t FaultPlan::num_fired() const {
   MutexLock lock(&mu_);
   return num_fired_;
@@ -202,7 +262,7 @@ FaultInjectingStateStore::NewLocalStateStore(TableId table_id,
       inner_.NewLocalStateStore(table_id, options);
   if (!local.ok()) return local.status();
   return std::unique_ptr<LocalStateStore>(
-      new FaultInjectingLocalStore(std::move(*local), plan_));
+      new FaultInjectingLocalStore(std::move(*local), plan_, inner_));
 }
 
 absl::Status FaultInjectingStateStore::Checkpoint(Epoch epoch) {

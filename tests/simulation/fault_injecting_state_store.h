@@ -22,10 +22,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -66,6 +68,23 @@ class FaultPlan {
   // the armed one (which disarms the plan). `what` names the call.
   absl::Status Check(FaultOp op, absl::string_view what);
 
+  // A deliberate defect for the simulation's self-test (keep_view_on_crash):
+  // the uncommitted writes of table `table_id` outlive the instance that
+  // made them. When an instance of the table is destroyed, its writes in
+  // epochs after the committed one are stashed; the next instance of the
+  // table replays them right after its Init, as a runtime that did not
+  // revert the table at a recovery would.
+  void KeepUncommittedWritesOf(TableId table_id);
+  bool KeepsUncommittedWritesOf(TableId table_id) const;
+  struct KeptWrite {
+    Epoch epoch;
+    VirtualNode vnode = 0;
+    std::string pk;
+    std::optional<std::string> value;  // none: a delete
+  };
+  void StashWrites(TableId table_id, std::vector<KeptWrite> writes);
+  std::vector<KeptWrite> TakeStashedWrites(TableId table_id);
+
   // The number of faults injected so far.
   uint64_t num_fired() const;
   // The message of the last injected fault ("" if none).
@@ -80,6 +99,8 @@ class FaultPlan {
   uint64_t num_fired_ ABSL_GUARDED_BY(mu_) = 0;
   bool fired_ ABSL_GUARDED_BY(mu_) = false;
   std::string last_message_ ABSL_GUARDED_BY(mu_);
+  std::optional<TableId> kept_table_ ABSL_GUARDED_BY(mu_);
+  std::map<TableId, std::vector<KeptWrite>> stashed_ ABSL_GUARDED_BY(mu_);
 };
 
 class FaultInjectingStateStore final : public StateStore {

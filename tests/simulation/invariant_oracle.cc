@@ -1,130 +1,275 @@
 #include "tests/simulation/invariant_oracle.h"
 
-#include <functional>
-#include <map>
-#include <string>
-#include <variant>
+#include <algorithm>
+#include <memory>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "executor/backfill/progress_catalog.h"
+#include "executor/runtime/demo/dml_source_executor.h"
+#include "serde/value_codec.h"
 
 namespace backfill {
 namespace simulation {
 namespace {
 
-// Expected S3 rows by vnode and pk bytes.
-struct Expected {
-  Row s3;
-  std::string encoded;
-};
-using ExpectedVnodes = std::map<VirtualNode, std::map<std::string, Expected>>;
-
-// Compares per vnode; `describe` adds context for a vnode.
-std::optional<Divergence> Compare(
-    const ExpectedVnodes& expected, const ViewModel::Vnodes& view,
-    const std::function<bool(VirtualNode)>& in_scope,
-    const std::function<std::string(VirtualNode)>& describe,
-    const SimTable& table) {
-  static const std::map<std::string, Expected> kNoExpected;
-  static const ViewModel::VnodeRows kNoRows;
-  // Every vnode that has expected or actual rows.
-  std::map<VirtualNode, bool> vnodes;
-  for (const auto& [vnode, rows] : expected) vnodes[vnode] = true;
-  for (const auto& [vnode, rows] : view) {
-    if (in_scope(vnode)) vnodes[vnode] = true;
+// The committed rows of `catalog` in `vnode`, decoded from the stored values
+// (every table the oracle reads keeps all its columns in the value except
+// possibly pk columns it does not need: those read back as NULL).
+absl::StatusOr<std::vector<Row>> CommittedRows(StateStore& store,
+                                               const TableCatalog& catalog,
+                                               VirtualNode vnode) {
+  Schema schema;
+  for (int index : catalog.value_indices) {
+    schema.push_back(catalog.columns[index]);
   }
-  for (const auto& [vnode, unused] : vnodes) {
-    auto e = expected.find(vnode);
-    auto v = view.find(vnode);
-    const auto& want = e == expected.end() ? kNoExpected : e->second;
-    const auto& have = v == view.end() ? kNoRows : v->second;
-    auto wi = want.begin();
-    auto hi = have.begin();
-    while (wi != want.end() || hi != have.end()) {
-      Divergence d;
-      d.what = "CONTRACT §5 invariant";
-      d.vnode = vnode;
-      d.detail = describe(vnode);
-      if (hi == have.end() || (wi != want.end() && wi->first < hi->first)) {
-        d.key = RowDebugString(table.PkOfS3(wi->second.s3));
-        d.expected = RowDebugString(wi->second.s3);
-        d.actual = "absent";
-        return d;
-      }
-      if (wi == want.end() || hi->first < wi->first) {
-        d.key = RowDebugString(table.PkOfS3(hi->second.s3));
-        d.expected = "absent";
-        d.actual = RowDebugString(hi->second.s3);
-        return d;
-      }
-      if (wi->second.encoded != hi->second.encoded) {
-        d.key = RowDebugString(table.PkOfS3(wi->second.s3));
-        d.expected = RowDebugString(wi->second.s3);
-        d.actual = RowDebugString(hi->second.s3);
-        return d;
-      }
-      ++wi;
-      ++hi;
+  absl::StatusOr<std::unique_ptr<ValueRowCodec>> codec = MakeValueRowCodec(
+      catalog.value_encoding == ValueEncoding::kColumnAware
+          ? ValueRowEncoding::kColumnAware
+          : ValueRowEncoding::kPositional,
+      std::move(schema));
+  if (!codec.ok()) return codec.status();
+  absl::StatusOr<std::unique_ptr<StateStoreIterator>> it = store.NewIterator(
+      catalog.table_id, vnode, PkRange::All(),
+      store.CommittedEpoch(catalog.table_id));
+  if (!it.ok()) return it.status();
+  std::vector<Row> rows;
+  for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
+    absl::StatusOr<Row> values = (*codec)->Decode((*it)->value());
+    if (!values.ok()) return values.status();
+    Row row(catalog.columns.size());
+    for (size_t i = 0; i < catalog.value_indices.size(); ++i) {
+      row[catalog.value_indices[i]] = std::move((*values)[i]);
     }
+    rows.push_back(std::move(row));
   }
-  return std::nullopt;
+  if (!(*it)->status().ok()) return (*it)->status();
+  return rows;
 }
 
-void AddExpected(const SimTable& table, const std::string& pk_bytes,
-                 const ModelRow& row, ExpectedVnodes* expected) {
-  Row s3 = table.S1ToS3(row.s1);
-  std::string encoded = table.EncodeS3(s3);
-  (*expected)[row.vnode].emplace(pk_bytes,
-                                 Expected{std::move(s3), std::move(encoded)});
+std::string Rows(const std::vector<Row>& rows, size_t from) {
+  std::string out;
+  for (size_t i = from; i < rows.size() && i < from + 3; ++i) {
+    absl::StrAppend(&out, i > from ? " " : "", RowDebugString(rows[i]));
+  }
+  return out.empty() ? "absent" : out;
 }
 
 }  // namespace
 
-std::optional<Divergence> CheckActorInvariant(const SimTable& table,
-                                              const RowModel& upstream,
-                                              const ViewModel::Vnodes& view,
-                                              const VnodeBitmap& owned,
-                                              const BackfillState& state) {
-  ExpectedVnodes expected;
-  for (const auto& [pk_bytes, row] : upstream) {
-    if (!owned.Test(row.vnode)) continue;
-    const VnodeProgress* progress = state.Get(row.vnode);
-    if (progress == nullptr) {
-      Divergence d;
-      d.what = "an owned vnode is missing from the backfill state";
-      d.vnode = row.vnode;
-      return d;
-    }
-    bool visible = false;
-    if (std::holds_alternative<Completed>(*progress)) {
-      visible = true;
-    } else if (const auto* in_progress = std::get_if<InProgress>(progress)) {
-      visible =
-          table.ComparePks(table.PkOfS1(row.s1), in_progress->current_pos) <= 0;
-    }
-    if (visible) AddExpected(table, pk_bytes, row, &expected);
-  }
-  return Compare(
-      expected, view, [&owned](VirtualNode v) { return owned.Test(v); },
-      [&state](VirtualNode v) {
-        const VnodeProgress* progress = state.Get(v);
-        return absl::StrCat("vnode progress ",
-                            progress == nullptr
-                                ? std::string("(not owned)")
-                                : ProgressDebugString(*progress));
-      },
-      table);
+InvariantOracle::InvariantOracle(const StreamingJobOptions& options)
+    : options_(options),
+      view_catalog_(ViewCatalog(options)),
+      view_columns_(ViewColumns(options)),
+      model_(options.upstream, options.workload, options.initial_rows) {}
+
+void InvariantOracle::Report(Divergence divergence) {
+  if (!divergence_.has_value()) divergence_ = std::move(divergence);
 }
 
-std::optional<Divergence> CheckWholeView(const SimTable& table,
-                                         const RowModel& upstream,
-                                         const ViewModel::Vnodes& view) {
-  ExpectedVnodes expected;
-  for (const auto& [pk_bytes, row] : upstream) {
-    AddExpected(table, pk_bytes, row, &expected);
+void InvariantOracle::BeginAttempt() {
+  epoch_count_ = committed_count_;
+  in_attempt_ = true;
+  last_rows_.reset();
+  last_seconds_.reset();
+  second_last_seconds_.reset();
+}
+
+RateLimit InvariantOracle::RateLimitAfter(uint64_t count) const {
+  RateLimit limit = options_.rate_limit;
+  uint64_t latest = 0;
+  for (const JobAction& action : options_.actions) {
+    if (action.kind != JobAction::Kind::kSetRateLimit ||
+        action.at_epoch > count || action.at_epoch < latest) {
+      continue;
+    }
+    latest = action.at_epoch;
+    limit = action.rate_limit == 0
+                ? RateLimit::Disabled()
+                : RateLimit::Fixed(static_cast<uint32_t>(action.rate_limit));
   }
-  return Compare(
-      expected, view, [](VirtualNode) { return true; },
-      [](VirtualNode) { return std::string("every actor finished"); }, table);
+  return limit;
+}
+
+bool InvariantOracle::PausedAfter(uint64_t count) const {
+  // Pause and resume never share an epoch, so the latest one decides.
+  uint64_t latest = 0;
+  bool paused = false;
+  for (const JobAction& action : options_.actions) {
+    if (action.at_epoch > count || action.at_epoch < latest) continue;
+    if (action.kind == JobAction::Kind::kPause ||
+        action.kind == JobAction::Kind::kResume) {
+      latest = action.at_epoch;
+      paused = action.kind == JobAction::Kind::kPause;
+    }
+  }
+  return paused;
+}
+
+void InvariantOracle::OnBarrier(const JobProgress& progress) {
+  ++epoch_count_;
+  // The rows since the previous barrier were read under the state after
+  // that barrier's actions.
+  if (last_rows_.has_value() && PausedAfter(epoch_count_ - 1)) {
+    ++barrier_checks_;
+    if (progress.snapshot_rows != *last_rows_) {
+      Report({.what = "snapshot rows read while the job is paused",
+              .expected = absl::StrCat(*last_rows_, " snapshot rows"),
+              .actual = absl::StrCat(progress.snapshot_rows, " snapshot rows"),
+              .detail = absl::StrCat("epoch ", epoch_count_,
+                                     " since the view's creation; the "
+                                     "timeline pauses the job at epoch ",
+                                     epoch_count_ - 1)});
+    }
+  }
+  // The rows of this interval were granted after the previous barrier's
+  // injection, which came after the one before was collected.
+  const std::optional<uint32_t> rate =
+      RateLimitAfter(epoch_count_ - 1).ToOptionalU32();
+  if (last_rows_.has_value() && second_last_seconds_.has_value() &&
+      rate.has_value() && !PausedAfter(epoch_count_ - 1)) {
+    ++barrier_checks_;
+    // Up to 6 actors: each share is at most the rate + 1 (rounding), each
+    // burst at most a second of its share or one chunk.
+    constexpr double kMaxActors = 6;
+    const double window = progress.seconds - *second_last_seconds_;
+    const double allowed =
+        (*rate + kMaxActors) * (window + 1) +
+        kMaxActors * std::max<double>(options_.chunk_size, 1);
+    const double read =
+        static_cast<double>(progress.snapshot_rows - *last_rows_);
+    if (read > allowed) {
+      Report({.what = "snapshot rows read faster than the job's rate limit",
+              .expected = absl::StrCat("at most ", allowed, " rows"),
+              .actual = absl::StrCat(read, " rows"),
+              .detail = absl::StrCat(
+                  "epoch ", epoch_count_,
+                  " since the view's creation; the timeline's rate limit ",
+                  *rate, " rows/s; window ", window, " s")});
+    }
+  }
+  last_rows_ = progress.snapshot_rows;
+  second_last_seconds_ = last_seconds_;
+  last_seconds_ = progress.seconds;
+}
+
+void InvariantOracle::OnCheckpoint(StateStore& store) {
+  // The barrier being checkpointed is the one after the last counted (an
+  // attempt's first barrier is never a checkpoint).
+  if (in_attempt_) committed_count_ = epoch_count_ + 1;
+  CheckCommitted(store, /*finished=*/false);
+}
+
+void InvariantOracle::OnJobFinished(StateStore& store) {
+  in_attempt_ = false;
+  CheckCommitted(store, /*finished=*/true);
+}
+
+void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
+  if (divergence_.has_value()) return;
+  ++checkpoint_checks_;
+  const Epoch epoch = store.CommittedEpoch(options_.upstream.table_id);
+  const std::string where = absl::StrCat("checkpoint ", epoch.value());
+  auto fail = [&](absl::Status status, absl::string_view what) {
+    Report({.step = where,
+            .what = absl::StrCat("oracle cannot read ", what),
+            .detail = std::string(status.message())});
+  };
+  // The source's committed offset (row 0; row 1 marks the bulk load).
+  absl::StatusOr<std::vector<Row>> offsets = CommittedRows(
+      store, DmlSourceExecutor::OffsetTableCatalog(options_.source_offset_table_id),
+      0);
+  if (!offsets.ok()) return fail(offsets.status(), "the source offset");
+  uint64_t offset = 0;
+  for (const Row& row : *offsets) {
+    if (row[0] == Datum(int16_t{0})) {
+      offset = static_cast<uint64_t>(std::get<int64_t>(row[1]));
+    }
+  }
+  if (offset < model_.offset()) {
+    return Report({.step = where,
+                   .what = "the committed source offset went back",
+                   .expected = absl::StrCat(">= ", model_.offset()),
+                   .actual = absl::StrCat(offset)});
+  }
+  model_.AdvanceTo(offset);
+
+  const TableCatalog& upstream = options_.upstream;
+  const TableCatalog progress_catalog =
+      BackfillProgressCatalog(upstream, options_.progress_table_id);
+  const size_t pk_size = upstream.pk_indices.size();
+  // The model's rows per vnode, in the reference pk order (the map's).
+  std::vector<std::vector<const std::pair<const Row, Row>*>> by_vnode(
+      upstream.vnode_count);
+  for (const auto& entry : model_.rows()) {
+    by_vnode[ReferenceVnode(entry.second, upstream)].push_back(&entry);
+  }
+  for (int v = 0; v < upstream.vnode_count; ++v) {
+    const VirtualNode vnode = static_cast<VirtualNode>(v);
+    absl::StatusOr<std::vector<Row>> progress =
+        CommittedRows(store, progress_catalog, vnode);
+    if (!progress.ok()) return fail(progress.status(), "the progress");
+    absl::StatusOr<std::vector<Row>> view =
+        CommittedRows(store, view_catalog_, vnode);
+    if (!view.ok()) return fail(view.status(), "the view");
+    // Progress row: [vnode, position (pk columns)..., finished, row_count].
+    std::string state = "not started";
+    bool done = false;
+    std::optional<Row> position;
+    if (!progress->empty()) {
+      const Row& saved = progress->front();
+      done = saved[pk_size + 1] == Datum(true);
+      if (!done) position = Row(saved.begin() + 1, saved.begin() + 1 + pk_size);
+      state = done ? "finished"
+                   : absl::StrCat("in progress at ", RowDebugString(*position));
+    }
+    if (finished && !done) {
+      return Report({.step = where,
+                     .what = "the job ended with a vnode not finished",
+                     .vnode = vnode,
+                     .detail = state});
+    }
+    std::vector<Row> expected;
+    for (const auto* entry : by_vnode[v]) {
+      if (!done && !(position.has_value() &&
+                     ReferenceComparePk(entry->first, *position,
+                                        upstream.pk_orders) <= 0)) {
+        continue;
+      }
+      Row projected;
+      for (int column : view_columns_) projected.push_back(entry->second[column]);
+      expected.push_back(std::move(projected));
+    }
+    // The view's rows in the reference order of their pk.
+    std::vector<Row>& actual = *view;
+    auto pk_of = [&](const Row& row) {
+      Row pk;
+      for (int index : view_catalog_.pk_indices) pk.push_back(row[index]);
+      return pk;
+    };
+    std::sort(actual.begin(), actual.end(), [&](const Row& a, const Row& b) {
+      return ReferenceComparePk(pk_of(a), pk_of(b), upstream.pk_orders) < 0;
+    });
+    for (size_t i = 0; i < std::max(expected.size(), actual.size()); ++i) {
+      if (i < expected.size() && i < actual.size() &&
+          expected[i] == actual[i]) {
+        continue;
+      }
+      return Report({.step = where,
+                     .what = finished ? "view != table after the job ended"
+                                      : "CONTRACT §5 invariant at a checkpoint",
+                     .vnode = vnode,
+                     .key = i < expected.size()
+                                ? RowDebugString(pk_of(expected[i]))
+                                : RowDebugString(pk_of(actual[i])),
+                     .expected = Rows(expected, i),
+                     .actual = Rows(actual, i),
+                     .detail = absl::StrCat(
+                         "vnode ", state, "; source offset ", offset, "; ",
+                         expected.size(), " rows expected, ", actual.size(),
+                         " in the view")});
+    }
+  }
 }
 
 }  // namespace simulation

@@ -1,42 +1,110 @@
-// The oracle of the simulation: CONTRACT §5's invariant for one backfill actor
-// after it emitted a barrier, and the whole-view check after every actor
-// finished. testonly.
+// InvariantOracle: the simulation's one oracle (CONTRACT §5 and the job
+// state's contract, executor/runtime/job_state.h), independent of the code
+// it checks. testonly.
 //
-//   if (auto d = CheckActorInvariant(table, model_at_prev, view.vnodes(),
-//                                    owned, executor.backfill_state())) ...
+//   InvariantOracle oracle(options);            // the job's options
+//   store.AddCommitListener([&](Epoch) { oracle.OnCheckpoint(store); });
+//   observer = [&](const JobProgress& p) { oracle.OnBarrier(p); };
+//   ... each attempt: oracle.BeginAttempt();
+//   oracle.OnJobFinished(store);
+//   if (oracle.divergence()) ...
 //
-// The invariant: the view restricted to the actor's vnodes equals the
-// upstream as of barrier.epoch.prev restricted to {rows of Completed vnodes}
-// ∪ {rows with pk <= current_pos (pk order) of InProgress vnodes}; rows of
-// NotStarted vnodes are absent.
+// At every checkpoint it reads what the store committed, raw (the store's
+// committed iterators and the value codec; not the state tables, not the
+// runtime's verifier): the source's offset, each vnode's saved progress and
+// the view's rows in each vnode. Its expected view comes from its own model
+// of the upstream (reference_model.h: the initial rows and the workload's
+// operations up to the committed offset, its own vnode function and key
+// order): for every vnode, the view holds exactly the model's rows of that
+// vnode (projected to the view's columns) that are complete (finished
+// vnode) or at or before the saved position (vnode in progress), none for a
+// vnode without progress. After the job finished, every vnode is finished
+// and the view equals the whole model.
+//
+// At every barrier it follows the job state from the timeline by its own
+// reading of job_state.h's composition (every action of an epoch applies,
+// in order), counting epochs since the view's creation itself (the first
+// barrier of an attempt re-establishes the committed state and is not
+// counted): while the job is paused, the backfill reads no snapshot row;
+// under a job-wide rate limit of r rows/s, it reads at most what its actors'
+// limiters can grant over the window (the rate limiter's contract,
+// ratelimit/rate_limiter.h: per actor share x window + one burst).
+//
+// Thread-safety: one thread (the simulation's).
 #ifndef TESTS_SIMULATION_INVARIANT_ORACLE_H_
 #define TESTS_SIMULATION_INVARIANT_ORACLE_H_
 
+#include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
-#include "executor/backfill/backfill_state.h"
-#include "serde/vnode_bitmap.h"
+#include "executor/runtime/job_result.h"
+#include "executor/runtime/streaming_job_options.h"
+#include "storage/state_store.h"
 #include "tests/simulation/divergence.h"
-#include "tests/simulation/sim_table.h"
-#include "tests/simulation/upstream_materialize.h"
-#include "tests/simulation/view_model.h"
+#include "tests/simulation/reference_model.h"
 
 namespace backfill {
 namespace simulation {
 
-// The first row where `view` (restricted to `owned`) differs from what SPEC
-// §5 expects of an actor with `state` (every owned vnode must be in it), or
-// nullopt.
-std::optional<Divergence> CheckActorInvariant(const SimTable& table,
-                                              const RowModel& upstream,
-                                              const ViewModel::Vnodes& view,
-                                              const VnodeBitmap& owned,
-                                              const BackfillState& state);
+class InvariantOracle {
+ public:
+  // REQUIRES: ValidateStreamingJobOptions(options).ok(); the upstream's
+  // column types ReferenceTypeSupported. `options` must outlive the oracle.
+  explicit InvariantOracle(const StreamingJobOptions& options);
 
-// The first row where `view` differs from the whole of `upstream`.
-std::optional<Divergence> CheckWholeView(const SimTable& table,
-                                         const RowModel& upstream,
-                                         const ViewModel::Vnodes& view);
+  // A new attempt (graph) starts: the epoch count goes back to the last
+  // committed one.
+  void BeginAttempt();
+
+  // A checkpoint committed on `store` (its commit listener; also for
+  // ambiguous commits the job was told failed): checks CONTRACT §5 on what
+  // it committed.
+  void OnCheckpoint(StateStore& store);
+
+  // A barrier other than an attempt's first was collected.
+  void OnBarrier(const JobProgress& progress);
+
+  // The job ended successfully: every vnode finished, view == model.
+  void OnJobFinished(StateStore& store);
+
+  // The first violation found, if any (checks stop after it).
+  const std::optional<Divergence>& divergence() const { return divergence_; }
+  void Report(Divergence divergence);
+
+  uint64_t checkpoint_checks() const { return checkpoint_checks_; }
+  uint64_t barrier_checks() const { return barrier_checks_; }
+
+ private:
+  // Checks the committed state; `finished`: every vnode must be finished.
+  void CheckCommitted(StateStore& store, bool finished);
+  // Whether the timeline has the job paused after epoch `count`'s actions,
+  // and its job-wide rate limit then.
+  bool PausedAfter(uint64_t count) const;
+  RateLimit RateLimitAfter(uint64_t count) const;
+
+  const StreamingJobOptions& options_;
+  const TableCatalog view_catalog_;
+  // S1 indices of the view's columns.
+  std::vector<int> view_columns_;
+  UpstreamModel model_;
+  std::optional<Divergence> divergence_;
+  uint64_t checkpoint_checks_ = 0;
+  uint64_t barrier_checks_ = 0;
+
+  // Epochs since the view's creation: of the last barrier seen, and of the
+  // last committed one.
+  uint64_t epoch_count_ = 0;
+  uint64_t committed_count_ = 0;
+  bool in_attempt_ = false;
+  // Snapshot rows at the last barrier of this attempt (none before its
+  // first counted barrier).
+  std::optional<uint64_t> last_rows_;
+  // The job's seconds at the last two barriers of this attempt.
+  std::optional<double> last_seconds_;
+  std::optional<double> second_last_seconds_;
+};
 
 }  // namespace simulation
 }  // namespace backfill

@@ -1,26 +1,30 @@
-// The deterministic simulation of the whole backfill pipeline for one seed:
-// upstream materialize -> hash dispatcher -> 1..8 backfill actors -> view,
-// driven by a barrier coordinator on one thread with a simulated clock, with
-// crashes at every phase (random polls, start-up, finish barrier, steady
-// state, storage faults inside barrier processing and checkpoints) and
-// rescales on recovery. Everything random comes from the seed. testonly.
+// The deterministic simulation of one seed: the SHIPPED streaming job
+// (executor/runtime: RunStreamingJobWithDriver, the JobGraph of the DML
+// source, hash dispatcher, backfill actors, merge and materialize, the
+// BarrierCoordinator, the recovery policy) driven by the deterministic
+// driver (executor/runtime/deterministic_driver.h) on simulated time, over a
+// store wrapped in FaultInjectingStateStore. Everything random comes from
+// the seed (scenario.h): the table, the workload, the parallelism, the
+// timeline of actions (several at one epoch), crashes at every phase
+// (a scheduler step, a barrier in flight, a collected barrier before its
+// checkpoint, early in a recovery), storage faults (inside actors, in
+// checkpoints, ambiguous commits, in the recovery's set-up and the final
+// check), kills of the process and restarts at another parallelism (an
+// offline rescale; RocksDB: often reopening the store). testonly.
 //
 //   SimulationOptions options;                  // memory store
 //   SeedOutcome outcome = RunSimulationSeed(42, options);
 //   if (outcome.divergence) std::cerr << outcome.divergence->ToString();
 //
-// THE ORACLE: after every barrier of every backfill actor, CONTRACT §5's
-// invariant for that actor's vnodes against the model of the upstream as of
-// barrier.epoch.prev; at every checkpoint after every actor finished, view ==
-// table; no duplicate insert, no delete of a row the view lacks, no output
-// row outside the actor's vnodes; an injected storage fault must surface as
-// that actor's error; the job must finish and its progress tracker be done.
+// THE ORACLE is invariant_oracle.h (CONTRACT §5 at every checkpoint, no
+// snapshot read while paused, view == model at the end). Besides it: the job
+// must finish (RunStreamingJobWithDriver OK, the runtime's own verdict
+// consistent), and every recovery must come from an injected crash or fault
+// (a run that recovers from its own bug does not pass).
 //
-// A crash drops every executor and table instance (their uncommitted data is
-// discarded), restores the models to the checkpoint the store committed, and
-// restarts the upstream and a new set of actors (often another parallelism
-// and vnode assignment); each actor loads its vnodes' persisted progress from
-// an Initial barrier at {committed + 1, committed}.
+// Online rescales: an extension point, not yet exercised: when the runtime
+// offers a rescale action, MakeScenario adds it to the timeline and the
+// oracle's job-state model follows it (the §5 check needs nothing new).
 #ifndef TESTS_SIMULATION_PIPELINE_SIMULATION_H_
 #define TESTS_SIMULATION_PIPELINE_SIMULATION_H_
 
@@ -42,26 +46,29 @@ struct SimulationOptions {
   // RocksDB mode: the parent directory of the per-seed databases (each
   // removed after its seed). Required in RocksDB mode.
   std::string rocksdb_root;
-  // Log every event to stderr (for reproducing one seed).
+  // Log the scenario and every run, attempt and recovery to stderr.
   bool trace = false;
-  // Deliberate bugs in the simulated pipeline, to prove that the oracle
-  // catches them (a test expects divergences). Default kNone.
+  // Deliberate bugs, to prove that the oracle catches them (a test expects
+  // divergences). Default kNone.
   enum class Sabotage {
     kNone,
     kDropChange,       // the dispatcher loses some upstream changes
-    kDuplicateChunk,   // the view applies some output chunks twice
-    kKeepViewOnCrash,  // recovery does not revert the view to the checkpoint
+    kDuplicateChunk,   // backfill actors send some output chunks twice
+    kKeepViewOnCrash,  // a recovery does not revert the view's writes
+    kDropAllButLastMutation,     // of several actions at one epoch, only
+                                 // the last is delivered
+    kForgetRateLimitAtRecovery,  // a recovery rebuilds the actors with the
+                                 // initial rate, not the job state's
   };
   Sabotage sabotage = Sabotage::kNone;
-  // Safety limits: a run that needs more is reported as a liveness
-  // divergence. Defaults are far above what a correct run needs.
-  uint64_t max_steps = 3'000'000;
-  uint64_t max_epochs = 20'000;
-  // ArrangementBackfillOptions::upstream_buffer_budget_bytes of every actor
-  // (CONTRACT §10); absent: the executor's default. Not drawn from the seed,
-  // so a seed's scenario is the same with and without it.
-  std::optional<size_t> upstream_buffer_budget_bytes;
+  // Scheduler steps per attempt before the driver gives up (a divergence).
+  uint64_t max_steps = 2'000'000;
 };
+
+// "drop_change", ... ("none" for kNone); ParseSabotage is its inverse.
+const char* SabotageName(SimulationOptions::Sabotage sabotage);
+std::optional<SimulationOptions::Sabotage> ParseSabotage(
+    const std::string& name);
 
 struct SeedOutcome {
   uint64_t seed = 0;
@@ -70,19 +77,23 @@ struct SeedOutcome {
   // Infrastructure failure of the simulation itself (not of the code under
   // test), e.g. a RocksDB directory that cannot be created.
   std::string setup_error;
+  // Injected crashes and kills that happened, storage faults that fired.
   int crashes = 0;
+  // Restarts at another parallelism.
   int rescales = 0;
+  // Actions of the timeline that applied (epochs reached), plus
+  // parallelism overrides of restarts.
+  int mutations = 0;
   int faults_injected = 0;
-  uint64_t steps = 0;
   uint64_t barriers = 0;
-  // CONTRACT §5 checks of one actor at one barrier, and view == table checks at
-  // checkpoints after every actor finished.
-  uint64_t invariant_checks = 0;
-  uint64_t whole_view_checks = 0;
-  // Crashes by kind ("random step", "fault: Seal of the progress table", ...).
+  // Oracle checks: committed states checked (CONTRACT §5 over every vnode),
+  // and barriers checked against the pause state or the rate limit.
+  uint64_t checkpoint_checks = 0;
+  uint64_t barrier_checks = 0;
+  // Crashes by kind ("kill at any step", "fault: Seal", ...).
   std::map<std::string, int> crash_kinds;
-  // Faults that fired inside an actor's poll, after which the actor emitted
-  // a barrier without returning the error (CONTRACT §4: never swallowed).
+  // Faults that fired but never surfaced as an error (CONTRACT §4 says
+  // errors are never swallowed); not divergences (no row is wrong).
   std::vector<std::string> swallowed_faults;
 };
 

@@ -1,100 +1,283 @@
 #include "tests/simulation/scenario.h"
 
+#include <algorithm>
+#include <random>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace backfill {
 namespace simulation {
 namespace {
 
-bool Chance(std::mt19937_64& rng, double p) {
-  return std::uniform_real_distribution<double>(0, 1)(rng) < p;
-}
-int Uniform(std::mt19937_64& rng, int lo, int hi) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
-}
-double UniformReal(std::mt19937_64& rng, double lo, double hi) {
-  return std::uniform_real_distribution<double>(lo, hi)(rng);
+using Phase = DeterministicDriverOptions::CrashPhase;
+
+constexpr DataType kTypes[] = {
+    DataType::kBoolean, DataType::kInt16,   DataType::kInt32,
+    DataType::kInt64,   DataType::kFloat64, DataType::kVarchar,
+    DataType::kBytea,   DataType::kDate,    DataType::kTime,
+    DataType::kTimestamp};
+
+class Draw {
+ public:
+  explicit Draw(uint64_t seed) : rng_(seed) {}
+  // Uniform in [lo, hi].
+  uint64_t Int(uint64_t lo, uint64_t hi) {
+    return std::uniform_int_distribution<uint64_t>(lo, hi)(rng_);
+  }
+  bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
+  template <typename T, size_t N>
+  T Pick(const T (&values)[N]) {
+    return values[Int(0, N - 1)];
+  }
+  std::mt19937_64& rng() { return rng_; }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+TableCatalog MakeTable(Draw& draw) {
+  TableCatalog table;
+  table.table_id = 7;
+  table.name = "t";
+  const int num_columns = static_cast<int>(draw.Int(2, 5));
+  for (int i = 0; i < num_columns; ++i) {
+    ColumnDesc column;
+    column.name = absl::StrCat("c", i);
+    column.type = draw.Pick(kTypes);
+    column.column_id = i + 1;
+    column.nullable = draw.Chance(0.5);
+    table.columns.push_back(column);
+  }
+  // Often one column keeps keys apart (an INT64 of the key, never NULL);
+  // otherwise keys may collide (a pk of BOOLEAN, NULLs), which the source
+  // turns into updates.
+  if (draw.Chance(0.6)) {
+    table.columns[0].type = DataType::kInt64;
+    table.columns[0].nullable = false;
+  }
+  std::vector<int> order(num_columns);
+  for (int i = 0; i < num_columns; ++i) order[i] = i;
+  std::shuffle(order.begin() + 1, order.end(), draw.rng());
+  const int pk_size = static_cast<int>(draw.Int(1, std::min(3, num_columns - 1)));
+  static constexpr OrderType kOrders[] = {
+      OrderType::Ascending(), OrderType::Descending(),
+      OrderType::AscendingNullsFirst(), OrderType::DescendingNullsLast()};
+  for (int i = 0; i < pk_size; ++i) {
+    table.pk_indices.push_back(order[i]);
+    table.pk_orders.push_back(draw.Pick(kOrders));
+  }
+  std::shuffle(table.pk_indices.begin(), table.pk_indices.end(), draw.rng());
+  if (!draw.Chance(0.1)) {
+    for (int index : table.pk_indices) {
+      if (table.dist_key_indices.empty() || draw.Chance(0.5)) {
+        table.dist_key_indices.push_back(index);
+      }
+    }
+  }
+  static constexpr int kVnodeCounts[] = {1, 2, 4, 8, 8, 16, 16, 32, 64, 256};
+  table.vnode_count = draw.Pick(kVnodeCounts);
+  table.value_encoding = draw.Chance(0.5) ? ValueEncoding::kPositional
+                                          : ValueEncoding::kColumnAware;
+  for (int i = 0; i < num_columns; ++i) table.value_indices.push_back(i);
+  return table;
 }
 
-RateLimit RandomRateLimit(std::mt19937_64& rng) {
-  if (Chance(rng, 0.5)) return RateLimit::Disabled();
-  if (Chance(rng, 0.1)) return RateLimit::Pause();
-  static const uint32_t kRates[] = {1, 2, 30, 200, 1000, 100000};
-  return RateLimit::Fixed(kRates[Uniform(rng, 0, 5)]);
+// Groups of actions at random epochs, several at one epoch in a random
+// order; never pause and resume at one epoch; the job ends unpaused.
+// Extension point for online rescales: a rescale action of the runtime's
+// timeline is drawn here like the others (a new parallelism in
+// [1, max parallelism]); the oracle needs nothing more (CONTRACT §5 is
+// checked per vnode from the committed progress, whichever actor owns it).
+std::vector<JobAction> MakeActions(Draw& draw) {
+  std::vector<JobAction> actions;
+  bool paused = false;
+  uint64_t epoch = 0;
+  const int groups = static_cast<int>(draw.Int(draw.Chance(0.8) ? 1 : 0, 4));
+  auto rate = [&] {
+    return draw.Chance(0.3) ? 0 : draw.Int(10, 600);
+  };
+  for (int g = 0; g < groups || paused; ++g) {
+    // The first group early, while the backfill still runs.
+    epoch += g == 0 ? draw.Int(1, 2) : draw.Int(1, 6);
+    std::vector<JobAction> group;
+    auto add = [&](JobAction::Kind kind, uint64_t limit = 0) {
+      JobAction action;
+      action.at_epoch = epoch;
+      action.kind = kind;
+      action.rate_limit = limit;
+      group.push_back(action);
+    };
+    if (paused || (g < groups && draw.Chance(0.6))) {
+      add(paused ? JobAction::Kind::kResume : JobAction::Kind::kPause);
+      paused = !paused;
+    }
+    const int rates = static_cast<int>(draw.Int(group.empty() ? 1 : 0, 2));
+    for (int r = 0; r < rates; ++r) add(JobAction::Kind::kSetRateLimit, rate());
+    if (draw.Chance(0.05)) add(JobAction::Kind::kStopUpstream);
+    std::shuffle(group.begin(), group.end(), draw.rng());
+    actions.insert(actions.end(), group.begin(), group.end());
+  }
+  return actions;
+}
+
+AttemptPlan MakeAttempt(Draw& draw, bool after_failure) {
+  AttemptPlan plan;
+  static constexpr Phase kPhases[] = {Phase::kAnyStep, Phase::kAnyStep,
+                                      Phase::kBarrierInFlight,
+                                      Phase::kBarrierCollected};
+  static constexpr FaultOp kOps[] = {
+      FaultOp::kInit,       FaultOp::kInsert,        FaultOp::kDelete,
+      FaultOp::kSeal,       FaultOp::kGet,           FaultOp::kNewIterator,
+      FaultOp::kIteratorMove, FaultOp::kCheckpoint,
+      FaultOp::kCheckpointAfterCommit};
+  if (draw.Chance(0.3)) {
+    plan.fault_op = draw.Pick(kOps);
+    plan.fault_nth = draw.Int(1, plan.fault_op == FaultOp::kCheckpoint ||
+                                         plan.fault_op ==
+                                             FaultOp::kCheckpointAfterCommit
+                                     ? 8
+                                     : 300);
+    return plan;
+  }
+  plan.phase = draw.Pick(kPhases);
+  // A crash during recovery: early in the attempt after a failure.
+  // Otherwise log-uniform: as often in the first epochs (where the
+  // timeline's pauses and rate limits are) as late in the backfill.
+  static constexpr uint64_t kSpans[] = {30, 100, 300, 1000, 3000};
+  plan.crash_at_step = draw.Int(1, after_failure && draw.Chance(0.3)
+                                       ? 30
+                                       : draw.Pick(kSpans));
+  return plan;
+}
+
+const char* PhaseName(Phase phase) {
+  switch (phase) {
+    case Phase::kAnyStep:
+      return "step";
+    case Phase::kBarrierInFlight:
+      return "in-flight";
+    case Phase::kBarrierCollected:
+      return "collected";
+  }
+  return "?";
 }
 
 }  // namespace
 
-const std::vector<int>& SimulationVnodeCounts() {
-  static const std::vector<int>* const kCounts =
-      new std::vector<int>{1, 2, 3, 4, 7, 8, 16, 32, 64, 100, 256, 512};
-  return *kCounts;
-}
-
-Scenario MakeScenario(std::mt19937_64& rng) {
-  Scenario s;
-  testing::RandomShapeOptions shape_options;
-  shape_options.vnode_counts = SimulationVnodeCounts();
-  shape_options.allow_pruning = false;  // S3 keeps the pk
-  s.shape = testing::MakeRandomShape(rng, 7, shape_options);
-  s.initial_rows = Chance(rng, 0.1)    ? 0
-                   : Chance(rng, 0.25) ? Uniform(rng, 200, 800)
-                                       : Uniform(rng, 1, 200);
-  s.key_space = 3 * static_cast<uint64_t>(s.initial_rows) + 20;
-  s.pk_updates = Chance(rng, 0.7);
-  s.barrier_probability = UniformReal(rng, 0.01, 0.15);
-  s.dml_probability = UniformReal(rng, 0.02, 0.4);
-  s.flush_probability = UniformReal(rng, 0.0, 0.2);
-  s.pending_probability = UniformReal(rng, 0.0, 0.1);
-  s.checkpoint_frequency = Uniform(rng, 1, 5);
-  s.max_inflight_barriers = Uniform(rng, 1, 3);
-  s.chaos_epochs = Uniform(rng, 3, 40);
-  s.steady_epochs = Uniform(rng, 2, 6);
-  s.mutation_probability = UniformReal(rng, 0.0, 0.3);
-  static const uint32_t kChunkSizes[] = {1, 2, 3, 7, 16, 64, 256, 300};
-  s.chunk_size = kChunkSizes[Uniform(rng, 0, 7)];
-  s.rate_limit = RandomRateLimit(rng);
-  s.barrier_interval = absl::Milliseconds(Uniform(rng, 10, 1000));
-  switch (Uniform(rng, 0, 9)) {
-    case 0:
-      s.start = Scenario::Start::kGlobalPause;
-      break;
-    case 1:
-    case 2:
-      s.start = Scenario::Start::kBackfillPaused;
-      break;
-    case 3:
-      s.start = Scenario::Start::kAdd;
-      break;
-    default:
-      s.start = Scenario::Start::kPlain;
-      break;
+Scenario MakeScenario(uint64_t seed) {
+  Draw draw(seed * 0x9E3779B97F4A7C15ull + 1);
+  Scenario scenario;
+  scenario.seed = seed;
+  StreamingJobOptions& job = scenario.job;
+  job.upstream = MakeTable(draw);
+  const int num_columns = static_cast<int>(job.upstream.columns.size());
+  if (draw.Chance(0.4)) {
+    for (int i = num_columns - 1; i >= 0; --i) {
+      if (job.output_columns.empty() || draw.Chance(0.5)) {
+        job.output_columns.push_back(i);
+      }
+    }
   }
-  s.pair_split = Chance(rng, 0.5) ? HashDispatcher::PairSplit::kByActor
-                                  : HashDispatcher::PairSplit::kByVnode;
-  s.max_actors = Uniform(rng, 1, 8);
-  s.max_crashes = Chance(rng, 0.1) ? 0 : Uniform(rng, 1, 8);
-  s.rescale_probability = UniformReal(rng, 0.3, 1.0);
-  s.reopen_probability = UniformReal(rng, 0.0, 0.6);
-  return s;
+  job.initial_rows = draw.Int(0, 250);
+  WorkloadOptions& workload = job.workload;
+  workload.seed = draw.Int(0, 1 << 30);
+  if (draw.Chance(0.85)) {
+    workload.ops_per_second = static_cast<double>(draw.Int(10, 3000));
+    workload.max_ops = draw.Int(1, 400);
+  }
+  workload.insert_weight = static_cast<double>(draw.Int(0, 4));
+  workload.update_weight = static_cast<double>(draw.Int(0, 4));
+  workload.delete_weight = static_cast<double>(draw.Int(0, 4));
+  if (workload.insert_weight + workload.update_weight +
+          workload.delete_weight ==
+      0) {
+    workload.insert_weight = 1;
+  }
+  workload.update_primary_key = draw.Chance(0.5);
+  static constexpr double kNullFractions[] = {0, 0, 0.1, 0.4};
+  workload.null_fraction = draw.Pick(kNullFractions);
+  workload.key_space = job.initial_rows + draw.Int(1, 100);
+  workload.max_chunk_rows = static_cast<uint32_t>(draw.Int(1, 32));
+
+  const uint32_t max_parallelism =
+      static_cast<uint32_t>(std::min(6, job.upstream.vnode_count));
+  job.parallelism = static_cast<uint32_t>(draw.Int(1, max_parallelism));
+  job.chunk_size = static_cast<uint32_t>(draw.Int(1, 64));
+  if (draw.Chance(0.4)) {
+    job.rate_limit = RateLimit::Fixed(static_cast<uint32_t>(draw.Int(50, 3000)));
+  }
+  job.barrier_interval = absl::Milliseconds(draw.Int(20, 200));
+  job.checkpoint_frequency = static_cast<uint32_t>(draw.Int(1, 3));
+  job.actions = MakeActions(draw);
+  job.extra_checkpoints_after_finish = static_cast<uint32_t>(draw.Int(1, 3));
+  // Simulated time: a correct job needs far less.
+  job.max_duration = absl::Minutes(3);
+  job.recovery_backoff = absl::ZeroDuration();
+  job.channel_capacity = draw.Int(1, 8);
+
+  scenario.driver_seed = draw.Int(0, uint64_t{1} << 40);
+  static constexpr double kEarly[] = {0.005, 0.02, 0.1};
+  scenario.early_barrier_probability = draw.Pick(kEarly);
+
+  const int runs = static_cast<int>(draw.Int(1, 3));
+  for (int r = 0; r < runs; ++r) {
+    RunPlan run;
+    if (r > 0 && draw.Chance(0.7)) {
+      run.parallelism = static_cast<uint32_t>(draw.Int(1, max_parallelism));
+    }
+    run.reopen = r > 0 && draw.Chance(0.5);
+    const bool last = r + 1 == runs;
+    const int attempts = static_cast<int>(draw.Int(last ? 0 : 1, 3));
+    for (int a = 0; a < attempts; ++a) {
+      run.attempts.push_back(MakeAttempt(draw, /*after_failure=*/a > 0 || r > 0));
+    }
+    if (!last) {
+      // The run's last planned attempt crashes the process.
+      AttemptPlan& kill = run.attempts.back();
+      while (kill.crash_at_step == 0) kill = MakeAttempt(draw, false);
+      // Early enough that most kills land before the job ends.
+      static constexpr uint64_t kKillSpans[] = {50, 200, 600};
+      kill.crash_at_step = draw.Int(1, draw.Pick(kKillSpans));
+      kill.kill = true;
+    }
+    scenario.runs.push_back(std::move(run));
+  }
+  return scenario;
 }
 
 std::string Scenario::DebugString() const {
-  static const char* const kStarts[] = {"plain", "global pause",
-                                        "backfill paused", "add"};
-  return absl::StrCat(
-      "table ", shape.catalog.DebugString(), ", initial rows ", initial_rows,
-      ", key space ", key_space, ", pk updates ", pk_updates, ", p(barrier) ",
-      barrier_probability, ", p(dml) ", dml_probability, ", p(flush) ",
-      flush_probability, ", p(pending) ", pending_probability,
-      ", checkpoint 1/", checkpoint_frequency, ", in-flight ",
-      max_inflight_barriers, ", chaos epochs ", chaos_epochs,
-      ", steady epochs ", steady_epochs, ", p(mutation) ", mutation_probability,
-      ", chunk ", chunk_size, ", rate ", rate_limit.ToString(), ", interval ",
-      absl::FormatDuration(barrier_interval), ", start ",
-      kStarts[static_cast<int>(start)], ", split pairs by ",
-      pair_split == HashDispatcher::PairSplit::kByActor ? "actor" : "vnode",
-      ", max actors ", max_actors, ", max crashes ", max_crashes);
+  std::vector<std::string> actions;
+  for (const JobAction& action : job.actions) {
+    actions.push_back(JobActionDebugString(action));
+  }
+  std::string out = absl::StrCat(
+      "seed ", seed, ": table ", job.upstream.DebugString(),
+      "\n  initial rows ", job.initial_rows, ", ops/s ",
+      job.workload.ops_per_second, " (max ", job.workload.max_ops,
+      "), parallelism ", job.parallelism, ", chunk ", job.chunk_size,
+      ", rate ", job.rate_limit.ToString(), ", checkpoint every ",
+      job.checkpoint_frequency, ", channel ", job.channel_capacity,
+      "\n  actions: [", absl::StrJoin(actions, ", "), "]");
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const RunPlan& run = runs[r];
+    absl::StrAppend(&out, "\n  run ", r, ": parallelism ",
+                    run.parallelism.has_value()
+                        ? absl::StrCat(*run.parallelism)
+                        : std::string("saved"),
+                    run.reopen ? ", reopen" : "");
+    for (const AttemptPlan& a : run.attempts) {
+      if (a.fault_nth > 0) {
+        absl::StrAppend(&out, "; fault ", FaultOpName(a.fault_op), " #",
+                        a.fault_nth);
+      } else {
+        absl::StrAppend(&out, "; crash ", PhaseName(a.phase), " @",
+                        a.crash_at_step);
+      }
+      if (a.kill) absl::StrAppend(&out, " (kill)");
+    }
+  }
+  return out;
 }
 
 }  // namespace simulation

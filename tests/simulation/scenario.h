@@ -1,75 +1,72 @@
-// Scenario: every knob of one simulation run, drawn from the seed: the table
-// shape (types, asc/desc pk, NULLs in the pk, dist key != pk, 1..512 vnodes),
-// initial rows, DML mix, barrier and checkpoint cadence, chunk size, rate
-// limit, start-up mutation (pause, backfill paused on startup), the event mix
-// of the scheduler, the dispatcher's pair splitting, parallelism and the
-// crash budget. testonly.
+// Scenario: everything one simulation seed runs, drawn from the seed: the
+// job (StreamingJobOptions: a small random table, the demo workload, the
+// parallelism, chunk size, rate limit, barrier and checkpoint cadence,
+// channel capacity, and a timeline of actions with several at one epoch),
+// and the faults: per process run, a crash plan for each attempt (at a
+// scheduler step, while a barrier is in flight, after a barrier was
+// collected and before its checkpoint, or a storage fault), whether the run
+// ends in a kill, and the parallelism the next run restarts with. testonly.
 //
-//   std::mt19937_64 rng(seed);
-//   Scenario scenario = MakeScenario(rng);
+//   Scenario scenario = MakeScenario(seed);
+//   RunStreamingJobWithDriver(store, scenario.job, ...);
 #ifndef TESTS_SIMULATION_SCENARIO_H_
 #define TESTS_SIMULATION_SCENARIO_H_
 
 #include <cstdint>
-#include <random>
+#include <optional>
 #include <string>
+#include <vector>
 
-#include "absl/time/time.h"
-#include "executor/testing/random_table.h"
-#include "ratelimit/rate_limit.h"
-#include "tests/simulation/hash_dispatcher.h"
+#include "executor/runtime/deterministic_driver.h"
+#include "executor/runtime/streaming_job_options.h"
+#include "tests/simulation/fault_injecting_state_store.h"
 
 namespace backfill {
 namespace simulation {
 
+// What happens to one attempt (one graph) of a run.
+struct AttemptPlan {
+  // The driver's crash: phase and step (step 0 = no crash).
+  DeterministicDriverOptions::CrashPhase phase =
+      DeterministicDriverOptions::CrashPhase::kAnyStep;
+  uint64_t crash_at_step = 0;
+  // A storage fault armed when the attempt starts: the `fault_nth` call of
+  // `fault_op` from then on fails (0 = none). It may fire in this attempt,
+  // a later one, a recovery's set-up or the final check.
+  FaultOp fault_op = FaultOp::kSeal;
+  uint64_t fault_nth = 0;
+  // The crash kills the process (the run ends; the next run restarts on the
+  // same store) instead of an in-process recovery.
+  bool kill = false;
+};
+
+// One process lifetime: RunStreamingJobWithDriver on the store.
+struct RunPlan {
+  // The --parallelism of this run (an offline rescale); none = the saved.
+  std::optional<uint32_t> parallelism;
+  // RocksDB store: close and reopen the store before this run.
+  bool reopen = false;
+  // Attempts in order; later attempts run without faults.
+  std::vector<AttemptPlan> attempts;
+};
+
 struct Scenario {
-  testing::RandomShape shape;
-  // Rows inserted before the backfill starts, and the pk value space.
-  int initial_rows = 0;
-  uint64_t key_space = 20;
-  // Whether updates may change the pk (and so the vnode).
-  bool pk_updates = true;
-  // Probability of each scheduler event per step; the rest are actor polls.
-  double barrier_probability = 0.05;
-  double dml_probability = 0.2;
-  double flush_probability = 0.05;
-  double pending_probability = 0.02;
-  // One barrier in `checkpoint_frequency` is a checkpoint (random).
-  int checkpoint_frequency = 1;
-  // Barriers injected but not yet collected from every actor (1..3).
-  int max_inflight_barriers = 1;
-  // Barriers with random mutations and crashes before the drain.
-  int chaos_epochs = 10;
-  // Barriers after every actor finished.
-  int steady_epochs = 4;
-  // Probability that a barrier of the chaos phase carries a mutation.
-  double mutation_probability = 0.15;
-  uint32_t chunk_size = 256;
-  RateLimit rate_limit = RateLimit::Disabled();
-  absl::Duration barrier_interval = absl::Milliseconds(100);
-  enum class Start {
-    kPlain,           // no mutation
-    kGlobalPause,     // AddMutation{pause}
-    kBackfillPaused,  // AddMutation{backfill_fragments_to_pause}
-    kAdd,             // AddMutation{}
-  };
-  Start start = Start::kPlain;
-  HashDispatcher::PairSplit pair_split = HashDispatcher::PairSplit::kByActor;
-  // Parallelism is drawn from 1..max_actors at creation and on rescales.
-  int max_actors = 8;
-  // Crashes in the run, and the chance that a recovery rescales.
-  int max_crashes = 2;
-  double rescale_probability = 0.7;
-  // RocksDB mode: the chance that a crash also closes and reopens the store.
-  double reopen_probability = 0.3;
+  uint64_t seed = 0;
+  // The job. Its reopen_store, on_recovery and sabotage are set by the
+  // simulation.
+  StreamingJobOptions job;
+  // Seeds the deterministic driver of every attempt (with the attempt's
+  // number).
+  uint64_t driver_seed = 0;
+  double early_barrier_probability = 0.02;
+  std::vector<RunPlan> runs;
 
   std::string DebugString() const;
 };
 
-Scenario MakeScenario(std::mt19937_64& rng);
-
-// RandomShapeOptions::vnode_counts of the simulation (1..512).
-const std::vector<int>& SimulationVnodeCounts();
+// REQUIRES: nothing; every seed gives a valid scenario
+// (ValidateStreamingJobOptions accepts its job).
+Scenario MakeScenario(uint64_t seed);
 
 }  // namespace simulation
 }  // namespace backfill

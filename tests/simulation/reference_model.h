@@ -1,0 +1,87 @@
+// The simulation oracle's own model of the upstream, independent of the code
+// it checks: a reference vnode function (a plain bit-by-bit CRC-32 over each
+// distribution-key datum's byte form, as serde/FORMAT.md specifies it), a
+// reference primary-key order (compares datums directly, honouring ASC/DESC
+// and NULLS FIRST/LAST), and UpstreamModel: the upstream table as the demo
+// source generated it (the initial rows, then the workload's operations up
+// to an offset), kept in a std::map ordered by the reference order. None of
+// serde's vnode or key code, nor the state tables, is used here; a test
+// (reference_model_test) checks that the reference functions agree with
+// serde's on random rows. testonly.
+//
+//   UpstreamModel model(catalog, workload, /*initial_rows=*/100);
+//   model.AdvanceTo(committed_offset);        // replays ops [old, new)
+//   for (const auto& [pk, row] : model.rows()) ...
+//   VirtualNode v = ReferenceVnode(row, catalog);
+//
+// Supported column types: ReferenceTypeSupported (the simulation's tables
+// use only those). Thread-safety: plain values.
+#ifndef TESTS_SIMULATION_REFERENCE_MODEL_H_
+#define TESTS_SIMULATION_REFERENCE_MODEL_H_
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "executor/runtime/demo/workload.h"
+#include "serde/data_type.h"
+#include "serde/order_type.h"
+#include "serde/row.h"
+#include "serde/vnode.h"
+#include "storage/table_catalog.h"
+
+namespace backfill {
+namespace simulation {
+
+// Boolean, the integers, FLOAT64, VARCHAR, BYTEA, DATE, TIME, TIMESTAMP.
+bool ReferenceTypeSupported(DataType type);
+
+// The vnode of `row` (a row of `catalog`): 0 for a singleton table, else the
+// CRC-32 of its distribution-key datums modulo the vnode count.
+VirtualNode ReferenceVnode(const Row& row, const TableCatalog& catalog);
+
+// Compares two pk rows (the pk columns only, in pk order) under `orders`:
+// < 0, 0, > 0.
+int ReferenceComparePk(const Row& a, const Row& b,
+                       const std::vector<OrderType>& orders);
+
+// The pk columns of `row` (a row of `catalog`), in pk order.
+Row ReferencePk(const Row& row, const TableCatalog& catalog);
+
+class UpstreamModel {
+ public:
+  struct PkLess {
+    const std::vector<OrderType>* orders;
+    bool operator()(const Row& a, const Row& b) const {
+      return ReferenceComparePk(a, b, *orders) < 0;
+    }
+  };
+  using Rows = std::map<Row, Row, PkLess>;
+
+  // The table after the bulk load of keys 0 .. initial_rows - 1 (a key
+  // whose pk equals an earlier key's replaces it).
+  UpstreamModel(const TableCatalog& catalog, const WorkloadOptions& workload,
+                uint64_t initial_rows);
+
+  // Applies the workload's operations [offset(), offset) as the demo source
+  // does: a missing key is inserted; a delete deletes; an update rewrites
+  // the row, moved to its target key if that one is free. REQUIRES:
+  // offset >= offset().
+  void AdvanceTo(uint64_t offset);
+
+  uint64_t offset() const { return offset_; }
+  // pk (ReferencePk) -> row, in the reference pk order.
+  const Rows& rows() const { return rows_; }
+  const TableCatalog& catalog() const { return catalog_; }
+
+ private:
+  TableCatalog catalog_;
+  WorkloadOptions workload_;
+  uint64_t offset_ = 0;
+  Rows rows_;
+};
+
+}  // namespace simulation
+}  // namespace backfill
+
+#endif  // TESTS_SIMULATION_REFERENCE_MODEL_H_
