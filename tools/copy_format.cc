@@ -327,11 +327,13 @@ CopyDump::~CopyDump() {
 
 absl::Status CopyDump::AddRow(RowView row) {
   std::string line = FormatCopyRow(row, types_);
-  if (buffered_bytes_ + line.size() > options_.memory_budget_bytes &&
+  // The line's bytes and what holding it costs besides.
+  const size_t cost = line.size() + sizeof(std::string);
+  if (buffered_bytes_ + cost > options_.memory_budget_bytes &&
       !lines_.empty()) {
     BACKFILL_RETURN_IF_ERROR(Spill());
   }
-  buffered_bytes_ += line.size();
+  buffered_bytes_ += cost;
   lines_.push_back(std::move(line));
   ++num_rows_;
   return absl::OkStatus();

@@ -62,10 +62,11 @@ std::string FormatCopyFloat32(float value);
 
 // Bounds of a CopyDump's memory.
 struct CopyDumpOptions {
-  // Bytes of formatted row text kept in memory; when more would be kept, they
+  // Bytes of formatted row text kept in memory (each line counted with its
+  // std::string's size besides its text); when more would be kept, they
   // are sorted and written as a run file beside the dump (`path`.run<N>).
-  // Default 64 MiB; at least 1 (then every row is a run of its own).
-  size_t memory_budget_bytes = size_t{64} << 20;
+  // Default 16 MiB; at least 1 (then every row is a run of its own).
+  size_t memory_budget_bytes = size_t{16} << 20;
   // Run files merged at once (each open with a read buffer); more runs are
   // merged in passes. Default 64; at least 2.
   size_t merge_fan_in = 64;
@@ -108,7 +109,8 @@ class CopyDump {
 
   size_t num_rows() const { return num_rows_; }
   size_t num_columns() const { return types_.size(); }
-  // Run files written so far, and the bytes of row text held in memory.
+  // Run files written so far, and the bytes of row text held in memory (as
+  // CopyDumpOptions::memory_budget_bytes counts them).
   size_t num_runs() const { return runs_written_; }
   size_t buffered_bytes() const { return buffered_bytes_; }
 

@@ -329,8 +329,9 @@ TEST_P(StreamingJobStorageFaultTest, RecoversByReopeningTheStore) {
     {
       BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
                                     RocksDbStateStore::Open(reopenable.options));
-      BACKFILL_ASSERT_OK(
-          RunStreamingJob(*store, options, nullptr, {}, Clock::Real()).status());
+      BACKFILL_ASSERT_OK_AND_ASSIGN(
+          JobResult first, RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+      EXPECT_EQ(first.recoveries, 0u);  // No fault injected yet.
     }
     { BACKFILL_ASSERT_OK(RocksDbStateStore::Open(reopenable.options).status()); }
   }
@@ -440,7 +441,10 @@ TEST(StreamingJobTest, ReadFaultsAnywhereRecover) {
     // Table files to read: a finished job, closed, reopened (which flushes
     // the log into table files).
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(base));
-    BACKFILL_ASSERT_OK(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()).status());
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        JobResult result, RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+    EXPECT_TRUE(result.consistent) << result.mismatch;
+    EXPECT_EQ(result.recoveries, 0u);  // No fault injected yet.
   }
   { BACKFILL_ASSERT_OK(RocksDbStateStore::Open(base).status()); }
   int recovered = 0;
