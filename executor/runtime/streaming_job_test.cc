@@ -288,6 +288,10 @@ struct ReopenableStore {
       store = *std::move(reopened);
       return static_cast<StateStore*>(store.get());
     };
+    // The final check reads with the independent reader of the store in use.
+    job.committed_rows = [this](const TableCatalog& catalog, Epoch epoch) {
+      return store->NewRawCommittedRowIterator(catalog, epoch);
+    };
     job.on_recovery = [errors](const absl::Status& error, uint32_t) {
       errors->push_back(error.ToString());
     };

@@ -10,7 +10,6 @@
 #include "rocksdb/db.h"
 #include "rocksdb/iterator.h"
 #include "rocksdb/options.h"
-#include "rocksdb/snapshot.h"
 #include "storage/rocksdb/database.h"
 #include "storage/rocksdb/status.h"
 #include "third_party/absl_extras/status_macros.h"
@@ -63,15 +62,18 @@ bool ParseVersionKey(absl::string_view key, StoredVersion* out) {
 class RawCommittedRowIterator final : public CommittedRowIterator {
  public:
   RawCommittedRowIterator(Database& database, CommittedRowDecoder decoder,
-                          Epoch read_epoch, const rocksdb::Snapshot* snapshot)
+                          Epoch read_epoch)
       : database_(database),
         decoder_(std::move(decoder)),
         read_epoch_(read_epoch.value()),
-        snapshot_(snapshot),
         lower_(BigEndian32(decoder_.catalog().table_id)) {
     lower_slice_ = rocksdb::Slice(lower_);
+    // The iterator reads the sequence number current at its creation (an
+    // implicit snapshot that pins the files it needs). No explicit
+    // rocksdb::Snapshot: releasing one can start a compaction of the
+    // bottommost files, which would write the MANIFEST after the last
+    // checkpoint.
     rocksdb::ReadOptions options;
-    options.snapshot = snapshot_;
     options.fill_cache = false;
     // The table's whole key range, whatever the prefix extractor says.
     options.total_order_seek = true;
@@ -83,11 +85,6 @@ class RawCommittedRowIterator final : public CommittedRowIterator {
       options.iterate_upper_bound = &upper_slice_;
     }
     raw_.reset(database_.db().NewIterator(options, database_.data()));
-  }
-
-  ~RawCommittedRowIterator() override {
-    raw_.reset();
-    database_.db().ReleaseSnapshot(snapshot_);
   }
 
   bool Valid() const override { return valid_; }
@@ -208,7 +205,6 @@ class RawCommittedRowIterator final : public CommittedRowIterator {
   Database& database_;
   const CommittedRowDecoder decoder_;
   const uint64_t read_epoch_;
-  const rocksdb::Snapshot* const snapshot_;
   const std::string lower_;
   std::string upper_;
   rocksdb::Slice lower_slice_;
@@ -237,13 +233,12 @@ NewRawCommittedRowIterator(Database& database, const TableCatalog& catalog,
                            Epoch read_epoch) {
   BACKFILL_ASSIGN_OR_RETURN(CommittedRowDecoder decoder,
                             CommittedRowDecoder::Create(catalog));
-  const rocksdb::Snapshot* snapshot = database.db().GetSnapshot();
-  // The committed epoch as the directory records it, in the same snapshot.
-  rocksdb::ReadOptions options;
-  options.snapshot = snapshot;
+  // The committed epoch as the directory records it. (A checkpoint between
+  // this read and the iterator's creation could only add versions above it,
+  // which the read epoch, at most this one, skips.)
   std::string stored;
-  const rocksdb::Status read =
-      database.db().Get(options, database.meta(), kCommittedEpochKey, &stored);
+  const rocksdb::Status read = database.db().Get(
+      rocksdb::ReadOptions(), database.meta(), kCommittedEpochKey, &stored);
   uint64_t committed = 0;
   absl::Status status;
   if (read.ok()) {
@@ -263,12 +258,9 @@ NewRawCommittedRowIterator(Database& database, const TableCatalog& catalog,
         read_epoch.value(), " is above the committed epoch ", committed, " of ",
         database.path()));
   }
-  if (!status.ok()) {
-    database.db().ReleaseSnapshot(snapshot);
-    return status;
-  }
-  return std::unique_ptr<CommittedRowIterator>(new RawCommittedRowIterator(
-      database, std::move(decoder), read_epoch, snapshot));
+  if (!status.ok()) return status;
+  return std::unique_ptr<CommittedRowIterator>(
+      new RawCommittedRowIterator(database, std::move(decoder), read_epoch));
 }
 
 }  // namespace rocksdb_internal

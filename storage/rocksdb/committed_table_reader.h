@@ -22,10 +22,11 @@
 // directory records (its own read of `committed_epoch`) is
 // FailedPrecondition.
 //
-// The iteration is pinned to a RocksDB snapshot taken at creation: a
-// concurrent flush or compaction changes nothing it reads; a checkpoint
-// after its creation is not seen. Memory: one row and RocksDB's read-ahead,
-// whatever the table's size (blocks are read without filling the cache).
+// The iteration reads the database as of its creation (RocksDB's implicit
+// iterator snapshot, which pins the files it reads): a concurrent flush or
+// compaction changes nothing it sees; a checkpoint after its creation is not
+// seen. Memory: one row and RocksDB's read-ahead, whatever the table's size
+// (blocks are read without filling the cache).
 //
 // Thread-safety: one thread at a time. It must not outlive the database.
 #ifndef STORAGE_ROCKSDB_COMMITTED_TABLE_READER_H_

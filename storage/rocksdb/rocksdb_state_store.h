@@ -77,7 +77,7 @@ class RocksDbStateStore final : public storage_internal::LayeredStateStore,
   // raw reader (storage/rocksdb/committed_table_reader.h): this database
   // iterated by its own parsing and version resolution, not by the MVCC
   // iterator the StateStore reads use nor the state tables; for verdicts
-  // (executor/runtime/verifier.h). Pinned to a snapshot of the database.
+  // (executor/runtime/verifier.h). Reads the database as of its creation.
   // Errors: InvalidArgument for a bad catalog, FailedPrecondition for a read
   // epoch above the committed one; the iterator's: DataLoss naming the
   // table, vnode, pk and epoch of corrupt bytes. The iterator must not
