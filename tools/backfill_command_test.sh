@@ -127,6 +127,7 @@ for presses in 1 2; do
         fail "no resume command: $(cat "$TMP/err")"
     last=$(tail -1 "$TMP/out")
     grep -q '"interrupted":true' <<<"$last" || fail "JSON not interrupted: $last"
+    grep -q '"recoveries":0[,}]' <<<"$last" || fail "the interrupted run recovered: $last"
     grep -q "\"data_dir\":\"$data\"" <<<"$last" || fail "JSON lacks data_dir: $last"
     grep -q "INTERRUPTED" "$TMP/out" || fail "no INTERRUPTED verdict in the table"
   else
@@ -137,6 +138,9 @@ for presses in 1 2; do
   [[ $code -eq 0 ]] || fail "resume after $presses Ctrl-C: exit $code: $(cat "$TMP/err")"
   last=$(tail -1 "$TMP/out")
   grep -q '"consistent":true' <<<"$last" || fail "resume after $presses Ctrl-C: $last"
+  # No fault was injected: a recovery would be one from the job's own bug.
+  grep -q '"recoveries":0[,}]' <<<"$last" ||
+      fail "resume after $presses Ctrl-C recovered although no fault was injected: $last"
   [[ $presses -eq 2 ]] || grep -q '"resumed":true' <<<"$last" ||
       fail "resume after $presses Ctrl-C did not resume: $last"
 done

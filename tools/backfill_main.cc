@@ -40,7 +40,9 @@
 #include "executor/runtime/verifier.h"
 #include "metrics/http_exporter.h"
 #include "metrics/registry.h"
+#include "storage/committed_rows.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
+#include "storage/table_catalog.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "tools/command_flags.h"
 #include "tools/copy_format.h"
@@ -256,6 +258,50 @@ bool IsFresh(const std::string& data_dir) {
 // DIR, read-only (tools/inspect.h). Exit 0, or 2 with one error line on
 // standard error and, with --json, {"error":"CODE: ..."} as the only line of
 // standard output.
+// `--dump_dir`: upstream.tsv and view.tsv, written by a verification pass
+// as it compares the two tables (constant memory: CopyDump sorts through run
+// files beside the dumps). Its verdict must be the job's: the data did not
+// change since.
+class DumpWriter final : public VerifiedRowSink {
+ public:
+  DumpWriter(const std::string& dir, const ScenarioSpec& spec)
+      : upstream_(dir + "/upstream.tsv", spec.output_column_names,
+                  spec.output_column_types),
+        view_(dir + "/view.tsv", spec.output_column_names,
+              spec.output_column_types) {}
+  absl::Status AddUpstreamRow(RowView row) override {
+    return upstream_.AddRow(row);
+  }
+  absl::Status AddViewRow(RowView row) override { return view_.AddRow(row); }
+  absl::Status Finish() {
+    BACKFILL_RETURN_IF_ERROR(upstream_.Finish());
+    return view_.Finish();
+  }
+
+ private:
+  CopyDump upstream_;
+  CopyDump view_;
+};
+
+absl::Status WriteDumps(StateStore& store, const StreamingJobOptions& options,
+                        const ScenarioSpec& spec, const std::string& dir,
+                        const JobResult& job) {
+  DumpWriter dumps(dir, spec);
+  BACKFILL_ASSIGN_OR_RETURN(ViewVerdict verdict,
+                            VerifyView(store, options, &dumps));
+  BACKFILL_RETURN_IF_ERROR(dumps.Finish());
+  if (verdict.consistent != job.consistent ||
+      verdict.upstream_rows != job.upstream_rows ||
+      verdict.view_rows != job.view_rows) {
+    return absl::InternalError(absl::StrCat(
+        "the dumps' verification (consistent ", verdict.consistent, ", ",
+        verdict.upstream_rows, " and ", verdict.view_rows,
+        " rows) disagrees with the job's (consistent ", job.consistent, ", ",
+        job.upstream_rows, " and ", job.view_rows, " rows)"));
+  }
+  return absl::OkStatus();
+}
+
 int Inspect() {
   const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
   const bool json = absl::GetFlag(FLAGS_json);
@@ -536,6 +582,10 @@ int Main(int argc, char** argv) {
     *store = *std::move(reopened);
     return static_cast<StateStore*>(&(*recorder)->Meter(store->get()));
   };
+  // The final check reads both tables with the store's independent reader.
+  options.committed_rows = [&](const TableCatalog& catalog, Epoch epoch) {
+    return (*store)->NewRawCommittedRowIterator(catalog, epoch);
+  };
   absl::StatusOr<JobResult> job =
       RunStreamingJob((*recorder)->Meter(store->get()), options, &registry,
                       observer, Clock::Real());
@@ -546,26 +596,9 @@ int Main(int argc, char** argv) {
 
   if (!flags->dump_dir.empty()) {
     std::filesystem::create_directories(flags->dump_dir);
-    absl::StatusOr<std::vector<Row>> upstream_rows =
-        ReadCommittedRows(**store, options.upstream, spec->job.output_columns);
-    std::vector<int> view_columns;
-    for (size_t i = 0; i < spec->job.output_columns.size(); ++i) {
-      view_columns.push_back(static_cast<int>(i));
-    }
-    absl::StatusOr<std::vector<Row>> view_rows =
-        ReadCommittedRows(**store, ViewCatalog(options), view_columns);
-    if (!upstream_rows.ok()) {
-      return Fail(*flags, name, data_dir, upstream_rows.status());
-    }
-    if (!view_rows.ok())
-      return Fail(*flags, name, data_dir, view_rows.status());
-    for (const auto& [file, rows] : {std::pair{"upstream.tsv", &*upstream_rows},
-                                     std::pair{"view.tsv", &*view_rows}}) {
-      absl::Status status = WriteCopyDump(
-          (std::filesystem::path(flags->dump_dir) / file).string(),
-          spec->output_column_names, spec->output_column_types, *rows);
-      if (!status.ok()) return Fail(*flags, name, data_dir, status);
-    }
+    const absl::Status dumped =
+        WriteDumps(**store, options, *spec, flags->dump_dir, *job);
+    if (!dumped.ok()) return Fail(*flags, name, data_dir, dumped);
   }
 
   tools::RunResult result;

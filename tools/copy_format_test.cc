@@ -1,12 +1,16 @@
 #include "tools/copy_format.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "serde/decimal.h"
@@ -196,6 +200,19 @@ TEST(CopyFormatTest, Rows) {
   EXPECT_EQ(FormatCopyRow({}, {}), "");
 }
 
+absl::Status WriteDump(const std::string& path,
+                       const std::vector<std::string>& names,
+                       const std::vector<DataType>& types,
+                       const std::vector<Row>& rows,
+                       CopyDumpOptions options = {}) {
+  CopyDump dump(path, names, types, options);
+  for (const Row& row : rows) {
+    absl::Status status = dump.AddRow(row);
+    if (!status.ok()) return status;
+  }
+  return dump.Finish();
+}
+
 TEST(CopyFormatTest, DumpSortsRowsByteWiseAfterTheHeader) {
   const std::vector<std::string> names = {"id", "na\tme"};
   const std::vector<DataType> types = {DataType::kInt64, DataType::kVarchar};
@@ -207,7 +224,7 @@ TEST(CopyFormatTest, DumpSortsRowsByteWiseAfterTheHeader) {
       {int64_t{1}, Datum()},
   };
   const std::string path = TempPath("dump.tsv");
-  ASSERT_THAT(WriteCopyDump(path, names, types, rows), IsOk());
+  ASSERT_THAT(WriteDump(path, names, types, rows), IsOk());
   // Byte-wise: "1\t\\N" < "1\ta" < "1\t\xc3\xa9" (0xc3 > 'a') < "10" < "2".
   EXPECT_EQ(ReadFile(path),
             "id\tna\\tme\n"
@@ -220,31 +237,80 @@ TEST(CopyFormatTest, DumpSortsRowsByteWiseAfterTheHeader) {
   // The same rows in another order give the same bytes.
   std::vector<Row> reversed(rows.rbegin(), rows.rend());
   const std::string other = TempPath("dump2.tsv");
-  ASSERT_THAT(WriteCopyDump(other, names, types, reversed), IsOk());
+  ASSERT_THAT(WriteDump(other, names, types, reversed), IsOk());
   EXPECT_EQ(ReadFile(other), ReadFile(path));
 
   // Overwrites an existing file.
-  ASSERT_THAT(WriteCopyDump(path, names, types, {}), IsOk());
+  ASSERT_THAT(WriteDump(path, names, types, {}), IsOk());
   EXPECT_EQ(ReadFile(path), "id\tna\\tme\n");
 }
 
-TEST(CopyFormatTest, IncrementalDump) {
-  CopyDump dump({"v"}, {DataType::kInt32});
-  EXPECT_EQ(dump.num_columns(), 1u);
-  dump.AddRow({int32_t{3}});
-  dump.AddRow({int32_t{1}});
-  dump.AddRow({int32_t{2}});
-  EXPECT_EQ(dump.num_rows(), 3u);
-  EXPECT_EQ(dump.Contents(), "v\n1\n2\n3\n");
-  dump.AddRow({int32_t{0}});
-  EXPECT_EQ(dump.Contents(), "v\n0\n1\n2\n3\n");
+TEST(CopyFormatTest, ABoundedDumpSortsThroughRunFilesToTheSameBytes) {
+  const uint64_t seed = 5;
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 rng(seed);
+  const std::vector<std::string> names = {"id", "v"};
+  const std::vector<DataType> types = {DataType::kInt64, DataType::kVarchar};
+  std::vector<Row> rows;
+  for (int i = 0; i < 2000; ++i) {
+    rows.push_back(
+        {static_cast<int64_t>(rng() % 500),
+         std::string(rng() % 12, static_cast<char>('a' + rng() % 26))});
+  }
+  const std::string expected_path = TempPath("in_memory.tsv");
+  ASSERT_THAT(WriteDump(expected_path, names, types, rows), IsOk());
+
+  const std::string dir = TempPath("bounded");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/view.tsv";
+  CopyDumpOptions options;
+  options.memory_budget_bytes = 256;
+  options.merge_fan_in = 3;  // Several merge passes.
+  CopyDump dump(path, names, types, options);
+  size_t max_buffered = 0;
+  for (const Row& row : rows) {
+    ASSERT_THAT(dump.AddRow(row), IsOk());
+    max_buffered = std::max(max_buffered, dump.buffered_bytes());
+  }
+  EXPECT_LE(max_buffered, options.memory_budget_bytes);
+  EXPECT_GT(dump.num_runs(), 20u);
+  ASSERT_THAT(dump.Finish(), IsOk());
+  EXPECT_EQ(dump.num_rows(), rows.size());
+  EXPECT_EQ(ReadFile(path), ReadFile(expected_path));
+  // The run files are gone.
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    files.push_back(entry.path().filename().string());
+  }
+  EXPECT_THAT(files, ::testing::ElementsAre("view.tsv"));
+}
+
+TEST(CopyFormatTest, AnUnfinishedDumpLeavesNoFiles) {
+  const std::string dir = TempPath("unfinished");
+  std::filesystem::create_directories(dir);
+  {
+    CopyDumpOptions options;
+    options.memory_budget_bytes = 1;
+    CopyDump dump(dir + "/view.tsv", {"v"}, {DataType::kInt32}, options);
+    for (int32_t i = 0; i < 10; ++i) ASSERT_THAT(dump.AddRow({i}), IsOk());
+    EXPECT_EQ(dump.num_runs(), 9u);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
 
 TEST(CopyFormatTest, WriteErrorsNameThePath) {
   EXPECT_THAT(
-      WriteCopyDump(TempPath("no/such/dir/view.tsv"), {"a"}, {DataType::kInt64},
-                    {}),
+      WriteDump(TempPath("no/such/dir/view.tsv"), {"a"}, {DataType::kInt64},
+                {}),
       StatusIs(absl::StatusCode::kNotFound, HasSubstr("no/such/dir/view.tsv")));
+  CopyDumpOptions options;
+  options.memory_budget_bytes = 1;
+  CopyDump dump(TempPath("no/such/dir/runs.tsv"), {"a"}, {DataType::kInt64},
+                options);
+  ASSERT_THAT(dump.AddRow({int64_t{1}}), IsOk());
+  EXPECT_THAT(dump.AddRow({int64_t{2}}),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("no/such/dir/runs.tsv.run0")));
 }
 
 }  // namespace

@@ -97,6 +97,9 @@ for _ in $(seq 1 600); do kill -0 "$JOB_PID" 2>/dev/null || break; sleep 0.2; do
 wait "$JOB_PID"; code=$?; JOB_PID=""
 [[ $code -eq 0 ]] || fail "the job exited $code"
 grep -q '"consistent":true' <<<"$(tail -1 "$TMP/job.out")" || fail "not consistent"
+# No fault was injected: a recovery would be one from the job's own bug.
+grep -q '"recoveries":0[,}]' <<<"$(tail -1 "$TMP/job.out")" ||
+    fail "recovered although no fault was injected: $(tail -1 "$TMP/job.out")"
 
 # query EXPR: the first result's value ("" if none).
 query() {

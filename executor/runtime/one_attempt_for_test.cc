@@ -6,6 +6,7 @@
 
 #include "executor/runtime/demo/bulk_load.h"
 #include "serde/vnode_bitmap.h"
+#include "storage/committed_rows.h"
 #include "storage/state_table.h"
 #include "third_party/absl_extras/status_macros.h"
 
@@ -26,10 +27,9 @@ OneAttempt RunOneAttemptForTest(
     attempt.creating = loaded;
     attempt.apply_overrides = true;
     attempt.job_start = clock.Now();
-    BACKFILL_ASSIGN_OR_RETURN(
-        std::unique_ptr<BarrierCoordinator> coordinator,
-        BarrierCoordinator::Create(store, options, attempt, clock,
-                                   &run.result));
+    BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<BarrierCoordinator> coordinator,
+                              BarrierCoordinator::Create(
+                                  store, options, attempt, clock, &run.result));
     JobGraphContext context;
     context.clock = &clock;
     context.listener = coordinator.get();
@@ -60,9 +60,16 @@ OneAttempt RunOneAttemptForTest(
 absl::Status PlantConflictingViewRow(StateStore& store,
                                      const StreamingJobOptions& options) {
   BACKFILL_ASSIGN_OR_RETURN(
-      std::vector<Row> rows,
-      ReadCommittedRows(store, options.upstream, ViewColumns(options)));
-  if (rows.empty()) return absl::FailedPreconditionError("no upstream rows");
+      std::unique_ptr<CommittedRowIterator> upstream,
+      NewStoreCommittedRowIterator(
+          store, options.upstream,
+          store.CommittedEpoch(options.upstream.table_id)));
+  upstream->SeekToFirst();
+  BACKFILL_RETURN_IF_ERROR(upstream->status());
+  if (!upstream->Valid()) {
+    return absl::FailedPreconditionError("no upstream rows");
+  }
+  const Row first = ProjectRow(upstream->row(), ViewColumns(options));
   BACKFILL_ASSIGN_OR_RETURN(
       auto view,
       StateTable::Create(ViewCatalog(options), store,
@@ -72,7 +79,7 @@ absl::Status PlantConflictingViewRow(StateStore& store,
                store.CommittedEpoch(options.upstream.table_id));
   const EpochPair epoch{Epoch(committed.value() + 1), committed};
   BACKFILL_RETURN_IF_ERROR(view->InitEpoch(epoch));
-  BACKFILL_RETURN_IF_ERROR(view->Insert(rows.front()));
+  BACKFILL_RETURN_IF_ERROR(view->Insert(first));
   const EpochPair next{Epoch(epoch.curr.value() + 1), epoch.curr};
   BACKFILL_RETURN_IF_ERROR(view->Commit(next));
   return store.Checkpoint(next.prev);

@@ -30,6 +30,7 @@
 #include "executor/runtime/job_state.h"
 #include "executor/runtime/job_state_table.h"
 #include "ratelimit/rate_limit.h"
+#include "storage/committed_rows.h"
 #include "storage/state_store.h"
 #include "storage/table_catalog.h"
 
@@ -124,6 +125,12 @@ struct StreamingJobOptions {
   // again). Empty: the same store throughout, so a failed storage write
   // (after which the store refuses checkpoints) exhausts the recoveries.
   std::function<absl::StatusOr<StateStore*>()> reopen_store;
+  // Optional: how the final check (executor/runtime/verifier.h) reads each
+  // table's committed rows. Give the store's independent reader when it has
+  // one (RocksDB: RocksDbStateStore::NewRawCommittedRowIterator, through
+  // the store in use after any reopen_store). Empty: the store's own
+  // committed iterator (NewStoreCommittedRowIterator; memory, shared).
+  CommittedRowReader committed_rows;
   // Table ids of the internal tables.
   TableId source_offset_table_id = 1001;
   TableId view_table_id = 1002;

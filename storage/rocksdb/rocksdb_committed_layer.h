@@ -65,6 +65,9 @@ class RocksDbCommittedLayer final : public storage_internal::CommittedLayer {
   // RocksDbStateStore::ApproximateVnodeBytes.
   absl::StatusOr<std::vector<uint64_t>> ApproximateVnodeBytes(TableId table_id,
                                                               int vnode_count);
+  // The database, for the independent committed reader
+  // (committed_table_reader.h).
+  Database& database() const { return *database_; }
   // Restarts the GC's count from the tombstones the table files hold (what
   // earlier runs checkpointed and no full compaction has dropped yet); may
   // start a full compaction at once. Called once, after opening.

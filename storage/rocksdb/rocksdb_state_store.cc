@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "storage/rocksdb/acknowledged_epoch.h"
+#include "storage/rocksdb/committed_table_reader.h"
 #include "storage/rocksdb/database.h"
 #include "storage/rocksdb/mvcc_compaction_filter.h"
 #include "storage/rocksdb/rocksdb_committed_layer.h"
@@ -72,6 +73,12 @@ absl::Status RocksDbStateStore::Compact() { return layer_->Compact(); }
 GcStats RocksDbStateStore::WaitForGc() { return layer_->WaitForGc(); }
 absl::StatusOr<uint64_t> RocksDbStateStore::CountStoredVersions() {
   return layer_->CountStoredVersions();
+}
+absl::StatusOr<std::unique_ptr<CommittedRowIterator>>
+RocksDbStateStore::NewRawCommittedRowIterator(const TableCatalog& catalog,
+                                              Epoch read_epoch) {
+  return rocksdb_internal::NewRawCommittedRowIterator(layer_->database(),
+                                                      catalog, read_epoch);
 }
 absl::StatusOr<std::vector<uint64_t>> RocksDbStateStore::ApproximateVnodeBytes(
     TableId table_id, int vnode_count) {

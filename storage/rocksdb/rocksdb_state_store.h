@@ -25,10 +25,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "storage/committed_rows.h"
 #include "storage/epoch.h"
 #include "storage/internal/layered_state_store.h"
 #include "storage/rocksdb/options.h"
 #include "storage/state_store.h"
+#include "storage/table_catalog.h"
 #include "storage/vnode_size_estimator.h"
 
 namespace backfill {
@@ -70,6 +72,18 @@ class RocksDbStateStore final : public storage_internal::LayeredStateStore,
   // The number of stored versions (physical entries, tombstones included)
   // of all tables. Scans everything: for tests and operations.
   absl::StatusOr<uint64_t> CountStoredVersions();
+
+  // The committed rows of `catalog` at `read_epoch` through the independent
+  // raw reader (storage/rocksdb/committed_table_reader.h): this database
+  // iterated by its own parsing and version resolution, not by the MVCC
+  // iterator the StateStore reads use nor the state tables; for verdicts
+  // (executor/runtime/verifier.h). Reads the database as of its creation.
+  // Errors: InvalidArgument for a bad catalog, FailedPrecondition for a read
+  // epoch above the committed one; the iterator's: DataLoss naming the
+  // table, vnode, pk and epoch of corrupt bytes. The iterator must not
+  // outlive the store. Thread-safe (each iterator: one thread at a time).
+  absl::StatusOr<std::unique_ptr<CommittedRowIterator>>
+  NewRawCommittedRowIterator(const TableCatalog& catalog, Epoch read_epoch);
 
   // VnodeSizeEstimator: rocksdb::DB::GetApproximateSizes over each vnode's
   // key range of the `data` column family, table files and memtables

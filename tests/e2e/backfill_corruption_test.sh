@@ -100,6 +100,8 @@ for job in finished killed; do
   timeout 120 "$BIN" --scenario="$SCENARIO" --data_dir="$TMP/$job.control" --json \
       > "$TMP/$job.control.log" 2>&1 ||
       { tail -5 "$TMP/$job.control.log"; fail "$job: the uncorrupted copy fails"; }
+  [[ $(recoveries_of "$TMP/$job.control.log") == 0 ]] ||
+      fail "$job: the uncorrupted copy recovered: $(tail -1 "$TMP/$job.control.log")"
   files=()
   for f in "$src"/*.sst "$src"/*.log "$src"/MANIFEST-* "$src"/CURRENT \
            "$src"/ACKNOWLEDGED_EPOCH; do
