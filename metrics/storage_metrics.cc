@@ -31,14 +31,12 @@ absl::StatusOr<StorageMetrics> StorageMetrics::Create(Registry& registry) {
   BACKFILL_ASSIGN_OR_RETURN(
       metrics.compaction_read_bytes_total,
       counter(kCompactionReadBytesTotal, "Bytes RocksDB compactions read."));
-  BACKFILL_ASSIGN_OR_RETURN(
-      metrics.compaction_written_bytes_total,
-      counter(kCompactionWrittenBytesTotal,
-              "Bytes RocksDB compactions wrote."));
-  BACKFILL_ASSIGN_OR_RETURN(
-      metrics.flush_written_bytes_total,
-      counter(kFlushWrittenBytesTotal,
-              "Bytes RocksDB memtable flushes wrote."));
+  BACKFILL_ASSIGN_OR_RETURN(metrics.compaction_written_bytes_total,
+                            counter(kCompactionWrittenBytesTotal,
+                                    "Bytes RocksDB compactions wrote."));
+  BACKFILL_ASSIGN_OR_RETURN(metrics.flush_written_bytes_total,
+                            counter(kFlushWrittenBytesTotal,
+                                    "Bytes RocksDB memtable flushes wrote."));
   BACKFILL_ASSIGN_OR_RETURN(
       metrics.block_cache_hits_total,
       counter(kBlockCacheHitsTotal, "RocksDB block cache lookups that hit."));

@@ -33,9 +33,9 @@ absl::StatusOr<std::unique_ptr<JobMetricsRecorder>> JobMetricsRecorder::Create(
                             JobMetrics::Create(registry, upstream_table));
   BACKFILL_ASSIGN_OR_RETURN(StorageMetrics storage_metrics,
                             StorageMetrics::Create(registry));
-  return std::unique_ptr<JobMetricsRecorder>(new JobMetricsRecorder(
-      std::move(metrics), std::move(storage_metrics), upstream_table,
-      view_table, clock));
+  return std::unique_ptr<JobMetricsRecorder>(
+      new JobMetricsRecorder(std::move(metrics), std::move(storage_metrics),
+                             upstream_table, view_table, clock));
 }
 
 JobMetricsRecorder::JobMetricsRecorder(JobMetrics metrics,

@@ -52,7 +52,8 @@ TEST(JobMetricsRecorderTest, CountersFollowTheRuntimesFiguresAcrossARecovery) {
   EXPECT_EQ(m.epochs_total.value(), 4u);
 }
 
-TEST(JobMetricsRecorderTest, ProgressIsTheSnapshotShareMonotoneAndOneOnlyWhenDone) {
+TEST(JobMetricsRecorderTest,
+     ProgressIsTheSnapshotShareMonotoneAndOneOnlyWhenDone) {
   Registry registry;
   SimulatedClock clock;
   BACKFILL_ASSERT_OK_AND_ASSIGN(
@@ -115,7 +116,8 @@ TEST(JobMetricsRecorderTest, StorageFiguresFollowRocksDbAcrossAReopen) {
               HasSubstr("backfill_rocksdb_read_bytes_total 1700\n"));
 }
 
-TEST(JobMetricsRecorderTest, MeterCountsViewAndUpstreamWritesAndFollowsReopens) {
+TEST(JobMetricsRecorderTest,
+     MeterCountsViewAndUpstreamWritesAndFollowsReopens) {
   Registry registry;
   SimulatedClock clock;
   BACKFILL_ASSERT_OK_AND_ASSIGN(

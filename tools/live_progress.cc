@@ -36,8 +36,8 @@ void LiveProgress::Start() {
       next += absl::Seconds(options_.tick_seconds);
       MutexLock lock(&mu_);
       clock_.WaitUntil(
-          mu_, cv_, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; },
-          next);
+          mu_, cv_,
+          [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; }, next);
       if (stop_) return;
     }
   });

@@ -42,8 +42,8 @@ std::string NewTestDirectory() {
 StreamingJobOptions ScaledDefaultJob(uint64_t divisor) {
   tools::Scenario scenario = DefaultScenario();
   scenario.set_initial_rows(scenario.initial_rows() / divisor);
-  scenario.mutable_workload()->set_key_space(
-      scenario.workload().key_space() / divisor);
+  scenario.mutable_workload()->set_key_space(scenario.workload().key_space() /
+                                             divisor);
   scenario.mutable_workload()->set_ops_per_second(
       scenario.workload().ops_per_second() / divisor);
   absl::StatusOr<ScenarioSpec> spec = ScenarioSpecFromProto(scenario);
@@ -128,8 +128,8 @@ TEST(LiveProgressTest, WithoutAnOutputOnlyEstimates) {
 // Issue 16 point 2: the default scenario (scaled down 25 times: 40,000
 // rows, the same shape), run on the deterministic driver over RocksDB with
 // the estimate the command shows: the percentage never decreases, stays
-// below 100 until every snapshot row was read, is 100 at the end, and passes 25%
-// before half of the snapshot's rows have been read.
+// below 100 until every snapshot row was read, is 100 at the end, and passes
+// 25% before half of the snapshot's rows have been read.
 TEST(LiveProgressTest, DefaultScenarioPassesAQuarterBeforeHalfTheSnapshot) {
   constexpr uint64_t kSeed = 16;
   SCOPED_TRACE(absl::StrCat("seed ", kSeed));
@@ -208,7 +208,8 @@ TEST(LiveProgressTest, DefaultScenarioPassesAQuarterBeforeHalfTheSnapshot) {
   ASSERT_TRUE(rows_at_quarter.has_value());
   EXPECT_LT(*rows_at_quarter, total / 2);
   // And the line the command prints says the same.
-  EXPECT_THAT(out.str(), HasSubstr(" 100.0% of snapshot | vnodes 256/256 done"));
+  EXPECT_THAT(out.str(),
+              HasSubstr(" 100.0% of snapshot | vnodes 256/256 done"));
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/string_view.h"
-
 #include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
@@ -31,8 +30,8 @@ class CountingLocalStateStore : public LocalStateStore {
     written_rows_.Increment();
     return absl::OkStatus();
   }
-  absl::StatusOr<std::optional<std::string>> Get(VirtualNode vnode,
-                                                 absl::string_view pk) override {
+  absl::StatusOr<std::optional<std::string>> Get(
+      VirtualNode vnode, absl::string_view pk) override {
     return target_->Get(vnode, pk);
   }
   absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(

@@ -11,8 +11,9 @@
 //   RunStreamingJob(metered, ...);
 //
 // Only what passes through it is measured: writes to a counted table
-// through local (not replicated) instances it created (Insert and Delete each count one row
-// write, committed or not), and Checkpoint calls, failed ones included.
+// through local (not replicated) instances it created (Insert and Delete each
+// count one row write, committed or not), and Checkpoint calls, failed ones
+// included.
 // Thread-safety: as the target (StateStore is thread-safe); set_target must
 // not race with other calls (the runtime calls reopen_store between graphs,
 // when nothing made by the old store is alive).

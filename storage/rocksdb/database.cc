@@ -280,7 +280,8 @@ RocksDbStats Database::Stats() const {
       tickers.getTickerCount(rocksdb::COMPACT_READ_BYTES);
   stats.compaction_written_bytes =
       tickers.getTickerCount(rocksdb::COMPACT_WRITE_BYTES);
-  stats.flush_written_bytes = tickers.getTickerCount(rocksdb::FLUSH_WRITE_BYTES);
+  stats.flush_written_bytes =
+      tickers.getTickerCount(rocksdb::FLUSH_WRITE_BYTES);
   stats.block_cache_hits = tickers.getTickerCount(rocksdb::BLOCK_CACHE_HIT);
   stats.block_cache_misses = tickers.getTickerCount(rocksdb::BLOCK_CACHE_MISS);
   // A property RocksDB cannot give stays 0.

@@ -241,8 +241,8 @@ TEST(RocksDbStateStoreTest, ApproximateVnodeBytesFollowsTheData) {
 // and reads, and a reopened store starts its counters again.
 TEST(RocksDbStateStoreTest, StatsComeFromRocksDb) {
   const std::string directory = NewTestDirectory();
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
-                                RocksDbStateStore::Open(SmallOptions(directory)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto store, RocksDbStateStore::Open(SmallOptions(directory)));
   const RocksDbStats opened = store->Stats();  // Only the format version.
   EXPECT_LT(opened.written_bytes, 100u);
   EXPECT_EQ(opened.sst_files, 0u);
@@ -251,7 +251,8 @@ TEST(RocksDbStateStoreTest, StatsComeFromRocksDb) {
   BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
   const std::string value(100, 'v');
   for (int i = 0; i < 1000; ++i) {
-    BACKFILL_ASSERT_OK(local->Insert(0, absl::StrCat("key", 100000 + i), value));
+    BACKFILL_ASSERT_OK(
+        local->Insert(0, absl::StrCat("key", 100000 + i), value));
   }
   BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(2), Epoch(1)}));
   BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
@@ -280,8 +281,8 @@ TEST(RocksDbStateStoreTest, StatsComeFromRocksDb) {
 
   local.reset();
   store.reset();
-  BACKFILL_ASSERT_OK_AND_ASSIGN(store,
-                                RocksDbStateStore::Open(SmallOptions(directory)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      store, RocksDbStateStore::Open(SmallOptions(directory)));
   const RocksDbStats reopened = store->Stats();
   EXPECT_LT(reopened.written_bytes, opened.written_bytes + 100u);
   EXPECT_EQ(reopened.sst_files, compacted.sst_files);
