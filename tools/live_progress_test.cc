@@ -112,6 +112,37 @@ TEST(LiveProgressTest, AResumedJobSaysSo) {
   EXPECT_EQ(out.str(), "  resuming from the last checkpoint | 0.0s\n");
 }
 
+// The ticker thread shows the phase at once (its first tick runs before it
+// looks at Finish), and runs beside Observe.
+TEST(LiveProgressTest, TheTickerShowsThePhaseAtOnce) {
+  LiveProgressOptions options;
+  options.definition = JobDefinitionOf(ScaledDefaultJob(1000));
+  options.initial_rows = 1000;
+  {
+    SimulatedClock clock;
+    std::ostringstream out;
+    LiveProgress live(&out, {.mode = DisplayMode::kPlain}, options, clock);
+    live.Start();
+    live.Finish();
+    EXPECT_EQ(out.str(), "  starting | 0.0s\n");
+  }
+  SimulatedClock clock;
+  std::ostringstream out;
+  LiveProgress live(&out,
+                    {.mode = DisplayMode::kPlain, .plain_interval_seconds = 0},
+                    options, clock);
+  live.Start();
+  std::unique_ptr<StateStore> store = NewMemoryStateStore();
+  for (int i = 1; i <= 5; ++i) {
+    clock.AdvanceTime(absl::Seconds(1));  // wakes the ticker
+    JobProgress progress;
+    progress.seconds = i;
+    live.Observe(progress, *store, nullptr);
+  }
+  live.Finish();
+  EXPECT_THAT(out.str(), HasSubstr("% of snapshot | vnodes 0/256 done"));
+}
+
 // Without an output nothing is shown and no thread runs, but the estimate
 // is made (for the metrics).
 TEST(LiveProgressTest, WithoutAnOutputOnlyEstimates) {
