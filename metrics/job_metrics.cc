@@ -56,6 +56,11 @@ absl::StatusOr<JobMetrics> JobMetrics::Create(Registry& registry,
       metrics.view_written_rows_total,
       counter(kViewWrittenRowsTotal,
               "Row writes (inserts and deletes) to the view."));
+  BACKFILL_ASSIGN_OR_RETURN(
+      metrics.upstream_written_rows_total,
+      counter(kUpstreamWrittenRowsTotal,
+              "Row writes (inserts and deletes) to the upstream table: the "
+              "bulk load's and the source's."));
   BACKFILL_ASSIGN_OR_RETURN(metrics.epochs_total,
                             counter(kEpochsTotal, "Barriers completed."));
   BACKFILL_ASSIGN_OR_RETURN(
@@ -80,7 +85,8 @@ absl::StatusOr<JobMetrics> JobMetrics::Create(Registry& registry,
   BACKFILL_ASSIGN_OR_RETURN(
       metrics.progress_ratio,
       gauge(kProgressRatio,
-            "Backfill progress from 0 to 1 (1 exactly when it finished)."));
+            "Share of the backfill's snapshot read, from 0 to 1 (1 exactly "
+            "when it finished)."));
   BACKFILL_ASSIGN_OR_RETURN(
       metrics.backfill_done,
       gauge(kBackfillDone, "1 once the backfill finished, else 0."));

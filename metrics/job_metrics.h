@@ -12,6 +12,8 @@
 //   updates, deletes) the source applied to the table.
 // - backfill_job_view_written_rows_total (counter): row writes (inserts and
 //   deletes; an update is both) the view's materialize actor made.
+// - backfill_job_upstream_written_rows_total (counter): row writes into the
+//   upstream table: the initial bulk load's and the source's.
 // - backfill_job_epochs_total, backfill_job_checkpoints_total (counters):
 //   barriers completed, checkpoints committed.
 // - backfill_job_recoveries_total (counter): recoveries from errors (each
@@ -20,8 +22,9 @@
 //   checkpoint to the state store (the atomic write of every table).
 // - backfill_job_barrier_latency_seconds (histogram): time from a barrier's
 //   injection until every backfill actor emitted it.
-// - backfill_job_progress_ratio (gauge, 0 to 1): the backfill's progress;
-//   1 exactly when every actor finished; never decreases within a process.
+// - backfill_job_progress_ratio (gauge, 0 to 1): the share of the snapshot
+//   read (the progress line's percentage / 100); 1 exactly when every actor
+//   finished; never decreases within a process.
 // - backfill_job_backfill_done (gauge, 0 or 1): the backfill finished.
 #ifndef METRICS_JOB_METRICS_H_
 #define METRICS_JOB_METRICS_H_
@@ -40,6 +43,8 @@ struct JobMetrics {
       "backfill_job_upstream_ops_total";
   static constexpr absl::string_view kViewWrittenRowsTotal =
       "backfill_job_view_written_rows_total";
+  static constexpr absl::string_view kUpstreamWrittenRowsTotal =
+      "backfill_job_upstream_written_rows_total";
   static constexpr absl::string_view kEpochsTotal = "backfill_job_epochs_total";
   static constexpr absl::string_view kCheckpointsTotal =
       "backfill_job_checkpoints_total";
@@ -71,6 +76,7 @@ struct JobMetrics {
   // Default-constructed handles are detached (updates go nowhere).
   Counter upstream_ops_total;
   Counter view_written_rows_total;
+  Counter upstream_written_rows_total;
   Counter epochs_total;
   Counter checkpoints_total;
   Counter recoveries_total;

@@ -22,6 +22,7 @@ TEST(JobMetricsTest, ExportsEverySeriesWithTheTableLabel) {
                                 JobMetrics::Create(registry, 7));
   metrics.upstream_ops_total.Increment(120);
   metrics.view_written_rows_total.Increment(130);
+  metrics.upstream_written_rows_total.Increment(140);
   metrics.epochs_total.Increment(10);
   metrics.checkpoints_total.Increment(5);
   metrics.recoveries_total.Increment();
@@ -34,6 +35,7 @@ TEST(JobMetricsTest, ExportsEverySeriesWithTheTableLabel) {
   for (const std::string& line : {
            "backfill_job_upstream_ops_total" + labels + " 120",
            "backfill_job_view_written_rows_total" + labels + " 130",
+           "backfill_job_upstream_written_rows_total" + labels + " 140",
            "backfill_job_epochs_total" + labels + " 10",
            "backfill_job_checkpoints_total" + labels + " 5",
            "backfill_job_recoveries_total" + labels + " 1",

@@ -130,6 +130,12 @@ for presses in 1 2; do
     grep -q '"recoveries":0[,}]' <<<"$last" || fail "the interrupted run recovered: $last"
     grep -q "\"data_dir\":\"$data\"" <<<"$last" || fail "JSON lacks data_dir: $last"
     grep -q "INTERRUPTED" "$TMP/out" || fail "no INTERRUPTED verdict in the table"
+    # The live line (tools/live_progress.h): a labelled phase at once, no
+    # percentage; then the snapshot's share with the vnodes done.
+    sed -n 2p "$TMP/out" | grep -Eq '^  (starting|bulk load|creating the view) \| ' ||
+        fail "the first line after the header is not a phase: $(head -3 "$TMP/out")"
+    grep -Eq '^ +[0-9.]+% of snapshot \| vnodes [0-9]+/64 done \| ' "$TMP/out" ||
+        fail "no snapshot share: $(head -5 "$TMP/out")"
   else
     grep -q "exiting now\|stopped after checkpoint" "$TMP/err" || fail "no exit message: $(cat "$TMP/err")"
   fi

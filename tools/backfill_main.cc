@@ -51,6 +51,7 @@
 #include "tools/inspect.h"
 #include "tools/interrupt.h"
 #include "tools/job_metrics_recorder.h"
+#include "tools/live_progress.h"
 #include "tools/progress_display.h"
 #include "tools/result.pb.h"
 #include "tools/run_result.h"
@@ -501,19 +502,30 @@ int Main(int argc, char** argv) {
               << " initial rows, parallelism " << options.parallelism
               << ", data directory " << data_dir << std::endl;
   }
+  // The live line: phases from now on, then the snapshot's share read
+  // (tools/live_progress.h); with --json only the estimate, for the metrics.
   ProgressDisplayOptions display_options;
   display_options.mode = DetectDisplayMode(STDOUT_FILENO);
+  display_options.width = TerminalWidth(STDOUT_FILENO);
   display_options.plain_interval_seconds = 1;
-  ProgressDisplay display(std::cout, display_options);
-  uint64_t last_rows = 0, last_ops = 0;
-  double last_seconds = 0, rows_per_second = 0, ops_per_second = 0;
+  LiveProgressOptions live_options;
+  live_options.definition = JobDefinitionOf(options);
+  live_options.initial_rows = options.initial_rows;
+  live_options.resuming = !fresh;
+  const JobMetrics& job_metrics = (*recorder)->metrics();
+  live_options.upstream_written_rows = [&job_metrics] {
+    return job_metrics.upstream_written_rows_total.value();
+  };
+  LiveProgress live(flags->json ? nullptr : &std::cout, display_options,
+                    live_options, Clock::Real());
+  live.Start();
   uint32_t recoveries = 0;
   CheckpointStopper stopper;
   // Stops the process right after a committed checkpoint (the runtime has
   // no stop request of its own): the directory is what that checkpoint
   // left, which the next run resumes.
   auto stop_at_checkpoint = [&](const JobProgress& progress) {
-    if (!flags->json) display.Finish();
+    live.Finish();
     std::cerr << "backfill: stopped after checkpoint " << progress.checkpoints
               << " of this run; resume with `"
               << ResumeCommand(*flags, data_dir) << "`" << std::endl;
@@ -536,38 +548,19 @@ int Main(int argc, char** argv) {
   };
   auto observer = [&](const JobProgress& progress) {
     (*recorder)->Observe(progress);
+    // The store is not reopened while the observer runs (recoveries reopen
+    // it between attempts).
+    (*recorder)->ObserveSnapshotPercent(
+        live.Observe(progress, **store, store->get()).percent);
+    (*recorder)->RecordStorage((*store)->Stats());
     if (stopper.ShouldStop(progress.checkpoints, InterruptRequested())) {
       stop_at_checkpoint(progress);
     }
-    if (flags->json) return;
-    JobProgressSample sample;
-    sample.seconds = progress.seconds;
-    sample.vnodes_completed = progress.vnodes_completed;
-    sample.vnodes_total = progress.vnodes_total;
-    sample.snapshot_rows = progress.snapshot_rows;
-    sample.estimated_total_rows = progress.estimated_total_rows;
-    // Rates over windows of at least half a second, kept between windows.
-    const double dt = progress.seconds - last_seconds;
-    if (dt > 0.5) {
-      rows_per_second = (progress.snapshot_rows - last_rows) / dt;
-      ops_per_second = (progress.upstream_ops - last_ops) / dt;
-      last_rows = progress.snapshot_rows;
-      last_ops = progress.upstream_ops;
-      last_seconds = progress.seconds;
-    }
-    sample.snapshot_rows_per_second = rows_per_second;
-    sample.upstream_ops_per_second = ops_per_second;
-    sample.upstream_ops = progress.upstream_ops;
-    sample.barrier_latency_p50_ms = progress.barrier_latency_p50_ms;
-    sample.barrier_latency_p99_ms = progress.barrier_latency_p99_ms;
-    sample.epochs = progress.epochs;
-    sample.checkpoints = progress.checkpoints;
-    display.Update(sample);
   };
   options.on_recovery = [&](const absl::Status& error, uint32_t recovery) {
     recoveries = recovery;
     (*recorder)->OnRecovery();
-    if (!flags->json) display.Finish();
+    live.OnRecovery();
     std::cerr << "backfill: recovering from the last checkpoint (recovery "
               << recovery << " of at most " << options.max_recoveries
               << ") after: " << ErrorText(error) << std::endl;
@@ -589,7 +582,7 @@ int Main(int argc, char** argv) {
   absl::StatusOr<JobResult> job =
       RunStreamingJob((*recorder)->Meter(store->get()), options, &registry,
                       observer, Clock::Real());
-  if (!flags->json) display.Finish();
+  live.Finish();
   // Faults are for the job; the dumps below read what it verified.
   if (fault_injector != nullptr) fault_injector->SetArmed(false);
   if (!job.ok()) return Fail(*flags, name, data_dir, job.status(), recoveries);

@@ -44,8 +44,9 @@ absl::StatusOr<uint64_t> CountRows(StateStore& store, TableId table_id,
   return rows;
 }
 
-// Every vnode's committed progress row, decoded.
-absl::StatusOr<std::vector<VnodeInspection>> ReadProgress(
+}  // namespace
+
+absl::StatusOr<std::vector<VnodeInspection>> ReadCommittedVnodes(
     StateStore& store, const JobDefinition& definition) {
   const TableCatalog& upstream = definition.upstream;
   const TableCatalog progress =
@@ -96,6 +97,8 @@ absl::StatusOr<std::vector<VnodeInspection>> ReadProgress(
   return vnodes;
 }
 
+namespace {
+
 std::string RateLimitText(const RateLimit& limit) {
   if (limit.is_fixed()) return absl::StrCat(limit.rows_per_second(), " rows/s");
   return "none";
@@ -137,7 +140,8 @@ absl::StatusOr<JobInspection> InspectStore(StateStore& store,
   inspection.job_found = true;
   inspection.job = *std::move(saved);
   const JobDefinition& definition = inspection.job.definition;
-  BACKFILL_ASSIGN_OR_RETURN(inspection.vnodes, ReadProgress(store, definition));
+  BACKFILL_ASSIGN_OR_RETURN(inspection.vnodes,
+                            ReadCommittedVnodes(store, definition));
   for (const VnodeInspection& vnode : inspection.vnodes) {
     switch (vnode.state) {
       case VnodeInspection::State::kNotStarted:

@@ -78,6 +78,14 @@ struct JobInspection {
   uint64_t estimated_snapshot_rows = 0;
 };
 
+// Every vnode of `definition`'s upstream table, ascending, with its progress
+// as the progress table holds it at the store's committed epoch (writes
+// nothing; also while the job runs: the live progress line reads it).
+// Errors: DataLoss for a progress row that does not decode (naming the
+// table and vnode); storage errors.
+absl::StatusOr<std::vector<VnodeInspection>> ReadCommittedVnodes(
+    StateStore& store, const JobDefinition& definition);
+
 // Inspects the job whose job-state table is `job_state_table_id` in `store`
 // (at its committed epoch; writes nothing). If `store` is also a
 // VnodeSizeEstimator its vnode sizes weigh snapshot_percent. Errors: DataLoss

@@ -52,19 +52,22 @@ TEST(JobMetricsRecorderTest, CountersFollowTheRuntimesFiguresAcrossARecovery) {
   EXPECT_EQ(m.epochs_total.value(), 4u);
 }
 
-TEST(JobMetricsRecorderTest, ProgressIsMonotoneAndOneOnlyWhenDone) {
+TEST(JobMetricsRecorderTest,
+     ProgressIsTheSnapshotShareMonotoneAndOneOnlyWhenDone) {
   Registry registry;
   SimulatedClock clock;
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto recorder, JobMetricsRecorder::Create(registry, 1, 2, clock));
   const JobMetrics& m = recorder->metrics();
   recorder->Observe(Progress(0, 1, 0, 250, 0));
+  recorder->ObserveSnapshotPercent(25);
   EXPECT_DOUBLE_EQ(m.progress_ratio.value(), 0.25);
-  recorder->Observe(Progress(0, 2, 0, 250, 4));  // half the vnodes
+  recorder->ObserveSnapshotPercent(50);
   EXPECT_DOUBLE_EQ(m.progress_ratio.value(), 0.5);
-  recorder->Observe(Progress(0, 3, 0, 100, 0));  // a lower figure: kept
+  recorder->ObserveSnapshotPercent(10);  // a lower figure: kept
   EXPECT_DOUBLE_EQ(m.progress_ratio.value(), 0.5);
-  recorder->Observe(Progress(0, 4, 0, 5000, 8));  // past the estimate
+  recorder->Observe(Progress(0, 4, 0, 5000, 8));
+  recorder->ObserveSnapshotPercent(100);  // not done yet: below 1
   EXPECT_LT(m.progress_ratio.value(), 1.0);
   EXPECT_EQ(m.backfill_done.value(), 0);
   JobProgress done = Progress(0, 5, 0, 5000, 8);
@@ -76,7 +79,45 @@ TEST(JobMetricsRecorderTest, ProgressIsMonotoneAndOneOnlyWhenDone) {
               HasSubstr("backfill_job_progress_ratio{table_id=\"1\"} 1\n"));
 }
 
-TEST(JobMetricsRecorderTest, MeterCountsViewWritesAndFollowsReopens) {
+// RocksDB's tickers become counters (a reopened store's restart from 0 is
+// counted, not lost), its properties gauges.
+TEST(JobMetricsRecorderTest, StorageFiguresFollowRocksDbAcrossAReopen) {
+  Registry registry;
+  SimulatedClock clock;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto recorder, JobMetricsRecorder::Create(registry, 1, 2, clock));
+  const StorageMetrics& m = recorder->storage_metrics();
+  RocksDbStats stats;
+  stats.read_bytes = 1000;
+  stats.written_bytes = 5000;
+  stats.block_cache_hits = 7;
+  stats.block_cache_misses = 3;
+  stats.sst_files = 4;
+  stats.sst_bytes = 1 << 20;
+  stats.pending_compaction_bytes = 4096;
+  recorder->RecordStorage(stats);
+  stats.read_bytes = 1500;
+  stats.sst_files = 2;
+  recorder->RecordStorage(stats);
+  EXPECT_EQ(m.read_bytes_total.value(), 1500u);
+  EXPECT_EQ(m.written_bytes_total.value(), 5000u);
+  EXPECT_EQ(m.block_cache_hits_total.value(), 7u);
+  EXPECT_EQ(m.block_cache_misses_total.value(), 3u);
+  EXPECT_EQ(m.sst_files.value(), 2);
+  EXPECT_EQ(m.sst_bytes.value(), 1 << 20);
+  EXPECT_EQ(m.pending_compaction_bytes.value(), 4096);
+  RocksDbStats reopened;  // tickers start again
+  reopened.read_bytes = 200;
+  recorder->RecordStorage(reopened);
+  EXPECT_EQ(m.read_bytes_total.value(), 1700u);
+  EXPECT_EQ(m.written_bytes_total.value(), 5000u);
+  EXPECT_EQ(m.sst_files.value(), 0);
+  EXPECT_THAT(registry.ExportText(),
+              HasSubstr("backfill_rocksdb_read_bytes_total 1700\n"));
+}
+
+TEST(JobMetricsRecorderTest,
+     MeterCountsViewAndUpstreamWritesAndFollowsReopens) {
   Registry registry;
   SimulatedClock clock;
   BACKFILL_ASSERT_OK_AND_ASSIGN(
@@ -88,10 +129,17 @@ TEST(JobMetricsRecorderTest, MeterCountsViewWritesAndFollowsReopens) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto view,
                                 metered.NewLocalStateStore(2, LocalOptions{}));
   BACKFILL_ASSERT_OK(view->Init(EpochPair::ForInitial(Epoch(2))));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto upstream,
+                                metered.NewLocalStateStore(1, LocalOptions{}));
+  BACKFILL_ASSERT_OK(upstream->Init(EpochPair::ForInitial(Epoch(2))));
   BACKFILL_ASSERT_OK(view->Insert(VirtualNode(0), "k", "v"));
+  BACKFILL_ASSERT_OK(upstream->Insert(VirtualNode(0), "k", "v"));
+  BACKFILL_ASSERT_OK(upstream->Delete(VirtualNode(0), "j"));
   BACKFILL_ASSERT_OK(view->Seal(EpochPair{Epoch(3), Epoch(2)}));
+  BACKFILL_ASSERT_OK(upstream->Seal(EpochPair{Epoch(3), Epoch(2)}));
   BACKFILL_ASSERT_OK(metered.Checkpoint(Epoch(2)));
   EXPECT_EQ(recorder->metrics().view_written_rows_total.value(), 1u);
+  EXPECT_EQ(recorder->metrics().upstream_written_rows_total.value(), 2u);
   EXPECT_EQ(recorder->metrics().checkpoint_duration_seconds.count(), 1u);
   EXPECT_EQ(second->CommittedEpoch(2), Epoch(2));
 }

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/string_view.h"
-
 #include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
@@ -31,8 +30,8 @@ class CountingLocalStateStore : public LocalStateStore {
     written_rows_.Increment();
     return absl::OkStatus();
   }
-  absl::StatusOr<std::optional<std::string>> Get(VirtualNode vnode,
-                                                 absl::string_view pk) override {
+  absl::StatusOr<std::optional<std::string>> Get(
+      VirtualNode vnode, absl::string_view pk) override {
     return target_->Get(vnode, pk);
   }
   absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
@@ -60,10 +59,14 @@ MeteredStateStore::NewLocalStateStore(TableId table_id,
                                       const LocalOptions& options) {
   BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<LocalStateStore> local,
                             target_->NewLocalStateStore(table_id, options));
-  if (table_id != options_.counted_table || options.replicated) return local;
-  return std::unique_ptr<LocalStateStore>(
-      std::make_unique<CountingLocalStateStore>(std::move(local),
-                                                options_.written_rows));
+  if (options.replicated) return local;
+  for (const CountedTable& counted : options_.counted_tables) {
+    if (counted.table_id != table_id) continue;
+    return std::unique_ptr<LocalStateStore>(
+        std::make_unique<CountingLocalStateStore>(std::move(local),
+                                                  counted.written_rows));
+  }
+  return local;
 }
 
 absl::Status MeteredStateStore::Checkpoint(Epoch epoch) {

@@ -1,17 +1,19 @@
 // MeteredStateStore: a StateStore that forwards every call to another one
 // and measures what the job's metrics need from storage: the time of each
-// Checkpoint (a histogram) and the row writes into one table (the view).
+// Checkpoint (a histogram) and the row writes into some tables (the view,
+// the upstream table).
 //
 //   MeteredStateStoreOptions options;
-//   options.counted_table = view_table_id;
-//   options.written_rows = job_metrics.view_written_rows_total;
+//   options.counted_tables = {{view_table_id,
+//                              job_metrics.view_written_rows_total}};
 //   options.checkpoint_duration = job_metrics.checkpoint_duration_seconds;
 //   MeteredStateStore metered(rocksdb_store.get(), options, Clock::Real());
 //   RunStreamingJob(metered, ...);
 //
-// Only what passes through it is measured: writes to `counted_table`
-// through local instances it created (Insert and Delete each count one row
-// write, committed or not), and Checkpoint calls, failed ones included.
+// Only what passes through it is measured: writes to a counted table
+// through local (not replicated) instances it created (Insert and Delete each
+// count one row write, committed or not), and Checkpoint calls, failed ones
+// included.
 // Thread-safety: as the target (StateStore is thread-safe); set_target must
 // not race with other calls (the runtime calls reopen_store between graphs,
 // when nothing made by the old store is alive).
@@ -24,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "metrics/registry.h"
 #include "storage/state_store.h"
@@ -31,13 +34,17 @@
 
 namespace backfill {
 
-struct MeteredStateStoreOptions {
-  // The table whose row writes are counted (e.g. the view). Default 0: a
-  // table id no job uses, so nothing is counted.
-  TableId counted_table = 0;
-  // Incremented by one per Insert or Delete into `counted_table`. Default:
-  // detached (goes nowhere).
+// A table whose row writes are counted, and where.
+struct CountedTable {
+  TableId table_id = 0;
+  // Incremented by one per Insert or Delete into the table.
   Counter written_rows;
+};
+
+struct MeteredStateStoreOptions {
+  // The tables whose row writes are counted (e.g. the view), each table at
+  // most once. Default: none.
+  std::vector<CountedTable> counted_tables;
   // Observes every Checkpoint call's duration, in seconds, on the clock
   // given to the constructor. Default: detached.
   Histogram checkpoint_duration;

@@ -37,20 +37,24 @@ INSTANTIATE_TEST_SUITE_P(
         }}),
     StateStoreFactoryName);
 
+constexpr TableId kUpstream = 10;
 constexpr TableId kView = 12;
 constexpr TableId kOther = 11;
 
-TEST(MeteredStateStoreTest, CountsWritesToTheCountedTableAndTimesCheckpoints) {
+TEST(MeteredStateStoreTest, CountsWritesToTheCountedTablesAndTimesCheckpoints) {
   Registry registry;
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       CounterFamily * writes,
-      registry.AddCounterFamily("writes_total", "w", {}));
+      registry.AddCounterFamily("writes_total", "w", {"table"}));
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       HistogramFamily * durations,
       registry.AddHistogramFamily("checkpoint_seconds", "c", {}, {0.1, 1, 10}));
   MeteredStateStoreOptions options;
-  options.counted_table = kView;
-  BACKFILL_ASSERT_OK_AND_ASSIGN(options.written_rows, writes->WithLabels({}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Counter view_writes,
+                                writes->WithLabels({"view"}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Counter upstream_writes,
+                                writes->WithLabels({"upstream"}));
+  options.counted_tables = {{kView, view_writes}, {kUpstream, upstream_writes}};
   BACKFILL_ASSERT_OK_AND_ASSIGN(options.checkpoint_duration,
                                 durations->WithLabels({}));
   SimulatedClock clock;
@@ -64,12 +68,15 @@ TEST(MeteredStateStoreTest, CountsWritesToTheCountedTableAndTimesCheckpoints) {
       auto view, store.NewLocalStateStore(kView, LocalOptions{}));
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto other, store.NewLocalStateStore(kOther, LocalOptions{}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto upstream, store.NewLocalStateStore(kUpstream, LocalOptions{}));
   LocalOptions replicated_options;
   replicated_options.replicated = true;
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto replicated, store.NewLocalStateStore(kView, replicated_options));
   const EpochPair first = EpochPair::ForInitial(Epoch(2));
-  for (LocalStateStore* local : {view.get(), other.get(), replicated.get()}) {
+  for (LocalStateStore* local :
+       {view.get(), other.get(), replicated.get(), upstream.get()}) {
     BACKFILL_ASSERT_OK(local->Init(first));
   }
   BACKFILL_ASSERT_OK(view->Insert(VirtualNode(0), "a", "1"));
@@ -77,13 +84,16 @@ TEST(MeteredStateStoreTest, CountsWritesToTheCountedTableAndTimesCheckpoints) {
   BACKFILL_ASSERT_OK(view->Delete(VirtualNode(0), "a"));
   BACKFILL_ASSERT_OK(other->Insert(VirtualNode(0), "x", "1"));
   BACKFILL_ASSERT_OK(replicated->Insert(VirtualNode(0), "y", "1"));
-  EXPECT_EQ(options.written_rows.value(), 3u);
+  BACKFILL_ASSERT_OK(upstream->Insert(VirtualNode(0), "u", "1"));
+  EXPECT_EQ(view_writes.value(), 3u);
+  EXPECT_EQ(upstream_writes.value(), 1u);
   // A failed write is not counted.
   EXPECT_FALSE(view->Insert(VirtualNode(kMaxVnodeCount), "c", "3").ok());
-  EXPECT_EQ(options.written_rows.value(), 3u);
+  EXPECT_EQ(view_writes.value(), 3u);
 
   const EpochPair next{Epoch(3), Epoch(2)};
-  for (LocalStateStore* local : {view.get(), other.get(), replicated.get()}) {
+  for (LocalStateStore* local :
+       {view.get(), other.get(), replicated.get(), upstream.get()}) {
     BACKFILL_ASSERT_OK(local->Seal(next));
   }
   BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(2)));

@@ -31,30 +31,7 @@ std::string FormatMs(double ms) {
   return absl::StrFormat("%.1f ms", ms);
 }
 
-double Percent(uint64_t part, uint64_t whole) {
-  if (whole == 0) return 0;
-  return 100.0 * static_cast<double>(std::min(part, whole)) /
-         static_cast<double>(whole);
-}
-
 }  // namespace
-
-std::optional<double> EstimateEtaSeconds(const JobProgressSample& sample) {
-  if (sample.vnodes_total > 0 &&
-      sample.vnodes_completed >= sample.vnodes_total) {
-    return 0.0;
-  }
-  if (sample.estimated_total_rows == 0 ||
-      !(sample.snapshot_rows_per_second > 0) ||
-      !std::isfinite(sample.snapshot_rows_per_second)) {
-    return std::nullopt;
-  }
-  const uint64_t remaining =
-      sample.estimated_total_rows > sample.snapshot_rows
-          ? sample.estimated_total_rows - sample.snapshot_rows
-          : 0;
-  return static_cast<double>(remaining) / sample.snapshot_rows_per_second;
-}
 
 std::string FormatCount(uint64_t value) {
   std::string digits = absl::StrCat(value);
@@ -82,27 +59,32 @@ std::string FormatDuration(std::optional<double> seconds) {
 }
 
 std::string FormatProgressLine(const JobProgressSample& sample) {
-  const bool done =
-      sample.vnodes_total > 0 && sample.vnodes_completed >= sample.vnodes_total;
+  const bool done = sample.snapshot_percent >= 100;
   std::string rows = FormatCount(sample.snapshot_rows);
   if (sample.estimated_total_rows > 0) {
     absl::StrAppend(&rows, "/", done ? "" : "~",
                     FormatCount(sample.estimated_total_rows));
   }
-  const bool snapshot = sample.snapshot_percent.has_value();
   return absl::StrFormat(
-      "%6.1f%% %svnodes %d/%d | rows %s | %s rows/s | upstream %s ops/s | "
-      "ETA %s | barrier p50 %s p99 %s | epoch %d ckpt %d | %s",
-      snapshot ? *sample.snapshot_percent
-               : Percent(sample.vnodes_completed, sample.vnodes_total),
-      snapshot ? "of snapshot, " : "", sample.vnodes_completed,
-      sample.vnodes_total, rows, FormatRate(sample.snapshot_rows_per_second),
+      "%6.1f%% of snapshot | vnodes %d/%d done | rows %s | %s rows/s | ETA %s "
+      "| upstream %s ops/s | barrier p50 %s p99 %s | epoch %d ckpt %d | %s",
+      sample.snapshot_percent, sample.vnodes_finished, sample.vnodes_total,
+      rows, FormatRate(sample.snapshot_rows_per_second),
+      FormatDuration(sample.eta_seconds),
       FormatRate(sample.upstream_ops_per_second),
-      FormatDuration(snapshot ? sample.snapshot_eta_seconds
-                              : EstimateEtaSeconds(sample)),
       FormatMs(sample.barrier_latency_p50_ms),
       FormatMs(sample.barrier_latency_p99_ms), sample.epochs,
       sample.checkpoints, FormatDuration(sample.seconds));
+}
+
+std::string FormatPhaseLine(const PhaseSample& sample) {
+  std::string line = absl::StrCat("  ", sample.label, " | ");
+  if (sample.total_rows > 0) {
+    absl::StrAppend(&line, "rows ", FormatCount(sample.rows), "/",
+                    FormatCount(sample.total_rows), " | ");
+  }
+  absl::StrAppend(&line, FormatDuration(sample.seconds));
+  return line;
 }
 
 DisplayMode DetectDisplayMode(int fd) {
@@ -125,7 +107,14 @@ ProgressDisplay::ProgressDisplay(std::ostream& out,
     : out_(out), options_(options) {}
 
 void ProgressDisplay::Update(const JobProgressSample& sample) {
-  std::string line = FormatProgressLine(sample);
+  Show(sample.seconds, FormatProgressLine(sample));
+}
+
+void ProgressDisplay::UpdatePhase(const PhaseSample& sample) {
+  Show(sample.seconds, FormatPhaseLine(sample));
+}
+
+void ProgressDisplay::Show(double seconds, std::string line) {
   if (options_.mode == DisplayMode::kTerminal) {
     // Keep the last column free: some terminals wrap when it is written.
     if (options_.width > 1 &&
@@ -137,13 +126,12 @@ void ProgressDisplay::Update(const JobProgressSample& sample) {
     return;
   }
   if (last_printed_seconds_.has_value() &&
-      sample.seconds - *last_printed_seconds_ <
-          options_.plain_interval_seconds) {
-    unprinted_ = sample;
+      seconds - *last_printed_seconds_ < options_.plain_interval_seconds) {
+    unprinted_ = std::move(line);
     return;
   }
   out_ << line << "\n" << std::flush;
-  last_printed_seconds_ = sample.seconds;
+  last_printed_seconds_ = seconds;
   unprinted_.reset();
 }
 
@@ -153,9 +141,7 @@ void ProgressDisplay::Finish() {
     line_open_ = false;
     return;
   }
-  if (unprinted_.has_value()) {
-    out_ << FormatProgressLine(*unprinted_) << "\n" << std::flush;
-  }
+  if (unprinted_.has_value()) out_ << *unprinted_ << "\n" << std::flush;
   unprinted_.reset();
   last_printed_seconds_.reset();
 }

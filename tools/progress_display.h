@@ -24,14 +24,21 @@
 
 namespace backfill {
 
-// One observation of a running job.
+// One observation of a running backfill.
 struct JobProgressSample {
-  // Seconds since the view's creation (this run), >= 0.
+  // Seconds since the command started, >= 0.
   double seconds = 0;
+  // The share of the snapshot read, in [0, 100], from SnapshotProgress
+  // (snapshot_progress.h: monotone, below 100 until every vnode finished):
+  // the only percentage the line shows.
+  double snapshot_percent = 0;
+  // Seconds until the snapshot is read at the recent rate (nullopt:
+  // unknown).
+  std::optional<double> eta_seconds;
   // Vnodes whose snapshot is fully read, out of the table's vnode count.
-  uint64_t vnodes_completed = 0;
+  uint64_t vnodes_finished = 0;
   uint64_t vnodes_total = 0;
-  // Snapshot rows read so far, and an estimate of the total (0 = unknown).
+  // Snapshot rows read so far, and the estimated total (0 = unknown).
   uint64_t snapshot_rows = 0;
   uint64_t estimated_total_rows = 0;
   double snapshot_rows_per_second = 0;
@@ -44,17 +51,20 @@ struct JobProgressSample {
   // Barriers (epochs) and checkpoints completed.
   uint64_t epochs = 0;
   uint64_t checkpoints = 0;
-  // When set: the share of the snapshot read, in [0, 100], from
-  // SnapshotProgress (snapshot_progress.h: monotone, below 100 until every
-  // vnode finished), shown instead of the share of vnodes completed, with
-  // snapshot_eta_seconds (nullopt: unknown) instead of EstimateEtaSeconds.
-  std::optional<double> snapshot_percent;
-  std::optional<double> snapshot_eta_seconds;
 };
 
-// Seconds until the snapshot is read at the current rate: 0 when every vnode
-// is done; nullopt when the total or the rate is unknown (0).
-std::optional<double> EstimateEtaSeconds(const JobProgressSample& sample);
+// What the job does before its backfill's first barrier, or between two
+// attempts: a labelled line without a percentage.
+struct PhaseSample {
+  // Seconds since the command started, >= 0.
+  double seconds = 0;
+  // What the job does: "starting", "bulk load", "recovering", ...
+  std::string label;
+  // Rows done out of `total_rows`, shown when total_rows > 0 (the bulk
+  // load's rows written of the initial rows).
+  uint64_t rows = 0;
+  uint64_t total_rows = 0;
+};
 
 // "1,234,567".
 std::string FormatCount(uint64_t value);
@@ -63,12 +73,14 @@ std::string FormatCount(uint64_t value);
 std::string FormatDuration(std::optional<double> seconds);
 
 // The progress line, without "\r" or newline:
-// "  42.6% vnodes 109/256 | rows 425,000/~1,000,000 | 52,300 rows/s |
-//  upstream 19,870 ops/s | ETA 11s | barrier p50 3.1 ms p99 12.0 ms |
-//  epoch 85 ckpt 42 | 8.1s" (one line); with snapshot_percent set it starts
-// "  42.6% of snapshot, vnodes 109/256 | ..." and the ETA is
-// snapshot_eta_seconds.
+// "  42.6% of snapshot | vnodes 109/256 done | rows 425,000/~998,000 |
+//  52,300 rows/s | ETA 11s | upstream 19,870 ops/s | barrier p50 3.1 ms
+//  p99 12.0 ms | epoch 85 ckpt 42 | 8.1s" (one line).
 std::string FormatProgressLine(const JobProgressSample& sample);
+
+// The phase line: "  bulk load | rows 412,000/1,000,000 | 3.2s", or
+// "  starting | 0.4s" without rows.
+std::string FormatPhaseLine(const PhaseSample& sample);
 
 enum class DisplayMode {
   kTerminal,  // one line rewritten in place ("\r" + ANSI erase-line)
@@ -97,6 +109,8 @@ class ProgressDisplay {
   // Shows `sample`: on a terminal rewrites the line; in plain mode prints a
   // line if at least plain_interval_seconds passed since the last one.
   void Update(const JobProgressSample& sample);
+  // The same for a phase line.
+  void UpdatePhase(const PhaseSample& sample);
 
   // Ends the display: a terminal's live line is completed with a newline;
   // in plain mode the last sample is printed if it was skipped. Idempotent;
@@ -104,10 +118,14 @@ class ProgressDisplay {
   void Finish();
 
  private:
+  // Shows `line`, made at sample time `seconds`.
+  void Show(double seconds, std::string line);
+
   std::ostream& out_;
   const ProgressDisplayOptions options_;
   std::optional<double> last_printed_seconds_;
-  std::optional<JobProgressSample> unprinted_;
+  // The last line not printed (plain mode), for Finish.
+  std::optional<std::string> unprinted_;
   bool line_open_ = false;
 };
 

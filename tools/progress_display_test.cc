@@ -21,7 +21,9 @@ using ::testing::StartsWith;
 JobProgressSample Sample(double seconds) {
   JobProgressSample sample;
   sample.seconds = seconds;
-  sample.vnodes_completed = 109;
+  sample.snapshot_percent = 42.55;
+  sample.eta_seconds = 11;
+  sample.vnodes_finished = 109;
   sample.vnodes_total = 256;
   sample.snapshot_rows = 425'000;
   sample.estimated_total_rows = 1'000'000;
@@ -51,53 +53,47 @@ TEST(ProgressDisplayTest, Formatting) {
   EXPECT_EQ(FormatDuration(std::numeric_limits<double>::infinity()), "--");
 }
 
-TEST(ProgressDisplayTest, Eta) {
-  JobProgressSample sample = Sample(8);
-  ASSERT_TRUE(EstimateEtaSeconds(sample).has_value());
-  EXPECT_NEAR(*EstimateEtaSeconds(sample), 575'000.0 / 52'300, 1e-9);
-  sample.snapshot_rows_per_second = 0;
-  EXPECT_EQ(EstimateEtaSeconds(sample), std::nullopt);
-  sample.snapshot_rows_per_second = 100;
-  sample.estimated_total_rows = 0;
-  EXPECT_EQ(EstimateEtaSeconds(sample), std::nullopt);
-  sample.estimated_total_rows = 10;  // estimate exceeded: nothing left
-  EXPECT_EQ(EstimateEtaSeconds(sample), 0.0);
-  sample.vnodes_completed = sample.vnodes_total;
-  sample.snapshot_rows_per_second = 0;
-  EXPECT_EQ(EstimateEtaSeconds(sample), 0.0);
-}
-
-TEST(ProgressDisplayTest, ProgressLineWithTheSnapshotShare) {
-  JobProgressSample sample = Sample(8.1);
-  sample.snapshot_percent = 61.25;
-  sample.snapshot_eta_seconds = 185;
-  EXPECT_EQ(FormatProgressLine(sample),
-            "  61.2% of snapshot, vnodes 109/256 | rows 425,000/~1,000,000 | "
-            "52,300 rows/s | upstream 19,870 ops/s | ETA 3m05s | barrier p50 "
-            "3.1 ms p99 12.0 ms | epoch 85 ckpt 42 | 8.1s");
-  sample.snapshot_eta_seconds = std::nullopt;  // unknown, not the vnodes' ETA
-  EXPECT_THAT(FormatProgressLine(sample), HasSubstr("| ETA -- |"));
-}
-
 TEST(ProgressDisplayTest, ProgressLine) {
   EXPECT_EQ(FormatProgressLine(Sample(8.1)),
-            "  42.6% vnodes 109/256 | rows 425,000/~1,000,000 | 52,300 rows/s "
-            "| upstream 19,870 ops/s | ETA 11s | barrier p50 3.1 ms p99 12.0 "
-            "ms | epoch 85 ckpt 42 | 8.1s");
+            "  42.5% of snapshot | vnodes 109/256 done | rows "
+            "425,000/~1,000,000 | 52,300 rows/s | ETA 11s | upstream 19,870 "
+            "ops/s | barrier p50 3.1 ms p99 12.0 ms | epoch 85 ckpt 42 | 8.1s");
   JobProgressSample empty;
   EXPECT_EQ(FormatProgressLine(empty),
-            "   0.0% vnodes 0/0 | rows 0 | 0 rows/s | upstream 0 ops/s | ETA "
-            "-- | barrier p50 0.0 ms p99 0.0 ms | epoch 0 ckpt 0 | 0.0s");
+            "   0.0% of snapshot | vnodes 0/0 done | rows 0 | 0 rows/s | ETA "
+            "-- | upstream 0 ops/s | barrier p50 0.0 ms p99 0.0 ms | epoch 0 "
+            "ckpt 0 | 0.0s");
   JobProgressSample done = Sample(70);
-  done.vnodes_completed = 256;
-  EXPECT_THAT(FormatProgressLine(done), StartsWith(" 100.0% vnodes 256/256"));
+  done.snapshot_percent = 100;
+  done.vnodes_finished = 256;
+  done.eta_seconds = 0;
+  EXPECT_THAT(FormatProgressLine(done),
+              StartsWith(" 100.0% of snapshot | vnodes 256/256 done"));
   EXPECT_THAT(FormatProgressLine(done), HasSubstr("rows 425,000/1,000,000 "));
   EXPECT_THAT(FormatProgressLine(done), HasSubstr("ETA 0.0s"));
   JobProgressSample odd = Sample(1);
   odd.barrier_latency_p99_ms = std::numeric_limits<double>::quiet_NaN();
   odd.snapshot_rows_per_second = -5;
+  odd.eta_seconds = std::nullopt;
   EXPECT_THAT(FormatProgressLine(odd), HasSubstr("p99 --"));
   EXPECT_THAT(FormatProgressLine(odd), HasSubstr("| -- rows/s"));
+  EXPECT_THAT(FormatProgressLine(odd), HasSubstr("| ETA -- |"));
+}
+
+// Before the backfill: a label, rows when there are some, no percentage.
+TEST(ProgressDisplayTest, PhaseLine) {
+  EXPECT_EQ(FormatPhaseLine({.seconds = 0.4, .label = "starting"}),
+            "  starting | 0.4s");
+  EXPECT_EQ(FormatPhaseLine({.seconds = 3.2,
+                             .label = "bulk load",
+                             .rows = 412'000,
+                             .total_rows = 1'000'000}),
+            "  bulk load | rows 412,000/1,000,000 | 3.2s");
+  EXPECT_THAT(FormatPhaseLine({.seconds = 3.2,
+                               .label = "bulk load",
+                               .rows = 412'000,
+                               .total_rows = 1'000'000}),
+              Not(HasSubstr("%")));
 }
 
 TEST(ProgressDisplayTest, TerminalRewritesOneLine) {
@@ -133,6 +129,17 @@ TEST(ProgressDisplayTest, PlainPrintsPeriodicLines) {
                            FormatProgressLine(Sample(5)) + "\n" +
                            FormatProgressLine(Sample(10.5)) + "\n" +
                            FormatProgressLine(Sample(12)) + "\n");
+
+  // Phase lines follow the same cadence.
+  std::ostringstream phases;
+  ProgressDisplay display3(
+      phases, {.mode = DisplayMode::kPlain, .plain_interval_seconds = 1});
+  display3.UpdatePhase({.seconds = 0, .label = "starting"});
+  display3.UpdatePhase({.seconds = 0.5, .label = "bulk load"});
+  display3.Update(Sample(1));
+  display3.Finish();
+  EXPECT_EQ(phases.str(), FormatPhaseLine({.seconds = 0, .label = "starting"}) +
+                              "\n" + FormatProgressLine(Sample(1)) + "\n");
 
   // Nothing skipped: Finish adds nothing.
   std::ostringstream exact;

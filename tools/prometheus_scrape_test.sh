@@ -90,6 +90,11 @@ wait_for 30 grep -q "epoch" "$TMP/job.out" || fail "no progress line"
 curl -sf "http://127.0.0.1:$JOB_PORT/metrics" -o "$TMP/metrics.txt" || fail "GET /metrics"
 grep -q "^stream_backfill_snapshot_read_rows_total{" "$TMP/metrics.txt" || fail "no snapshot counter"
 grep -q "^backfill_job_upstream_ops_total{" "$TMP/metrics.txt" || fail "no job metrics"
+for series in backfill_rocksdb_read_bytes_total backfill_rocksdb_written_bytes_total \
+    backfill_rocksdb_pending_compaction_bytes backfill_rocksdb_sst_files \
+    backfill_rocksdb_block_cache_hits_total; do
+  grep -q "^$series " "$TMP/metrics.txt" || fail "no $series (RocksDB's own figures)"
+done
 lint=$("$PROMTOOL" check metrics < "$TMP/metrics.txt" 2>&1); code=$?
 [[ $code -eq 0 && -z $lint ]] || fail "promtool check metrics (exit $code): $lint"
 
@@ -124,4 +129,14 @@ awk -v v="${view_rows:-0}" 'BEGIN { exit !(v >= 20000) }' ||
 checkpoints=$(query 'max(max_over_time(backfill_job_checkpoint_duration_seconds_count[10m]))')
 awk -v v="${checkpoints:-0}" 'BEGIN { exit !(v >= 40) }' ||
     fail "checkpoint durations observed: ${checkpoints:-none}, expected >= 40"
-echo "ok: $scrapes scrapes; snapshot rows $rows_min -> $rows_max; progress 1; promtool silent"
+# Storage figures from RocksDB itself: the bulk load's 20,000 rows and more
+# were written, the snapshot read them, the block cache was used.
+written=$(query 'max_over_time(backfill_rocksdb_written_bytes_total[10m])')
+awk -v v="${written:-0}" 'BEGIN { exit !(v >= 20000 * 16) }' ||
+    fail "RocksDB bytes written: ${written:-none}, expected >= 320000"
+read_bytes=$(query 'max_over_time(backfill_rocksdb_read_bytes_total[10m])')
+awk -v v="${read_bytes:-0}" 'BEGIN { exit !(v > 0) }' || fail "RocksDB bytes read: ${read_bytes:-none}"
+upstream_rows=$(query 'max(max_over_time(backfill_job_upstream_written_rows_total[10m]))')
+awk -v v="${upstream_rows:-0}" 'BEGIN { exit !(v >= 20000) }' ||
+    fail "upstream rows written: ${upstream_rows:-none}, expected >= 20000 (the bulk load)"
+echo "ok: $scrapes scrapes; snapshot rows $rows_min -> $rows_max; progress 1; RocksDB: $written bytes written, $read_bytes read; promtool silent"

@@ -24,13 +24,20 @@ SnapshotProgressEstimate SnapshotProgress::Update(
   }
   const bool all_finished = estimate.vnodes_finished == estimate.vnodes_total;
 
-  // Bytes per row: learnt from finished vnodes, else the prior.
+  // Bytes per row: the finished vnodes' bytes over their rows, pooled with
+  // the prior's rows not yet accounted for by them (at the prior's bytes
+  // per row), so that a few finished vnodes whose size estimates are off
+  // (a store's estimate of a small range is coarse) do not swing the total;
+  // the prior fades as the finished rows reach it.
   double bytes_per_row = 0;
-  if (finished_rows > 0 && finished_bytes > 0) {
-    bytes_per_row = finished_bytes / finished_rows;
-  } else if (options_.expected_total_rows > 0 && all_bytes > 0) {
+  const double prior_rows = static_cast<double>(options_.expected_total_rows);
+  if (prior_rows > 0 && all_bytes > 0) {
+    const double unaccounted_rows = std::max(0.0, prior_rows - finished_rows);
     bytes_per_row =
-        all_bytes / static_cast<double>(options_.expected_total_rows);
+        (finished_bytes + unaccounted_rows * (all_bytes / prior_rows)) /
+        (finished_rows + unaccounted_rows);
+  } else if (finished_rows > 0 && finished_bytes > 0) {
+    bytes_per_row = finished_bytes / finished_rows;
   }
   double total = 0;
   if (bytes_per_row > 0) {

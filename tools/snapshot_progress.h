@@ -13,8 +13,12 @@
 // where the estimated bytes are the store's cheap approximate size of the
 // vnode's key range (VnodeSizeEstimator, storage/vnode_size_estimator.h),
 // and bytes per row is learnt from the finished vnodes (their bytes over
-// their rows), else taken from `expected_total_rows` (total bytes over it).
-// Without bytes or a prior, the share of finished vnodes stands in.
+// their rows) pooled with the prior `expected_total_rows` (all bytes over
+// it) for the rows the finished vnodes do not account for yet: the prior
+// weighs less as more is read, and a few finished vnodes with coarse size
+// estimates cannot swing the total. Without a prior the finished vnodes
+// alone; without bytes the prior alone; without either, the share of
+// finished vnodes stands in.
 //
 // The percentage never decreases (a total refined upwards holds it until
 // the reads catch up), never reaches 100 before every vnode is finished

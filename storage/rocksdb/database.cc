@@ -147,6 +147,11 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
     db_options.create_missing_column_families = false;
     db_options.info_log = std::make_shared<DiscardingLogger>();
   }
+  // Tickers only (no histograms or timers): cheap enough to keep on.
+  database->statistics_ = rocksdb::CreateDBStatistics();
+  database->statistics_->set_stats_level(
+      rocksdb::StatsLevel::kExceptHistogramOrTimers);
+  db_options.statistics = database->statistics_;
   if (options.fault_injector != nullptr) {
     database->file_system_ = NewFaultInjectingFileSystem(
         rocksdb::FileSystem::Default(), options.fault_injector);
@@ -263,6 +268,36 @@ absl::Status Database::NameCorruptFile(absl::Status status) const {
       " (no file named: RocksDB reports corrupt "
       "write-ahead-log records so; the write-ahead log here is ",
       logs.empty() ? std::string("absent") : absl::StrJoin(logs, ", "), ")"));
+}
+
+RocksDbStats Database::Stats() const {
+  const rocksdb::Statistics& tickers = *statistics_;
+  RocksDbStats stats;
+  stats.read_bytes = tickers.getTickerCount(rocksdb::BYTES_READ) +
+                     tickers.getTickerCount(rocksdb::ITER_BYTES_READ);
+  stats.written_bytes = tickers.getTickerCount(rocksdb::BYTES_WRITTEN);
+  stats.compaction_read_bytes =
+      tickers.getTickerCount(rocksdb::COMPACT_READ_BYTES);
+  stats.compaction_written_bytes =
+      tickers.getTickerCount(rocksdb::COMPACT_WRITE_BYTES);
+  stats.flush_written_bytes =
+      tickers.getTickerCount(rocksdb::FLUSH_WRITE_BYTES);
+  stats.block_cache_hits = tickers.getTickerCount(rocksdb::BLOCK_CACHE_HIT);
+  stats.block_cache_misses = tickers.getTickerCount(rocksdb::BLOCK_CACHE_MISS);
+  // A property RocksDB cannot give stays 0.
+  db_->GetAggregatedIntProperty(
+      rocksdb::DB::Properties::kEstimatePendingCompactionBytes,
+      &stats.pending_compaction_bytes);
+  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kLiveSstFilesSize,
+                                &stats.sst_bytes);
+  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables,
+                                &stats.memtable_bytes);
+  for (rocksdb::ColumnFamilyHandle* family : {meta_.get(), data_.get()}) {
+    rocksdb::ColumnFamilyMetaData metadata;
+    db_->GetColumnFamilyMetaData(family, &metadata);
+    stats.sst_files += metadata.file_count;
+  }
+  return stats;
 }
 
 }  // namespace rocksdb_internal

@@ -20,6 +20,7 @@
 #include "rocksdb/db.h"
 #include "rocksdb/env.h"
 #include "rocksdb/file_system.h"
+#include "rocksdb/statistics.h"
 #include "storage/epoch.h"
 #include "storage/rocksdb/mvcc_compaction_filter.h"
 #include "storage/rocksdb/options.h"
@@ -69,6 +70,10 @@ class Database {
   // record without its file); other statuses pass unchanged.
   absl::Status NameCorruptFile(absl::Status status) const;
 
+  // RocksDB's own statistics and properties of this database
+  // (RocksDbStateStore::Stats). Thread-safe; reads no data.
+  RocksDbStats Stats() const;
+
   const std::string& path() const { return path_; }
   bool read_only() const { return read_only_; }
   rocksdb::DB& db() { return *db_; }
@@ -85,6 +90,7 @@ class Database {
   // uses.
   std::shared_ptr<rocksdb::FileSystem> file_system_;
   std::unique_ptr<rocksdb::Env> env_;
+  std::shared_ptr<rocksdb::Statistics> statistics_;
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<rocksdb::ColumnFamilyHandle> meta_;
   std::unique_ptr<rocksdb::ColumnFamilyHandle> data_;

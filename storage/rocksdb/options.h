@@ -99,6 +99,36 @@ struct GcStats {
   absl::Status last_error;
 };
 
+// What RocksDB itself counts for the store (RocksDbStateStore::Stats), for
+// operations and metrics: its statistics tickers, cumulative since the store
+// was opened (a reopened store starts again at 0), and its properties and
+// file metadata as they are now. Nothing here is counted by the state store.
+struct RocksDbStats {
+  // Bytes of keys and values returned by point reads and iterators
+  // (tickers BYTES_READ + ITER_BYTES_READ).
+  uint64_t read_bytes = 0;
+  // Bytes of keys and values written (ticker BYTES_WRITTEN).
+  uint64_t written_bytes = 0;
+  // Bytes compactions read and wrote, and flushes wrote (tickers
+  // COMPACT_READ_BYTES, COMPACT_WRITE_BYTES, FLUSH_WRITE_BYTES).
+  uint64_t compaction_read_bytes = 0;
+  uint64_t compaction_written_bytes = 0;
+  uint64_t flush_written_bytes = 0;
+  // Block cache lookups that hit and missed (BLOCK_CACHE_HIT,
+  // BLOCK_CACHE_MISS).
+  uint64_t block_cache_hits = 0;
+  uint64_t block_cache_misses = 0;
+  // Now, summed over the column families: bytes compactions still have to
+  // rewrite (rocksdb.estimate-pending-compaction-bytes), live table files
+  // and their bytes (the column families' metadata;
+  // rocksdb.live-sst-files-size), bytes in memtables
+  // (rocksdb.cur-size-all-mem-tables).
+  uint64_t pending_compaction_bytes = 0;
+  uint64_t sst_files = 0;
+  uint64_t sst_bytes = 0;
+  uint64_t memtable_bytes = 0;
+};
+
 }  // namespace backfill
 
 #endif  // STORAGE_ROCKSDB_OPTIONS_H_

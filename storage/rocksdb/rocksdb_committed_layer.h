@@ -60,6 +60,8 @@ class RocksDbCommittedLayer final : public storage_internal::CommittedLayer {
   absl::Status Compact() { return gc_scheduler_.RunFullCompaction(); }
   // RocksDbStateStore::WaitForGc.
   GcStats WaitForGc() { return gc_scheduler_.WaitForGc(); }
+  // RocksDbStateStore::Stats.
+  RocksDbStats Stats() const { return database_->Stats(); }
   // RocksDbStateStore::CountStoredVersions.
   absl::StatusOr<uint64_t> CountStoredVersions();
   // RocksDbStateStore::ApproximateVnodeBytes.

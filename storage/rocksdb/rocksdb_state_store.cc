@@ -71,6 +71,7 @@ RocksDbStateStore::RocksDbStateStore(
 
 absl::Status RocksDbStateStore::Compact() { return layer_->Compact(); }
 GcStats RocksDbStateStore::WaitForGc() { return layer_->WaitForGc(); }
+RocksDbStats RocksDbStateStore::Stats() const { return layer_->Stats(); }
 absl::StatusOr<uint64_t> RocksDbStateStore::CountStoredVersions() {
   return layer_->CountStoredVersions();
 }

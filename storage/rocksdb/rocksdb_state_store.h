@@ -15,7 +15,7 @@
 // It is the protocol shared with the in-memory store (LayeredStateStore)
 // over a RocksDB committed layer; the StateStore methods are that class's,
 // and this one adds what only RocksDB has (Compact, WaitForGc,
-// CountStoredVersions). Options: storage/rocksdb/options.h.
+// CountStoredVersions, Stats). Options: storage/rocksdb/options.h.
 #ifndef STORAGE_ROCKSDB_ROCKSDB_STATE_STORE_H_
 #define STORAGE_ROCKSDB_ROCKSDB_STATE_STORE_H_
 
@@ -84,6 +84,11 @@ class RocksDbStateStore final : public storage_internal::LayeredStateStore,
   // outlive the store. Thread-safe (each iterator: one thread at a time).
   absl::StatusOr<std::unique_ptr<CommittedRowIterator>>
   NewRawCommittedRowIterator(const TableCatalog& catalog, Epoch read_epoch);
+
+  // RocksDB's own statistics and properties of the store (bytes read and
+  // written, compactions, block cache, table files; options.h). Cheap (no
+  // data is read); thread-safe.
+  RocksDbStats Stats() const;
 
   // VnodeSizeEstimator: rocksdb::DB::GetApproximateSizes over each vnode's
   // key range of the `data` column family, table files and memtables

@@ -237,6 +237,57 @@ TEST(RocksDbStateStoreTest, ApproximateVnodeBytesFollowsTheData) {
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("vnode_count 0")));
 }
 
+// Stats are RocksDB's own figures: they follow writes, flushes, table files
+// and reads, and a reopened store starts its counters again.
+TEST(RocksDbStateStoreTest, StatsComeFromRocksDb) {
+  const std::string directory = NewTestDirectory();
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto store, RocksDbStateStore::Open(SmallOptions(directory)));
+  const RocksDbStats opened = store->Stats();  // Only the format version.
+  EXPECT_LT(opened.written_bytes, 100u);
+  EXPECT_EQ(opened.sst_files, 0u);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                store->NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+  const std::string value(100, 'v');
+  for (int i = 0; i < 1000; ++i) {
+    BACKFILL_ASSERT_OK(
+        local->Insert(0, absl::StrCat("key", 100000 + i), value));
+  }
+  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(2), Epoch(1)}));
+  BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+  const RocksDbStats written = store->Stats();
+  EXPECT_GT(written.written_bytes, opened.written_bytes + 1000u * 100u);
+  EXPECT_GT(written.memtable_bytes, 0u);
+  EXPECT_EQ(written.sst_files, 0u);
+
+  BACKFILL_ASSERT_OK(store->Compact());
+  const RocksDbStats compacted = store->Stats();
+  EXPECT_GE(compacted.sst_files, 1u);
+  EXPECT_GT(compacted.sst_bytes, 1000u * 100u / 10);  // Compressed or not.
+  EXPECT_GT(compacted.flush_written_bytes, 0u);
+  EXPECT_EQ(compacted.pending_compaction_bytes, 0u);
+
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto it, store->NewIterator(kTable, 0, PkRange::All(), Epoch(1)));
+  uint64_t rows = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows;
+  BACKFILL_ASSERT_OK(it->status());
+  EXPECT_EQ(rows, 1000u);
+  it.reset();
+  const RocksDbStats read = store->Stats();
+  EXPECT_GT(read.read_bytes, 1000u * 100u);
+  EXPECT_GT(read.block_cache_hits + read.block_cache_misses, 0u);
+
+  local.reset();
+  store.reset();
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      store, RocksDbStateStore::Open(SmallOptions(directory)));
+  const RocksDbStats reopened = store->Stats();
+  EXPECT_LT(reopened.written_bytes, opened.written_bytes + 100u);
+  EXPECT_EQ(reopened.sst_files, compacted.sst_files);
+}
+
 TEST(RocksDbStateStoreTest, OpenValidatesOptions) {
   RocksDbStateStoreOptions options;
   EXPECT_THAT(RocksDbStateStore::Open(options),

@@ -8,7 +8,10 @@
 #      inspect then reports every vnode finished and the view's rows;
 #  (c) a missing directory is NOT_FOUND and a corrupt one DATA_LOSS naming
 #      the file, both exit 2 with the error as the JSON line;
-#  (d) run-only flags are refused with inspect, --vnodes without it.
+#  (d) run-only flags are refused with inspect, --vnodes without it;
+#  (e) a job paused and throttled online (scenario actions), killed with
+#      kill -9: inspect shows the mutations in force from the persisted job
+#      state (paused, the new rate limit, parallelism), text and JSON.
 set -uo pipefail
 source tests/e2e/lib.sh
 RUN_TIMEOUT=150
@@ -144,4 +147,25 @@ code=$?
     fail "(d) --vnodes without inspect: exit $code: $(cat "$TMP/d2.err")"
 [[ ! -e $TMP/never ]] || fail "(d) a refused command created its data directory"
 echo "ok: (d) run-only flags refused with inspect; --vnodes refused without it"
+
+# --- (e) mutations in force after kill -9 ---------------------------------------
+sed -e 's/rate_limit: 1000 }/rate_limit: 1000 }\nactions { at_epoch: 3 set_rate_limit: 700 }\nactions { at_epoch: 4 pause: true }/' \
+    "$TMP/s.textproto" > "$TMP/e.textproto"
+grep -q "pause: true" "$TMP/e.textproto" || fail "(e) scenario: $(cat "$TMP/e.textproto")"
+DATA_E="$TMP/paused.data"
+"$BIN" --scenario="$TMP/e.textproto" --data_dir="$DATA_E" --parallelism=2 > "$TMP/e.log" 2>&1 &
+pid=$!
+wait_for_epoch "$TMP/e.log" $pid 10   # paused since epoch 4, committed since
+kill -9 $pid 2>/dev/null || fail "(e) the run ended before it was killed: $(tail -3 "$TMP/e.log")"
+wait $pid 2>/dev/null
+"$BIN" inspect --data_dir="$DATA_E" --json > "$TMP/e.json" 2> "$TMP/e.err" || fail "(e) inspect: $(cat "$TMP/e.err")"
+json=$(tail -1 "$TMP/e.json")
+[[ $(field "$json" paused) == true ]] || fail "(e) paused: $json"
+[[ $(field "$json" rate_limit) == 700 ]] || fail "(e) rate_limit: $json"
+[[ $(field "$json" parallelism) == 2 ]] || fail "(e) parallelism (the flag's, persisted): $json"
+[[ $(field "$json" epochs_since_creation) -ge 4 ]] || fail "(e) epochs_since_creation: $json"
+"$BIN" inspect --data_dir="$DATA_E" > "$TMP/e.txt" 2>&1 || fail "(e) inspect (text): $(cat "$TMP/e.txt")"
+grep -q "^state in force  paused, rate limit 700 rows/s, parallelism 2, upstream live" "$TMP/e.txt" ||
+    fail "(e) text: state in force: $(cat "$TMP/e.txt")"
+echo "ok: (e) after kill -9: paused, rate limit 700, parallelism 2 in force (text and JSON)"
 echo PASS
