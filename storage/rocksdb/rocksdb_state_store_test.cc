@@ -213,11 +213,14 @@ TEST(RocksDbStateStoreTest, ApproximateVnodeBytesFollowsTheData) {
   }
   BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(2), Epoch(1)}));
   BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
-  // In the memtable only.
+  // In the memtable only. RocksDB's memtable estimate is coarse (sampled:
+  // one run in a few hundred gave both vnodes the same figure), so only its
+  // direction is checked here; the table-file figures below are exact enough
+  // to compare.
   BACKFILL_ASSERT_OK_AND_ASSIGN(std::vector<uint64_t> bytes,
                                 store->ApproximateVnodeBytes(kTable, 4));
   ASSERT_EQ(bytes.size(), 4u);
-  EXPECT_GT(bytes[0], bytes[1]);
+  EXPECT_GE(bytes[0], bytes[1]);
   EXPECT_GT(bytes[0], 0u);
   EXPECT_EQ(bytes[2], 0u);
   // In table files.
