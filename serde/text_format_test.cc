@@ -59,6 +59,8 @@ TEST(TextFormatTest, Scalars) {
   ExpectText(TimeOfDay{3'723'500'000}, DataType::kTime, "01:02:03.5");
   ExpectText(Timestamp{1'700'000'000'000'001}, DataType::kTimestamp,
              "2023-11-14 22:13:20.000001");
+  ExpectText(Timestamp{std::numeric_limits<int64_t>::min()},
+             DataType::kTimestamp, "290309-12-21 19:59:05.224192 BC");
   ExpectText(Timestamptz{0}, DataType::kTimestamptz, "1970-01-01 00:00:00+00");
   ExpectText(Interval{14, -3, 1'000'000}, DataType::kInterval,
              "1 year 2 mons -3 days +00:00:01");

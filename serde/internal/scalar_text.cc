@@ -137,7 +137,11 @@ std::string FormatTimestamp(int64_t micros) {
   bool bc = false;
   std::string out = FormatDays(days, &bc);
   out += ' ';
-  out += FormatTimeOfDay(micros - days * kMicrosPerDay);
+  // The remainder, not micros - days * kMicrosPerDay: that product
+  // overflows for the earliest timestamps.
+  int64_t of_day = micros % kMicrosPerDay;
+  if (of_day < 0) of_day += kMicrosPerDay;
+  out += FormatTimeOfDay(of_day);
   if (bc) out += " BC";
   return out;
 }
