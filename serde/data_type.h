@@ -50,7 +50,9 @@ inline constexpr DataType kAllDataTypes[] = {
     DataType::kDecimal, DataType::kVarchar, DataType::kBytea,
     DataType::kDate,    DataType::kTime,    DataType::kTimestamp};
 
-// Every scalar type serde encodes: kAllDataTypes, then the added ones.
+// Every scalar key type serde encodes: kAllDataTypes, then the added ones.
+// (JSONB, also scalar, is not a key type and not listed: ColumnType's
+// ValidateKeyColumnType.)
 inline constexpr DataType kAllScalarDataTypes[] = {
     DataType::kBoolean,     DataType::kInt16,    DataType::kInt32,
     DataType::kInt64,       DataType::kFloat32,  DataType::kFloat64,
