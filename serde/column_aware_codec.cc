@@ -86,7 +86,7 @@ ColumnAwareCodec::ColumnAwareCodec(Schema schema, ColumnAwareOptions options)
     AppendLittleEndian<int32_t>(schema_[i].column_id, &encoded_ids_[4 * i]);
     index_of_id_[schema_[i].column_id] = static_cast<int>(i);
     datum_index_.push_back(static_cast<uint8_t>(DatumIndexOf(schema_[i].type)));
-    has_nested_ = has_nested_ || schema_[i].type.is_nested();
+    has_nested_ = has_nested_ || serde_internal::HasTypedPayload(schema_[i].type);
   }
 }
 

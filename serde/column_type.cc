@@ -10,12 +10,13 @@
 namespace backfill {
 
 struct ColumnType::Nested {
-  std::vector<ColumnType> element;  // LIST: one
+  std::vector<ColumnType> element;  // LIST: one; MAP: key, value
   std::vector<StructField> fields;  // STRUCT
 };
 
 ColumnType::ColumnType(DataType id) : id_(id) {
-  assert(id != DataType::kList && id != DataType::kStruct);
+  assert(id != DataType::kList && id != DataType::kStruct &&
+         id != DataType::kMap);
 }
 
 ColumnType ColumnType::List(ColumnType element) {
@@ -28,6 +29,23 @@ ColumnType ColumnType::Struct(std::vector<StructField> fields) {
   auto nested = std::make_shared<Nested>();
   nested->fields = std::move(fields);
   return ColumnType(DataType::kStruct, std::move(nested));
+}
+
+ColumnType ColumnType::Map(ColumnType key, ColumnType value) {
+  auto nested = std::make_shared<Nested>();
+  nested->element.push_back(std::move(key));
+  nested->element.push_back(std::move(value));
+  return ColumnType(DataType::kMap, std::move(nested));
+}
+
+const ColumnType& ColumnType::map_key() const {
+  assert(id_ == DataType::kMap);
+  return nested_->element[0];
+}
+
+const ColumnType& ColumnType::map_value() const {
+  assert(id_ == DataType::kMap);
+  return nested_->element[1];
 }
 
 const ColumnType& ColumnType::element() const {
@@ -44,6 +62,9 @@ std::string ColumnType::DebugString() const {
   switch (id_) {
     case DataType::kList:
       return absl::StrCat("LIST<", element().DebugString(), ">");
+    case DataType::kMap:
+      return absl::StrCat("MAP<", map_key().DebugString(), ", ",
+                          map_value().DebugString(), ">");
     case DataType::kStruct:
       return absl::StrCat(
           "STRUCT<",
@@ -63,6 +84,8 @@ bool operator==(const ColumnType& a, const ColumnType& b) {
   switch (a.id_) {
     case DataType::kList:
       return a.element() == b.element();
+    case DataType::kMap:
+      return a.map_key() == b.map_key() && a.map_value() == b.map_value();
     case DataType::kStruct:
       return std::equal(
           a.fields().begin(), a.fields().end(), b.fields().begin(),
@@ -74,10 +97,30 @@ bool operator==(const ColumnType& a, const ColumnType& b) {
   }
 }
 
+bool IsValidMapKeyType(const ColumnType& type) {
+  switch (type.id()) {
+    case DataType::kInt16:
+    case DataType::kInt32:
+    case DataType::kInt64:
+    case DataType::kVarchar:
+      return true;
+    default:
+      return false;
+  }
+}
+
 absl::Status ValidateColumnType(const ColumnType& type) {
   switch (type.id()) {
     case DataType::kList:
       return ValidateColumnType(type.element());
+    case DataType::kMap:
+      if (!IsValidMapKeyType(type.map_key())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            type.DebugString(), ": invalid map key type ",
+            type.map_key().DebugString(),
+            " (INT16, INT32, INT64 or VARCHAR)"));
+      }
+      return ValidateColumnType(type.map_value());
     case DataType::kStruct: {
       absl::flat_hash_set<std::string> names;
       absl::flat_hash_set<int32_t> ids;
@@ -107,10 +150,44 @@ absl::Status ValidateColumnType(const ColumnType& type) {
   }
 }
 
+absl::Status ValidateKeyColumnType(const ColumnType& type) {
+  switch (type.id()) {
+    case DataType::kJsonb:
+      return absl::InvalidArgumentError(
+          "JSONB cannot be in a key: it has no SQL order (as RisingWave, "
+          "which rejects JSONB in keys)");
+    case DataType::kMap:
+      return absl::InvalidArgumentError(absl::StrCat(
+          type.DebugString(),
+          " cannot be in a key: maps have no order or equality in RisingWave"));
+    case DataType::kList:
+      if (absl::Status status = ValidateKeyColumnType(type.element());
+          !status.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(type.DebugString(), ": ", status.message()));
+      }
+      return absl::OkStatus();
+    case DataType::kStruct:
+      for (const StructField& field : type.fields()) {
+        if (absl::Status status = ValidateKeyColumnType(field.type);
+            !status.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              type.DebugString(), ".", field.name, ": ", status.message()));
+        }
+      }
+      return absl::OkStatus();
+    default:
+      return absl::OkStatus();
+  }
+}
+
 int ColumnTypeDepth(const ColumnType& type) {
   switch (type.id()) {
     case DataType::kList:
       return 1 + ColumnTypeDepth(type.element());
+    case DataType::kMap:
+      return 1 + std::max(ColumnTypeDepth(type.map_key()),
+                          ColumnTypeDepth(type.map_value()));
     case DataType::kStruct: {
       int depth = 0;
       for (const StructField& field : type.fields()) {

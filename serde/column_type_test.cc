@@ -53,5 +53,55 @@ TEST(ColumnTypeTest, ValidationNamesTheField) {
                HasSubstr("negative field id -1")));
 }
 
+TEST(ColumnTypeTest, MapKeysAreIntegersOrVarchar) {
+  const ColumnType map = ColumnType::Map(DataType::kVarchar, DataType::kJsonb);
+  EXPECT_EQ(map.DebugString(), "MAP<VARCHAR, JSONB>");
+  EXPECT_EQ(map.map_key(), DataType::kVarchar);
+  EXPECT_EQ(map.map_value(), DataType::kJsonb);
+  EXPECT_EQ(map, ColumnType::Map(DataType::kVarchar, DataType::kJsonb));
+  EXPECT_NE(map, ColumnType::Map(DataType::kInt32, DataType::kJsonb));
+  EXPECT_EQ(ColumnTypeDepth(ColumnType::Map(DataType::kInt16, map)), 2);
+  BACKFILL_EXPECT_OK(ValidateColumnType(map));
+  for (DataType key : {DataType::kInt16, DataType::kInt32, DataType::kInt64,
+                       DataType::kVarchar}) {
+    EXPECT_TRUE(IsValidMapKeyType(key)) << DataTypeName(key);
+  }
+  for (DataType key : {DataType::kBoolean, DataType::kFloat32,
+                       DataType::kFloat64, DataType::kDecimal,
+                       DataType::kBytea, DataType::kDate, DataType::kTimestamp,
+                       DataType::kTimestamptz, DataType::kInterval,
+                       DataType::kSerial, DataType::kInt256,
+                       DataType::kJsonb}) {
+    EXPECT_THAT(ValidateColumnType(ColumnType::Map(key, DataType::kInt32)),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("invalid map key type")))
+        << DataTypeName(key);
+  }
+  EXPECT_THAT(
+      ValidateColumnType(ColumnType::List(ColumnType::Map(
+          ColumnType::List(DataType::kInt32), DataType::kInt32))),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("invalid map key type LIST<INT32>")));
+}
+
+TEST(ColumnTypeTest, KeyTypesExcludeJsonbAndMapAtAnyDepth) {
+  BACKFILL_EXPECT_OK(ValidateKeyColumnType(DataType::kInt256));
+  BACKFILL_EXPECT_OK(ValidateKeyColumnType(ColumnType::List(
+      ColumnType::Struct({{"a", DataType::kFloat64, 1}}))));
+  EXPECT_THAT(ValidateKeyColumnType(DataType::kJsonb),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("JSONB cannot be in a key")));
+  EXPECT_THAT(
+      ValidateKeyColumnType(ColumnType::Map(DataType::kInt32, DataType::kInt32)),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("MAP<INT32, INT32> cannot be in a key")));
+  EXPECT_THAT(ValidateKeyColumnType(ColumnType::Struct(
+                  {{"a", DataType::kInt32, 1},
+                   {"j", ColumnType::List(DataType::kJsonb), 2}})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("STRUCT<a INT32, j LIST<JSONB>>.j: "
+                                 "LIST<JSONB>: JSONB cannot be in a key")));
+}
+
 }  // namespace
 }  // namespace backfill

@@ -40,6 +40,10 @@ absl::string_view DataTypeName(DataType type) {
       return "STRUCT";
     case DataType::kList:
       return "LIST";
+    case DataType::kJsonb:
+      return "JSONB";
+    case DataType::kMap:
+      return "MAP";
   }
   return "INVALID";
 }

@@ -30,14 +30,14 @@ enum class DataType : uint8_t {
   kTimestamp = 12,  // microseconds since 1970-01-01 00:00:00 (no time zone)
   kTimestamptz = 13,  // an instant: microseconds since 1970-01-01 00:00 UTC
   kInterval = 14,     // months, days, microseconds; '1 mon' = '30 days'
-  // 15 is reserved for JSONB.
+  kJsonb = 15,        // a JSON value (serde/jsonb.h); not a key type
   kSerial = 16,  // RisingWave's row-id type: an int64 of its own type
   kInt256 = 17,  // 256-bit two's-complement integer
   // The nested types: a column of one needs a ColumnType (serde/column_type.h)
   // for its parts.
   kStruct = 18,  // named, typed fields
   kList = 19,    // elements of one type, any length
-  // 20 is reserved for MAP.
+  kMap = 20,     // key type -> value type, unique non-NULL keys; not a key
 };
 
 // The types the whole stack (storage catalogs, scenarios, the executor's
@@ -50,7 +50,9 @@ inline constexpr DataType kAllDataTypes[] = {
     DataType::kDecimal, DataType::kVarchar, DataType::kBytea,
     DataType::kDate,    DataType::kTime,    DataType::kTimestamp};
 
-// Every scalar type serde encodes: kAllDataTypes, then the added ones.
+// Every scalar key type serde encodes: kAllDataTypes, then the added ones.
+// (JSONB, also scalar, is not a key type and not listed: ColumnType's
+// ValidateKeyColumnType.)
 inline constexpr DataType kAllScalarDataTypes[] = {
     DataType::kBoolean,     DataType::kInt16,    DataType::kInt32,
     DataType::kInt64,       DataType::kFloat32,  DataType::kFloat64,

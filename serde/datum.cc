@@ -87,6 +87,20 @@ int CompareValues(const Datum& a, const Datum& b) {
     case 17:
       return CompareSequences(std::get<StructValue>(a).fields,
                               std::get<StructValue>(b).fields);
+    case 18:
+      return CompareJsonb(std::get<Jsonb>(a), std::get<Jsonb>(b));
+    case 19: {
+      const std::vector<MapEntry>& x = std::get<MapValue>(a).entries;
+      const std::vector<MapEntry>& y = std::get<MapValue>(b).entries;
+      const size_t n = std::min(x.size(), y.size());
+      for (size_t i = 0; i < n; ++i) {
+        if (const int c = CompareNested(x[i].key, y[i].key); c != 0) return c;
+        if (const int c = CompareNested(x[i].value, y[i].value); c != 0) {
+          return c;
+        }
+      }
+      return Ordered(x.size(), y.size());
+    }
   }
   return 0;
 }
@@ -131,8 +145,32 @@ bool DatumMatchesType(const Datum& datum, DataType type) {
       return type == DataType::kList;
     case 17:
       return type == DataType::kStruct;
+    case 18:
+      return type == DataType::kJsonb;
+    case 19:
+      return type == DataType::kMap;
   }
   return false;
+}
+
+absl::StatusOr<MapValue> MakeMapValue(std::vector<MapEntry> entries) {
+  for (const MapEntry& entry : entries) {
+    if (IsNull(entry.key)) {
+      return absl::InvalidArgumentError("map keys must not be NULL");
+    }
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const MapEntry& a, const MapEntry& b) {
+              return CompareValues(a.key, b.key) < 0;
+            });
+  for (size_t i = 1; i < entries.size(); ++i) {
+    if (CompareValues(entries[i - 1].key, entries[i].key) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("map keys must be unique: ",
+                       DatumDebugString(entries[i].key), " twice"));
+    }
+  }
+  return MapValue{std::move(entries)};
 }
 
 bool DatumMatchesColumnType(const Datum& datum, const ColumnType& type) {
@@ -150,6 +188,20 @@ bool DatumMatchesColumnType(const Datum& datum, const ColumnType& type) {
       for (size_t i = 0; i < fields.size(); ++i) {
         if (!DatumMatchesColumnType(fields[i], type.fields()[i].type)) {
           return false;
+        }
+      }
+      return true;
+    }
+    case DataType::kMap: {
+      const std::vector<MapEntry>& entries = std::get<MapValue>(datum).entries;
+      for (size_t i = 0; i < entries.size(); ++i) {
+        if (IsNull(entries[i].key) ||
+            !DatumMatchesColumnType(entries[i].key, type.map_key()) ||
+            !DatumMatchesColumnType(entries[i].value, type.map_value())) {
+          return false;
+        }
+        if (i > 0 && CompareValues(entries[i - 1].key, entries[i].key) >= 0) {
+          return false;  // unsorted or duplicate keys
         }
       }
       return true;
@@ -196,6 +248,10 @@ Datum DefaultDatum(DataType type) {
       return ListValue{};
     case DataType::kStruct:
       return StructValue{};
+    case DataType::kJsonb:
+      return Jsonb();
+    case DataType::kMap:
+      return MapValue{};
   }
   return Datum();
 }
@@ -286,6 +342,17 @@ std::string DatumDebugString(const Datum& datum) {
                                         }),
                           list ? "]" : "}");
     }
+    case 18:
+      return std::get<Jsonb>(datum).ToString();
+    case 19:
+      return absl::StrCat(
+          "{",
+          absl::StrJoin(std::get<MapValue>(datum).entries, ", ",
+                        [](std::string* out, const MapEntry& entry) {
+                          absl::StrAppend(out, DatumDebugString(entry.key),
+                                          ": ", DatumDebugString(entry.value));
+                        }),
+          "}");
   }
   return "?";
 }

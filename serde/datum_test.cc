@@ -101,5 +101,44 @@ TEST(DatumTest, DatumMatchesColumnTypeLooksInside) {
   EXPECT_TRUE(DatumMatchesColumnType(DefaultColumnDatum(pair), pair));
 }
 
+TEST(DatumTest, MapValuesHoldUniqueNonNullKeysInOrder) {
+  absl::StatusOr<MapValue> map =
+      MakeMapValue({{int64_t{3}, std::string("c")},
+                    {int64_t{-1}, Datum()},
+                    {int64_t{2}, std::string("b")}});
+  ASSERT_TRUE(map.ok()) << map.status();
+  ASSERT_EQ(map->entries.size(), 3u);
+  EXPECT_EQ(map->entries[0].key, Datum(int64_t{-1}));
+  EXPECT_EQ(map->entries[2].key, Datum(int64_t{3}));
+  const ColumnType type = ColumnType::Map(DataType::kInt64, DataType::kVarchar);
+  EXPECT_TRUE(DatumMatchesColumnType(*map, type));
+  EXPECT_FALSE(DatumMatchesColumnType(
+      *map, ColumnType::Map(DataType::kInt32, DataType::kVarchar)));
+  // Unsorted, duplicate or NULL keys do not match the type.
+  EXPECT_FALSE(DatumMatchesColumnType(
+      MapValue{{{int64_t{2}, Datum()}, {int64_t{1}, Datum()}}}, type));
+  EXPECT_FALSE(DatumMatchesColumnType(
+      MapValue{{{int64_t{1}, Datum()}, {int64_t{1}, Datum()}}}, type));
+  EXPECT_FALSE(DatumMatchesColumnType(MapValue{{{Datum(), Datum()}}}, type));
+  EXPECT_FALSE(MakeMapValue({{int64_t{1}, Datum()}, {int64_t{1}, Datum()}})
+                   .ok());
+  EXPECT_FALSE(MakeMapValue({{Datum(), Datum()}}).ok());
+  EXPECT_EQ(DatumDebugString(*map), "{-1: NULL, 2: 'b', 3: 'c'}");
+  EXPECT_TRUE(DatumsEqual(DefaultColumnDatum(type), MapValue{}));
+}
+
+TEST(DatumTest, JsonbDatumsCompareByCanonicalText) {
+  const Datum a = *ParseJsonb(R"({"b": 1, "a": [2]})");
+  const Datum b = *ParseJsonb(R"({"a":[2],"b":1})");
+  EXPECT_TRUE(DatumsEqual(a, b));
+  EXPECT_TRUE(DatumMatchesType(a, DataType::kJsonb));
+  EXPECT_FALSE(DatumMatchesType(a, DataType::kVarchar));
+  EXPECT_EQ(DatumDebugString(a), R"({"a": [2], "b": 1})");
+  EXPECT_TRUE(DatumsEqual(DefaultDatum(DataType::kJsonb), Jsonb()));
+  EXPECT_LT(CompareDatums(*ParseJsonb("[1]"), *ParseJsonb("[2]"),
+                          OrderType::Ascending()),
+            0);
+}
+
 }  // namespace
 }  // namespace backfill

@@ -125,9 +125,13 @@ absl::StatusOr<Decimal> Decimal::FromString(absl::string_view text) {
     return negative ? NegativeInfinity() : PositiveInfinity();
   }
   if (text.empty()) return error("no digits");
+  // Zeros after the first significant digit are held back until a non-zero
+  // digit follows, so that trailing zeros (as in ToString's "1200" for a
+  // negative scale) need not fit in the 38 digits.
   absl::uint128 mantissa = 0;
-  int significant = 0;
-  int scale = 0;
+  int64_t significant = 0;
+  int64_t pending_zeros = 0;
+  int64_t scale = 0;
   bool seen_point = false;
   bool seen_digit = false;
   for (char c : text) {
@@ -138,20 +142,31 @@ absl::StatusOr<Decimal> Decimal::FromString(absl::string_view text) {
     }
     if (c < '0' || c > '9') return error("unexpected character");
     seen_digit = true;
-    if (significant > 0 || c != '0') {
-      if (significant == kMaxDigits) {
-        return error("more than 38 significant digits");
-      }
-      mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
-      ++significant;
+    if (seen_point) ++scale;
+    if (c == '0') {
+      if (significant > 0) ++pending_zeros;
+      continue;
     }
-    if (seen_point) {
-      if (scale == kMaxScale) return error("scale too large");
-      ++scale;
+    if (significant + pending_zeros + 1 > kMaxDigits) {
+      return error("more than 38 significant digits");
     }
+    for (; pending_zeros > 0; --pending_zeros) mantissa *= 10;
+    mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
+    significant = static_cast<int64_t>(DigitCount(mantissa));
   }
   if (!seen_digit) return error("no digits");
-  return FromParts(negative, mantissa, scale);
+  scale -= pending_zeros;
+  if (scale > kMaxScale) return error("scale too large");
+  if (scale < kMinScale) {
+    // Back into the mantissa as many held zeros as the scale cannot take.
+    const int64_t absorbed = kMinScale - scale;
+    if (mantissa != 0 && significant + absorbed > kMaxDigits) {
+      return error("value too large");
+    }
+    for (int64_t i = 0; i < absorbed && mantissa != 0; ++i) mantissa *= 10;
+    scale = kMinScale;
+  }
+  return FromParts(negative, mantissa, static_cast<int>(scale));
 }
 
 std::string Decimal::ToString() const {

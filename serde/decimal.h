@@ -50,8 +50,10 @@ class Decimal {
   static Decimal FromParts(bool negative, absl::uint128 mantissa, int scale);
 
   // Parses "[-+]digits[.digits]", "NaN", "Infinity", "-Infinity" (case-
-  // insensitive, also "inf"). More than 38 significant digits, an empty
-  // string or stray characters: InvalidArgument naming the input.
+  // insensitive, also "inf"); reads ToString's output back. More than 38
+  // significant digits (trailing zeros of the integer part do not count),
+  // a scale outside [kMinScale, kMaxScale], an empty string or stray
+  // characters: InvalidArgument naming the input.
   static absl::StatusOr<Decimal> FromString(absl::string_view text);
 
   Kind kind() const { return kind_; }

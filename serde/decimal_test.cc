@@ -116,5 +116,22 @@ TEST(DecimalTest, FromPartsNormalisesWideMantissas) {
   EXPECT_FALSE(Decimal::FromParts(true, 0, 5).negative());
 }
 
+TEST(DecimalTest, FromStringReadsToStringOfLargeValuesBack) {
+  // Negative scales print as long integers; their trailing zeros are not
+  // significant digits.
+  for (const Decimal& d :
+       {Decimal::FromParts(false, Decimal::PowerOfTen(37), Decimal::kMinScale),
+        Decimal::FromParts(true, Decimal::PowerOfTen(38) - 1,
+                           Decimal::kMinScale),
+        Decimal::FromParts(false, 12, -30)}) {
+    absl::StatusOr<Decimal> back = Decimal::FromString(d.ToString());
+    ASSERT_TRUE(back.ok()) << d.ToString() << ": " << back.status();
+    EXPECT_EQ(*back, d) << d.ToString();
+    EXPECT_EQ(back->ToString(), d.ToString());
+  }
+  EXPECT_FALSE(Decimal::FromString("1" + std::string(76, '0')).ok());
+  EXPECT_TRUE(Decimal::FromString("1" + std::string(75, '0')).ok());
+}
+
 }  // namespace
 }  // namespace backfill

@@ -4,7 +4,8 @@
 // corrupt_NN (mutated ones), for the value codecs seed_varints_N (integer
 // extremes, every varint length) and corrupt_varint_* (bad varints), and
 // seed_scalars_N / corrupt_scalars_N / corrupt_interval_* for the scalar types
-// added for issue 21, and the nested key and value seeds. Run by hand after a
+// added for issue 21, the nested key and value seeds, and the MAP / JSONB
+// value, JSONB text and text-format seeds. Run by hand after a
 // format change; the output is committed.
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "serde/memcmp_codec.h"
 #include "serde/positional_codec.h"
 #include "serde/random_datum.h"
+#include "serde/text_format.h"
 #include "serde/vnode_bitmap.h"
 #include "third_party/fuzzing/corpus_file.h"
 
@@ -254,6 +256,82 @@ void WriteNestedValueSeeds(const std::filesystem::path& root) {
       FormatFuzzColumnType(v1) + FormatFuzzColumnType(added) + "\x01" + value);
 }
 
+// Value rows of every type (map_jsonb_value_fuzz): random types with MAP
+// and JSONB, both codecs; and a MAP whose keys are out of order and a JSONB
+// payload that is valid JSON but not canonical.
+void WriteMapJsonbValueSeeds(const std::filesystem::path& root) {
+  std::mt19937_64 rng(20261204);
+  const std::filesystem::path dir = root / "map_jsonb_value_fuzz";
+  for (int i = 0; i < 16; ++i) {
+    ColumnType type = RandomValueColumnType(rng, 3);
+    if (i % 4 == 0) type = ColumnType::Map(DataType::kVarchar, type);
+    if (i % 4 == 1) type = ColumnType::List(DataType::kJsonb);
+    const bool column_aware = i % 2 == 1;
+    const Schema schema = {{"c", type, 1}};
+    std::string value;
+    const Row row = {RandomColumnDatum(type, rng, 0.1)};
+    if (column_aware) {
+      (*ColumnAwareCodec::Create(schema))->Encode(row, &value);
+    } else {
+      (*PositionalCodec::Create(schema))->Encode(row, &value);
+    }
+    const std::string prefix = FormatFuzzValueColumnType(type) +
+                               FormatFuzzValueColumnType(type) +
+                               std::string(1, column_aware ? '\x01' : '\0');
+    WriteCorpusFile(dir, "seed_" + std::to_string(i), prefix + value);
+    if (i < 8) {
+      WriteCorpusFile(dir, "corrupt_" + std::to_string(i),
+                      prefix + Corrupt(value, rng));
+    }
+  }
+  const std::string int_map = FormatFuzzValueColumnType(
+      ColumnType::Map(DataType::kInt64, DataType::kInt64));
+  WriteCorpusFile(dir, "corrupt_map_key_order",
+                  int_map + int_map + std::string("\0\x01\x02\x04\x01\0\x02\x01\0", 9));
+  const std::string jsonb = FormatFuzzValueColumnType(DataType::kJsonb);
+  WriteCorpusFile(dir, "corrupt_jsonb_not_canonical",
+                  jsonb + jsonb + std::string("\0\x01\x07{\"a\":1}", 10));
+}
+
+// JSON texts (jsonb_text_fuzz): random values' canonical texts, the same
+// with the canonical spacing removed, and mutations.
+void WriteJsonbTextSeeds(const std::filesystem::path& root) {
+  std::mt19937_64 rng(20261205);
+  const std::filesystem::path dir = root / "jsonb_text_fuzz";
+  for (int i = 0; i < 12; ++i) {
+    const std::string text = RandomJsonb(rng, 4).ToString();
+    WriteCorpusFile(dir, "seed_" + std::to_string(i), text);
+    if (i < 6) {
+      WriteCorpusFile(dir, "corrupt_" + std::to_string(i), Corrupt(text, rng));
+    }
+  }
+  WriteCorpusFile(dir, "seed_escapes",
+                  R"x({"\u00e9\ud83d\ude00": ["\b\f\n\r\t\/", 1.5e-3, -0]})x");
+  WriteCorpusFile(dir, "seed_duplicate_keys", R"x({"a":1,"aa":2,"a":{"b":[]}})x");
+  WriteCorpusFile(dir, "corrupt_lone_surrogate", R"x(["\ud800x"])x");
+  WriteCorpusFile(dir, "corrupt_deep", std::string(300, '['));
+}
+
+// Texts of every type (text_format_fuzz): random types and values, their
+// texts, mutated texts.
+void WriteTextFormatSeeds(const std::filesystem::path& root) {
+  std::mt19937_64 rng(20261206);
+  const std::filesystem::path dir = root / "text_format_fuzz";
+  for (int i = 0; i < 20; ++i) {
+    ColumnType type = RandomValueColumnType(rng, 3);
+    if (i % 5 == 0) type = ColumnType::List(DataType::kVarchar);
+    if (i % 5 == 1) type = ColumnType::Map(DataType::kVarchar, type);
+    const std::string prefix = FormatFuzzValueColumnType(type);
+    const std::string text =
+        FormatDatumText(RandomColumnValue(type, rng), type);
+    WriteCorpusFile(dir, "seed_" + std::to_string(i), prefix + text);
+    if (i < 10) {
+      WriteCorpusFile(dir, "corrupt_" + std::to_string(i),
+                      prefix + Corrupt(text, rng));
+    }
+  }
+}
+
 int Main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <serde/testdata>\n", argv[0]);
@@ -332,6 +410,9 @@ int Main(int argc, char** argv) {
   WriteAddedScalarSeeds(root);
   WriteNestedKeySeeds(root);
   WriteNestedValueSeeds(root);
+  WriteMapJsonbValueSeeds(root);
+  WriteJsonbTextSeeds(root);
+  WriteTextFormatSeeds(root);
   return 0;
 }
 

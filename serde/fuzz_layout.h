@@ -144,6 +144,88 @@ inline std::string FormatFuzzColumnType(const ColumnType& type) {
   }
 }
 
+// Every type, the non-key ones included, for the value and text fuzzers:
+// one byte b per type, kind b % 5: 0 LIST of the type that follows; 1
+// STRUCT of (b / 5) % 4 fields (named f<i>, ids i), their types following;
+// 2 the scalar kAllScalarDataTypes[(b / 5) % 16]; 3 MAP whose key type is
+// INT16, INT32, INT64 or VARCHAR by (b / 5) % 4 and whose value type
+// follows; 4 JSONB. Past `max_depth` kinds 0, 1 and 3 read as scalars.
+// nullopt if the input ends first.
+inline std::optional<ColumnType> ParseFuzzValueColumnType(
+    absl::string_view* input, int max_depth) {
+  if (input->empty()) return std::nullopt;
+  const uint8_t b = static_cast<uint8_t>((*input)[0]);
+  input->remove_prefix(1);
+  int kind = b % 5;
+  if (max_depth <= 0 && kind != 4) kind = 2;
+  switch (kind) {
+    case 0: {
+      std::optional<ColumnType> element =
+          ParseFuzzValueColumnType(input, max_depth - 1);
+      if (!element.has_value()) return std::nullopt;
+      return ColumnType::List(*std::move(element));
+    }
+    case 1: {
+      std::vector<StructField> fields;
+      for (int i = 0; i < (b / 5) % 4; ++i) {
+        std::optional<ColumnType> type =
+            ParseFuzzValueColumnType(input, max_depth - 1);
+        if (!type.has_value()) return std::nullopt;
+        fields.push_back({absl::StrCat("f", i), *std::move(type), i});
+      }
+      return ColumnType::Struct(std::move(fields));
+    }
+    case 3: {
+      static constexpr DataType kKeys[] = {DataType::kInt16, DataType::kInt32,
+                                           DataType::kInt64,
+                                           DataType::kVarchar};
+      std::optional<ColumnType> value =
+          ParseFuzzValueColumnType(input, max_depth - 1);
+      if (!value.has_value()) return std::nullopt;
+      return ColumnType::Map(kKeys[(b / 5) % 4], *std::move(value));
+    }
+    case 4:
+      return ColumnType(DataType::kJsonb);
+    default:
+      return ColumnType(kAllScalarDataTypes[(b / 5) % kFuzzScalarTypes]);
+  }
+}
+
+// The bytes ParseFuzzValueColumnType reads back as `type` (STRUCTs of at
+// most 3 fields, valid MAP key types).
+inline std::string FormatFuzzValueColumnType(const ColumnType& type) {
+  auto byte = [](int kind, int index) {
+    return std::string(1, static_cast<char>(kind + 5 * index));
+  };
+  switch (type.id()) {
+    case DataType::kList:
+      return byte(0, 0) + FormatFuzzValueColumnType(type.element());
+    case DataType::kStruct: {
+      std::string out = byte(1, static_cast<int>(type.fields().size()));
+      for (const StructField& field : type.fields()) {
+        out += FormatFuzzValueColumnType(field.type);
+      }
+      return out;
+    }
+    case DataType::kMap: {
+      int key = 3;
+      if (type.map_key() == DataType::kInt16) key = 0;
+      if (type.map_key() == DataType::kInt32) key = 1;
+      if (type.map_key() == DataType::kInt64) key = 2;
+      return byte(3, key) + FormatFuzzValueColumnType(type.map_value());
+    }
+    case DataType::kJsonb:
+      return byte(4, 0);
+    default: {
+      int index = 0;
+      for (int i = 0; i < kFuzzScalarTypes; ++i) {
+        if (kAllScalarDataTypes[i] == type.id()) index = i;
+      }
+      return byte(2, index);
+    }
+  }
+}
+
 }  // namespace backfill
 
 #endif  // SERDE_FUZZ_LAYOUT_H_

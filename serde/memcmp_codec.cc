@@ -182,6 +182,10 @@ void AppendAscending(const Datum& datum, DataType type, uint8_t non_null_tag,
       // EncodeKeyDatum(DataType) never passes them; AppendTyped handles them.
       assert(false && "nested type without its ColumnType");
       return;
+    case DataType::kJsonb:
+    case DataType::kMap:
+      assert(false && "JSONB and MAP are not key types");
+      return;
   }
 }
 
@@ -373,6 +377,8 @@ absl::Status ReadScalarValue(KeyReader& reader, DataType type, Datum* out) {
       return ReadInt256(reader, out);
     case DataType::kList:
     case DataType::kStruct:
+    case DataType::kJsonb:
+    case DataType::kMap:
       break;
   }
   return reader.Error(
@@ -516,7 +522,8 @@ void EncodeKeyDatum(const Datum& datum, DataType type, OrderType order,
   if (IsNull(datum)) {
     out->push_back(static_cast<char>(null_tag));
   } else if (DatumMatchesType(datum, type) && type != DataType::kList &&
-             type != DataType::kStruct) {
+             type != DataType::kStruct && type != DataType::kJsonb &&
+             type != DataType::kMap) {
     AppendAscending(datum, type, 1 - null_tag, out);
   } else {
     assert(false &&
@@ -545,6 +552,9 @@ void EncodeKeyDatum(const Datum& datum, const ColumnType& type, OrderType order,
 absl::StatusOr<size_t> DecodeKeyDatum(absl::string_view bytes,
                                       const ColumnType& type, OrderType order,
                                       Datum* out) {
+  if (absl::Status status = ValidateKeyColumnType(type); !status.ok()) {
+    return status;
+  }
   KeyReader reader(bytes);
   reader.set_column(0, type.id(), order, &type);
   BACKFILL_RETURN_IF_ERROR(ReadTagged(reader, NullTag(order), out, [&] {
@@ -609,6 +619,12 @@ absl::StatusOr<KeySerde> KeySerde::Create(std::vector<DataType> types,
         "KeySerde: ", types.size(), " types but ", orders.size(), " orders"));
   }
   for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] == DataType::kJsonb || types[i] == DataType::kMap) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "KeySerde: column ", i, " is a ", DataTypeName(types[i]),
+          ", which cannot be in a key (it has no SQL order; "
+          "ValidateKeyColumnType)"));
+    }
     if (types[i] == DataType::kList || types[i] == DataType::kStruct) {
       return absl::InvalidArgumentError(absl::StrCat(
           "KeySerde: column ", i, " is a ", DataTypeName(types[i]),

@@ -52,16 +52,18 @@ void EncodeKey(RowView row, absl::Span<const DataType> types,
 void EncodeKeyDatum(const Datum& datum, DataType type, OrderType order,
                     std::string* out);
 
-// Columns of any type, LIST and STRUCT included (FORMAT.md section 1.3):
+// Columns of any key type, LIST and STRUCT included (FORMAT.md section 1.3):
 // appends the encoding of one datum of `type`, which may be nested.
 // REQUIRES: DatumMatchesColumnType(datum, type) (assert; a release build
-// encodes a mismatching datum as NULL).
+// encodes a mismatching datum as NULL) and ValidateKeyColumnType(type).ok()
+// (JSONB and MAP are not key types; assert).
 void EncodeKeyDatum(const Datum& datum, const ColumnType& type, OrderType order,
                     std::string* out);
 
-// Decodes one datum of `type` (any type) from the front of `bytes` into *out
-// and returns the bytes consumed (the rest may be more columns).
-// Errors: DataLoss as DecodeKey.
+// Decodes one datum of `type` (any key type) from the front of `bytes` into
+// *out and returns the bytes consumed (the rest may be more columns).
+// Errors: InvalidArgument if `type` cannot be a key (ValidateKeyColumnType:
+// JSONB, MAP, or a LIST / STRUCT holding one); DataLoss as DecodeKey.
 absl::StatusOr<size_t> DecodeKeyDatum(absl::string_view bytes,
                                       const ColumnType& type, OrderType order,
                                       Datum* out);
@@ -95,8 +97,9 @@ std::optional<std::string> NextKey(absl::string_view bytes);
 // A key layout (column types + orders) bundled with its codec functions.
 class KeySerde {
  public:
-  // Errors: InvalidArgument when types.size() != orders.size(), or for a
-  // LIST or STRUCT column (those need a ColumnType: EncodeKeyDatum).
+  // Errors: InvalidArgument when types.size() != orders.size(), for a
+  // LIST or STRUCT column (those need a ColumnType: EncodeKeyDatum), or a
+  // JSONB or MAP column (not key types: ValidateKeyColumnType).
   static absl::StatusOr<KeySerde> Create(std::vector<DataType> types,
                                          std::vector<OrderType> orders);
 

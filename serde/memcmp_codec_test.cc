@@ -525,6 +525,119 @@ TEST(MemcmpCodecTest, NestedKeySpecialCases) {
   }
 }
 
+// Lists and structs of floats drawn from the awkward values (-0.0, NaNs of
+// either sign and any payload, infinities, NULL), with empty lists and
+// every prefix of every list, in every order: byte order == CompareDatums,
+// decoding is exact up to -0.0 / NaN canonicalisation.
+TEST(MemcmpCodecTest, NestedFloatKeysWithSpecialValuesAndPrefixes) {
+  const uint64_t seed = std::random_device()();
+  SCOPED_TRACE(absl::StrCat("seed=", seed));
+  std::mt19937_64 rng(seed);
+  const double nan = std::nan("");
+  const float nanf = std::nanf("");
+  const double inf = std::numeric_limits<double>::infinity();
+  auto pick_double = [&]() -> Datum {
+    static const double kPool[] = {-0.0, 0.0, nan, -nan, 1.0, -1.0, inf, -inf};
+    if (rng() % 6 == 0) return Datum();
+    double value = kPool[rng() % std::size(kPool)];
+    if (std::isnan(value) && rng() % 2 == 0) {
+      uint64_t bits;
+      std::memcpy(&bits, &value, 8);
+      bits |= rng() & 0xFFFF;  // another payload
+      std::memcpy(&value, &bits, 8);
+    }
+    return value;
+  };
+  auto pick_float = [&]() -> Datum {
+    static const float kPool[] = {-0.0f, 0.0f, nanf, -nanf, 2.0f};
+    if (rng() % 6 == 0) return Datum();
+    return kPool[rng() % std::size(kPool)];
+  };
+  auto list_of = [&](auto element, int max_size) {
+    ListValue list;
+    const int n = static_cast<int>(rng() % (max_size + 1));
+    for (int i = 0; i < n; ++i) list.elements.push_back(element());
+    return list;
+  };
+  const ColumnType doubles = ColumnType::List(DataType::kFloat64);
+  const ColumnType nested_floats =
+      ColumnType::List(ColumnType::List(DataType::kFloat32));
+  const ColumnType record = ColumnType::Struct(
+      {{"x", DataType::kFloat64, 1}, {"l", doubles, 2}});
+  for (const ColumnType& type : {doubles, nested_floats, record}) {
+    for (OrderType order : kAllOrderTypes) {
+      SCOPED_TRACE(absl::StrCat(type.DebugString(), " ", order.DebugString()));
+      std::vector<Datum> datums = {Datum(), ListValue{}};
+      if (type.id() == DataType::kStruct) datums.pop_back();
+      for (int i = 0; i < 60; ++i) {
+        Datum datum;
+        if (type == doubles) {
+          datum = list_of(pick_double, 4);
+        } else if (type == nested_floats) {
+          datum = list_of(
+              [&]() -> Datum {
+                if (rng() % 5 == 0) return Datum();
+                return list_of(pick_float, 3);
+              },
+              3);
+        } else {
+          datum = StructValue{{pick_double(), rng() % 5 == 0
+                                                  ? Datum()
+                                                  : Datum(list_of(
+                                                        pick_double, 3))}};
+        }
+        datums.push_back(datum);
+        AddPrefixes(datum, &datums);
+      }
+      std::vector<std::string> encoded;
+      for (const Datum& d : datums) {
+        encoded.push_back(EncodeTyped(d, type, order));
+        Datum decoded;
+        absl::StatusOr<size_t> consumed =
+            DecodeKeyDatum(encoded.back(), type, order, &decoded);
+        ASSERT_TRUE(consumed.ok()) << consumed.status();
+        ASSERT_EQ(*consumed, encoded.back().size());
+        ASSERT_TRUE(DatumsEqual(decoded, d)) << DatumDebugString(d);
+        ASSERT_EQ(EncodeTyped(decoded, type, order), encoded.back());
+      }
+      for (size_t i = 0; i < datums.size(); ++i) {
+        for (size_t j = 0; j < datums.size(); ++j) {
+          ASSERT_EQ(Sign(CompareDatums(datums[i], datums[j], order)),
+                    CompareBytes(encoded[i], encoded[j]))
+              << DatumDebugString(datums[i]) << " vs "
+              << DatumDebugString(datums[j]);
+        }
+      }
+    }
+  }
+}
+
+// JSONB and MAP cannot be keys (ValidateKeyColumnType), at any depth.
+TEST(MemcmpCodecTest, JsonbAndMapAreNotKeyTypes) {
+  EXPECT_THAT(KeySerde::Create({DataType::kInt64, DataType::kJsonb},
+                               {OrderType::Ascending(), OrderType::Ascending()}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("column 1 is a JSONB, which cannot be in a "
+                                 "key")));
+  EXPECT_THAT(KeySerde::Create({DataType::kMap}, {OrderType::Ascending()}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("MAP, which cannot be in a key")));
+  for (const ColumnType& type :
+       {ColumnType(DataType::kJsonb),
+        ColumnType::Map(DataType::kVarchar, DataType::kInt32),
+        ColumnType::List(DataType::kJsonb),
+        ColumnType::Struct(
+            {{"a", DataType::kInt32, 1},
+             {"m", ColumnType::Map(DataType::kInt64, DataType::kInt64), 2}})}) {
+    Datum out;
+    EXPECT_THAT(DecodeKeyDatum(absl::HexStringToBytes("01"), type,
+                               OrderType::Ascending(), &out),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("cannot be in a key")))
+        << type.DebugString();
+  }
+}
+
 // The persisted layout of nested keys (FORMAT.md section 1.3).
 TEST(MemcmpCodecTest, GoldenNestedEncodings) {
   const OrderType asc = OrderType::Ascending();

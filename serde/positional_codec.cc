@@ -31,7 +31,7 @@ PositionalCodec::PositionalCodec(Schema schema)
     datum_index_.push_back(static_cast<uint8_t>(DatumIndexOf(type)));
   }
   for (const ColumnDesc& column : schema_) {
-    has_nested_ = has_nested_ || column.type.is_nested();
+    has_nested_ = has_nested_ || serde_internal::HasTypedPayload(column.type);
   }
 }
 

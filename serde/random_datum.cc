@@ -216,11 +216,59 @@ Datum RandomValue(DataType type, std::mt19937_64& rng) {
       return RandomInterval(rng);
     case DataType::kInt256:
       return RandomInt256(rng);
+    case DataType::kJsonb:
+      return RandomJsonb(rng, 3);
     case DataType::kList:
     case DataType::kStruct:
+    case DataType::kMap:
       return DefaultDatum(type);  // their parts need a ColumnType
   }
   return Datum();
+}
+
+Jsonb RandomJsonb(std::mt19937_64& rng, int max_depth) {
+  const int kind = std::uniform_int_distribution<int>(
+      0, max_depth > 0 ? 6 : 4)(rng);
+  switch (kind) {
+    case 0:
+      return Jsonb();
+    case 1:
+      return Jsonb::Bool(OneIn(rng, 2));
+    case 2: {
+      if (OneIn(rng, 2)) return Jsonb::Int(RandomInt<int64_t>(rng));
+      static constexpr const char* kNumbers[] = {
+          "0", "1.50", "-0.001", "1e30", "123456789012345678901234567890.5",
+          "2.5e-7", "-17", "0.000"};
+      return *Jsonb::Number(kNumbers[rng() % std::size(kNumbers)]);
+    }
+    case 3:
+    case 4: {
+      static constexpr const char* kStrings[] = {
+          "", "a", "NULL", "null", "with \"quotes\" and \\", "tab\tnl\n",
+          "\x01\x1f", "\xC3\xA9t\xC3\xA9", "\xF0\x9F\x98\x80", "{a:1}",
+          "(1,2)", "a b"};
+      return Jsonb::String(kStrings[rng() % std::size(kStrings)]);
+    }
+    case 5: {
+      std::vector<Jsonb> elements;
+      const int n = Pick<int>(rng, {0, 1, 2, 3});
+      for (int i = 0; i < n; ++i) {
+        elements.push_back(RandomJsonb(rng, max_depth - 1));
+      }
+      return Jsonb::Array(std::move(elements));
+    }
+    default: {
+      static constexpr const char* kKeys[] = {"", "a", "b", "aa", "ab", "key",
+                                              "\xC3\xA9", "a\"b"};
+      std::vector<JsonbMember> members;
+      const int n = Pick<int>(rng, {0, 1, 2, 3, 4});
+      for (int i = 0; i < n; ++i) {
+        members.push_back({kKeys[rng() % std::size(kKeys)],
+                           RandomJsonb(rng, max_depth - 1)});
+      }
+      return Jsonb::Object(std::move(members));
+    }
+  }
 }
 
 ColumnType RandomColumnType(std::mt19937_64& rng, int max_depth) {
@@ -243,6 +291,35 @@ ColumnType RandomColumnType(std::mt19937_64& rng, int max_depth) {
   }
 }
 
+ColumnType RandomValueColumnType(std::mt19937_64& rng, int max_depth) {
+  const int kind =
+      max_depth > 0 ? std::uniform_int_distribution<int>(0, 5)(rng) : 0;
+  switch (kind) {
+    case 1:
+      return ColumnType::List(RandomValueColumnType(rng, max_depth - 1));
+    case 2: {
+      std::vector<StructField> fields;
+      const int n = std::uniform_int_distribution<int>(1, 3)(rng);
+      for (int i = 0; i < n; ++i) {
+        fields.push_back({"f" + std::to_string(i),
+                          RandomValueColumnType(rng, max_depth - 1), i});
+      }
+      return ColumnType::Struct(std::move(fields));
+    }
+    case 3:
+      return ColumnType::Map(Pick<DataType>(rng, {DataType::kInt16,
+                                                  DataType::kInt32,
+                                                  DataType::kInt64,
+                                                  DataType::kVarchar}),
+                             RandomValueColumnType(rng, max_depth - 1));
+    case 4:
+      return DataType::kJsonb;
+    default:
+      return OneIn(rng, 8) ? ColumnType(DataType::kJsonb)
+                           : ColumnType(RandomScalarDataType(rng));
+  }
+}
+
 Datum RandomColumnValue(const ColumnType& type, std::mt19937_64& rng) {
   switch (type.id()) {
     case DataType::kList: {
@@ -259,6 +336,22 @@ Datum RandomColumnValue(const ColumnType& type, std::mt19937_64& rng) {
         value.fields.push_back(RandomColumnDatum(field.type, rng, 0.2));
       }
       return value;
+    }
+    case DataType::kMap: {
+      // Random keys from small pools collide often: keep the first of each.
+      std::vector<MapEntry> entries;
+      const int n = Pick<int>(rng, {0, 1, 2, 3, 4});
+      for (int i = 0; i < n; ++i) {
+        Datum key = RandomValue(type.map_key().id(), rng);
+        bool duplicate = false;
+        for (const MapEntry& entry : entries) {
+          duplicate = duplicate || DatumsEqual(entry.key, key);
+        }
+        if (duplicate) continue;
+        entries.push_back(
+            {std::move(key), RandomColumnDatum(type.map_value(), rng, 0.2)});
+      }
+      return *MakeMapValue(std::move(entries));
     }
     default:
       return RandomValue(type.id(), rng);

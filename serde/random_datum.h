@@ -24,14 +24,22 @@
 
 namespace backfill {
 
-// A non-NULL datum of `type`. (LIST and STRUCT: an empty one; use
+// A non-NULL datum of `type`. (LIST, STRUCT and MAP: an empty one; use
 // RandomColumnValue.)
 Datum RandomValue(DataType type, std::mt19937_64& rng);
 
-// A type of nesting depth <= max_depth: a scalar type, or a LIST or STRUCT
-// (1 to 3 fields named f<i> with ids i) of such types.
+// A key type (no JSONB or MAP) of nesting depth <= max_depth: a scalar type,
+// or a LIST or STRUCT (1 to 3 fields named f<i> with ids i) of such types.
 ColumnType RandomColumnType(std::mt19937_64& rng, int max_depth);
-// A non-NULL datum of `type`, nested ones included: lists of 0 to 4 elements
+// As RandomColumnType, and also the types that cannot be keys: JSONB, and
+// MAPs (key INT16, INT32, INT64 or VARCHAR) of such types. For value
+// encodings and text forms.
+ColumnType RandomValueColumnType(std::mt19937_64& rng, int max_depth);
+// A JSON value of nesting depth <= max_depth: every kind, numbers with
+// scales and exponents, strings with escapes and non-ASCII text, objects
+// with duplicate keys given.
+Jsonb RandomJsonb(std::mt19937_64& rng, int max_depth);
+// A non-NULL datum of `type`, nested ones included (maps of 0 to 4 entries): lists of 0 to 4 elements
 // (often empty or one element, so that prefixes are common), NULL elements
 // and fields with probability 0.2.
 Datum RandomColumnValue(const ColumnType& type, std::mt19937_64& rng);

@@ -154,6 +154,12 @@ uint32_t UpdateDatum(uint32_t reg, const Datum& datum) {
         reg = UpdateDatum(reg, field);
       }
       return reg;
+    case 18:
+    case 19:
+      // JSONB and MAP cannot be distribution keys (ValidateKeyColumnType):
+      // no hash form is defined, so none is persisted.
+      assert(false && "JSONB and MAP are not distribution-key types");
+      return reg;
   }
   return reg;
 }

@@ -36,7 +36,9 @@ absl::Status ValidateVnodeCount(int vnode_count);
 uint32_t Crc32(absl::string_view bytes, uint32_t crc = 0);
 
 // CRC-32 of the concatenated hash byte forms of `dist_key`'s datums (each
-// NULL or any non-NULL alternative; VARCHAR and BYTEA hash alike).
+// NULL or a value of a key type; VARCHAR and BYTEA hash alike).
+// REQUIRES: no JSONB or MAP datum, at any depth: they cannot be in a
+// distribution key (ValidateKeyColumnType; assert).
 uint32_t HashDistKey(RowView dist_key);
 
 // The vnode of a row whose dist-key datums are `dist_key` (0 if empty).

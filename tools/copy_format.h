@@ -8,7 +8,9 @@
 //   for (...) BACKFILL_RETURN_IF_ERROR(dump.AddRow(row));
 //   BACKFILL_RETURN_IF_ERROR(dump.Finish());
 //
-// Field text, as PostgreSQL prints it (then escaped for COPY):
+// Field text: serde/text_format.h's (FormatDatumText: RisingWave's text,
+// PostgreSQL's where PostgreSQL has the type; every type, LIST, STRUCT, MAP
+// and JSONB included), then escaped for COPY:
 //   NULL                 \N
 //   BOOLEAN              t, f
 //   INT16/INT32/INT64    decimal
@@ -37,16 +39,17 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "serde/column_type.h"
 #include "serde/data_type.h"
 #include "serde/datum.h"
 #include "serde/row.h"
 
 namespace backfill {
 
-// The COPY text of one field, escaped. REQUIRES: DatumMatchesType(datum,
-// type) (`type` only tells VARCHAR from BYTEA; other alternatives print by
-// what they hold).
-std::string FormatCopyDatum(const Datum& datum, DataType type);
+// The COPY text of one field, escaped. REQUIRES:
+// DatumMatchesColumnType(datum, type) (a DataType converts to a ColumnType;
+// nested columns need their whole ColumnType).
+std::string FormatCopyDatum(const Datum& datum, const ColumnType& type);
 
 // The fields of `row` joined by tabs, without the newline.
 // REQUIRES: row.size() == types.size(), each datum matches its type.

@@ -298,6 +298,21 @@ TEST(CopyFormatTest, AnUnfinishedDumpLeavesNoFiles) {
   EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
 
+TEST(CopyFormatTest, AddedAndNestedTypesUseSerdeText) {
+  EXPECT_EQ(FormatCopyDatum(Timestamptz{0}, DataType::kTimestamptz),
+            "1970-01-01 00:00:00+00");
+  EXPECT_EQ(FormatCopyDatum(ListValue{{std::string("a\tb"), Datum()}},
+                            ColumnType::List(DataType::kVarchar)),
+            "{\"a\\tb\",NULL}");
+  EXPECT_EQ(FormatCopyDatum(StructValue{{int32_t{1}, std::string("x y")}},
+                            ColumnType::Struct({{"a", DataType::kInt32, 1},
+                                                {"b", DataType::kVarchar, 2}})),
+            "(1,\"x y\")");
+  EXPECT_EQ(FormatCopyDatum(*ParseJsonb(R"({"k": "a\\b"})"),
+                            DataType::kJsonb),
+            R"({"k": "a\\\\b"})");
+}
+
 TEST(CopyFormatTest, WriteErrorsNameThePath) {
   EXPECT_THAT(
       WriteDump(TempPath("no/such/dir/view.tsv"), {"a"}, {DataType::kInt64},

@@ -47,6 +47,8 @@ uint64_t ValueBytes(DataType type) {
       return 32;
     case DataType::kStruct:
     case DataType::kList:
+    case DataType::kMap:
+    case DataType::kJsonb:
       // Nested values: a typical few elements (no scenario makes them yet).
       return 32;
   }

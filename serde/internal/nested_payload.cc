@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "serde/jsonb.h"
 #include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
@@ -108,7 +109,52 @@ absl::Status ReadColumnAwareStruct(PayloadReader& reader,
   return absl::OkStatus();
 }
 
+absl::Status ReadJsonbPayload(PayloadReader& reader, Datum* out) {
+  const size_t start = reader.offset();
+  uint64_t length;
+  BACKFILL_RETURN_IF_ERROR(ReadCount(reader, "JSONB length", &length));
+  const absl::string_view text(reader.current(), static_cast<size_t>(length));
+  reader.Skip(static_cast<size_t>(length));
+  absl::StatusOr<Jsonb> value = ParseJsonb(text);
+  if (!value.ok()) {
+    return absl::DataLossError(absl::StrCat("JSONB payload at offset ", start,
+                                            ": ", value.status().message()));
+  }
+  if (value->ToString() != text) {
+    return absl::DataLossError(
+        absl::StrCat("JSONB payload at offset ", start, " is not canonical"));
+  }
+  *out = *std::move(value);
+  return absl::OkStatus();
+}
+
+absl::Status ReadMapPayload(PayloadReader& reader, const ColumnType& type,
+                            StructForm form, Datum* out) {
+  uint64_t count;
+  BACKFILL_RETURN_IF_ERROR(ReadCount(reader, "MAP entry count", &count));
+  MapValue map;
+  map.entries.resize(static_cast<size_t>(count));
+  for (size_t i = 0; i < map.entries.size(); ++i) {
+    const size_t key_offset = reader.offset();
+    BACKFILL_RETURN_IF_ERROR(
+        ReadTypedPayload(reader, type.map_key(), form, &map.entries[i].key));
+    if (i > 0 && CompareDatums(map.entries[i - 1].key, map.entries[i].key,
+                               OrderType::Ascending()) >= 0) {
+      return absl::DataLossError(absl::StrCat(
+          "MAP keys not strictly ascending at offset ", key_offset));
+    }
+    BACKFILL_RETURN_IF_ERROR(
+        ReadFlagged(reader, type.map_value(), form, &map.entries[i].value));
+  }
+  *out = std::move(map);
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+bool HasTypedPayload(const ColumnType& type) {
+  return type.is_nested() || type.id() == DataType::kJsonb;
+}
 
 void AppendTypedPayload(const Datum& datum, const ColumnType& type,
                         StructForm form, std::string* out) {
@@ -141,6 +187,21 @@ void AppendTypedPayload(const Datum& datum, const ColumnType& type,
         AppendVarint(payload.size(), out);
         out->append(payload);
       }
+      return;
+    }
+    case DataType::kMap: {
+      const std::vector<MapEntry>& entries = std::get<MapValue>(datum).entries;
+      AppendVarint(entries.size(), out);
+      for (const MapEntry& entry : entries) {
+        AppendTypedPayload(entry.key, type.map_key(), form, out);
+        AppendFlagged(entry.value, type.map_value(), form, out);
+      }
+      return;
+    }
+    case DataType::kJsonb: {
+      const std::string text = std::get<Jsonb>(datum).ToString();
+      AppendVarint(text.size(), out);
+      out->append(text);
       return;
     }
     default:
@@ -176,6 +237,10 @@ absl::Status ReadTypedPayload(PayloadReader& reader, const ColumnType& type,
       *out = std::move(value);
       return absl::OkStatus();
     }
+    case DataType::kMap:
+      return ReadMapPayload(reader, type, form, out);
+    case DataType::kJsonb:
+      return ReadJsonbPayload(reader, out);
     default:
       return reader.Read(type.id(), out);
   }

@@ -1,4 +1,4 @@
-// LIST and STRUCT value payloads, through the two value codecs.
+// LIST, STRUCT, MAP and JSONB value payloads, through the two value codecs.
 #include "serde/internal/nested_payload.h"
 
 #include <random>
@@ -64,6 +64,35 @@ TEST(NestedPayloadTest, GoldenColumnAware) {
             "0200");
 }
 
+TEST(NestedPayloadTest, GoldenMapAndJsonb) {
+  const ColumnType map = ColumnType::Map(DataType::kVarchar, DataType::kInt32);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto codec,
+      PositionalCodec::Create({{"m", map, 1}, {"j", DataType::kJsonb, 2}}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      MapValue value, MakeMapValue({{std::string("b"), Datum()},
+                                    {std::string("a"), int32_t{1}}}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Jsonb json,
+                                ParseJsonb(R"({"a":[1,2.50]})"));
+  const Row row = {value, json};
+  std::string bytes;
+  codec->Encode(row, &bytes);
+  // Entries in key order: "a" -> 1, "b" -> NULL; then the JSONB text
+  // {"a": [1, 2.50]} (16 bytes).
+  EXPECT_EQ(Hex(bytes),
+            "01"
+            "02"
+            "0161"
+            "0102"
+            "0162"
+            "00"
+            "01"
+            "10" +
+                Hex(R"({"a": [1, 2.50]})"));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Row back, codec->Decode(bytes));
+  EXPECT_TRUE(RowsEqual(back, row));
+}
+
 // Random nested types and values: both codecs round-trip bit-exactly.
 TEST(NestedPayloadTest, RandomNestedRowsRoundTrip) {
   const uint64_t seed = std::random_device()();
@@ -73,7 +102,8 @@ TEST(NestedPayloadTest, RandomNestedRowsRoundTrip) {
     Schema schema;
     const int n = 1 + static_cast<int>(rng() % 3);
     for (int c = 0; c < n; ++c) {
-      schema.push_back({absl::StrCat("c", c), RandomColumnType(rng, 3), c + 1});
+      schema.push_back(
+          {absl::StrCat("c", c), RandomValueColumnType(rng, 3), c + 1});
     }
     SCOPED_TRACE(schema[0].type.DebugString());
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto positional,
@@ -106,19 +136,24 @@ TEST(NestedPayloadTest, RandomNestedRowsRoundTrip) {
 }
 
 // Column-aware rows keep a STRUCT readable when its type gains and loses
-// fields, at the top level and inside a LIST.
+// fields, at the top level, inside a LIST and as a MAP's values.
 TEST(NestedPayloadTest, ColumnAwareStructFieldsEvolve) {
   const ColumnType v1 = ColumnType::Struct(
       {{"a", DataType::kInt64, 1}, {"b", DataType::kVarchar, 2}});
   const ColumnType v2 = ColumnType::Struct(
       {{"c", DataType::kBoolean, 3}, {"a", DataType::kInt64, 1}});
-  for (bool in_list : {false, true}) {
-    SCOPED_TRACE(in_list ? "in a LIST" : "top level");
+  for (int where : {0, 1, 2}) {
+    SCOPED_TRACE(where == 0 ? "top level" : (where == 1 ? "in a LIST"
+                                                         : "in a MAP"));
     auto wrap = [&](const ColumnType& t) {
-      return in_list ? ColumnType::List(t) : t;
+      if (where == 0) return t;
+      return where == 1 ? ColumnType::List(t)
+                        : ColumnType::Map(DataType::kInt16, t);
     };
     auto value = [&](Datum d) {
-      return in_list ? Datum(ListValue{{std::move(d)}}) : d;
+      if (where == 0) return d;
+      if (where == 1) return Datum(ListValue{{std::move(d)}});
+      return Datum(MapValue{{{int16_t{5}, std::move(d)}}});
     };
     BACKFILL_ASSERT_OK_AND_ASSIGN(
         auto writer, ColumnAwareCodec::Create({{"s", wrap(v1), 1}}));
@@ -162,6 +197,31 @@ TEST(NestedPayloadTest, CorruptPayloadsAreDataLoss) {
   EXPECT_THAT(list->Decode(absl::HexStringToBytes("010102")),
               StatusIs(absl::StatusCode::kDataLoss,
                        HasSubstr("null flag 2 is not 0 or 1")));
+
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto map, PositionalCodec::Create(
+                    {{"m", ColumnType::Map(DataType::kInt64, DataType::kInt64),
+                      1}}));
+  // Keys 2 then 1, and 1 twice: not strictly ascending.
+  EXPECT_THAT(map->Decode(absl::HexStringToBytes("01" "02" "040100" "020100")),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("MAP keys not strictly ascending at offset 5")));
+  EXPECT_THAT(map->Decode(absl::HexStringToBytes("01" "02" "020100" "020100")),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("not strictly ascending")));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto json, PositionalCodec::Create({{"j", DataType::kJsonb, 1}}));
+  // {"a":1} is valid JSON but not the canonical text {"a": 1}.
+  EXPECT_THAT(json->Decode("\x01\x07{\"a\":1}"),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("JSONB payload at offset 1 is not canonical")));
+  EXPECT_THAT(json->Decode("\x01\x02[1"),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("JSONB payload at offset 1: invalid JSONB at "
+                                 "offset 2")));
+  EXPECT_THAT(json->Decode("\x01\x09[1]"),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("JSONB length 9 but only 3 bytes left")));
 }
 
 }  // namespace

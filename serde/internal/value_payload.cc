@@ -97,6 +97,10 @@ int DatumIndexOf(DataType type) {
       return 16;
     case DataType::kStruct:
       return 17;
+    case DataType::kJsonb:
+      return 18;
+    case DataType::kMap:
+      return 19;
   }
   return -1;
 }
@@ -388,7 +392,9 @@ absl::Status PayloadReader::Read(DataType type, Datum* out) {
     }
     case DataType::kList:
     case DataType::kStruct:
-      break;  // not in value rows yet: ValidateSchema rejects them
+    case DataType::kJsonb:
+    case DataType::kMap:
+      break;  // internal/nested_payload reads these
     case DataType::kVarchar:
     case DataType::kBytea: {
       const size_t start = pos_;
