@@ -11,7 +11,6 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "serde/text_format.h"
 #include "third_party/absl_extras/status_macros.h"
 
