@@ -390,7 +390,7 @@ class Parser {
           out->push_back('\t');
           break;
         case 'u': {
-          uint32_t code_point;
+          uint32_t code_point = 0;
           if (!ParseHex4(&code_point)) return false;
           if (code_point == 0) {
             return Fail(escape_start, "\\u0000 is not supported in JSONB");
@@ -403,7 +403,7 @@ class Parser {
               return Fail(pos_, "expected a low surrogate");
             }
             pos_ += 2;
-            uint32_t low;
+            uint32_t low = 0;
             if (!ParseHex4(&low)) return false;
             if (low < 0xDC00 || low > 0xDFFF) {
               return Fail(pos_ - 6, "expected a low surrogate");
