@@ -1,9 +1,11 @@
 // The deterministic simulation of the shipped streaming job with crashes,
-// restarts at other parallelisms, actions and storage faults
+// restarts at other parallelisms, online rescales, actions, adaptive mode
+// and storage faults
 // (tests/README.md; tests/simulation/pipeline_simulation.h).
 //
 //   bazel run -c opt //tests:backfill_simulation -- --seeds=N
 //       --first_seed=S [--store=memory|rocksdb] [--threads=T] [--trace]
+//       [--sabotage=MODE] [--upstream_buffer_budget_bytes=B]
 //
 // Runs seeds S..S+N-1 (each single-threaded and deterministic; --threads
 // runs several seeds at once), prints each divergence with its seed, step,
@@ -46,6 +48,10 @@ ABSL_FLAG(std::string, sabotage, "none",
           "a deliberate runtime bug, to see the oracle catch it: none, "
           "drop_change, duplicate_chunk, keep_view_on_crash, "
           "drop_all_but_last_mutation or forget_rate_limit_at_recovery");
+ABSL_FLAG(int64_t, upstream_buffer_budget_bytes, -1,
+          "every seed's upstream buffer budget of the backfill actors, bytes "
+          "(0 = never buffer); -1 = each seed's own (a tiny budget in some "
+          "seeds, else the default 16 MiB)");
 ABSL_FLAG(int, max_notes, 20, "swallowed-fault notes printed at most");
 
 namespace backfill {
@@ -80,12 +86,23 @@ int Main() {
     return 2;
   }
   options.sabotage = *sabotage;
+  const int64_t budget = absl::GetFlag(FLAGS_upstream_buffer_budget_bytes);
+  if (budget < -1) {
+    std::cerr << "--upstream_buffer_budget_bytes must be -1 (per seed) or "
+                 ">= 0, got "
+              << budget << "\n";
+    return 2;
+  }
+  if (budget >= 0) {
+    options.upstream_buffer_budget_bytes = static_cast<uint64_t>(budget);
+  }
   const int threads = std::max(1, absl::GetFlag(FLAGS_threads));
 
   Mutex mu;
   uint64_t divergences = 0, crashes = 0, rescales = 0, mutations = 0,
            faults = 0, swallowed = 0, barriers = 0, done = 0, checks = 0,
-           whole = 0;
+           whole = 0, online_rescales = 0, with_rescale_actions = 0,
+           adaptive = 0, small_budget = 0;
   std::map<std::string, uint64_t> crash_kinds;
   int notes = 0;
   std::atomic<uint64_t> next{0};
@@ -97,6 +114,10 @@ int Main() {
       MutexLock lock(&mu);
       crashes += outcome.crashes;
       rescales += outcome.rescales;
+      online_rescales += outcome.online_rescales;
+      with_rescale_actions += outcome.rescale_actions > 0 ? 1 : 0;
+      adaptive += outcome.adaptive ? 1 : 0;
+      small_budget += outcome.small_buffer_budget ? 1 : 0;
       mutations += outcome.mutations;
       faults += outcome.faults_injected;
       barriers += outcome.barriers;
@@ -150,6 +171,11 @@ int Main() {
   }
   std::cout << "oracle checks: committed states (CONTRACT §5, every vnode): "
             << whole << ", barriers checked against pause and rate limit: " << checks
+            << "\n";
+  std::cout << "mix: seeds with rescale actions: " << with_rescale_actions
+            << ", online rescales begun: " << online_rescales
+            << ", seeds in adaptive mode: " << adaptive
+            << ", seeds with a small upstream buffer budget: " << small_budget
             << "\n";
   std::cout << "store: " << store << ", first seed: " << first
             << ", barriers: " << barriers << ", faults injected: " << faults

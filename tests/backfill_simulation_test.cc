@@ -28,16 +28,28 @@ uint64_t EnvU64(const char* name, uint64_t fallback) {
   return value != nullptr ? std::strtoull(value, nullptr, 10) : fallback;
 }
 
+// What a run of seeds exercised.
+struct Totals {
+  int crashes = 0;
+  int rescales = 0;
+  int online_rescales = 0;
+  int adaptive_seeds = 0;
+  int small_budget_seeds = 0;
+};
+
 void ExpectNoDivergence(uint64_t seed, const SimulationOptions& options,
-                        int* crashes, int* rescales) {
+                        Totals* totals) {
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   const SeedOutcome outcome = RunSimulationSeed(seed, options);
   ASSERT_EQ(outcome.setup_error, "");
   ASSERT_FALSE(outcome.divergence.has_value())
       << outcome.divergence->ToString()
       << "\n  reproduce: " << ReproductionCommand(seed, options);
-  *crashes += outcome.crashes;
-  *rescales += outcome.rescales;
+  totals->crashes += outcome.crashes;
+  totals->rescales += outcome.rescales;
+  totals->online_rescales += outcome.online_rescales;
+  totals->adaptive_seeds += outcome.adaptive ? 1 : 0;
+  totals->small_budget_seeds += outcome.small_buffer_budget ? 1 : 0;
 }
 
 SimulationOptions RocksDbOptions(const std::string& name) {
@@ -52,26 +64,31 @@ SimulationOptions RocksDbOptions(const std::string& name) {
 TEST(BackfillSimulationTest, MemoryStore) {
   const uint64_t first = EnvU64("BACKFILL_SIM_FIRST_SEED", 1);
   const uint64_t seeds = EnvU64("BACKFILL_SIM_SEEDS", 300);
-  int crashes = 0, rescales = 0;
+  Totals totals;
   for (uint64_t seed = first; seed < first + seeds; ++seed) {
-    ExpectNoDivergence(seed, SimulationOptions(), &crashes, &rescales);
+    ExpectNoDivergence(seed, SimulationOptions(), &totals);
     if (::testing::Test::HasFatalFailure()) return;
   }
-  // The run must actually exercise recovery and restarts.
-  EXPECT_GT(crashes, static_cast<int>(seeds) / 2);
-  EXPECT_GT(rescales, static_cast<int>(seeds) / 10);
+  // The run must actually exercise recovery, restarts, online rescales,
+  // adaptive mode and the upstream buffer's freeze path.
+  const int tenth = static_cast<int>(seeds) / 10;
+  EXPECT_GT(totals.crashes, static_cast<int>(seeds) / 2);
+  EXPECT_GT(totals.rescales, tenth);
+  EXPECT_GT(totals.online_rescales, tenth);
+  EXPECT_GT(totals.adaptive_seeds, tenth);
+  EXPECT_GT(totals.small_budget_seeds, tenth);
 }
 
 TEST(BackfillSimulationTest, RocksDbStore) {
   const uint64_t first = EnvU64("BACKFILL_SIM_FIRST_SEED", 1) + 1'000'000;
   const uint64_t seeds = EnvU64("BACKFILL_SIM_ROCKSDB_SEEDS", 100);
   const SimulationOptions options = RocksDbOptions("sim_rocksdb");
-  int crashes = 0, rescales = 0;
+  Totals totals;
   for (uint64_t seed = first; seed < first + seeds; ++seed) {
-    ExpectNoDivergence(seed, options, &crashes, &rescales);
+    ExpectNoDivergence(seed, options, &totals);
     if (::testing::Test::HasFatalFailure()) return;
   }
-  EXPECT_GT(crashes, 0);
+  EXPECT_GT(totals.crashes, 0);
 }
 
 // The oracle is not vacuous: each deliberate runtime bug is caught within

@@ -127,6 +127,10 @@ class ArrangementBackfillExecutor final : public Executor {
     return phase_ == Phase::kSteady || phase_ == Phase::kEnded;
   }
   RateLimit rate_limit() const { return limiter_->limit(); }
+  // options.upstream_buffer_budget_bytes, as built.
+  size_t upstream_buffer_budget_bytes() const {
+    return options_.upstream_buffer_budget_bytes;
+  }
   // The most upstream change data (StreamChunk::EstimatedBytes) buffered in
   // one epoch so far: what the backfill holds in memory for the upstream.
   size_t peak_upstream_buffer_bytes() const {

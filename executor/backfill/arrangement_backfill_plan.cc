@@ -83,6 +83,10 @@ BuildArrangementBackfillFromPlan(const proto::ArrangementBackfillNode& node,
   options.rate_limit = node.has_rate_limit()
                            ? RateLimit::FromOptionalU32(node.rate_limit())
                            : RateLimit::Disabled();
+  if (node.has_upstream_buffer_budget_bytes()) {
+    options.upstream_buffer_budget_bytes =
+        static_cast<size_t>(node.upstream_buffer_budget_bytes());
+  }
   options.clock = deps.clock;
   options.output_ready = deps.output_ready;
   for (int i = 0; i < node.output_indices_size(); ++i) {

@@ -64,6 +64,23 @@ TEST(ArrangementBackfillPlanTest, BuildsFromAValidNode) {
   BACKFILL_ASSERT_OK(NextMessage(*executor, Clock::Real()).status());
 }
 
+TEST(ArrangementBackfillPlanTest, PassesTheUpstreamBufferBudget) {
+  auto store = NewMemoryStateStore();
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto by_default,
+      BuildArrangementBackfillFromPlan(
+          GoodNode(), *store, std::make_unique<ScriptedExecutor>(ExecutorInfo{})));
+  EXPECT_EQ(by_default->upstream_buffer_budget_bytes(),
+            ArrangementBackfillOptions{}.upstream_buffer_budget_bytes);
+  proto::ArrangementBackfillNode node = GoodNode();
+  node.set_upstream_buffer_budget_bytes(0);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto zero,
+      BuildArrangementBackfillFromPlan(
+          node, *store, std::make_unique<ScriptedExecutor>(ExecutorInfo{})));
+  EXPECT_EQ(zero->upstream_buffer_budget_bytes(), 0u);
+}
+
 TEST(ArrangementBackfillPlanTest, RejectsEveryInconsistencyNamingTheField) {
   struct Case {
     std::function<void(proto::ArrangementBackfillNode&)> mutate;

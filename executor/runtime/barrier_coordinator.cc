@@ -261,9 +261,12 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
   if (attempt_.observer) {
     JobProgress progress;
     progress.seconds = absl::ToDoubleSeconds(clock_.Now() - attempt_.job_start);
-    // Monotone across a rescale: the new actors report their rows (the
-    // old ones' included) from the barrier after it.
-    observed_rows_ = std::max(observed_rows_, graph.tracker->consumed_rows());
+    // Monotone across a rescale, and complete at its barrier: the old
+    // actors' tracker holds the rows they read up to it; the new actors
+    // report those (and theirs) only from the barrier after it.
+    for (const std::unique_ptr<BackfillActorSet>& set : graph.backfill_sets) {
+      observed_rows_ = std::max(observed_rows_, set->tracker->consumed_rows());
+    }
     progress.snapshot_rows = observed_rows_;
     progress.upstream_ops = graph.source->offset();
     progress.epochs = result_.epochs;

@@ -97,6 +97,7 @@ absl::StatusOr<NewBackfillSet> BuildBackfillSet(JobGraph& graph,
       node.add_output_indices(static_cast<uint32_t>(c));
     }
     node.set_chunk_size(options.chunk_size);
+    node.set_upstream_buffer_budget_bytes(options.upstream_buffer_budget_bytes);
     if (std::optional<uint32_t> limit = shares[i].ToOptionalU32()) {
       node.set_rate_limit(*limit);
     }

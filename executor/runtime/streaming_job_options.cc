@@ -48,6 +48,11 @@ absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
   if (options.channel_capacity < 1) {
     return absl::InvalidArgumentError("channel_capacity = 0 must be >= 1");
   }
+  if (options.upstream_buffer_budget_bytes > kMaxUpstreamBufferBudgetBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "upstream_buffer_budget_bytes = ", options.upstream_buffer_budget_bytes,
+        " is above ", kMaxUpstreamBufferBudgetBytes, " (64 GiB)"));
+  }
   BACKFILL_RETURN_IF_ERROR(ValidateJobActions(options.actions));
   for (size_t i = 0; i < options.actions.size(); ++i) {
     const JobAction& action = options.actions[i];

@@ -41,6 +41,14 @@ namespace backfill {
 // stream_chunk_size). The runtime and the scenarios take it from here.
 inline constexpr uint32_t kDefaultChunkSize = 256;
 
+// The backfill's default per-epoch upstream buffer budget: the executor's
+// (ArrangementBackfillOptions::upstream_buffer_budget_bytes).
+inline constexpr uint64_t kDefaultUpstreamBufferBudgetBytes = uint64_t{16}
+                                                              << 20;
+// The largest budget accepted (64 GiB): a larger one is a mistake (e.g. a
+// negative number converted).
+inline constexpr uint64_t kMaxUpstreamBufferBudgetBytes = uint64_t{64} << 30;
+
 // Deliberate defects planted in the runtime so that the simulation
 // (tests/simulation) can show its oracle catches each class of bug. Test
 // only: never set outside tests (the default plants nothing). Each field
@@ -97,6 +105,13 @@ struct StreamingJobOptions {
   // checkpoint. Default: none. Parallelism in [1, vnode count]; the rate
   // limit not Pause; the adaptive target not negative.
   JobStateOverrides overrides;
+  // The byte budget of each backfill actor's per-epoch upstream buffer
+  // (ArrangementBackfillOptions::upstream_buffer_budget_bytes, CONTRACT
+  // §10): above it the actor freezes its snapshot position for the rest of
+  // the epoch. Default kDefaultUpstreamBufferBudgetBytes (16 MiB, the
+  // executor's default); 0 = never buffer; at most
+  // kMaxUpstreamBufferBudgetBytes.
+  uint64_t upstream_buffer_budget_bytes = kDefaultUpstreamBufferBudgetBytes;
   // Time between two barriers. Default 100 ms.
   absl::Duration barrier_interval = absl::Milliseconds(100);
   // Every n-th barrier is a checkpoint (>= 1). Default 1.
@@ -146,7 +161,8 @@ struct StreamingJobOptions {
 // OK iff `options` can run: a valid upstream catalog, parallelism and
 // overrides.parallelism in [1, vnode count], output columns in range, no
 // Pause as a rate limit, no negative adaptive target (options' or
-// overrides'), ValidateJobActions, channel_capacity >= 1, five distinct
+// overrides'), ValidateJobActions, channel_capacity >= 1,
+// upstream_buffer_budget_bytes <= kMaxUpstreamBufferBudgetBytes, five distinct
 // table ids. Otherwise
 // InvalidArgument naming the field and the value.
 absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options);

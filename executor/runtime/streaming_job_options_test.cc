@@ -38,6 +38,13 @@ TEST(StreamingJobOptionsTest, TheDefaultChunkSizeIsTheExecutors) {
   EXPECT_EQ(StreamingJobOptions().chunk_size, kDefaultChunkSize);
 }
 
+TEST(StreamingJobOptionsTest, TheDefaultUpstreamBufferBudgetIsTheExecutors) {
+  EXPECT_EQ(kDefaultUpstreamBufferBudgetBytes,
+            ArrangementBackfillOptions().upstream_buffer_budget_bytes);
+  EXPECT_EQ(StreamingJobOptions().upstream_buffer_budget_bytes,
+            kDefaultUpstreamBufferBudgetBytes);
+}
+
 TEST(StreamingJobOptionsTest, ValidAcceptsAGoodJob) {
   BACKFILL_EXPECT_OK(ValidateStreamingJobOptions(Job()));
 }
@@ -82,6 +89,14 @@ TEST(StreamingJobOptionsTest, ValidateNamesTheBadField) {
   EXPECT_THAT(ValidateStreamingJobOptions(options),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("got -1ms")));
+  options = Job();
+  options.upstream_buffer_budget_bytes = kMaxUpstreamBufferBudgetBytes + 1;
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("upstream_buffer_budget_bytes")));
+  options = Job();
+  options.upstream_buffer_budget_bytes = 0;  // never buffer: valid
+  BACKFILL_EXPECT_OK(ValidateStreamingJobOptions(options));
   options = Job();
   options.channel_capacity = 0;
   EXPECT_THAT(ValidateStreamingJobOptions(options),

@@ -77,6 +77,28 @@ TEST(StreamingJobTest, ViewEqualsTableInMemory) {
   EXPECT_EQ(result.recoveries, 0u);  // no fault injected: nothing to recover
 }
 
+// StreamingJobOptions::upstream_buffer_budget_bytes reaches the backfill
+// actors: at 0 they never buffer an upstream chunk (every epoch with changes
+// freezes the snapshot position), and the view still equals the table; the
+// default buffers.
+TEST(StreamingJobTest, UpstreamBufferBudgetReachesTheActors) {
+  for (const uint64_t budget : {uint64_t{0}, kDefaultUpstreamBufferBudgetBytes}) {
+    auto store = NewMemoryStateStore();
+    StreamingJobOptions options = SmallJob();
+    options.upstream_buffer_budget_bytes = budget;
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        JobResult result,
+        RunStreamingJob(*store, options, nullptr, nullptr, Clock::Real()));
+    EXPECT_TRUE(result.consistent) << result.mismatch;
+    EXPECT_EQ(result.recoveries, 0u);
+    if (budget == 0) {
+      EXPECT_EQ(result.peak_buffer_bytes, 0u);
+    } else {
+      EXPECT_GT(result.peak_buffer_bytes, 0u);
+    }
+  }
+}
+
 // An online rescale (CONTRACT §9): 2 -> 3 -> 1 backfill actors while the
 // backfill runs and the upstream keeps writing, at checkpoint barriers,
 // without a recovery; the view ends equal to the table, the parallelism is

@@ -123,7 +123,8 @@ void InvariantOracle::OnBarrier(const JobProgress& progress) {
     }
   }
   // The rows of this interval were granted after the previous barrier's
-  // injection, which came after the one before was collected.
+  // injection, which came after the one before was collected. In adaptive
+  // mode the limit is the controller's ceiling: the same bound holds.
   const std::optional<uint32_t> rate =
       RateLimitAfter(epoch_count_ - 1).ToOptionalU32();
   if (last_rows_.has_value() && second_last_seconds_.has_value() &&

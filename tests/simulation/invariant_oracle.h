@@ -28,7 +28,15 @@
 // counted): while the job is paused, the backfill reads no snapshot row;
 // under a job-wide rate limit of r rows/s, it reads at most what its actors'
 // limiters can grant over the window (the rate limiter's contract,
-// ratelimit/rate_limiter.h: per actor share x window + one burst).
+// ratelimit/rate_limiter.h: per actor share x window + one burst). In
+// adaptive mode (CONTRACT §11) the actors read at min(the controller's rate,
+// the job-wide rate limit): the oracle does not model the controller, so
+// there it checks the same bound, the timeline's rate limit being the
+// controller's ceiling (and nothing when no limit is set); a restart that
+// switches the mode on or off leaves that limit as it was. An online rescale
+// needs nothing more: a new actor's limiter starts empty (no burst), and
+// the progress reported at the rescale's barrier counts the old actors'
+// rows.
 //
 // Thread-safety: one thread (the simulation's).
 #ifndef TESTS_SIMULATION_INVARIANT_ORACLE_H_

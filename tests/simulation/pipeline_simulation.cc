@@ -58,6 +58,23 @@ class Simulation {
         oracle_(scenario_.job) {
     outcome_.seed = seed;
     PlantSabotage(options.sabotage, scenario_.job, *plan_);
+    if (options.upstream_buffer_budget_bytes.has_value()) {
+      scenario_.job.upstream_buffer_budget_bytes =
+          *options.upstream_buffer_budget_bytes;
+    }
+    for (const JobAction& action : scenario_.job.actions) {
+      if (action.kind == JobAction::Kind::kRescale) ++outcome_.rescale_actions;
+    }
+    outcome_.adaptive =
+        scenario_.job.adaptive_target_barrier_latency > absl::ZeroDuration();
+    for (const RunPlan& run : scenario_.runs) {
+      if (run.adaptive_target.has_value() &&
+          *run.adaptive_target > absl::ZeroDuration()) {
+        outcome_.adaptive = true;
+      }
+    }
+    outcome_.small_buffer_budget = scenario_.job.upstream_buffer_budget_bytes <
+                                   kDefaultUpstreamBufferBudgetBytes;
     if (options.store == SimulationOptions::StoreKind::kRocksDb) {
       path_ = absl::StrCat(options.rocksdb_root, "/seed_", seed);
     }
@@ -101,6 +118,10 @@ class Simulation {
         run_job.overrides.parallelism = *run.parallelism;
         ++outcome_.mutations;
         if (*run.parallelism != parallelism_) ++outcome_.rescales;
+      }
+      if (run.adaptive_target.has_value()) {
+        run_job.overrides.adaptive_target = *run.adaptive_target;
+        ++outcome_.mutations;
       }
       attempt_ = 0;
       absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
@@ -167,6 +188,16 @@ class Simulation {
     }
     const absl::Status status =
         RunDeterministic(graph, coordinator, driver, clock_);
+    // Every set of backfill actors after the first was built by an online
+    // rescale of this attempt.
+    const int online = static_cast<int>(graph.backfill_sets.size()) - 1;
+    outcome_.online_rescales += online;
+    outcome_.rescales += online;
+    if (options_.trace && online > 0) {
+      std::cerr << "  attempt " << attempt_ << ": " << online
+                << " online rescale(s), now parallelism "
+                << graph.backfill_sets.back()->actor_ids.size() << "\n";
+    }
     if (absl::StrContains(status.message(), "injected crash")) {
       ++outcome_.crashes;
       // "crash at barrier in flight", from "... (barrier in flight, seed S)".
@@ -301,6 +332,10 @@ std::string ReproductionCommand(uint64_t seed,
       " --trace");
   if (options.sabotage != Sabotage::kNone) {
     absl::StrAppend(&command, " --sabotage=", SabotageName(options.sabotage));
+  }
+  if (options.upstream_buffer_budget_bytes.has_value()) {
+    absl::StrAppend(&command, " --upstream_buffer_budget_bytes=",
+                    *options.upstream_buffer_budget_bytes);
   }
   return command;
 }

@@ -10,7 +10,8 @@
 // checkpoint, early in a recovery), storage faults (inside actors, in
 // checkpoints, ambiguous commits, in the recovery's set-up and the final
 // check), kills of the process and restarts at another parallelism (an
-// offline rescale; RocksDB: often reopening the store). testonly.
+// offline rescale; RocksDB: often reopening the store), online rescales,
+// adaptive mode, tiny upstream buffer budgets. testonly.
 //
 //   SimulationOptions options;                  // memory store
 //   SeedOutcome outcome = RunSimulationSeed(42, options);
@@ -22,9 +23,10 @@
 // consistent), and every recovery must come from an injected crash or fault
 // (a run that recovers from its own bug does not pass).
 //
-// Online rescales: an extension point, not yet exercised: when the runtime
-// offers a rescale action, MakeScenario adds it to the timeline and the
-// oracle's job-state model follows it (the §5 check needs nothing new).
+// Online rescales are `rescale` actions of the timeline (scenario.h), so
+// they meet crashes, kills, faults and pauses like any action; the §5 check
+// needs nothing new for them. Adaptive mode and tiny upstream buffer budgets
+// are drawn per seed too.
 #ifndef TESTS_SIMULATION_PIPELINE_SIMULATION_H_
 #define TESTS_SIMULATION_PIPELINE_SIMULATION_H_
 
@@ -61,6 +63,9 @@ struct SimulationOptions {
                                  // initial rate, not the job state's
   };
   Sabotage sabotage = Sabotage::kNone;
+  // Every seed's StreamingJobOptions::upstream_buffer_budget_bytes; none =
+  // the seed's own (a tiny budget in some seeds, else the default).
+  std::optional<uint64_t> upstream_buffer_budget_bytes;
   // Scheduler steps per attempt before the driver gives up (a divergence).
   uint64_t max_steps = 2'000'000;
 };
@@ -79,11 +84,22 @@ struct SeedOutcome {
   std::string setup_error;
   // Injected crashes and kills that happened, storage faults that fired.
   int crashes = 0;
-  // Restarts at another parallelism.
+  // Rescales: restarts at another parallelism (offline) plus online
+  // rescales begun (a new set of backfill actors built at a checkpoint
+  // barrier, in any attempt, whether or not a crash came before that
+  // checkpoint committed).
   int rescales = 0;
-  // Actions of the timeline that applied (epochs reached), plus
-  // parallelism overrides of restarts.
+  int online_rescales = 0;
+  // Actions of the timeline that applied (epochs reached in the run that
+  // finished), plus the parallelism and adaptive-mode overrides of
+  // restarts.
   int mutations = 0;
+  // The seed's mix: `rescale` actions in its timeline; it ran in adaptive
+  // mode (from the start or after a restart's override); its upstream
+  // buffer budget was below the default.
+  int rescale_actions = 0;
+  bool adaptive = false;
+  bool small_buffer_budget = false;
   int faults_injected = 0;
   uint64_t barriers = 0;
   // Oracle checks: committed states checked (CONTRACT §5 over every vnode),

@@ -84,20 +84,23 @@ TableCatalog MakeTable(Draw& draw) {
 }
 
 // Groups of actions at random epochs, several at one epoch in a random
-// order; never pause and resume at one epoch; the job ends unpaused.
-// Extension point for online rescales: a rescale action of the runtime's
-// timeline is drawn here like the others (a new parallelism in
-// [1, max parallelism]); the oracle needs nothing more (CONTRACT §5 is
-// checked per vnode from the committed progress, whichever actor owns it).
-std::vector<JobAction> MakeActions(Draw& draw) {
+// order; never pause and resume at one epoch; the job ends unpaused. About
+// half the seeds also rescale online 1-3 times, each to a parallelism in
+// [1, max_parallelism]: joining a group (so with other actions at one
+// epoch, or while the job is paused), sometimes two rescales at one epoch,
+// or in a group of its own after the others. The oracle needs nothing more
+// for them (CONTRACT §5 is checked per vnode from the committed progress,
+// whichever actor owns it).
+std::vector<JobAction> MakeActions(Draw& draw, uint32_t max_parallelism) {
   std::vector<JobAction> actions;
   bool paused = false;
   uint64_t epoch = 0;
   const int groups = static_cast<int>(draw.Int(draw.Chance(0.8) ? 1 : 0, 4));
+  int rescales = draw.Chance(0.5) ? static_cast<int>(draw.Int(1, 3)) : 0;
   auto rate = [&] {
     return draw.Chance(0.3) ? 0 : draw.Int(10, 600);
   };
-  for (int g = 0; g < groups || paused; ++g) {
+  for (int g = 0; g < groups || paused || rescales > 0; ++g) {
     // The first group early, while the backfill still runs.
     epoch += g == 0 ? draw.Int(1, 2) : draw.Int(1, 6);
     std::vector<JobAction> group;
@@ -106,15 +109,30 @@ std::vector<JobAction> MakeActions(Draw& draw) {
       action.at_epoch = epoch;
       action.kind = kind;
       action.rate_limit = limit;
+      if (kind == JobAction::Kind::kRescale) {
+        action.parallelism =
+            static_cast<uint32_t>(draw.Int(1, max_parallelism));
+      }
       group.push_back(action);
     };
     if (paused || (g < groups && draw.Chance(0.6))) {
       add(paused ? JobAction::Kind::kResume : JobAction::Kind::kPause);
       paused = !paused;
     }
-    const int rates = static_cast<int>(draw.Int(group.empty() ? 1 : 0, 2));
-    for (int r = 0; r < rates; ++r) add(JobAction::Kind::kSetRateLimit, rate());
-    if (draw.Chance(0.05)) add(JobAction::Kind::kStopUpstream);
+    const bool more = g < groups;
+    if (rescales > 0 && (!more || draw.Chance(0.5))) {
+      const int here =
+          std::min(rescales, draw.Chance(0.25) ? 2 : 1);
+      for (int i = 0; i < here; ++i) add(JobAction::Kind::kRescale);
+      rescales -= here;
+    }
+    if (more || group.empty()) {
+      const int rates = static_cast<int>(draw.Int(group.empty() ? 1 : 0, 2));
+      for (int r = 0; r < rates; ++r) {
+        add(JobAction::Kind::kSetRateLimit, rate());
+      }
+      if (draw.Chance(0.05)) add(JobAction::Kind::kStopUpstream);
+    }
     std::shuffle(group.begin(), group.end(), draw.rng());
     actions.insert(actions.end(), group.begin(), group.end());
   }
@@ -171,6 +189,8 @@ Scenario MakeScenario(uint64_t seed) {
   scenario.seed = seed;
   StreamingJobOptions& job = scenario.job;
   job.upstream = MakeTable(draw);
+  const uint32_t max_parallelism =
+      static_cast<uint32_t>(std::min(6, job.upstream.vnode_count));
   const int num_columns = static_cast<int>(job.upstream.columns.size());
   if (draw.Chance(0.4)) {
     for (int i = num_columns - 1; i >= 0; --i) {
@@ -200,8 +220,6 @@ Scenario MakeScenario(uint64_t seed) {
   workload.key_space = job.initial_rows + draw.Int(1, 100);
   workload.max_chunk_rows = static_cast<uint32_t>(draw.Int(1, 32));
 
-  const uint32_t max_parallelism =
-      static_cast<uint32_t>(std::min(6, job.upstream.vnode_count));
   job.parallelism = static_cast<uint32_t>(draw.Int(1, max_parallelism));
   job.chunk_size = static_cast<uint32_t>(draw.Int(1, 64));
   if (draw.Chance(0.4)) {
@@ -209,7 +227,23 @@ Scenario MakeScenario(uint64_t seed) {
   }
   job.barrier_interval = absl::Milliseconds(draw.Int(20, 200));
   job.checkpoint_frequency = static_cast<uint32_t>(draw.Int(1, 3));
-  job.actions = MakeActions(draw);
+  // Adaptive mode (CONTRACT §11) in some seeds: a target from tight (the
+  // controller at its floor) to loose. The floor at least 50 rows/s, so
+  // that a backfill held at it still ends within max_duration.
+  if (draw.Chance(0.3)) {
+    job.adaptive_target_barrier_latency = absl::Milliseconds(draw.Int(1, 300));
+    if (draw.Chance(0.5) || AdaptiveFloorRowsPerSecond(job) < 50) {
+      job.adaptive_min_rows_per_second =
+          static_cast<uint32_t>(draw.Int(50, 1000));
+    }
+  }
+  // A tiny upstream buffer budget in some seeds, so that the backfill
+  // freezes its snapshot position (CONTRACT §10) in most epochs with
+  // changes; the default (16 MiB) otherwise.
+  if (draw.Chance(0.3)) {
+    job.upstream_buffer_budget_bytes = draw.Int(0, 4096);
+  }
+  job.actions = MakeActions(draw, max_parallelism);
   job.extra_checkpoints_after_finish = static_cast<uint32_t>(draw.Int(1, 3));
   // Simulated time: a correct job needs far less.
   job.max_duration = absl::Minutes(3);
@@ -227,6 +261,13 @@ Scenario MakeScenario(uint64_t seed) {
       run.parallelism = static_cast<uint32_t>(draw.Int(1, max_parallelism));
     }
     run.reopen = r > 0 && draw.Chance(0.5);
+    // A restart that switches adaptive mode on, changes its target or (a
+    // zero target) switches it off: job state the next runs keep.
+    if (r > 0 && draw.Chance(0.15)) {
+      run.adaptive_target = draw.Chance(0.3)
+                                ? absl::ZeroDuration()
+                                : absl::Milliseconds(draw.Int(1, 300));
+    }
     const bool last = r + 1 == runs;
     const int attempts = static_cast<int>(draw.Int(last ? 0 : 1, 3));
     for (int a = 0; a < attempts; ++a) {
@@ -256,7 +297,10 @@ std::string Scenario::DebugString() const {
       "\n  initial rows ", job.initial_rows, ", ops/s ",
       job.workload.ops_per_second, " (max ", job.workload.max_ops,
       "), parallelism ", job.parallelism, ", chunk ", job.chunk_size,
-      ", rate ", job.rate_limit.ToString(), ", checkpoint every ",
+      ", rate ", job.rate_limit.ToString(), ", adaptive target ",
+      absl::FormatDuration(job.adaptive_target_barrier_latency),
+      " (floor ", job.adaptive_min_rows_per_second, "), buffer budget ",
+      job.upstream_buffer_budget_bytes, ", checkpoint every ",
       job.checkpoint_frequency, ", channel ", job.channel_capacity,
       "\n  actions: [", absl::StrJoin(actions, ", "), "]");
   for (size_t r = 0; r < runs.size(); ++r) {
@@ -265,7 +309,11 @@ std::string Scenario::DebugString() const {
                     run.parallelism.has_value()
                         ? absl::StrCat(*run.parallelism)
                         : std::string("saved"),
-                    run.reopen ? ", reopen" : "");
+                    run.reopen ? ", reopen" : "",
+                    run.adaptive_target.has_value()
+                        ? absl::StrCat(", adaptive target ",
+                                       absl::FormatDuration(*run.adaptive_target))
+                        : std::string());
     for (const AttemptPlan& a : run.attempts) {
       if (a.fault_nth > 0) {
         absl::StrAppend(&out, "; fault ", FaultOpName(a.fault_op), " #",

@@ -1,11 +1,13 @@
 // Scenario: everything one simulation seed runs, drawn from the seed: the
 // job (StreamingJobOptions: a small random table, the demo workload, the
-// parallelism, chunk size, rate limit, barrier and checkpoint cadence,
-// channel capacity, and a timeline of actions with several at one epoch),
+// parallelism, chunk size, rate limit or adaptive mode, upstream buffer
+// budget, barrier and checkpoint cadence, channel capacity, and a timeline
+// of actions with several at one epoch, online rescales among them),
 // and the faults: per process run, a crash plan for each attempt (at a
 // scheduler step, while a barrier is in flight, after a barrier was
 // collected and before its checkpoint, or a storage fault), whether the run
-// ends in a kill, and the parallelism the next run restarts with. testonly.
+// ends in a kill, and the parallelism (and adaptive mode) the next run
+// restarts with. testonly.
 //
 //   Scenario scenario = MakeScenario(seed);
 //   RunStreamingJobWithDriver(store, scenario.job, ...);
@@ -16,6 +18,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "absl/time/time.h"
 
 #include "executor/runtime/deterministic_driver.h"
 #include "executor/runtime/streaming_job_options.h"
@@ -44,6 +48,9 @@ struct AttemptPlan {
 struct RunPlan {
   // The --parallelism of this run (an offline rescale); none = the saved.
   std::optional<uint32_t> parallelism;
+  // The overrides.adaptive_target of this run (zero: leave adaptive mode);
+  // none = the saved mode.
+  std::optional<absl::Duration> adaptive_target;
   // RocksDB store: close and reopen the store before this run.
   bool reopen = false;
   // Attempts in order; later attempts run without faults.
