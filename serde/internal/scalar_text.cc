@@ -438,7 +438,7 @@ absl::Status ParseScalarText(absl::string_view text, size_t base,
       return absl::OkStatus();
     }
     case DataType::kDate: {
-      int32_t days;
+      int32_t days = 0;
       if (absl::Status s = ParseDate(text, type, base, &days); !s.ok()) {
         return s;
       }
@@ -446,7 +446,7 @@ absl::Status ParseScalarText(absl::string_view text, size_t base,
       return absl::OkStatus();
     }
     case DataType::kTime: {
-      int64_t micros;
+      int64_t micros = 0;
       if (absl::Status s = ParseTime(text, type, base, &micros); !s.ok()) {
         return s;
       }
