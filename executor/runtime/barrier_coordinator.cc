@@ -90,9 +90,9 @@ absl::Status BarrierCoordinator::StartAdaptiveController() {
   if (!state_.adaptive()) return absl::OkStatus();
   AdaptiveRateControllerOptions controller;
   controller.target_barrier_latency = state_.adaptive_target;
-  controller.max_rows_per_second = AdaptiveCeiling(state_.rate_limit);
-  controller.min_rows_per_second = std::min(
-      AdaptiveFloorRowsPerSecond(options_), controller.max_rows_per_second);
+  // Built uncapped so that it keeps the floor as configured: a cap below
+  // the floor lowers it only while the cap is in force.
+  controller.min_rows_per_second = AdaptiveFloorRowsPerSecond(options_);
   // A saved rate resumes where the last checkpoint left it; a new mode
   // starts low and doubles.
   if (state_.adaptive_rows_per_second > 0) {
@@ -101,6 +101,7 @@ absl::Status BarrierCoordinator::StartAdaptiveController() {
   }
   BACKFILL_RETURN_IF_ERROR(ValidateAdaptiveRateControllerOptions(controller));
   adaptive_ = std::make_unique<AdaptiveRateController>(controller);
+  adaptive_->SetMaxRowsPerSecond(AdaptiveCeiling(state_.rate_limit));
   state_.adaptive_rows_per_second = adaptive_->rows_per_second();
   return absl::OkStatus();
 }

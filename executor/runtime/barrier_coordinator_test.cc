@@ -373,6 +373,23 @@ TEST(BarrierCoordinatorTest, ASetRateLimitWhileAdaptiveCapsTheController) {
   EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 1500u);
 }
 
+// A cap below the floor at the start lowers the floor only while it is in
+// force: once set_rate_limit 0 lifts it, slow barriers lower the rate to
+// the configured floor and no further.
+TEST(BarrierCoordinatorTest, LiftingAStartTimeCapRestoresTheAdaptiveFloor) {
+  StreamingJobOptions options = AdaptiveJob();
+  options.rate_limit = RateLimit::Fixed(300);  // under the 640 rows/s floor
+  options.actions = {{1, JobAction::Kind::kSetRateLimit, 0}};
+  Fixture f(true, options);
+  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 300u);
+  std::vector<uint32_t> throttles =
+      DriveBarriers(f, 300, absl::Milliseconds(80));
+  ASSERT_FALSE(throttles.empty());
+  for (uint32_t rate : throttles) EXPECT_GE(rate, 640u);
+  EXPECT_EQ(f.coordinator->state().rate_limit, RateLimit::Disabled());
+  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 640u);
+}
+
 // An actor over a scripted root that ends after `messages`.
 std::unique_ptr<Actor> ScriptedActor(ActorId id, std::vector<Message> messages,
                                      absl::Status error = absl::OkStatus()) {
