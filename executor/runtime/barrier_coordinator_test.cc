@@ -217,7 +217,8 @@ TEST(BarrierCoordinatorTest, RescalesAtTheNextCheckpointBarrier) {
   EXPECT_THAT(update->merges.at(JobGraph::kViewActor).added_upstream_actors,
               ::testing::ElementsAre(102, 103, 104));
   EXPECT_EQ(f.graph->actors.size(), actors_before + 3);
-  EXPECT_THAT(f.graph->backfill_actor_ids, ::testing::ElementsAre(102, 103, 104));
+  EXPECT_THAT(f.graph->in_force().actor_ids,
+              ::testing::ElementsAre(102, 103, 104));
   EXPECT_THAT(f.graph->ActorIds(), UnorderedElementsAre(1, 2, 102, 103, 104));
   // Its checkpoint commits the new parallelism; the old actors retire.
   f.coordinator->Collected(b2);
@@ -254,14 +255,14 @@ TEST(BarrierCoordinatorTest, StopsEveryActorAtTheCheckpointAfterTheBackfillIsDon
   EXPECT_EQ(b1.mutation, nullptr);
   EXPECT_FALSE(f.graph->stop_generating->load());
   // The actors finish (as their reporters would say).
-  for (ActorId actor : f.graph->backfill_actor_ids) {
+  for (ActorId actor : f.graph->in_force().actor_ids) {
     ProgressEvent event;
     event.actor = actor;
     event.epoch = b1.epoch;
     event.done = true;
     event.consumed_epoch = b1.epoch.prev;
     event.consumed_rows = 5;
-    BACKFILL_ASSERT_OK(f.graph->tracker->Report(event));
+    BACKFILL_ASSERT_OK(f.graph->in_force().tracker->Report(event));
   }
   f.coordinator->Collected(b1);
   BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier b2, f.coordinator->NextBarrier(*f.graph));
