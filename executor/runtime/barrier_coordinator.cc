@@ -285,7 +285,6 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     observed_vnodes_completed_ =
         std::max(observed_vnodes_completed_, progress.vnodes_completed);
     progress.vnodes_completed = observed_vnodes_completed_;
-    progress.estimated_total_rows = options_.initial_rows;
     progress.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
     progress.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
     progress.last_backfill_barrier_latency_ms = last_backfill_latency_ms_;
