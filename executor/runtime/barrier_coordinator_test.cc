@@ -235,7 +235,8 @@ TEST(BarrierCoordinatorTest, RescalesAtTheNextCheckpointBarrier) {
   ASSERT_TRUE(saved.has_value());
   EXPECT_EQ(saved->state.parallelism, 3u);
   EXPECT_EQ(saved->state.rate_limit, RateLimit::Fixed(3000));
-  // A later Throttle goes to the new actors.
+  // The rate set at the rescale's epoch was built into the new actors: no
+  // later barrier carries a Throttle for it.
   BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier b3, f.coordinator->NextBarrier(*f.graph));
   EXPECT_EQ(b3.mutation, nullptr);
 }
