@@ -22,7 +22,6 @@ JobProgress Progress(uint64_t ops, uint64_t epochs, uint64_t checkpoints,
   progress.epochs = epochs;
   progress.checkpoints = checkpoints;
   progress.snapshot_rows = rows;
-  progress.estimated_total_rows = 1000;
   progress.vnodes_completed = vnodes_completed;
   progress.vnodes_total = 8;
   progress.last_backfill_barrier_latency_ms = 20;

@@ -90,9 +90,9 @@ absl::Status BarrierCoordinator::StartAdaptiveController() {
   if (!state_.adaptive()) return absl::OkStatus();
   AdaptiveRateControllerOptions controller;
   controller.target_barrier_latency = state_.adaptive_target;
-  controller.max_rows_per_second = AdaptiveCeiling(state_.rate_limit);
-  controller.min_rows_per_second = std::min(
-      AdaptiveFloorRowsPerSecond(options_), controller.max_rows_per_second);
+  // Built uncapped so that it keeps the floor as configured: a cap below
+  // the floor lowers it only while the cap is in force.
+  controller.min_rows_per_second = AdaptiveFloorRowsPerSecond(options_);
   // A saved rate resumes where the last checkpoint left it; a new mode
   // starts low and doubles.
   if (state_.adaptive_rows_per_second > 0) {
@@ -101,6 +101,7 @@ absl::Status BarrierCoordinator::StartAdaptiveController() {
   }
   BACKFILL_RETURN_IF_ERROR(ValidateAdaptiveRateControllerOptions(controller));
   adaptive_ = std::make_unique<AdaptiveRateController>(controller);
+  adaptive_->SetMaxRowsPerSecond(AdaptiveCeiling(state_.rate_limit));
   state_.adaptive_rows_per_second = adaptive_->rows_per_second();
   return absl::OkStatus();
 }
@@ -130,12 +131,13 @@ void BarrierCoordinator::ObserveAdaptiveLatency(
 
 std::shared_ptr<const Mutation> BarrierCoordinator::ThrottleFor(
     const JobGraph& graph, RateLimit job_limit) const {
+  const BackfillActorSet& in_force = graph.in_force();
   const std::vector<RateLimit> shares =
-      SplitJobRateLimit(job_limit, graph.owned_vnodes);
+      SplitJobRateLimit(job_limit, in_force.owned_vnodes);
   ThrottleMutation throttle;
   throttle.rate_limits[JobGraph::kBackfillFragment] = job_limit.ToOptionalU32();
   for (size_t i = 0; i < shares.size(); ++i) {
-    throttle.actor_rate_limits[graph.backfill_actor_ids[i]] =
+    throttle.actor_rate_limits[in_force.actor_ids[i]] =
         shares[i].ToOptionalU32();
   }
   return std::make_shared<const Mutation>(std::move(throttle));
@@ -177,7 +179,7 @@ absl::StatusOr<Barrier> BarrierCoordinator::NextBarrier(JobGraph& graph) {
     const bool rescale = checkpoint && RescaleDue(graph);
     // A rescale's new actors have their backfill (or their finish barrier)
     // still ahead of them: the attempt goes on.
-    done_ = !rescale && graph.tracker->IsDone();
+    done_ = !rescale && graph.in_force().tracker->IsDone();
     last_ =
         done_ && checkpoint &&
         checkpoints_after_finish_ >= options_.extra_checkpoints_after_finish;
@@ -245,7 +247,7 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     BACKFILL_RETURN_IF_ERROR(store_.Checkpoint(epoch_.prev));
     ++result_.checkpoints;
     result_.job_state = state_;
-    if (rescale_from_ != nullptr) FinishRescale();
+    if (rescale_in_flight_) FinishRescale(graph);
   }
   if (kind_ == BarrierKind::kInitial) {
     result_.resumed |= graph.source->resumed();
@@ -255,7 +257,7 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
       .push_back(last_backfill_latency_ms_);
   if (done_ && kind_ == BarrierKind::kCheckpoint) ++checkpoints_after_finish_;
   if (!rows_at_start_.has_value()) {
-    rows_at_start_ = graph.tracker->consumed_rows();
+    rows_at_start_ = graph.in_force().tracker->consumed_rows();
   }
   result_.upstream_ops = graph.source->offset();
   if (attempt_.observer) {
@@ -271,18 +273,18 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     progress.upstream_ops = graph.source->offset();
     progress.epochs = result_.epochs;
     progress.checkpoints = result_.checkpoints;
-    for (size_t i = 0; i < graph.backfill_actor_ids.size(); ++i) {
-      progress.vnodes_total += graph.owned_vnodes[i];
+    const BackfillActorSet& in_force = graph.in_force();
+    for (size_t i = 0; i < in_force.actor_ids.size(); ++i) {
+      progress.vnodes_total += in_force.owned_vnodes[i];
       std::optional<ActorProgress> actor =
-          graph.tracker->GetActorProgress(graph.backfill_actor_ids[i]);
+          in_force.tracker->GetActorProgress(in_force.actor_ids[i]);
       if (actor.has_value() && actor->state == ActorProgress::State::kDone) {
-        progress.vnodes_completed += graph.owned_vnodes[i];
+        progress.vnodes_completed += in_force.owned_vnodes[i];
       }
     }
     observed_vnodes_completed_ =
         std::max(observed_vnodes_completed_, progress.vnodes_completed);
     progress.vnodes_completed = observed_vnodes_completed_;
-    progress.estimated_total_rows = options_.initial_rows;
     progress.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
     progress.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
     progress.last_backfill_barrier_latency_ms = last_backfill_latency_ms_;
@@ -297,7 +299,7 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
 void BarrierCoordinator::RecordAttemptEnd(const JobGraph& graph,
                                           bool completed) {
   if (completed) {
-    result_.snapshot_rows = graph.tracker->consumed_rows();
+    result_.snapshot_rows = graph.in_force().tracker->consumed_rows();
     // Rows read in this run (a restart's persisted rows are not counted;
     // the first barrier's report includes them).
     result_.snapshot_rows_this_run +=
@@ -333,24 +335,24 @@ void BarrierCoordinator::RecordAttemptEnd(const JobGraph& graph,
 // ---- Online rescale ---------------------------------------------------------
 
 bool BarrierCoordinator::RescaleDue(const JobGraph& graph) const {
-  return state_.parallelism != graph.backfill_actor_ids.size();
+  return state_.parallelism != graph.in_force().actor_ids.size();
 }
 
 absl::StatusOr<std::shared_ptr<const Mutation>>
 BarrierCoordinator::BeginRescale(JobGraph& graph) {
-  BackfillActorSet* from = graph.backfill_sets.back().get();
   BACKFILL_ASSIGN_OR_RETURN(
       UpdateMutation update,
       AddBackfillActors(graph, state_.parallelism, state_.EffectiveRateLimit()));
-  rescale_from_ = from;
+  rescale_in_flight_ = true;
   return std::make_shared<const Mutation>(std::move(update));
 }
 
-void BarrierCoordinator::FinishRescale() {
-  // The old actors' last progress is committed: they may go.
-  retired_.insert(retired_.end(), rescale_from_->actors.begin(),
-                  rescale_from_->actors.end());
-  rescale_from_ = nullptr;
+void BarrierCoordinator::FinishRescale(const JobGraph& graph) {
+  // The old actors (the set before the one in force) have their last
+  // progress committed: they may go.
+  const BackfillActorSet& from = *graph.backfill_sets.end()[-2];
+  retired_.insert(retired_.end(), from.actors.begin(), from.actors.end());
+  rescale_in_flight_ = false;
   ++result_.rescales;
   result_.parallelism = state_.parallelism;
 }

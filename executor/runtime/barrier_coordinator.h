@@ -204,7 +204,7 @@ class BarrierCoordinator final : public BarrierListener {
   // barrier), finished in OnCollected after its checkpoint.
   bool RescaleDue(const JobGraph& graph) const;
   absl::StatusOr<std::shared_ptr<const Mutation>> BeginRescale(JobGraph& graph);
-  void FinishRescale();
+  void FinishRescale(const JobGraph& graph);
   // Adaptive mode: the controller for state_ (none if not adaptive), and
   // state_'s controller rate from it.
   absl::Status StartAdaptiveController();
@@ -253,8 +253,9 @@ class BarrierCoordinator final : public BarrierListener {
   // The progress observed so far (kept monotone across a rescale).
   uint64_t observed_rows_ = 0;
   uint64_t observed_vnodes_completed_ = 0;
-  // The set a rescale in flight replaces; the actors it retired.
-  BackfillActorSet* rescale_from_ = nullptr;
+  // A rescale is in flight (it replaces the set before the one in force);
+  // the actors rescales retired, until taken.
+  bool rescale_in_flight_ = false;
   std::vector<Actor*> retired_;
 
   mutable Mutex mu_;

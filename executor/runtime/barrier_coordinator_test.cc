@@ -217,7 +217,8 @@ TEST(BarrierCoordinatorTest, RescalesAtTheNextCheckpointBarrier) {
   EXPECT_THAT(update->merges.at(JobGraph::kViewActor).added_upstream_actors,
               ::testing::ElementsAre(102, 103, 104));
   EXPECT_EQ(f.graph->actors.size(), actors_before + 3);
-  EXPECT_THAT(f.graph->backfill_actor_ids, ::testing::ElementsAre(102, 103, 104));
+  EXPECT_THAT(f.graph->in_force().actor_ids,
+              ::testing::ElementsAre(102, 103, 104));
   EXPECT_THAT(f.graph->ActorIds(), UnorderedElementsAre(1, 2, 102, 103, 104));
   // Its checkpoint commits the new parallelism; the old actors retire.
   f.coordinator->Collected(b2);
@@ -234,7 +235,8 @@ TEST(BarrierCoordinatorTest, RescalesAtTheNextCheckpointBarrier) {
   ASSERT_TRUE(saved.has_value());
   EXPECT_EQ(saved->state.parallelism, 3u);
   EXPECT_EQ(saved->state.rate_limit, RateLimit::Fixed(3000));
-  // A later Throttle goes to the new actors.
+  // The rate set at the rescale's epoch was built into the new actors: no
+  // later barrier carries a Throttle for it.
   BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier b3, f.coordinator->NextBarrier(*f.graph));
   EXPECT_EQ(b3.mutation, nullptr);
 }
@@ -254,14 +256,14 @@ TEST(BarrierCoordinatorTest, StopsEveryActorAtTheCheckpointAfterTheBackfillIsDon
   EXPECT_EQ(b1.mutation, nullptr);
   EXPECT_FALSE(f.graph->stop_generating->load());
   // The actors finish (as their reporters would say).
-  for (ActorId actor : f.graph->backfill_actor_ids) {
+  for (ActorId actor : f.graph->in_force().actor_ids) {
     ProgressEvent event;
     event.actor = actor;
     event.epoch = b1.epoch;
     event.done = true;
     event.consumed_epoch = b1.epoch.prev;
     event.consumed_rows = 5;
-    BACKFILL_ASSERT_OK(f.graph->tracker->Report(event));
+    BACKFILL_ASSERT_OK(f.graph->in_force().tracker->Report(event));
   }
   f.coordinator->Collected(b1);
   BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier b2, f.coordinator->NextBarrier(*f.graph));
@@ -371,6 +373,23 @@ TEST(BarrierCoordinatorTest, ASetRateLimitWhileAdaptiveCapsTheController) {
             RateLimit::Fixed(1500));
   // Only lowered by what ran between the cap and the pause (no window).
   EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 1500u);
+}
+
+// A cap below the floor at the start lowers the floor only while it is in
+// force: once set_rate_limit 0 lifts it, slow barriers lower the rate to
+// the configured floor and no further.
+TEST(BarrierCoordinatorTest, LiftingAStartTimeCapRestoresTheAdaptiveFloor) {
+  StreamingJobOptions options = AdaptiveJob();
+  options.rate_limit = RateLimit::Fixed(300);  // under the 640 rows/s floor
+  options.actions = {{1, JobAction::Kind::kSetRateLimit, 0}};
+  Fixture f(true, options);
+  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 300u);
+  std::vector<uint32_t> throttles =
+      DriveBarriers(f, 300, absl::Milliseconds(80));
+  ASSERT_FALSE(throttles.empty());
+  for (uint32_t rate : throttles) EXPECT_GE(rate, 640u);
+  EXPECT_EQ(f.coordinator->state().rate_limit, RateLimit::Disabled());
+  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 640u);
 }
 
 // An actor over a scripted root that ends after `messages`.

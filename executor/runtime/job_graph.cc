@@ -1,6 +1,5 @@
 #include "executor/runtime/job_graph.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -20,7 +19,8 @@ namespace backfill {
 
 std::vector<ActorId> JobGraph::ActorIds() const {
   std::vector<ActorId> ids = {kSourceActor, kViewActor};
-  ids.insert(ids.end(), backfill_actor_ids.begin(), backfill_actor_ids.end());
+  const std::vector<ActorId>& backfill = in_force().actor_ids;
+  ids.insert(ids.end(), backfill.begin(), backfill.end());
   return ids;
 }
 
@@ -149,14 +149,6 @@ absl::StatusOr<NewBackfillSet> BuildBackfillSet(JobGraph& graph,
   return built;
 }
 
-// Makes `set` the set in force.
-void InstallBackfillSet(JobGraph& graph, std::unique_ptr<BackfillActorSet> set) {
-  graph.tracker = set->tracker.get();
-  graph.backfill_actor_ids = set->actor_ids;
-  graph.owned_vnodes = set->owned_vnodes;
-  graph.backfill_sets.push_back(std::move(set));
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
@@ -196,7 +188,7 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
       BuildBackfillSet(*graph, state.parallelism, state.EffectiveRateLimit(),
                        JobGraph::kFirstBackfillActor));
   const std::vector<ActorId> backfill_ids = backfill.set->actor_ids;
-  InstallBackfillSet(*graph, std::move(backfill.set));
+  graph->backfill_sets.push_back(std::move(backfill.set));
   BACKFILL_ASSIGN_OR_RETURN(
       VnodeHasher hasher,
       VnodeHasher::Create(upstream.dist_key_indices, upstream.vnode_count));
@@ -258,14 +250,12 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
 absl::StatusOr<UpdateMutation> AddBackfillActors(JobGraph& graph,
                                                  uint32_t parallelism,
                                                  RateLimit rate_limit) {
-  ActorId first_id = JobGraph::kFirstBackfillActor;
-  for (const std::unique_ptr<BackfillActorSet>& set : graph.backfill_sets) {
-    for (ActorId id : set->actor_ids) first_id = std::max(first_id, id + 1);
-  }
+  // Ids only grow: the set in force has the highest.
+  const ActorId first_id = graph.in_force().actor_ids.back() + 1;
   BACKFILL_ASSIGN_OR_RETURN(
       NewBackfillSet built,
       BuildBackfillSet(graph, parallelism, rate_limit, first_id));
-  const std::vector<ActorId> old_ids = graph.backfill_actor_ids;
+  const std::vector<ActorId> old_ids = graph.in_force().actor_ids;
   const std::vector<ActorId> new_ids = built.set->actor_ids;
   UpdateMutation update;
   update.dropped_actors.insert(old_ids.begin(), old_ids.end());
@@ -287,7 +277,7 @@ absl::StatusOr<UpdateMutation> AddBackfillActors(JobGraph& graph,
   for (std::unique_ptr<Actor>& actor : built.actors) {
     graph.actors.push_back(std::move(actor));
   }
-  InstallBackfillSet(graph, std::move(built.set));
+  graph.backfill_sets.push_back(std::move(built.set));  // Now in force.
   return update;
 }
 

@@ -120,11 +120,6 @@ struct JobGraph {
   // Set to stop the source's changes (it keeps forwarding barriers).
   std::shared_ptr<std::atomic<bool>> stop_generating =
       std::make_shared<std::atomic<bool>>(false);
-  // The set in force: its tracker (the job's backfill is done when it is),
-  // its actors' ids and vnode counts.
-  JobProgressTracker* tracker = nullptr;
-  std::vector<ActorId> backfill_actor_ids;
-  std::vector<uint32_t> owned_vnodes;
 
   // The coordinator's injection end: barriers sent here enter the source.
   std::optional<ChannelSender> barriers;
@@ -135,6 +130,11 @@ struct JobGraph {
   // Views into the actors: the source's executor and output.
   DmlSourceExecutor* source = nullptr;
   HashDispatcher* dispatcher = nullptr;
+
+  // The set in force (the last of backfill_sets; a graph always has one):
+  // its tracker (the job's backfill is done when it is), its actors' ids and
+  // vnode counts.
+  const BackfillActorSet& in_force() const { return *backfill_sets.back(); }
 
   // The ids of the actors in force: source, view, the set in force (for
   // Add and Stop mutations).

@@ -68,11 +68,11 @@ TEST(JobGraphTest, BuildsSourceBackfillActorsAndViewForTheJobState) {
   ASSERT_EQ(graph->actors.size(), 5u);
   EXPECT_EQ(graph->actors.front()->id(), JobGraph::kSourceActor);
   EXPECT_EQ(graph->actors.back()->id(), JobGraph::kViewActor);
-  EXPECT_THAT(graph->backfill_actor_ids, ElementsAre(100, 101, 102));
+  EXPECT_THAT(graph->in_force().actor_ids, ElementsAre(100, 101, 102));
   EXPECT_EQ(graph->actors[1]->id(), 100u);
-  EXPECT_THAT(graph->owned_vnodes,
+  EXPECT_THAT(graph->in_force().owned_vnodes,
               ElementsAre(4, 3, 3));  // an even split of 10
-  EXPECT_EQ(graph->tracker->num_actors(), 3u);
+  EXPECT_EQ(graph->in_force().tracker->num_actors(), 3u);
   ASSERT_EQ(graph->backfill_sets.size(), 1u);
   EXPECT_EQ(graph->backfill_sets[0]->peak_buffer_bytes.size(), 3u);
   EXPECT_THAT(graph->ActorIds(), UnorderedElementsAre(1, 2, 100, 101, 102));
@@ -130,9 +130,9 @@ TEST(JobGraphTest, AddBackfillActorsBuildsTheNextSetAndItsUpdate) {
       AddBackfillActors(*graph, 2, RateLimit::Fixed(100)));
   // The old set is dropped; the new one has the next ids and is in force.
   EXPECT_THAT(update.dropped_actors, UnorderedElementsAre(100, 101, 102));
-  EXPECT_THAT(graph->backfill_actor_ids, ElementsAre(103, 104));
-  EXPECT_THAT(graph->owned_vnodes, ElementsAre(5, 5));
-  EXPECT_EQ(graph->tracker->num_actors(), 2u);
+  EXPECT_THAT(graph->in_force().actor_ids, ElementsAre(103, 104));
+  EXPECT_THAT(graph->in_force().owned_vnodes, ElementsAre(5, 5));
+  EXPECT_EQ(graph->in_force().tracker->num_actors(), 2u);
   ASSERT_EQ(graph->backfill_sets.size(), 2u);
   EXPECT_EQ(graph->backfill_sets[0]->actors.size(), 3u);
   // Appended after every actor built before (a driver starts them).

@@ -20,7 +20,6 @@ struct JobProgress {
   uint64_t vnodes_completed = 0;
   uint64_t vnodes_total = 0;
   uint64_t snapshot_rows = 0;
-  uint64_t estimated_total_rows = 0;
   uint64_t upstream_ops = 0;
   uint64_t epochs = 0;
   uint64_t checkpoints = 0;

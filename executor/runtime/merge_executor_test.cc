@@ -1,6 +1,9 @@
 #include "executor/runtime/merge_executor.h"
 
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "executor/testing/chunk_matchers.h"
 #include "executor/testing/message_literal.h"
@@ -8,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/status_macros.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -18,6 +22,18 @@ using ::backfill::testing::MessageIsChunk;
 using ::backfill::testing::ScriptedExecutor;
 using ::backfill::testing::StreamChunkFromPretty;
 using ::backfill::testing::TestBarrier;
+
+// Every message of `merge` until its end; its first error instead.
+absl::StatusOr<std::vector<Message>> DrainAll(MergeExecutor& merge,
+                                              Clock& clock) {
+  std::vector<Message> out;
+  while (true) {
+    BACKFILL_ASSIGN_OR_RETURN(std::optional<Message> next,
+                              NextMessage(merge, clock));
+    if (!next.has_value()) return out;
+    out.push_back(std::move(*next));
+  }
+}
 
 TEST(MergeExecutorTest, AlignsBarriersAndPassesChunks) {
   auto a = std::make_unique<ScriptedExecutor>(ExecutorInfo{});
@@ -35,13 +51,8 @@ TEST(MergeExecutorTest, AlignsBarriersAndPassesChunks) {
   inputs.push_back(std::move(b));
   MergeExecutor merge(std::move(inputs), ExecutorInfo{});
   SimulatedClock clock;
-  std::vector<Message> out;
-  while (true) {
-    auto next = NextMessage(merge, clock);
-    ASSERT_TRUE(next.ok()) << next.status();
-    if (!next->has_value()) break;
-    out.push_back(std::move(**next));
-  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::vector<Message> out,
+                                DrainAll(merge, clock));
   ASSERT_EQ(out.size(), 5u);
   EXPECT_THAT(out[0], MessageIsBarrierAt(1));
   // Both chunks of epoch 2 come before barrier 2; chunk 3 after it.
@@ -93,13 +104,8 @@ TEST(MergeExecutorTest, RescaleSwapsInputsAtTheUpdateBarrier) {
   inputs.push_back(std::move(old_input));
   MergeExecutor merge(std::move(inputs), ExecutorInfo{{}, {}, "merge"},
                       ExchangeEndpoint{7, {10}, &exchange});
-  std::vector<Message> out;
-  while (true) {
-    auto next = NextMessage(merge, clock);
-    ASSERT_TRUE(next.ok()) << next.status();
-    if (!next->has_value()) break;
-    out.push_back(std::move(**next));
-  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::vector<Message> out,
+                                DrainAll(merge, clock));
   ASSERT_EQ(out.size(), 6u);
   EXPECT_THAT(out[0], MessageIsBarrierAt(1));
   EXPECT_THAT(out[1], MessageIsChunk(::backfill::testing::ChunkEq(

@@ -108,22 +108,6 @@ absl::StatusOr<JobResult> RunStreamingJobWithDriver(
     StateStore& store, const StreamingJobOptions& options, Registry* registry,
     std::function<void(const JobProgress&)> observer, Clock& clock,
     const AttemptDriver& driver) {
-  if (options.sabotage_for_test.drop_all_but_last_mutation) {
-    // Test only (RuntimeSabotageForTest): the job runs as if each epoch had
-    // only the last of its actions.
-    StreamingJobOptions planted = options;
-    planted.sabotage_for_test.drop_all_but_last_mutation = false;
-    planted.actions.clear();
-    for (size_t i = 0; i < options.actions.size(); ++i) {
-      bool last = true;
-      for (size_t j = i + 1; j < options.actions.size(); ++j) {
-        last &= options.actions[j].at_epoch != options.actions[i].at_epoch;
-      }
-      if (last) planted.actions.push_back(options.actions[i]);
-    }
-    return RunStreamingJobWithDriver(store, planted, registry,
-                                     std::move(observer), clock, driver);
-  }
   BACKFILL_RETURN_IF_ERROR(ValidateStreamingJobOptions(options));
   const JobDefinition definition = JobDefinitionOf(options);
   const absl::Time start = clock.Now();

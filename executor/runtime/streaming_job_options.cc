@@ -37,13 +37,18 @@ absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
     return absl::InvalidArgumentError(
         "the job-wide rate limit must not be Pause (pausing is an action)");
   }
-  if (options.adaptive_target_barrier_latency < absl::ZeroDuration() ||
-      (options.overrides.adaptive_target.has_value() &&
-       *options.overrides.adaptive_target < absl::ZeroDuration())) {
+  if (options.adaptive_target_barrier_latency < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "the adaptive target barrier latency must not be negative, got ",
-        absl::FormatDuration(options.overrides.adaptive_target.value_or(
-            options.adaptive_target_barrier_latency))));
+        "adaptive_target_barrier_latency = ",
+        absl::FormatDuration(options.adaptive_target_barrier_latency),
+        " must not be negative"));
+  }
+  if (options.overrides.adaptive_target.has_value() &&
+      *options.overrides.adaptive_target < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("overrides.adaptive_target = ",
+                     absl::FormatDuration(*options.overrides.adaptive_target),
+                     " must not be negative"));
   }
   if (options.channel_capacity < 1) {
     return absl::InvalidArgumentError("channel_capacity = 0 must be >= 1");

@@ -60,9 +60,6 @@ struct RuntimeSabotageForTest {
   // Every backfill actor sends every n-th chunk it outputs twice (0 =
   // never).
   uint32_t duplicate_every_nth_output_chunk = 0;
-  // Of several actions at one epoch, only the last one in the timeline
-  // applies (the defect of issue 14, point 1).
-  bool drop_all_but_last_mutation = false;
   // A recovery or restart builds the backfill actors with the job's initial
   // rate limit (`rate_limit` below, not paused) instead of the job state's
   // (the defect of issue 14, point 2).

@@ -82,13 +82,23 @@ TEST(StreamingJobOptionsTest, ValidateNamesTheBadField) {
   options.adaptive_target_barrier_latency = absl::Milliseconds(-5);
   EXPECT_THAT(ValidateStreamingJobOptions(options),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("adaptive target barrier latency must not "
-                                 "be negative, got -5ms")));
+                       HasSubstr("adaptive_target_barrier_latency = -5ms "
+                                 "must not be negative")));
   options = Job();
   options.overrides.adaptive_target = absl::Milliseconds(-1);
   EXPECT_THAT(ValidateStreamingJobOptions(options),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("got -1ms")));
+                       HasSubstr("overrides.adaptive_target = -1ms must not "
+                                 "be negative")));
+  // Each check names its own field and value: a valid override does not
+  // stand in for the invalid option.
+  options = Job();
+  options.adaptive_target_barrier_latency = absl::Milliseconds(-1);
+  options.overrides.adaptive_target = absl::Milliseconds(5);
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("adaptive_target_barrier_latency = -1ms "
+                                 "must not be negative")));
   options = Job();
   options.upstream_buffer_budget_bytes = kMaxUpstreamBufferBudgetBytes + 1;
   EXPECT_THAT(ValidateStreamingJobOptions(options),

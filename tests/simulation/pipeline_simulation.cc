@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -41,12 +42,27 @@ void PlantSabotage(Sabotage sabotage, StreamingJobOptions& job,
       plan.KeepUncommittedWritesOf(job.view_table_id);
       break;
     case Sabotage::kDropAllButLastMutation:
-      planted.drop_all_but_last_mutation = true;
-      break;
+      break;  // Each run's options lose actions: LastActionOfEachEpoch.
     case Sabotage::kForgetRateLimitAtRecovery:
       planted.forget_rate_limit_at_recovery = true;
       break;
   }
+}
+
+// kDropAllButLastMutation (the defect of issue 14, point 1): of several
+// actions at one epoch, only the last one in the timeline; the oracle still
+// expects them all.
+std::vector<JobAction> LastActionOfEachEpoch(
+    const std::vector<JobAction>& actions) {
+  std::vector<JobAction> kept;
+  for (size_t i = 0; i < actions.size(); ++i) {
+    bool last = true;
+    for (size_t j = i + 1; j < actions.size(); ++j) {
+      last &= actions[j].at_epoch != actions[i].at_epoch;
+    }
+    if (last) kept.push_back(actions[i]);
+  }
+  return kept;
 }
 
 class Simulation {
@@ -114,6 +130,9 @@ class Simulation {
         }
       }
       StreamingJobOptions run_job = job;
+      if (options_.sabotage == Sabotage::kDropAllButLastMutation) {
+        run_job.actions = LastActionOfEachEpoch(run_job.actions);
+      }
       if (run.parallelism.has_value()) {
         run_job.overrides.parallelism = *run.parallelism;
         ++outcome_.mutations;

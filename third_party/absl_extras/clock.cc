@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <limits>
 
 #include "absl/time/clock.h"
 
@@ -97,7 +99,12 @@ void SimulatedClock::AdvanceTime(absl::Duration delta) {
 }
 
 void SimulatedClock::SetTime(absl::Time time) {
-  const int64_t target = absl::ToUnixNanos(time);
+  // Whole nanoseconds, rounded up: a time between two of them is reached.
+  int64_t target = absl::ToUnixNanos(time);
+  if (absl::FromUnixNanos(target) < time &&
+      target < std::numeric_limits<int64_t>::max()) {
+    ++target;
+  }
   int64_t current = now_nanos_.load(std::memory_order_acquire);
   while (current < target && !now_nanos_.compare_exchange_weak(
                                  current, target, std::memory_order_acq_rel)) {

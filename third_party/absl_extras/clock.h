@@ -74,7 +74,9 @@ class SimulatedClock final : public Clock {
 
   // Moves time forward by `delta` (REQUIRES: delta >= 0) and wakes waiters.
   void AdvanceTime(absl::Duration delta);
-  // Sets the time; a time earlier than Now() is ignored (time never goes back).
+  // Sets the time, rounded up to a whole nanosecond (so a deadline between
+  // two of them is reached); a time earlier than Now() is ignored (time
+  // never goes back).
   void SetTime(absl::Time time);
 
   // Number of threads currently blocked in this clock.

@@ -76,6 +76,19 @@ TEST(SimulatedClockTest, AdvanceMovesTime) {
   EXPECT_EQ(clock.Now(), absl::FromUnixSeconds(200));
 }
 
+// The clock keeps whole nanoseconds: SetTime rounds up, so a deadline
+// between two of them is reached.
+TEST(SimulatedClockTest, SetTimeRoundsUpToAWholeNanosecond) {
+  const absl::Time start = absl::FromUnixSeconds(100);
+  SimulatedClock clock(start);
+  clock.SetTime(start + absl::Nanoseconds(7));
+  EXPECT_EQ(clock.Now(), start + absl::Nanoseconds(7));
+  const absl::Time deadline = start + absl::Nanoseconds(8.25);
+  clock.SetTime(deadline);
+  EXPECT_EQ(clock.Now(), start + absl::Nanoseconds(9));
+  EXPECT_GE(clock.Now(), deadline);
+}
+
 TEST(SimulatedClockTest, SleeperWakesOnlyWhenDeadlineReached) {
   SimulatedClock clock;
   absl::Notification woke;
