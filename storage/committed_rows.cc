@@ -19,16 +19,8 @@ std::string DescribeStoredRow(const TableCatalog& catalog, VirtualNode vnode,
 absl::StatusOr<CommittedRowDecoder> CommittedRowDecoder::Create(
     const TableCatalog& catalog) {
   BACKFILL_RETURN_IF_ERROR(ValidateTableCatalog(catalog));
-  Schema value_schema;
-  for (int column : catalog.value_indices) {
-    value_schema.push_back(catalog.columns[column]);
-  }
-  BACKFILL_ASSIGN_OR_RETURN(
-      std::unique_ptr<ValueRowCodec> codec,
-      MakeValueRowCodec(catalog.value_encoding == ValueEncoding::kColumnAware
-                            ? ValueRowEncoding::kColumnAware
-                            : ValueRowEncoding::kPositional,
-                        std::move(value_schema)));
+  BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<ValueRowCodec> codec,
+                            MakeValueCodec(catalog));
   return CommittedRowDecoder(catalog, std::move(codec));
 }
 
@@ -36,31 +28,33 @@ CommittedRowDecoder::CommittedRowDecoder(
     TableCatalog catalog, std::shared_ptr<const ValueRowCodec> codec)
     : catalog_(std::move(catalog)),
       codec_(std::move(codec)),
-      pk_types_(catalog_.PkTypes()) {
-  for (size_t i = 0; i < catalog_.pk_indices.size(); ++i) {
-    const int column = catalog_.pk_indices[i];
-    bool in_value = false;
-    for (int value_column : catalog_.value_indices) {
-      in_value |= value_column == column;
-    }
-    if (!in_value) pk_only_columns_.emplace_back(static_cast<int>(i), column);
-  }
+      pk_types_(catalog_.PkTypes()),
+      pk_only_columns_(catalog_.PkOnlyColumns()) {
+  // value_indices is ascending and distinct in a valid catalog: as many as
+  // the columns means all of them, in order.
+  value_is_whole_row_ =
+      catalog_.value_indices.size() == catalog_.columns.size();
 }
 
 absl::Status CommittedRowDecoder::Decode(VirtualNode vnode,
                                          absl::string_view pk,
                                          absl::string_view value,
                                          Row* out) const {
+  if (value_is_whole_row_) {  // The per-row fast path: no copies.
+    absl::Status status = codec_->DecodeInto(value, out);
+    if (!status.ok()) {
+      return absl::DataLossError(absl::StrCat(
+          DescribeStoredRow(catalog_, vnode, pk), ": corrupt value: ",
+          status.message()));
+    }
+    return absl::OkStatus();
+  }
+  // The codec's rows have one datum per value column.
   absl::StatusOr<Row> values = codec_->Decode(value);
   if (!values.ok()) {
     return absl::DataLossError(
         absl::StrCat(DescribeStoredRow(catalog_, vnode, pk),
                      ": corrupt value: ", values.status().message()));
-  }
-  if (values->size() != catalog_.value_indices.size()) {
-    return absl::DataLossError(absl::StrCat(
-        DescribeStoredRow(catalog_, vnode, pk), ": corrupt value: ",
-        values->size(), " columns, expected ", catalog_.value_indices.size()));
   }
   out->assign(catalog_.columns.size(), Datum());
   for (size_t i = 0; i < catalog_.value_indices.size(); ++i) {
@@ -113,11 +107,21 @@ class StoreCommittedRowIterator final : public CommittedRowIterator {
         store_.NewIterator(decoder_.catalog().table_id, vnode_, PkRange::All(),
                            read_epoch_, ScanOptions{.fill_cache = false});
     if (!it.ok()) {
-      status_ = it.status();
+      status_ = WithContext(it.status());
       return;
     }
     inner_ = *std::move(it);
     inner_->SeekToFirst();
+  }
+
+  // A store error, naming the table and the vnode read.
+  absl::Status WithContext(const absl::Status& status) const {
+    if (status.ok()) return status;
+    const TableCatalog& catalog = decoder_.catalog();
+    return absl::Status(
+        status.code(), absl::StrCat("table ", catalog.table_id, " (",
+                                    catalog.name, ") vnode ", vnode_, ": ",
+                                    status.message()));
   }
 
   // Moves to the next vnode while the current one is exhausted, then
@@ -125,7 +129,7 @@ class StoreCommittedRowIterator final : public CommittedRowIterator {
   void Settle() {
     valid_ = false;
     while (status_.ok() && inner_ != nullptr && !inner_->Valid()) {
-      status_ = inner_->status();
+      status_ = WithContext(inner_->status());
       if (!status_.ok()) return;
       if (vnode_ + 1 >= decoder_.catalog().vnode_count) {
         inner_.reset();

@@ -79,8 +79,8 @@ class CommittedRowDecoder {
       const TableCatalog& catalog);
 
   // Decodes into *out (one datum per column). Errors: DataLoss
-  // "table 7 (t): corrupt value at vnode 3 pk \x01: <why>" (or "corrupt
-  // key" when the pk bytes do not decode).
+  // "table 7 (t) vnode 3 pk \001: corrupt value: <why>" (or ": corrupt
+  // key: <why>" when the pk bytes do not decode).
   absl::Status Decode(VirtualNode vnode, absl::string_view pk,
                       absl::string_view value, Row* out) const;
 
@@ -95,14 +95,18 @@ class CommittedRowDecoder {
   std::vector<DataType> pk_types_;
   // (position in the pk, column index) of pk columns absent from the value.
   std::vector<std::pair<int, int>> pk_only_columns_;
+  // The value holds every column, in order: it decodes straight into a row.
+  bool value_is_whole_row_ = false;
 };
 
-// "table 7 (t) vnode 3 pk \x01\x02" (pk C-escaped): how errors name a row.
+// "table 7 (t) vnode 3 pk \001\002" (pk C-escaped, non-printable bytes in
+// octal): how errors name a row.
 std::string DescribeStoredRow(const TableCatalog& catalog, VirtualNode vnode,
                               absl::string_view pk);
 
 // The store's committed iterator over every vnode of `catalog` in turn (see
-// the file comment). Errors: InvalidArgument for a bad catalog; the store's.
+// the file comment). Errors: InvalidArgument for a bad catalog; the store's
+// errors with their code, prefixed "table 7 (t) vnode 3: ".
 absl::StatusOr<std::unique_ptr<CommittedRowIterator>>
 NewStoreCommittedRowIterator(StateStore& store, const TableCatalog& catalog,
                              Epoch read_epoch);

@@ -85,6 +85,26 @@ TEST(CommittedRowsTest, ACorruptValueIsDataLossNamingTheTableAndKey) {
                                  "corrupt value")));
 }
 
+// A table whose value holds every column: decoded straight from the value.
+TEST(CommittedRowsTest, AWholeRowValueDecodesAndACorruptOneIsDataLoss) {
+  TableCatalog catalog = Table();
+  catalog.value_indices = {0, 1};
+  BACKFILL_ASSERT_OK_AND_ASSIGN(CommittedRowDecoder decoder,
+                                CommittedRowDecoder::Create(catalog));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ValueRowCodec> codec,
+                                MakeValueCodec(catalog));
+  const Row stored = {Datum(int64_t{42}), Datum(std::string("x"))};
+  std::string value;
+  codec->Encode(stored, &value);
+  Row row = {Datum(int64_t{1})};  // reused: its old contents go
+  BACKFILL_ASSERT_OK(decoder.Decode(1, "\x01", value, &row));
+  EXPECT_TRUE(RowsEqual(row, stored)) << RowDebugString(row);
+  EXPECT_THAT(decoder.Decode(2, "\x01\x02", "\xff\xff", &row),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("table 3 (t) vnode 2 pk \\001\\002: "
+                                 "corrupt value: ")));
+}
+
 TEST(CommittedRowsTest, ABadCatalogIsInvalidArgument) {
   TableCatalog catalog = Table();
   catalog.pk_indices = {7};

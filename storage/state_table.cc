@@ -61,16 +61,8 @@ absl::StatusOr<std::unique_ptr<StateTable>> StateTable::Create(
   BACKFILL_ASSIGN_OR_RETURN(
       KeySerde pk_serde,
       KeySerde::Create(catalog.PkTypes(), catalog.pk_orders));
-  Schema value_schema;
-  for (int column : catalog.value_indices) {
-    value_schema.push_back(catalog.columns[column]);
-  }
-  BACKFILL_ASSIGN_OR_RETURN(
-      std::unique_ptr<ValueRowCodec> value_codec,
-      MakeValueRowCodec(catalog.value_encoding == ValueEncoding::kColumnAware
-                            ? ValueRowEncoding::kColumnAware
-                            : ValueRowEncoding::kPositional,
-                        value_schema));
+  BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<ValueRowCodec> value_codec,
+                            MakeValueCodec(catalog));
   BACKFILL_ASSIGN_OR_RETURN(
       VnodeHasher row_hasher,
       VnodeHasher::Create(catalog.dist_key_indices, catalog.vnode_count));
@@ -111,14 +103,7 @@ StateTable::StateTable(TableCatalog catalog, VnodeBitmap vnodes,
       }
     }
   }
-  for (size_t i = 0; i < catalog_.pk_indices.size(); ++i) {
-    const int column = catalog_.pk_indices[i];
-    bool in_value = false;
-    for (int value_column : catalog_.value_indices) {
-      in_value |= value_column == column;
-    }
-    if (!in_value) pk_only_columns_.emplace_back(static_cast<int>(i), column);
-  }
+  pk_only_columns_ = catalog_.PkOnlyColumns();
   value_is_whole_row_ =
       pk_only_columns_.empty() &&
       catalog_.value_indices.size() == catalog_.columns.size();

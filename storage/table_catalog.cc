@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "serde/utf8.h"
+#include "serde/value_codec.h"
 #include "serde/vnode.h"
 #include "storage/catalog.pb.h"
 
@@ -37,6 +38,18 @@ std::vector<DataType> TableCatalog::PkTypes() const {
   std::vector<DataType> types;
   for (int column : pk_indices) types.push_back(columns[column].type);
   return types;
+}
+
+std::vector<std::pair<int, int>> TableCatalog::PkOnlyColumns() const {
+  std::vector<std::pair<int, int>> pk_only;
+  for (size_t i = 0; i < pk_indices.size(); ++i) {
+    const int column = pk_indices[i];
+    if (std::find(value_indices.begin(), value_indices.end(), column) ==
+        value_indices.end()) {
+      pk_only.emplace_back(static_cast<int>(i), column);
+    }
+  }
+  return pk_only;
 }
 
 std::string TableCatalog::DebugString() const {
@@ -258,6 +271,18 @@ proto::TableCatalog TableCatalogToProto(const TableCatalog& catalog) {
     out.set_vnode_column_index(*catalog.vnode_column);
   }
   return out;
+}
+
+absl::StatusOr<std::unique_ptr<ValueRowCodec>> MakeValueCodec(
+    const TableCatalog& catalog) {
+  Schema value_schema;
+  for (int column : catalog.value_indices) {
+    value_schema.push_back(catalog.columns[column]);
+  }
+  return MakeValueRowCodec(catalog.value_encoding == ValueEncoding::kColumnAware
+                               ? ValueRowEncoding::kColumnAware
+                               : ValueRowEncoding::kPositional,
+                           std::move(value_schema));
 }
 
 }  // namespace backfill

@@ -11,14 +11,17 @@
 #ifndef STORAGE_TABLE_CATALOG_H_
 #define STORAGE_TABLE_CATALOG_H_
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "serde/order_type.h"
 #include "serde/schema.h"
+#include "serde/value_row_codec.h"
 #include "storage/table_key.h"
 
 namespace backfill {
@@ -54,6 +57,9 @@ struct TableCatalog {
   // For each dist-key column, its position in the pk.
   std::vector<int> DistKeyInPk() const;
   std::vector<DataType> PkTypes() const;
+  // (position in the pk, column index) of each pk column not stored in the
+  // value, in pk order: a stored row's reader takes them from the pk bytes.
+  std::vector<std::pair<int, int>> PkOnlyColumns() const;
   std::string DebugString() const;
 };
 
@@ -61,6 +67,12 @@ struct TableCatalog {
 // naming the field and the offending value ("table 7 (t): distribution_key[1]
 // = 3 is not a primary-key column").
 absl::Status ValidateTableCatalog(const TableCatalog& catalog);
+
+// The codec of the stored value of `catalog`'s rows: the value_indices
+// columns in value_encoding. REQUIRES: ValidateTableCatalog(catalog) is OK.
+// Errors: MakeValueRowCodec's (serde/value_codec.h).
+absl::StatusOr<std::unique_ptr<ValueRowCodec>> MakeValueCodec(
+    const TableCatalog& catalog);
 
 // Decodes and validates. Unknown enum values, DATA_TYPE_UNSPECIFIED, and
 // every inconsistency are InvalidArgument naming the field.

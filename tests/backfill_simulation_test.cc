@@ -1,7 +1,8 @@
 // A few hundred seeds of the simulation of the shipped streaming job
 // (memory store) and some on RocksDB under TEST_TMPDIR. The long run
 // is `bazel run -c opt //tests:backfill_simulation -- --seeds=100000`.
-// Each sabotage mode must be caught within 200 seeds. Environment:
+// Each sabotage mode must be caught in a minimum number of seeds 1..40.
+// Environment:
 // BACKFILL_SIM_SEEDS / BACKFILL_SIM_ROCKSDB_SEEDS / BACKFILL_SIM_FIRST_SEED
 // override the counts and the first seed.
 #include <cstdint>
@@ -91,41 +92,54 @@ TEST(BackfillSimulationTest, RocksDbStore) {
   EXPECT_GT(totals.crashes, 0);
 }
 
-// The oracle is not vacuous: each deliberate runtime bug is caught within
-// 200 seeds.
-void ExpectSabotageCaught(SimulationOptions::Sabotage sabotage) {
+// The oracle is not vacuous: each deliberate runtime bug is caught in at
+// least `min_caught` of seeds 1..40 (each seed is deterministic; the
+// minimums sit at or a little below the counts measured with
+// `bazel run -c opt //tests:backfill_simulation -- --sabotage=MODE
+// --seeds=40 --first_seed=1`).
+void ExpectSabotageCaught(SimulationOptions::Sabotage sabotage,
+                          int min_caught) {
   SimulationOptions options;
   options.sabotage = sabotage;
-  for (uint64_t seed = 1; seed <= 200; ++seed) {
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
     const SeedOutcome outcome = RunSimulationSeed(seed, options);
-    ASSERT_EQ(outcome.setup_error, "");
+    ASSERT_EQ(outcome.setup_error, "") << "seed " << seed;
     if (outcome.divergence.has_value()) {
+      ++caught;
       std::cout << SabotageName(sabotage) << " caught at seed " << seed
                 << ": " << outcome.divergence->what << "\n";
-      return;
     }
   }
-  ADD_FAILURE() << SabotageName(sabotage) << " not caught in 200 seeds";
+  EXPECT_GE(caught, min_caught)
+      << SabotageName(sabotage) << " caught in " << caught << " of 40 seeds";
 }
 
+// Measured: 25 of 40.
 TEST(BackfillSimulationTest, OracleCatchesALostChange) {
-  ExpectSabotageCaught(SimulationOptions::Sabotage::kDropChange);
+  ExpectSabotageCaught(SimulationOptions::Sabotage::kDropChange, 23);
 }
 
+// Measured: 31 of 40.
 TEST(BackfillSimulationTest, OracleCatchesADuplicatedChunk) {
-  ExpectSabotageCaught(SimulationOptions::Sabotage::kDuplicateChunk);
+  ExpectSabotageCaught(SimulationOptions::Sabotage::kDuplicateChunk, 30);
 }
 
+// Measured: 16 of 40.
 TEST(BackfillSimulationTest, OracleCatchesAViewNotRevertedOnCrash) {
-  ExpectSabotageCaught(SimulationOptions::Sabotage::kKeepViewOnCrash);
+  ExpectSabotageCaught(SimulationOptions::Sabotage::kKeepViewOnCrash, 14);
 }
 
+// Measured: 6 of 40.
 TEST(BackfillSimulationTest, OracleCatchesActionsLostAtOneEpoch) {
-  ExpectSabotageCaught(SimulationOptions::Sabotage::kDropAllButLastMutation);
+  ExpectSabotageCaught(SimulationOptions::Sabotage::kDropAllButLastMutation,
+                       5);
 }
 
+// Measured: 2 of 40 (seeds 13 and 31; no more in seeds 1..200).
 TEST(BackfillSimulationTest, OracleCatchesARateLimitForgottenAtRecovery) {
-  ExpectSabotageCaught(SimulationOptions::Sabotage::kForgetRateLimitAtRecovery);
+  ExpectSabotageCaught(SimulationOptions::Sabotage::kForgetRateLimitAtRecovery,
+                       2);
 }
 
 }  // namespace

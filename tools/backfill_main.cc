@@ -255,10 +255,6 @@ bool IsFresh(const std::string& data_dir) {
          std::filesystem::is_empty(data_dir, error);
 }
 
-// `backfill inspect --data_dir=DIR [--vnodes] [--json]`: the job's state in
-// DIR, read-only (tools/inspect.h). Exit 0, or 2 with one error line on
-// standard error and, with --json, {"error":"CODE: ..."} as the only line of
-// standard output.
 // `--dump_dir`: upstream.tsv and view.tsv, written by a verification pass
 // as it compares the two tables (constant memory: CopyDump sorts through run
 // files beside the dumps). Its verdict must be the job's: the data did not
@@ -303,6 +299,10 @@ absl::Status WriteDumps(StateStore& store, const StreamingJobOptions& options,
   return absl::OkStatus();
 }
 
+// `backfill inspect --data_dir=DIR [--vnodes] [--json]`: the job's state in
+// DIR, read-only (tools/inspect.h). Exit 0, or 2 with one error line on
+// standard error and, with --json, {"error":"CODE: ..."} as the only line of
+// standard output.
 int Inspect() {
   const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
   const bool json = absl::GetFlag(FLAGS_json);

@@ -97,6 +97,20 @@ absl::StatusOr<std::vector<VnodeInspection>> ReadCommittedVnodes(
   return vnodes;
 }
 
+std::vector<VnodeSnapshotProgress> SnapshotProgressInputs(
+    const std::vector<VnodeInspection>& vnodes,
+    const std::vector<uint64_t>& bytes) {
+  std::vector<VnodeSnapshotProgress> inputs;
+  inputs.reserve(vnodes.size());
+  for (size_t i = 0; i < vnodes.size(); ++i) {
+    inputs.push_back(VnodeSnapshotProgress{
+        .estimated_bytes = i < bytes.size() ? bytes[i] : 0,
+        .rows_read = vnodes[i].rows,
+        .finished = vnodes[i].state == VnodeInspection::State::kFinished});
+  }
+  return inputs;
+}
+
 namespace {
 
 std::string RateLimitText(const RateLimit& limit) {
@@ -172,16 +186,9 @@ absl::StatusOr<JobInspection> InspectStore(StateStore& store,
         bytes, sizes->ApproximateVnodeBytes(definition.upstream.table_id,
                                             definition.upstream.vnode_count));
   }
-  std::vector<VnodeSnapshotProgress> vnodes;
-  for (size_t i = 0; i < inspection.vnodes.size(); ++i) {
-    const VnodeInspection& vnode = inspection.vnodes[i];
-    vnodes.push_back(VnodeSnapshotProgress{
-        .estimated_bytes = bytes[i],
-        .rows_read = vnode.rows,
-        .finished = vnode.state == VnodeInspection::State::kFinished});
-  }
   SnapshotProgress progress({.expected_total_rows = inspection.upstream_rows});
-  const SnapshotProgressEstimate estimate = progress.Update(0, vnodes);
+  const SnapshotProgressEstimate estimate =
+      progress.Update(0, SnapshotProgressInputs(inspection.vnodes, bytes));
   inspection.snapshot_percent = estimate.percent;
   inspection.estimated_snapshot_rows = estimate.estimated_total_rows;
   return inspection;

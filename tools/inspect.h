@@ -31,6 +31,7 @@
 #include "serde/vnode.h"
 #include "storage/state_store.h"
 #include "storage/table_key.h"
+#include "tools/snapshot_progress.h"
 
 namespace backfill {
 
@@ -85,6 +86,13 @@ struct JobInspection {
 // table and vnode); storage errors.
 absl::StatusOr<std::vector<VnodeInspection>> ReadCommittedVnodes(
     StateStore& store, const JobDefinition& definition);
+
+// SnapshotProgress's input (snapshot_progress.h) from `vnodes` (as
+// ReadCommittedVnodes returns them) and their approximate sizes: vnode i
+// weighs bytes[i], 0 where `bytes` has no entry for it.
+std::vector<VnodeSnapshotProgress> SnapshotProgressInputs(
+    const std::vector<VnodeInspection>& vnodes,
+    const std::vector<uint64_t>& bytes);
 
 // Inspects the job whose job-state table is `job_state_table_id` in `store`
 // (at its committed epoch; writes nothing). If `store` is also a

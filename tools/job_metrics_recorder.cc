@@ -58,6 +58,9 @@ MeteredStateStore& JobMetricsRecorder::Meter(StateStore* store) {
     metered_ = std::make_unique<MeteredStateStore>(store, options, clock_);
   } else {
     metered_->set_target(store);
+    // A reopened store: its tickers count from 0 again, even where they
+    // have already passed the old store's last values.
+    last_storage_ = RocksDbStats{};
   }
   return *metered_;
 }

@@ -19,8 +19,9 @@
 //
 // Counters grow by the increase of the runtime's cumulative figures since
 // the previous observation (a figure that went back, as the source offset
-// does after a recovery, restarts the baseline without counting; a RocksDB
-// ticker that went back belongs to a reopened store and counts from 0). The
+// does after a recovery, restarts the baseline without counting; after
+// Meter re-targets to a reopened store, and for a RocksDB ticker that went
+// back, RocksDB's tickers count from 0). The
 // progress ratio is the snapshot's share read (ObserveSnapshotPercent / 100,
 // the progress line's percentage), kept below 1 until the backfill is done,
 // then 1, and never lower than an earlier value.
@@ -55,7 +56,8 @@ class JobMetricsRecorder {
       Clock& clock);
 
   // The store to give the runtime: forwards to `store` (set_target after a
-  // reopen) and measures checkpoints and view writes. Valid as long as the
+  // reopen, and RecordStorage then counts the new store's tickers from 0)
+  // and measures checkpoints and view writes. Valid as long as the
   // recorder.
   MeteredStateStore& Meter(StateStore* store);
 

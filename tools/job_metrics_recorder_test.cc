@@ -115,6 +115,29 @@ TEST(JobMetricsRecorderTest, StorageFiguresFollowRocksDbAcrossAReopen) {
               HasSubstr("backfill_rocksdb_read_bytes_total 1700\n"));
 }
 
+// A reopened store's tickers count from 0 even when they already passed the
+// old store's last values before the first RecordStorage after the reopen.
+TEST(JobMetricsRecorderTest, StorageTickersOfAReopenedStoreCountFromZero) {
+  Registry registry;
+  SimulatedClock clock;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto recorder, JobMetricsRecorder::Create(registry, 1, 2, clock));
+  const StorageMetrics& m = recorder->storage_metrics();
+  std::unique_ptr<StateStore> first = NewMemoryStateStore();
+  std::unique_ptr<StateStore> second = NewMemoryStateStore();
+  recorder->Meter(first.get());
+  RocksDbStats stats;
+  stats.read_bytes = 1000;
+  recorder->RecordStorage(stats);
+  recorder->Meter(second.get());  // the reopen
+  stats.read_bytes = 1200;
+  recorder->RecordStorage(stats);
+  EXPECT_EQ(m.read_bytes_total.value(), 2200u);
+  stats.read_bytes = 1300;
+  recorder->RecordStorage(stats);
+  EXPECT_EQ(m.read_bytes_total.value(), 2300u);
+}
+
 TEST(JobMetricsRecorderTest,
      MeterCountsViewAndUpstreamWritesAndFollowsReopens) {
   Registry registry;

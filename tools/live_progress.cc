@@ -90,10 +90,14 @@ void LiveProgress::Tick() {
 void LiveProgress::Refresh(const JobProgress& progress, StateStore& store,
                            VnodeSizeEstimator* sizes) {
   const JobDefinition& definition = options_.definition;
+  const size_t vnode_count =
+      static_cast<size_t>(std::max(definition.upstream.vnode_count, 0));
   const Epoch committed = store.CommittedEpoch(definition.progress_table_id);
   bool take_sizes = false;
   {
     MutexLock lock(&mu_);
+    // Every vnode finished: the share is 100 for good.
+    if (vnode_count > 0 && estimate_.vnodes_finished == vnode_count) return;
     if (read_epoch_.has_value()) {
       if (committed == *read_epoch_) return;
       const bool due = progress.seconds - read_seconds_ >=
@@ -104,33 +108,34 @@ void LiveProgress::Refresh(const JobProgress& progress, StateStore& store,
     }
     take_sizes = !vnode_bytes_.has_value();
   }
+  // The sizes to keep: taken once; without an estimator zeros for good; a
+  // failed estimate is not kept, so the next read tries again.
   std::optional<std::vector<uint64_t>> bytes;
   if (take_sizes) {
-    bytes.emplace(definition.upstream.vnode_count, 0);
-    if (sizes != nullptr) {
+    if (sizes == nullptr) {
+      bytes.emplace(vnode_count, 0);
+    } else {
       absl::StatusOr<std::vector<uint64_t>> taken =
           sizes->ApproximateVnodeBytes(definition.upstream.table_id,
                                        definition.upstream.vnode_count);
-      if (taken.ok() && taken->size() == bytes->size()) bytes = *taken;
+      if (taken.ok() && taken->size() == vnode_count) {
+        bytes = *std::move(taken);
+      }
     }
   }
   absl::StatusOr<std::vector<VnodeInspection>> vnodes =
       ReadCommittedVnodes(store, definition);
   MutexLock lock(&mu_);
   if (bytes.has_value()) vnode_bytes_ = std::move(bytes);
-  if (!vnodes.ok() || vnodes->size() != vnode_bytes_->size()) return;
-  std::vector<VnodeSnapshotProgress> states;
-  states.reserve(vnodes->size());
-  for (size_t i = 0; i < vnodes->size(); ++i) {
-    const VnodeInspection& vnode = (*vnodes)[i];
-    states.push_back(VnodeSnapshotProgress{
-        .estimated_bytes = (*vnode_bytes_)[i],
-        .rows_read = vnode.rows,
-        .finished = vnode.state == VnodeInspection::State::kFinished});
-  }
-  estimate_ = snapshot_.Update(progress.seconds, states);
+  read_epoch_ = committed;
   read_seconds_ = progress.seconds;
   read_vnodes_completed_ = progress.vnodes_completed;
+  if (!vnodes.ok() || vnodes->size() != vnode_count) return;
+  const std::vector<uint64_t> no_sizes;
+  const std::vector<uint64_t>& weights =
+      vnode_bytes_.has_value() ? *vnode_bytes_ : no_sizes;
+  estimate_ =
+      snapshot_.Update(progress.seconds, SnapshotProgressInputs(*vnodes, weights));
 }
 
 SnapshotProgressEstimate LiveProgress::Observe(const JobProgress& progress,

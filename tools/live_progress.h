@@ -21,13 +21,14 @@
 // progress the backfill persisted (the progress table at the committed
 // epoch, ReadCommittedVnodes in inspect.h: each vnode's rows read and
 // whether it finished) weighed by the store's cheap per-vnode size estimate
-// (VnodeSizeEstimator, taken at the first observation), with the initial
-// row count as the prior. It never decreases, stays below 100 until every
-// vnode finished, and is 100 once they all did. The progress table is read
-// when the committed epoch moved and `min_read_interval_seconds` of job
-// time passed since the last read (at once when the backfill finished or
-// an actor's vnodes did); a failed read keeps the previous estimate (the job
-// itself reports storage errors).
+// (VnodeSizeEstimator, taken once, at the first read that gets them; a
+// failed estimate is tried again at the next read), with the initial row
+// count as the prior. It never decreases, stays below 100 until every vnode
+// finished, and is 100 once they all did. The progress table is read when
+// the committed epoch moved and `min_read_interval_seconds` of job time
+// passed since the last read (at once when the backfill finished or an
+// actor's vnodes did), and no more once every vnode finished; a failed read
+// keeps the previous estimate (the job itself reports storage errors).
 //
 // Thread-safety: thread-safe. Observe is meant for the runtime's observer
 // (the coordinator thread, never concurrent with a reopen of the store);

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
+#include <optional>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
@@ -17,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "storage/memory_state_store.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
+#include "storage/vnode_size_estimator.h"
 #include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/status_matchers.h"
 #include "tools/scenario.h"
@@ -154,6 +157,112 @@ TEST(LiveProgressTest, WithoutAnOutputOnlyEstimates) {
   live.Tick();
   std::unique_ptr<StateStore> store = NewMemoryStateStore();
   EXPECT_EQ(live.Observe(JobProgress{}, *store, nullptr).vnodes_total, 256u);
+}
+
+// A store that counts the reads of the progress table (each read opens a
+// local instance) and reports the committed epoch the test sets; the rest
+// goes to a memory store.
+class CountingStore : public StateStore {
+ public:
+  int reads() const { return reads_; }
+  void set_committed(Epoch epoch) { committed_ = epoch; }
+
+  absl::StatusOr<std::unique_ptr<LocalStateStore>> NewLocalStateStore(
+      TableId table_id, const LocalOptions& options) override {
+    ++reads_;
+    return base_->NewLocalStateStore(table_id, options);
+  }
+  absl::Status Checkpoint(Epoch epoch) override {
+    return base_->Checkpoint(epoch);
+  }
+  Epoch CommittedEpoch(TableId) const override { return committed_; }
+  bool IsCommitted(TableId, Epoch epoch) const override {
+    return committed_ >= epoch;
+  }
+  absl::Status WaitCommitted(TableId table_id, Epoch epoch,
+                             absl::Time deadline, Cancellation& cancellation,
+                             Clock& clock) override {
+    return base_->WaitCommitted(table_id, epoch, deadline, cancellation,
+                                clock);
+  }
+  uint64_t AddCommitListener(std::function<void(Epoch)> listener) override {
+    return base_->AddCommitListener(std::move(listener));
+  }
+  void RemoveCommitListener(uint64_t id) override {
+    base_->RemoveCommitListener(id);
+  }
+  absl::StatusOr<std::optional<std::string>> Get(const TableKey& key,
+                                                 Epoch read_epoch) override {
+    return base_->Get(key, read_epoch);
+  }
+  absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
+      TableId table_id, VirtualNode vnode, const PkRange& range,
+      Epoch read_epoch, const ScanOptions& options) override {
+    return base_->NewIterator(table_id, vnode, range, read_epoch, options);
+  }
+
+ private:
+  std::unique_ptr<StateStore> base_ = NewMemoryStateStore();
+  Epoch committed_{0};
+  int reads_ = 0;
+};
+
+// Fails its first estimate, then gives every vnode 1 byte.
+class FlakySizes : public VnodeSizeEstimator {
+ public:
+  int calls() const { return calls_; }
+  absl::StatusOr<std::vector<uint64_t>> ApproximateVnodeBytes(
+      TableId, int vnode_count) override {
+    if (calls_++ == 0) return absl::UnavailableError("flaky estimate");
+    return std::vector<uint64_t>(vnode_count, 1);
+  }
+
+ private:
+  int calls_ = 0;
+};
+
+// The progress table is read only when the committed epoch moved and
+// min_read_interval_seconds passed (or an actor's vnodes finished); a failed
+// size estimate is tried again at the next read, a good one is kept.
+TEST(LiveProgressTest, ReadsAreThrottledAndAFailedSizeEstimateIsRetried) {
+  SimulatedClock clock;
+  LiveProgressOptions options;
+  options.definition = JobDefinitionOf(ScaledDefaultJob(1000));
+  options.min_read_interval_seconds = 0.5;
+  LiveProgress live(nullptr, {}, options, clock);
+  CountingStore store;
+  FlakySizes sizes;
+  JobProgress progress;
+  progress.seconds = 10;
+  live.Observe(progress, store, &sizes);
+  EXPECT_EQ(store.reads(), 1);
+  EXPECT_EQ(sizes.calls(), 1);
+  // The same committed epoch: nothing to read.
+  progress.seconds = 20;
+  live.Observe(progress, store, &sizes);
+  EXPECT_EQ(store.reads(), 1);
+  // A new epoch, but too soon.
+  store.set_committed(Epoch(1));
+  progress.seconds = 10.1;
+  live.Observe(progress, store, &sizes);
+  EXPECT_EQ(store.reads(), 1);
+  // Due: read, and the sizes are estimated again.
+  progress.seconds = 10.6;
+  live.Observe(progress, store, &sizes);
+  EXPECT_EQ(store.reads(), 2);
+  EXPECT_EQ(sizes.calls(), 2);
+  // Too soon, but an actor's vnodes finished: read; the sizes are kept.
+  store.set_committed(Epoch(2));
+  progress.seconds = 10.7;
+  progress.vnodes_completed = 4;
+  live.Observe(progress, store, &sizes);
+  EXPECT_EQ(store.reads(), 3);
+  EXPECT_EQ(sizes.calls(), 2);
+  // Too soon and no news.
+  store.set_committed(Epoch(3));
+  progress.seconds = 10.8;
+  live.Observe(progress, store, &sizes);
+  EXPECT_EQ(store.reads(), 3);
 }
 
 // Issue 16 point 2: the default scenario (scaled down 25 times: 40,000

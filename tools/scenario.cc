@@ -315,7 +315,37 @@ absl::Status ValidateRuntime(const tools::Scenario& scenario) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateActions(const tools::Scenario& scenario) {
+// The runtime's action for a validated `action` (an action with none set
+// is stop_upstream, which ValidateActions rejects first).
+JobAction JobActionFromProto(const tools::Action& action) {
+  JobAction out;
+  out.at_epoch = action.at_epoch();
+  switch (action.action_case()) {
+    case tools::Action::kPause:
+      out.kind = JobAction::Kind::kPause;
+      break;
+    case tools::Action::kResume:
+      out.kind = JobAction::Kind::kResume;
+      break;
+    case tools::Action::kSetRateLimit:
+      out.kind = JobAction::Kind::kSetRateLimit;
+      out.rate_limit = action.set_rate_limit();
+      break;
+    case tools::Action::kRescale:
+      out.kind = JobAction::Kind::kRescale;
+      out.parallelism = action.rescale();
+      break;
+    default:
+      out.kind = JobAction::Kind::kStopUpstream;
+      break;
+  }
+  return out;
+}
+
+// `defaulted` is WithDefaults(scenario) (for the table's vnode count).
+absl::Status ValidateActions(const tools::Scenario& scenario,
+                             const tools::Scenario& defaulted) {
+  const uint32_t vnode_count = defaulted.table().vnode_count();
   for (int i = 0; i < scenario.actions_size(); ++i) {
     const tools::Action& action = scenario.actions(i);
     const std::string field = absl::StrCat("actions[", i, "]");
@@ -344,8 +374,7 @@ absl::Status ValidateActions(const tools::Scenario& scenario) {
         break;
       case tools::Action::kSetRateLimit:
         break;
-      case tools::Action::kRescale: {
-        const uint32_t vnode_count = WithDefaults(scenario).table().vnode_count();
+      case tools::Action::kRescale:
         if (action.rescale() < 1 || action.rescale() > vnode_count) {
           return Invalid(absl::StrCat(field, ".rescale"),
                          absl::StrCat("= ", action.rescale(),
@@ -353,7 +382,6 @@ absl::Status ValidateActions(const tools::Scenario& scenario) {
                                       vnode_count, "]"));
         }
         break;
-      }
       default:
         return Invalid(field,
                        "has no action (one of pause, resume, set_rate_limit, "
@@ -364,28 +392,7 @@ absl::Status ValidateActions(const tools::Scenario& scenario) {
   // mutation; the runtime's rule says which ones contradict each other.
   std::vector<JobAction> timeline;
   for (const tools::Action& action : scenario.actions()) {
-    JobAction job_action;
-    job_action.at_epoch = action.at_epoch();
-    switch (action.action_case()) {
-      case tools::Action::kPause:
-        job_action.kind = JobAction::Kind::kPause;
-        break;
-      case tools::Action::kResume:
-        job_action.kind = JobAction::Kind::kResume;
-        break;
-      case tools::Action::kSetRateLimit:
-        job_action.kind = JobAction::Kind::kSetRateLimit;
-        job_action.rate_limit = action.set_rate_limit();
-        break;
-      case tools::Action::kRescale:
-        job_action.kind = JobAction::Kind::kRescale;
-        job_action.parallelism = action.rescale();
-        break;
-      default:
-        job_action.kind = JobAction::Kind::kStopUpstream;
-        break;
-    }
-    timeline.push_back(job_action);
+    timeline.push_back(JobActionFromProto(action));
   }
   return ValidateJobActions(timeline);
 }
@@ -527,7 +534,7 @@ absl::Status ValidateScenario(const tools::Scenario& scenario) {
     return s;
   }
   if (absl::Status s = ValidateRuntime(scenario); !s.ok()) return s;
-  return ValidateActions(scenario);
+  return ValidateActions(scenario, defaulted);
 }
 
 DataType ScenarioDataType(tools::DataType type) {
@@ -667,28 +674,7 @@ absl::StatusOr<ScenarioSpec> ScenarioSpecFromProto(const tools::Scenario& raw) {
       runtime.extra_checkpoints_after_finish();
 
   for (const tools::Action& action : scenario.actions()) {
-    JobAction out;
-    out.at_epoch = action.at_epoch();
-    switch (action.action_case()) {
-      case tools::Action::kPause:
-        out.kind = JobAction::Kind::kPause;
-        break;
-      case tools::Action::kResume:
-        out.kind = JobAction::Kind::kResume;
-        break;
-      case tools::Action::kSetRateLimit:
-        out.kind = JobAction::Kind::kSetRateLimit;
-        out.rate_limit = action.set_rate_limit();
-        break;
-      case tools::Action::kRescale:
-        out.kind = JobAction::Kind::kRescale;
-        out.parallelism = action.rescale();
-        break;
-      default:
-        out.kind = JobAction::Kind::kStopUpstream;
-        break;
-    }
-    job.actions.push_back(out);
+    job.actions.push_back(JobActionFromProto(action));
   }
   std::stable_sort(job.actions.begin(), job.actions.end(),
                    [](const JobAction& a, const JobAction& b) {

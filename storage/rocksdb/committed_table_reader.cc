@@ -63,8 +63,7 @@ class RawCommittedRowIterator final : public CommittedRowIterator {
  public:
   RawCommittedRowIterator(Database& database, CommittedRowDecoder decoder,
                           Epoch read_epoch)
-      : database_(database),
-        decoder_(std::move(decoder)),
+      : decoder_(std::move(decoder)),
         read_epoch_(read_epoch.value()),
         lower_(BigEndian32(decoder_.catalog().table_id)) {
     lower_slice_ = rocksdb::Slice(lower_);
@@ -84,7 +83,7 @@ class RawCommittedRowIterator final : public CommittedRowIterator {
       upper_slice_ = rocksdb::Slice(upper_);
       options.iterate_upper_bound = &upper_slice_;
     }
-    raw_.reset(database_.db().NewIterator(options, database_.data()));
+    raw_.reset(database.db().NewIterator(options, database.data()));
   }
 
   bool Valid() const override { return valid_; }
@@ -102,8 +101,10 @@ class RawCommittedRowIterator final : public CommittedRowIterator {
     Settle();
   }
 
-  VirtualNode vnode() const override { return row_vnode_; }
-  absl::string_view pk() const override { return row_pk_; }
+  // While valid, the iterator stands on the row's visible version, which
+  // CheckOrder remembered as the previous entry: no copy of its own.
+  VirtualNode vnode() const override { return previous_vnode_; }
+  absl::string_view pk() const override { return previous_pk_; }
   const Row& row() const override { return row_; }
   absl::Status status() const override { return status_; }
 
@@ -187,8 +188,6 @@ class RawCommittedRowIterator final : public CommittedRowIterator {
                                              static_cast<uint8_t>(value[0])));
         return;
       }
-      row_vnode_ = version.vnode;
-      row_pk_ = previous_pk_;
       status_ =
           decoder_.Decode(version.vnode, version.pk, value.substr(1), &row_);
       valid_ = status_.ok();
@@ -202,7 +201,6 @@ class RawCommittedRowIterator final : public CommittedRowIterator {
     }
   }
 
-  Database& database_;
   const CommittedRowDecoder decoder_;
   const uint64_t read_epoch_;
   const std::string lower_;
@@ -220,8 +218,6 @@ class RawCommittedRowIterator final : public CommittedRowIterator {
   bool decided_ = false;
 
   bool valid_ = false;
-  VirtualNode row_vnode_ = 0;
-  std::string row_pk_;
   Row row_;
   absl::Status status_;
 };

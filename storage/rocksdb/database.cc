@@ -288,14 +288,14 @@ RocksDbStats Database::Stats() const {
   db_->GetAggregatedIntProperty(
       rocksdb::DB::Properties::kEstimatePendingCompactionBytes,
       &stats.pending_compaction_bytes);
-  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kLiveSstFilesSize,
-                                &stats.sst_bytes);
   db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables,
                                 &stats.memtable_bytes);
   for (rocksdb::ColumnFamilyHandle* family : {meta_.get(), data_.get()}) {
     rocksdb::ColumnFamilyMetaData metadata;
     db_->GetColumnFamilyMetaData(family, &metadata);
+    // Files and bytes from the same view: the current version's files.
     stats.sst_files += metadata.file_count;
+    stats.sst_bytes += metadata.size;
   }
   return stats;
 }

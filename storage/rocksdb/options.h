@@ -119,9 +119,9 @@ struct RocksDbStats {
   uint64_t block_cache_hits = 0;
   uint64_t block_cache_misses = 0;
   // Now, summed over the column families: bytes compactions still have to
-  // rewrite (rocksdb.estimate-pending-compaction-bytes), live table files
-  // and their bytes (the column families' metadata;
-  // rocksdb.live-sst-files-size), bytes in memtables
+  // rewrite (rocksdb.estimate-pending-compaction-bytes), the table files of
+  // the current version and their bytes (both from the column families'
+  // metadata, GetColumnFamilyMetaData), bytes in memtables
   // (rocksdb.cur-size-all-mem-tables).
   uint64_t pending_compaction_bytes = 0;
   uint64_t sst_files = 0;

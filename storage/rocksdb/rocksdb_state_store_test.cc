@@ -249,6 +249,7 @@ TEST(RocksDbStateStoreTest, StatsComeFromRocksDb) {
   const RocksDbStats opened = store->Stats();  // Only the format version.
   EXPECT_LT(opened.written_bytes, 100u);
   EXPECT_EQ(opened.sst_files, 0u);
+  EXPECT_EQ(opened.sst_bytes, 0u);
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
                                 store->NewLocalStateStore(kTable, {}));
   BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
@@ -263,6 +264,7 @@ TEST(RocksDbStateStoreTest, StatsComeFromRocksDb) {
   EXPECT_GT(written.written_bytes, opened.written_bytes + 1000u * 100u);
   EXPECT_GT(written.memtable_bytes, 0u);
   EXPECT_EQ(written.sst_files, 0u);
+  EXPECT_EQ(written.sst_bytes, 0u);
 
   BACKFILL_ASSERT_OK(store->Compact());
   const RocksDbStats compacted = store->Stats();
@@ -289,6 +291,7 @@ TEST(RocksDbStateStoreTest, StatsComeFromRocksDb) {
   const RocksDbStats reopened = store->Stats();
   EXPECT_LT(reopened.written_bytes, opened.written_bytes + 100u);
   EXPECT_EQ(reopened.sst_files, compacted.sst_files);
+  EXPECT_EQ(reopened.sst_bytes, compacted.sst_bytes);
 }
 
 TEST(RocksDbStateStoreTest, OpenValidatesOptions) {

@@ -7,45 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "executor/backfill/progress_catalog.h"
 #include "executor/runtime/demo/dml_source_executor.h"
-#include "serde/value_codec.h"
 
 namespace backfill {
 namespace simulation {
 namespace {
-
-// The committed rows of `catalog` in `vnode`, decoded from the stored values
-// (every table the oracle reads keeps all its columns in the value except
-// possibly pk columns it does not need: those read back as NULL).
-absl::StatusOr<std::vector<Row>> CommittedRows(StateStore& store,
-                                               const TableCatalog& catalog,
-                                               VirtualNode vnode) {
-  Schema schema;
-  for (int index : catalog.value_indices) {
-    schema.push_back(catalog.columns[index]);
-  }
-  absl::StatusOr<std::unique_ptr<ValueRowCodec>> codec = MakeValueRowCodec(
-      catalog.value_encoding == ValueEncoding::kColumnAware
-          ? ValueRowEncoding::kColumnAware
-          : ValueRowEncoding::kPositional,
-      std::move(schema));
-  if (!codec.ok()) return codec.status();
-  absl::StatusOr<std::unique_ptr<StateStoreIterator>> it = store.NewIterator(
-      catalog.table_id, vnode, PkRange::All(),
-      store.CommittedEpoch(catalog.table_id));
-  if (!it.ok()) return it.status();
-  std::vector<Row> rows;
-  for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
-    absl::StatusOr<Row> values = (*codec)->Decode((*it)->value());
-    if (!values.ok()) return values.status();
-    Row row(catalog.columns.size());
-    for (size_t i = 0; i < catalog.value_indices.size(); ++i) {
-      row[catalog.value_indices[i]] = std::move((*values)[i]);
-    }
-    rows.push_back(std::move(row));
-  }
-  if (!(*it)->status().ok()) return (*it)->status();
-  return rows;
-}
 
 std::string Rows(const std::vector<Row>& rows, size_t from) {
   std::string out;
@@ -57,9 +22,39 @@ std::string Rows(const std::vector<Row>& rows, size_t from) {
 
 }  // namespace
 
+InvariantOracle::ReadTable::ReadTable(TableCatalog table)
+    : catalog(std::move(table)), codec(MakeValueCodec(catalog)) {}
+
+absl::StatusOr<std::vector<Row>> InvariantOracle::CommittedRows(
+    StateStore& store, const ReadTable& table, VirtualNode vnode) {
+  if (!table.codec.ok()) return table.codec.status();
+  const TableCatalog& catalog = table.catalog;
+  absl::StatusOr<std::unique_ptr<StateStoreIterator>> it = store.NewIterator(
+      catalog.table_id, vnode, PkRange::All(),
+      store.CommittedEpoch(catalog.table_id));
+  if (!it.ok()) return it.status();
+  std::vector<Row> rows;
+  for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
+    absl::StatusOr<Row> values = (*table.codec)->Decode((*it)->value());
+    if (!values.ok()) return values.status();
+    Row row(catalog.columns.size());
+    for (size_t i = 0; i < catalog.value_indices.size(); ++i) {
+      row[catalog.value_indices[i]] = std::move((*values)[i]);
+    }
+    rows.push_back(std::move(row));
+  }
+  if (!(*it)->status().ok()) return (*it)->status();
+  return rows;
+}
+
 InvariantOracle::InvariantOracle(const StreamingJobOptions& options)
     : options_(options),
       view_catalog_(ViewCatalog(options)),
+      offset_table_(
+          DmlSourceExecutor::OffsetTableCatalog(options.source_offset_table_id)),
+      progress_table_(
+          BackfillProgressCatalog(options.upstream, options.progress_table_id)),
+      view_table_(view_catalog_),
       view_columns_(ViewColumns(options)),
       model_(options.upstream, options.workload, options.initial_rows) {}
 
@@ -177,9 +172,8 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
             .detail = std::string(status.message())});
   };
   // The source's committed offset (row 0; row 1 marks the bulk load).
-  absl::StatusOr<std::vector<Row>> offsets = CommittedRows(
-      store, DmlSourceExecutor::OffsetTableCatalog(options_.source_offset_table_id),
-      0);
+  absl::StatusOr<std::vector<Row>> offsets =
+      CommittedRows(store, offset_table_, 0);
   if (!offsets.ok()) return fail(offsets.status(), "the source offset");
   uint64_t offset = 0;
   for (const Row& row : *offsets) {
@@ -196,8 +190,6 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
   model_.AdvanceTo(offset);
 
   const TableCatalog& upstream = options_.upstream;
-  const TableCatalog progress_catalog =
-      BackfillProgressCatalog(upstream, options_.progress_table_id);
   const size_t pk_size = upstream.pk_indices.size();
   // The model's rows per vnode, in the reference pk order (the map's).
   std::vector<std::vector<const std::pair<const Row, Row>*>> by_vnode(
@@ -208,10 +200,10 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
   for (int v = 0; v < upstream.vnode_count; ++v) {
     const VirtualNode vnode = static_cast<VirtualNode>(v);
     absl::StatusOr<std::vector<Row>> progress =
-        CommittedRows(store, progress_catalog, vnode);
+        CommittedRows(store, progress_table_, vnode);
     if (!progress.ok()) return fail(progress.status(), "the progress");
     absl::StatusOr<std::vector<Row>> view =
-        CommittedRows(store, view_catalog_, vnode);
+        CommittedRows(store, view_table_, vnode);
     if (!view.ok()) return fail(view.status(), "the view");
     // Progress row: [vnode, position (pk columns)..., finished, row_count].
     std::string state = "not started";
@@ -241,16 +233,22 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
       for (int column : view_columns_) projected.push_back(entry->second[column]);
       expected.push_back(std::move(projected));
     }
-    // The view's rows in the reference order of their pk.
-    std::vector<Row>& actual = *view;
-    auto pk_of = [&](const Row& row) {
-      Row pk;
-      for (int index : view_catalog_.pk_indices) pk.push_back(row[index]);
-      return pk;
-    };
-    std::sort(actual.begin(), actual.end(), [&](const Row& a, const Row& b) {
-      return ReferenceComparePk(pk_of(a), pk_of(b), upstream.pk_orders) < 0;
-    });
+    // The view's rows in the reference order of their pk (each row's pk
+    // taken once).
+    std::vector<std::pair<Row, Row>> keyed;
+    keyed.reserve(view->size());
+    for (Row& row : *view) {
+      Row pk = ReferencePk(row, view_catalog_);
+      keyed.emplace_back(std::move(pk), std::move(row));
+    }
+    std::sort(keyed.begin(), keyed.end(),
+              [&](const std::pair<Row, Row>& a, const std::pair<Row, Row>& b) {
+                return ReferenceComparePk(a.first, b.first,
+                                          upstream.pk_orders) < 0;
+              });
+    std::vector<Row> actual;
+    actual.reserve(keyed.size());
+    for (auto& [pk, row] : keyed) actual.push_back(std::move(row));
     for (size_t i = 0; i < std::max(expected.size(), actual.size()); ++i) {
       if (i < expected.size() && i < actual.size() &&
           expected[i] == actual[i]) {
@@ -260,9 +258,9 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
                      .what = finished ? "view != table after the job ended"
                                       : "CONTRACT §5 invariant at a checkpoint",
                      .vnode = vnode,
-                     .key = i < expected.size()
-                                ? RowDebugString(pk_of(expected[i]))
-                                : RowDebugString(pk_of(actual[i])),
+                     .key = RowDebugString(ReferencePk(
+                         i < expected.size() ? expected[i] : actual[i],
+                         view_catalog_)),
                      .expected = Rows(expected, i),
                      .actual = Rows(actual, i),
                      .detail = absl::StrCat(

@@ -43,12 +43,15 @@
 #define TESTS_SIMULATION_INVARIANT_ORACLE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "executor/runtime/job_result.h"
 #include "executor/runtime/streaming_job_options.h"
+#include "serde/value_row_codec.h"
 #include "storage/state_store.h"
 #include "tests/simulation/divergence.h"
 #include "tests/simulation/reference_model.h"
@@ -92,8 +95,24 @@ class InvariantOracle {
   bool PausedAfter(uint64_t count) const;
   RateLimit RateLimitAfter(uint64_t count) const;
 
+  // A table the oracle reads, with its value codec (made once; an error
+  // making it is reported by the first check that reads the table).
+  struct ReadTable {
+    explicit ReadTable(TableCatalog table);
+    TableCatalog catalog;
+    absl::StatusOr<std::unique_ptr<ValueRowCodec>> codec;
+  };
+  // The committed rows of `table` in `vnode`, decoded from the stored
+  // values (every table the oracle reads keeps all its columns in the value
+  // except possibly pk columns it does not need: those read back as NULL).
+  static absl::StatusOr<std::vector<Row>> CommittedRows(
+      StateStore& store, const ReadTable& table, VirtualNode vnode);
+
   const StreamingJobOptions& options_;
   const TableCatalog view_catalog_;
+  const ReadTable offset_table_;
+  const ReadTable progress_table_;
+  const ReadTable view_table_;
   // S1 indices of the view's columns.
   std::vector<int> view_columns_;
   UpstreamModel model_;
