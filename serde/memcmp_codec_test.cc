@@ -327,6 +327,20 @@ TEST(MemcmpCodecTest, DecodeKeyPrefixStopsAfterRequestedColumns) {
             "NULLS FIRST)");
 }
 
+// DecodeKeyPrefix takes bare DataTypes: a JSONB or MAP column is a caller
+// error (InvalidArgument), not corrupt bytes.
+TEST(MemcmpCodecTest, DecodeKeyPrefixRejectsJsonbAndMapColumns) {
+  for (DataType type : {DataType::kJsonb, DataType::kMap}) {
+    Row row;
+    const std::string non_null = std::string(1, '\0') + "x";
+    EXPECT_THAT(DecodeKeyPrefix(non_null, {type}, {OrderType::Ascending()},
+                                &row),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("JSONB and MAP are not key types")))
+        << DataTypeName(type);
+  }
+}
+
 TEST(MemcmpCodecTest, CreateRejectsMismatchedSizes) {
   EXPECT_THAT(KeySerde::Create({DataType::kInt32}, {}),
               StatusIs(absl::StatusCode::kInvalidArgument));

@@ -421,14 +421,6 @@ absl::Status ParseText(absl::string_view text, size_t base,
 
 }  // namespace
 
-std::string FormatFloat64Text(double value) {
-  return serde_internal::FormatFloat64Text(value);
-}
-
-std::string FormatFloat32Text(float value) {
-  return serde_internal::FormatFloat32Text(value);
-}
-
 std::string FormatDatumText(const Datum& datum, const ColumnType& type) {
   assert(!IsNull(datum) && DatumMatchesColumnType(datum, type));
   if (IsNull(datum)) return "NULL";

@@ -62,10 +62,6 @@ std::string FormatDatumText(const Datum& datum, const ColumnType& type);
 absl::StatusOr<Datum> ParseDatumText(absl::string_view text,
                                      const ColumnType& type);
 
-// The FLOAT64 / FLOAT32 text above (exposed for the COPY writer's tests).
-std::string FormatFloat64Text(double value);
-std::string FormatFloat32Text(float value);
-
 }  // namespace backfill
 
 #endif  // SERDE_TEXT_FORMAT_H_

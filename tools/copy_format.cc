@@ -71,14 +71,6 @@ std::string EscapeCopyText(absl::string_view text) {
   return out;
 }
 
-std::string FormatCopyFloat64(double value) {
-  return FormatFloat64Text(value);
-}
-
-std::string FormatCopyFloat32(float value) {
-  return FormatFloat32Text(value);
-}
-
 std::string FormatCopyDatum(const Datum& datum, const ColumnType& type) {
   assert(DatumMatchesColumnType(datum, type));
   if (IsNull(datum)) return "\\N";

@@ -491,15 +491,6 @@ absl::Status ParseScalarText(absl::string_view text, size_t base,
   return InvalidText(type, base, "not a scalar type");
 }
 
-
-std::string FormatFloat64Text(double value) {
-  return FormatFloat(value, /*max_fixed_exponent=*/15);
-}
-
-std::string FormatFloat32Text(float value) {
-  return FormatFloat(value, /*max_fixed_exponent=*/6);
-}
-
 absl::Status InvalidText(const ColumnType& type, size_t offset,
                          absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(
