@@ -52,7 +52,9 @@ std::string FormatDatumText(const Datum& datum, const ColumnType& type);
 // Reads the text of a non-NULL value of `type` (what FormatDatumText writes;
 // also "true"/"false" for BOOLEAN, a leading '+' for numbers, upper-case
 // hex, white space around LIST and MAP elements, a MAP's entries in any
-// order, the inputs ParseTimestamptz / ParseInterval / ParseJsonb take).
+// order, the inputs ParseTimestamptz / ParseInterval / ParseJsonb take;
+// TIMESTAMP takes ParseTimestamptz's input and ignores its zone, as
+// PostgreSQL's timestamp without time zone).
 // FormatDatumText(ParseDatumText(t)) is a fixed point, and
 // ParseDatumText(FormatDatumText(d)) is DatumsEqual to d.
 // REQUIRES: ValidateColumnType(type).ok().
