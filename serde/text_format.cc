@@ -66,6 +66,35 @@ bool IsBraced(const ColumnType& type) {
 
 void AppendText(const Datum& datum, const ColumnType& type, std::string* out);
 
+// How a nested value's element, field, key or value text is quoted.
+enum class Quote {
+  kNever,           // a LIST inside a LIST, a LIST or MAP value in a MAP
+  kListElement,     // NeedsListQuote, AppendListQuoted
+  kMapItem,         // the same, also when the text holds ':'
+  kStructField,     // NeedsStructQuote, AppendStructQuoted
+};
+
+// Appends the text of non-NULL `datum` in place and re-writes it quoted
+// only when `quote` asks for that (no temporary string otherwise).
+void AppendItem(const Datum& datum, const ColumnType& type, Quote quote,
+                std::string* out) {
+  const size_t start = out->size();
+  AppendText(datum, type, out);
+  if (quote == Quote::kNever) return;
+  const absl::string_view text = absl::string_view(*out).substr(start);
+  const bool needed = quote == Quote::kStructField
+                          ? NeedsStructQuote(text)
+                          : NeedsListQuote(text, quote == Quote::kMapItem);
+  if (!needed) return;
+  const std::string raw(text);
+  out->resize(start);
+  if (quote == Quote::kStructField) {
+    AppendStructQuoted(raw, out);
+  } else {
+    AppendListQuoted(raw, out);
+  }
+}
+
 void AppendText(const Datum& datum, const ColumnType& type, std::string* out) {
   switch (type.id()) {
     case DataType::kList: {
@@ -78,14 +107,10 @@ void AppendText(const Datum& datum, const ColumnType& type, std::string* out) {
           out->append("NULL");
           continue;
         }
-        std::string text;
-        AppendText(element, type.element(), &text);
-        if (type.element().id() != DataType::kList &&
-            NeedsListQuote(text, /*colon=*/false)) {
-          AppendListQuoted(text, out);
-        } else {
-          out->append(text);
-        }
+        AppendItem(element, type.element(),
+                   type.element().id() == DataType::kList ? Quote::kNever
+                                                          : Quote::kListElement,
+                   out);
       }
       out->push_back('}');
       return;
@@ -96,13 +121,7 @@ void AppendText(const Datum& datum, const ColumnType& type, std::string* out) {
       for (size_t i = 0; i < fields.size(); ++i) {
         if (i > 0) out->push_back(',');
         if (IsNull(fields[i])) continue;
-        std::string text;
-        AppendText(fields[i], type.fields()[i].type, &text);
-        if (NeedsStructQuote(text)) {
-          AppendStructQuoted(text, out);
-        } else {
-          out->append(text);
-        }
+        AppendItem(fields[i], type.fields()[i].type, Quote::kStructField, out);
       }
       out->push_back(')');
       return;
@@ -113,26 +132,15 @@ void AppendText(const Datum& datum, const ColumnType& type, std::string* out) {
       for (const MapEntry& entry : std::get<MapValue>(datum).entries) {
         if (!first) out->push_back(',');
         first = false;
-        std::string text;
-        AppendText(entry.key, type.map_key(), &text);
-        if (NeedsListQuote(text, /*colon=*/true)) {
-          AppendListQuoted(text, out);
-        } else {
-          out->append(text);
-        }
+        AppendItem(entry.key, type.map_key(), Quote::kMapItem, out);
         out->push_back(':');
         if (IsNull(entry.value)) {
           out->append("NULL");
           continue;
         }
-        text.clear();
-        AppendText(entry.value, type.map_value(), &text);
-        if (!IsBraced(type.map_value()) &&
-            NeedsListQuote(text, /*colon=*/true)) {
-          AppendListQuoted(text, out);
-        } else {
-          out->append(text);
-        }
+        AppendItem(entry.value, type.map_value(),
+                   IsBraced(type.map_value()) ? Quote::kNever : Quote::kMapItem,
+                   out);
       }
       out->push_back('}');
       return;
@@ -422,11 +430,19 @@ absl::Status ParseText(absl::string_view text, size_t base,
 }  // namespace
 
 std::string FormatDatumText(const Datum& datum, const ColumnType& type) {
-  assert(!IsNull(datum) && DatumMatchesColumnType(datum, type));
-  if (IsNull(datum)) return "NULL";
   std::string out;
-  AppendText(datum, type, &out);
+  AppendDatumText(datum, type, &out);
   return out;
+}
+
+void AppendDatumText(const Datum& datum, const ColumnType& type,
+                     std::string* out) {
+  assert(!IsNull(datum) && DatumMatchesColumnType(datum, type));
+  if (IsNull(datum)) {
+    out->append("NULL");
+    return;
+  }
+  AppendText(datum, type, out);
 }
 
 absl::StatusOr<Datum> ParseDatumText(absl::string_view text,

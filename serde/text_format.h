@@ -49,6 +49,11 @@ namespace backfill {
 // a release build returns "NULL" for a NULL datum).
 std::string FormatDatumText(const Datum& datum, const ColumnType& type);
 
+// FormatDatumText appended to *out (for writers that reuse one buffer).
+// REQUIRES: as FormatDatumText.
+void AppendDatumText(const Datum& datum, const ColumnType& type,
+                     std::string* out);
+
 // Reads the text of a non-NULL value of `type` (what FormatDatumText writes;
 // also "true"/"false" for BOOLEAN, a leading '+' for numbers, upper-case
 // hex, white space around LIST and MAP elements, a MAP's entries in any

@@ -36,6 +36,9 @@ MapValue Map(std::vector<MapEntry> entries) {
 void ExpectText(const Datum& datum, const ColumnType& type,
                 absl::string_view golden) {
   EXPECT_EQ(FormatDatumText(datum, type), golden) << type.DebugString();
+  std::string appended = "kept|";
+  AppendDatumText(datum, type, &appended);
+  EXPECT_EQ(appended, absl::StrCat("kept|", golden)) << type.DebugString();
   absl::StatusOr<Datum> back = ParseDatumText(golden, type);
   ASSERT_TRUE(back.ok()) << golden << ": " << back.status();
   EXPECT_TRUE(DatumsEqual(*back, datum))

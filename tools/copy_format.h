@@ -45,6 +45,8 @@ std::string FormatCopyRow(RowView row, absl::Span<const DataType> types);
 
 // `text` with the COPY escapes applied (used for field and header text).
 std::string EscapeCopyText(absl::string_view text);
+// The same, appended to *out.
+void AppendCopyEscaped(absl::string_view text, std::string* out);
 
 // Bounds of a CopyDump's memory.
 struct CopyDumpOptions {
