@@ -260,29 +260,25 @@ absl::Status ParseElement(absl::string_view text, size_t base, size_t* pos,
   return ParseText(token, base + start, type, out);
 }
 
-absl::Status ParseList(absl::string_view text, size_t base,
-                       const ColumnType& type, Datum* out) {
+// The frame shared by LIST and MAP text: '{', items separated by ',', '}',
+// white space around each, nothing after. `parse_item(&pos)` reads one item
+// starting at text[pos] (after white space) and advances pos past it.
+template <class ParseItem>
+absl::Status ParseBracedItems(absl::string_view text, size_t base,
+                              const ColumnType& type, ParseItem parse_item) {
   size_t pos = 0;
   SkipSpace(text, &pos);
   if (pos >= text.size() || text[pos] != '{') {
     return InvalidText(type, base + pos, "expected '{'");
   }
   ++pos;
-  ListValue list;
   SkipSpace(text, &pos);
   if (pos < text.size() && text[pos] == '}') {
     ++pos;
   } else {
     while (true) {
       SkipSpace(text, &pos);
-      list.elements.emplace_back();
-      if (absl::Status s = ParseElement(
-              text, base, &pos, type, type.element(),
-              /*braced=*/type.element().id() == DataType::kList, ",{}\"\\",
-              &list.elements.back());
-          !s.ok()) {
-        return s;
-      }
+      if (absl::Status s = parse_item(&pos); !s.ok()) return s;
       SkipSpace(text, &pos);
       if (pos < text.size() && text[pos] == ',') {
         ++pos;
@@ -297,6 +293,24 @@ absl::Status ParseList(absl::string_view text, size_t base,
   }
   SkipSpace(text, &pos);
   if (pos != text.size()) return InvalidText(type, base + pos, "trailing text");
+  return absl::OkStatus();
+}
+
+absl::Status ParseList(absl::string_view text, size_t base,
+                       const ColumnType& type, Datum* out) {
+  ListValue list;
+  if (absl::Status s = ParseBracedItems(
+          text, base, type,
+          [&](size_t* pos) {
+            list.elements.emplace_back();
+            return ParseElement(
+                text, base, pos, type, type.element(),
+                /*braced=*/type.element().id() == DataType::kList, ",{}\"\\",
+                &list.elements.back());
+          });
+      !s.ok()) {
+    return s;
+  }
   *out = std::move(list);
   return absl::OkStatus();
 }
@@ -356,57 +370,40 @@ absl::Status ParseStruct(absl::string_view text, size_t base,
 
 absl::Status ParseMap(absl::string_view text, size_t base,
                       const ColumnType& type, Datum* out) {
-  size_t pos = 0;
-  SkipSpace(text, &pos);
-  if (pos >= text.size() || text[pos] != '{') {
-    return InvalidText(type, base + pos, "expected '{'");
-  }
-  ++pos;
   std::vector<MapEntry> entries;
-  SkipSpace(text, &pos);
-  if (pos < text.size() && text[pos] == '}') {
-    ++pos;
-  } else {
-    while (true) {
-      SkipSpace(text, &pos);
-      MapEntry entry;
-      const size_t key_start = pos;
-      if (absl::Status s =
-              ParseElement(text, base, &pos, type, type.map_key(),
-                           /*braced=*/false, ":,{}\"\\", &entry.key);
-          !s.ok()) {
-        return s;
-      }
-      if (IsNull(entry.key)) {
-        return InvalidText(type, base + key_start, "map keys must not be NULL");
-      }
-      SkipSpace(text, &pos);
-      if (pos >= text.size() || text[pos] != ':') {
-        return InvalidText(type, base + pos, "expected ':'");
-      }
-      ++pos;
-      SkipSpace(text, &pos);
-      if (absl::Status s =
-              ParseElement(text, base, &pos, type, type.map_value(),
-                           /*braced=*/true, ":,{}\"\\", &entry.value);
-          !s.ok()) {
-        return s;
-      }
-      entries.push_back(std::move(entry));
-      SkipSpace(text, &pos);
-      if (pos < text.size() && text[pos] == ',') {
-        ++pos;
-        continue;
-      }
-      if (pos < text.size() && text[pos] == '}') {
-        ++pos;
-        break;
-      }
-      return InvalidText(type, base + pos, "expected ',' or '}'");
-    }
+  if (absl::Status s = ParseBracedItems(
+          text, base, type,
+          [&](size_t* pos) {
+            MapEntry entry;
+            const size_t key_start = *pos;
+            if (absl::Status key = ParseElement(
+                    text, base, pos, type, type.map_key(),
+                    /*braced=*/false, ":,{}\"\\", &entry.key);
+                !key.ok()) {
+              return key;
+            }
+            if (IsNull(entry.key)) {
+              return InvalidText(type, base + key_start,
+                                 "map keys must not be NULL");
+            }
+            SkipSpace(text, pos);
+            if (*pos >= text.size() || text[*pos] != ':') {
+              return InvalidText(type, base + *pos, "expected ':'");
+            }
+            ++*pos;
+            SkipSpace(text, pos);
+            if (absl::Status value = ParseElement(
+                    text, base, pos, type, type.map_value(),
+                    /*braced=*/true, ":,{}\"\\", &entry.value);
+                !value.ok()) {
+              return value;
+            }
+            entries.push_back(std::move(entry));
+            return absl::OkStatus();
+          });
+      !s.ok()) {
+    return s;
   }
-  SkipSpace(text, &pos);
-  if (pos != text.size()) return InvalidText(type, base + pos, "trailing text");
   absl::StatusOr<MapValue> map = MakeMapValue(std::move(entries));
   if (!map.ok()) return InvalidText(type, base, map.status().message());
   *out = *std::move(map);
