@@ -118,9 +118,9 @@ TEST(JsonbTest, FactoriesMatchParsing) {
 // CompareJsonb is the canonical-text order: zero exactly when ==, otherwise
 // the sign of the text comparison.
 TEST(JsonbTest, CompareMatchesCanonicalTextOrder) {
-  const char* const kTexts[] = {"null", "true",    "false", "0",
-                                "-1",   "1.50",    "1.5",   "\"a\"",
-                                "[]",   "[1, 2]",  "{}",    R"({"a": [null]})"};
+  const char* const kTexts[] = {"null", "true",   "false", "0",
+                                "-1",   "1.50",   "1.5",   "\"a\"",
+                                "[]",   "[1, 2]", "{}",    R"({"a": [null]})"};
   for (const char* x : kTexts) {
     for (const char* y : kTexts) {
       const Jsonb a = *ParseJsonb(x);

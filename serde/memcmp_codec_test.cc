@@ -333,10 +333,10 @@ TEST(MemcmpCodecTest, DecodeKeyPrefixRejectsJsonbAndMapColumns) {
   for (DataType type : {DataType::kJsonb, DataType::kMap}) {
     Row row;
     const std::string non_null = std::string(1, '\0') + "x";
-    EXPECT_THAT(DecodeKeyPrefix(non_null, {type}, {OrderType::Ascending()},
-                                &row),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         HasSubstr("JSONB and MAP are not key types")))
+    EXPECT_THAT(
+        DecodeKeyPrefix(non_null, {type}, {OrderType::Ascending()}, &row),
+        StatusIs(absl::StatusCode::kInvalidArgument,
+                 HasSubstr("JSONB and MAP are not key types")))
         << DataTypeName(type);
   }
 }
@@ -493,9 +493,9 @@ void CheckNestedKeys(const std::vector<Datum>& datums, const ColumnType& type,
     ASSERT_EQ(EncodeTyped(decoded, type, order), encoded.back());
     for (size_t cut = 0; cut < encoded.back().size(); ++cut) {
       Datum partial;
-      ASSERT_THAT(DecodeKeyDatum(encoded.back().substr(0, cut), type, order,
-                                 &partial),
-                  StatusIs(absl::StatusCode::kDataLoss));
+      ASSERT_THAT(
+          DecodeKeyDatum(encoded.back().substr(0, cut), type, order, &partial),
+          StatusIs(absl::StatusCode::kDataLoss));
     }
   }
   for (size_t i = 0; i < datums.size(); ++i) {

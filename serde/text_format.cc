@@ -68,10 +68,10 @@ void AppendText(const Datum& datum, const ColumnType& type, std::string* out);
 
 // How a nested value's element, field, key or value text is quoted.
 enum class Quote {
-  kNever,           // a LIST inside a LIST, a LIST or MAP value in a MAP
-  kListElement,     // NeedsListQuote, AppendListQuoted
-  kMapItem,         // the same, also when the text holds ':'
-  kStructField,     // NeedsStructQuote, AppendStructQuoted
+  kNever,        // a LIST inside a LIST, a LIST or MAP value in a MAP
+  kListElement,  // NeedsListQuote, AppendListQuoted
+  kMapItem,      // the same, also when the text holds ':'
+  kStructField,  // NeedsStructQuote, AppendStructQuoted
 };
 
 // Appends the text of non-NULL `datum` in place and re-writes it quoted
@@ -376,9 +376,9 @@ absl::Status ParseMap(absl::string_view text, size_t base,
           [&](size_t* pos) {
             MapEntry entry;
             const size_t key_start = *pos;
-            if (absl::Status key = ParseElement(
-                    text, base, pos, type, type.map_key(),
-                    /*braced=*/false, ":,{}\"\\", &entry.key);
+            if (absl::Status key =
+                    ParseElement(text, base, pos, type, type.map_key(),
+                                 /*braced=*/false, ":,{}\"\\", &entry.key);
                 !key.ok()) {
               return key;
             }
@@ -392,9 +392,9 @@ absl::Status ParseMap(absl::string_view text, size_t base,
             }
             ++*pos;
             SkipSpace(text, pos);
-            if (absl::Status value = ParseElement(
-                    text, base, pos, type, type.map_value(),
-                    /*braced=*/true, ":,{}\"\\", &entry.value);
+            if (absl::Status value =
+                    ParseElement(text, base, pos, type, type.map_value(),
+                                 /*braced=*/true, ":,{}\"\\", &entry.value);
                 !value.ok()) {
               return value;
             }

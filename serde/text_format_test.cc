@@ -166,8 +166,8 @@ TEST(TextFormatTest, InputIsLenientWhereRisingWaveIs) {
 // without time zone); TIMESTAMPTZ applies it.
 TEST(TextFormatTest, TimestampIgnoresZoneTimestamptzAppliesIt) {
   for (const char* text : {"2023-11-14 22:13:20+02", "2023-11-14T22:13:20Z",
-                           "2023-11-14 22:13:20 UTC", "2023-11-14 22:13:20-0530",
-                           "2023-11-14 22:13:20"}) {
+                           "2023-11-14 22:13:20 UTC",
+                           "2023-11-14 22:13:20-0530", "2023-11-14 22:13:20"}) {
     absl::StatusOr<Datum> parsed = ParseDatumText(text, DataType::kTimestamp);
     ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.status();
     EXPECT_EQ(std::get<Timestamp>(*parsed).micros, 1'700'000'000'000'000)

@@ -49,10 +49,14 @@ TEST(Utf8Test, AppendUtf8EncodesEveryLength) {
     std::string bytes;
   };
   const Case cases[] = {
-      {0x00, std::string(1, '\0')}, {0x7F, "\x7f"},
-      {0x80, "\xc2\x80"},          {0x7FF, "\xdf\xbf"},
-      {0x800, "\xe0\xa0\x80"},     {0x20AC, "\xe2\x82\xac"},
-      {0xFFFF, "\xef\xbf\xbf"},    {0x10000, "\xf0\x90\x80\x80"},
+      {0x00, std::string(1, '\0')},
+      {0x7F, "\x7f"},
+      {0x80, "\xc2\x80"},
+      {0x7FF, "\xdf\xbf"},
+      {0x800, "\xe0\xa0\x80"},
+      {0x20AC, "\xe2\x82\xac"},
+      {0xFFFF, "\xef\xbf\xbf"},
+      {0x10000, "\xf0\x90\x80\x80"},
       {0x10FFFF, "\xf4\x8f\xbf\xbf"},
   };
   for (const Case& c : cases) {
