@@ -150,9 +150,11 @@ absl::StatusOr<Decimal> Decimal::FromString(absl::string_view text) {
     if (significant + pending_zeros + 1 > kMaxDigits) {
       return error("more than 38 significant digits");
     }
+    // The held zeros and this digit join the significant digits (leading
+    // zeros are never held, so the count starts at the first non-zero).
+    significant += pending_zeros + 1;
     for (; pending_zeros > 0; --pending_zeros) mantissa *= 10;
     mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
-    significant = static_cast<int64_t>(DigitCount(mantissa));
   }
   if (!seen_digit) return error("no digits");
   scale -= pending_zeros;

@@ -1,5 +1,7 @@
 #include "serde/decimal.h"
 
+#include <string>
+
 #include "absl/random/random.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -9,6 +11,7 @@ namespace backfill {
 namespace {
 
 using ::backfill::testing::StatusIs;
+using ::testing::HasSubstr;
 
 Decimal D(absl::string_view text) { return *Decimal::FromString(text); }
 
@@ -35,6 +38,22 @@ TEST(DecimalTest, RejectsBadText) {
                 StatusIs(absl::StatusCode::kInvalidArgument))
         << bad;
   }
+}
+
+// Significant digits run from the first non-zero digit to the last: leading
+// zeros (before or after the point) are free, held zeros between non-zero
+// digits count.
+TEST(DecimalTest, CountsSignificantDigitsFromTheFirstNonZero) {
+  const std::string inner_zeros_38 = "1" + std::string(36, '0') + "1";
+  EXPECT_EQ(D("000" + inner_zeros_38).ToString(), inner_zeros_38);
+  EXPECT_EQ(D("0.000" + inner_zeros_38).ToString(), "0.000" + inner_zeros_38);
+  EXPECT_EQ(D(inner_zeros_38 + "000").ToString(), inner_zeros_38 + "000");
+  EXPECT_THAT(Decimal::FromString("1" + std::string(37, '0') + "1"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("more than 38 significant digits")));
+  EXPECT_THAT(Decimal::FromString("0.0" + inner_zeros_38 + "2"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("more than 38 significant digits")));
 }
 
 TEST(DecimalTest, EqualValuesCompareEqual) {

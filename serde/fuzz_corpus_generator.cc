@@ -193,8 +193,9 @@ void WriteNestedKeySeeds(const std::filesystem::path& root) {
     ColumnType type = RandomColumnType(rng, 3);
     if (i % 2 == 0) type = ColumnType::List(type);
     const int order_index = i % 4;
-    const std::string prefix = FormatFuzzColumnType(type) +
-                               std::string(1, static_cast<char>(order_index));
+    const std::string prefix =
+        FormatFuzzColumnType(type, /*value_types=*/false) +
+        std::string(1, static_cast<char>(order_index));
     std::string key;
     EncodeKeyDatum(RandomColumnDatum(type, rng, 0.1), type,
                    kAllOrderTypes[order_index], &key);
@@ -206,8 +207,34 @@ void WriteNestedKeySeeds(const std::filesystem::path& root) {
   }
   // LIST<INT32> ASC NULLS LAST with element marker 2.
   WriteCorpusFile(dir, "corrupt_list_marker",
-                  FormatFuzzColumnType(ColumnType::List(DataType::kInt32)) +
+                  FormatFuzzColumnType(ColumnType::List(DataType::kInt32),
+                                       /*value_types=*/false) +
                       std::string("\0\0\x02", 3));
+}
+
+// One seed of a value fuzzer: a random datum of `type` as a one-column row,
+// encoded by either codec, behind the fuzzer's prefix (writer type, reader
+// type, codec byte); as seed_<i>, and with `corrupt` also mutated as
+// corrupt_<i>.
+void WriteValueRowSeed(const std::filesystem::path& dir, int i,
+                       const ColumnType& type, bool column_aware,
+                       bool value_types, bool corrupt, std::mt19937_64& rng) {
+  const Schema schema = {{"c", type, 1}};
+  std::string value;
+  const Row row = {RandomColumnDatum(type, rng, 0.1)};
+  if (column_aware) {
+    (*ColumnAwareCodec::Create(schema))->Encode(row, &value);
+  } else {
+    (*PositionalCodec::Create(schema))->Encode(row, &value);
+  }
+  const std::string type_bytes = FormatFuzzColumnType(type, value_types);
+  const std::string prefix =
+      type_bytes + type_bytes + std::string(1, column_aware ? '\x01' : '\0');
+  WriteCorpusFile(dir, "seed_" + std::to_string(i), prefix + value);
+  if (corrupt) {
+    WriteCorpusFile(dir, "corrupt_" + std::to_string(i),
+                    prefix + Corrupt(value, rng));
+  }
 }
 
 // Nested value rows (nested_value_fuzz): random LIST / STRUCT columns in
@@ -219,23 +246,8 @@ void WriteNestedValueSeeds(const std::filesystem::path& root) {
   for (int i = 0; i < 12; ++i) {
     ColumnType type = RandomColumnType(rng, 3);
     if (i % 3 == 0) type = ColumnType::List(type);
-    const bool column_aware = i % 2 == 1;
-    const Schema schema = {{"c", type, 1}};
-    std::string value;
-    const Row row = {RandomColumnDatum(type, rng, 0.1)};
-    if (column_aware) {
-      (*ColumnAwareCodec::Create(schema))->Encode(row, &value);
-    } else {
-      (*PositionalCodec::Create(schema))->Encode(row, &value);
-    }
-    const std::string prefix = FormatFuzzColumnType(type) +
-                               FormatFuzzColumnType(type) +
-                               std::string(1, column_aware ? '\x01' : '\0');
-    WriteCorpusFile(dir, "seed_" + std::to_string(i), prefix + value);
-    if (i < 6) {
-      WriteCorpusFile(dir, "corrupt_" + std::to_string(i),
-                      prefix + Corrupt(value, rng));
-    }
+    WriteValueRowSeed(dir, i, type, /*column_aware=*/i % 2 == 1,
+                      /*value_types=*/false, /*corrupt=*/i < 6, rng);
   }
   // STRUCT<f0 INT64, f1 VARCHAR> written, read as STRUCT<f0 INT64> (f1
   // dropped) and as STRUCT<f0 INT64, f1 VARCHAR, f2 BOOLEAN> (f2 added).
@@ -249,11 +261,13 @@ void WriteNestedValueSeeds(const std::filesystem::path& root) {
                                                {"f1", DataType::kVarchar, 1},
                                                {"f2", DataType::kBoolean, 2}});
   WriteCorpusFile(dir, "seed_struct_field_dropped",
-                  FormatFuzzColumnType(v1) + FormatFuzzColumnType(dropped) +
+                  FormatFuzzColumnType(v1, /*value_types=*/false) +
+                      FormatFuzzColumnType(dropped, /*value_types=*/false) +
                       "\x01" + value);
-  WriteCorpusFile(
-      dir, "seed_struct_field_added",
-      FormatFuzzColumnType(v1) + FormatFuzzColumnType(added) + "\x01" + value);
+  WriteCorpusFile(dir, "seed_struct_field_added",
+                  FormatFuzzColumnType(v1, /*value_types=*/false) +
+                      FormatFuzzColumnType(added, /*value_types=*/false) +
+                      "\x01" + value);
 }
 
 // Value rows of every type (map_jsonb_value_fuzz): random types with MAP
@@ -266,29 +280,16 @@ void WriteMapJsonbValueSeeds(const std::filesystem::path& root) {
     ColumnType type = RandomValueColumnType(rng, 3);
     if (i % 4 == 0) type = ColumnType::Map(DataType::kVarchar, type);
     if (i % 4 == 1) type = ColumnType::List(DataType::kJsonb);
-    const bool column_aware = i % 2 == 1;
-    const Schema schema = {{"c", type, 1}};
-    std::string value;
-    const Row row = {RandomColumnDatum(type, rng, 0.1)};
-    if (column_aware) {
-      (*ColumnAwareCodec::Create(schema))->Encode(row, &value);
-    } else {
-      (*PositionalCodec::Create(schema))->Encode(row, &value);
-    }
-    const std::string prefix = FormatFuzzValueColumnType(type) +
-                               FormatFuzzValueColumnType(type) +
-                               std::string(1, column_aware ? '\x01' : '\0');
-    WriteCorpusFile(dir, "seed_" + std::to_string(i), prefix + value);
-    if (i < 8) {
-      WriteCorpusFile(dir, "corrupt_" + std::to_string(i),
-                      prefix + Corrupt(value, rng));
-    }
+    WriteValueRowSeed(dir, i, type, /*column_aware=*/i % 2 == 1,
+                      /*value_types=*/true, /*corrupt=*/i < 8, rng);
   }
-  const std::string int_map = FormatFuzzValueColumnType(
-      ColumnType::Map(DataType::kInt64, DataType::kInt64));
+  const std::string int_map =
+      FormatFuzzColumnType(ColumnType::Map(DataType::kInt64, DataType::kInt64),
+                           /*value_types=*/true);
   WriteCorpusFile(dir, "corrupt_map_key_order",
                   int_map + int_map + std::string("\0\x01\x02\x04\x01\0\x02\x01\0", 9));
-  const std::string jsonb = FormatFuzzValueColumnType(DataType::kJsonb);
+  const std::string jsonb =
+      FormatFuzzColumnType(DataType::kJsonb, /*value_types=*/true);
   WriteCorpusFile(dir, "corrupt_jsonb_not_canonical",
                   jsonb + jsonb + std::string("\0\x01\x07{\"a\":1}", 10));
 }
@@ -321,7 +322,7 @@ void WriteTextFormatSeeds(const std::filesystem::path& root) {
     ColumnType type = RandomValueColumnType(rng, 3);
     if (i % 5 == 0) type = ColumnType::List(DataType::kVarchar);
     if (i % 5 == 1) type = ColumnType::Map(DataType::kVarchar, type);
-    const std::string prefix = FormatFuzzValueColumnType(type);
+    const std::string prefix = FormatFuzzColumnType(type, /*value_types=*/true);
     const std::string text =
         FormatDatumText(RandomColumnValue(type, rng), type);
     WriteCorpusFile(dir, "seed_" + std::to_string(i), prefix + text);

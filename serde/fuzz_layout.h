@@ -16,6 +16,7 @@
 #ifndef SERDE_FUZZ_LAYOUT_H_
 #define SERDE_FUZZ_LAYOUT_H_
 
+#include <cassert>
 #include <cstdint>
 #include <iterator>
 #include <optional>
@@ -91,85 +92,37 @@ inline std::string FormatFuzzLayout(const std::vector<DataType>& types,
   return out;
 }
 
-// A ColumnType from the front of *input, for the nested-key fuzzer: one
-// byte b per type; b % 3 == 0: LIST of the type that follows; b % 3 == 1:
-// STRUCT of (b / 3) % 4 fields (named f<i>, ids i), their types following;
-// b % 3 == 2: the scalar kAllScalarDataTypes[(b / 3) % 16]. Past `max_depth`
-// every byte is read as a scalar. nullopt if the input ends first.
+// A ColumnType from the front of *input: one byte b per type, of kind
+// b % m and index b / m, where m is 3 for key types (the nested-key and
+// nested-value fuzzers) and 5 with `value_types` (every type, the non-key
+// ones included, for the value and text fuzzers). Kind 0: LIST of the type
+// that follows; 1: STRUCT of index % 4 fields (named f<i>, ids i), their
+// types following; 2: the scalar kAllScalarDataTypes[index % 16]; with
+// value_types also 3: MAP whose key type is INT16, INT32, INT64 or VARCHAR
+// by index % 4 and whose value type follows, and 4: JSONB. Past `max_depth`
+// kinds 0, 1 and 3 read as scalars. nullopt if the input ends first.
 inline std::optional<ColumnType> ParseFuzzColumnType(absl::string_view* input,
-                                                     int max_depth) {
+                                                     int max_depth,
+                                                     bool value_types) {
   if (input->empty()) return std::nullopt;
   const uint8_t b = static_cast<uint8_t>((*input)[0]);
   input->remove_prefix(1);
-  const int kind = max_depth > 0 ? b % 3 : 2;
-  if (kind == 0) {
-    std::optional<ColumnType> element =
-        ParseFuzzColumnType(input, max_depth - 1);
-    if (!element.has_value()) return std::nullopt;
-    return ColumnType::List(*std::move(element));
-  }
-  if (kind == 1) {
-    std::vector<StructField> fields;
-    for (int i = 0; i < (b / 3) % 4; ++i) {
-      std::optional<ColumnType> type =
-          ParseFuzzColumnType(input, max_depth - 1);
-      if (!type.has_value()) return std::nullopt;
-      fields.push_back({absl::StrCat("f", i), *std::move(type), i});
-    }
-    return ColumnType::Struct(std::move(fields));
-  }
-  return ColumnType(kAllScalarDataTypes[(b / 3) % kFuzzScalarTypes]);
-}
-
-// The bytes ParseFuzzColumnType reads back as `type` (whose STRUCTs have at
-// most 3 fields).
-inline std::string FormatFuzzColumnType(const ColumnType& type) {
-  switch (type.id()) {
-    case DataType::kList:
-      return std::string(1, '\0') + FormatFuzzColumnType(type.element());
-    case DataType::kStruct: {
-      std::string out(1, static_cast<char>(1 + 3 * type.fields().size()));
-      for (const StructField& field : type.fields()) {
-        out += FormatFuzzColumnType(field.type);
-      }
-      return out;
-    }
-    default: {
-      int index = 0;
-      for (int i = 0; i < kFuzzScalarTypes; ++i) {
-        if (kAllScalarDataTypes[i] == type.id()) index = i;
-      }
-      return std::string(1, static_cast<char>(2 + 3 * index));
-    }
-  }
-}
-
-// Every type, the non-key ones included, for the value and text fuzzers:
-// one byte b per type, kind b % 5: 0 LIST of the type that follows; 1
-// STRUCT of (b / 5) % 4 fields (named f<i>, ids i), their types following;
-// 2 the scalar kAllScalarDataTypes[(b / 5) % 16]; 3 MAP whose key type is
-// INT16, INT32, INT64 or VARCHAR by (b / 5) % 4 and whose value type
-// follows; 4 JSONB. Past `max_depth` kinds 0, 1 and 3 read as scalars.
-// nullopt if the input ends first.
-inline std::optional<ColumnType> ParseFuzzValueColumnType(
-    absl::string_view* input, int max_depth) {
-  if (input->empty()) return std::nullopt;
-  const uint8_t b = static_cast<uint8_t>((*input)[0]);
-  input->remove_prefix(1);
-  int kind = b % 5;
+  const int modulus = value_types ? 5 : 3;
+  int kind = b % modulus;
+  const int index = b / modulus;
   if (max_depth <= 0 && kind != 4) kind = 2;
   switch (kind) {
     case 0: {
       std::optional<ColumnType> element =
-          ParseFuzzValueColumnType(input, max_depth - 1);
+          ParseFuzzColumnType(input, max_depth - 1, value_types);
       if (!element.has_value()) return std::nullopt;
       return ColumnType::List(*std::move(element));
     }
     case 1: {
       std::vector<StructField> fields;
-      for (int i = 0; i < (b / 5) % 4; ++i) {
+      for (int i = 0; i < index % 4; ++i) {
         std::optional<ColumnType> type =
-            ParseFuzzValueColumnType(input, max_depth - 1);
+            ParseFuzzColumnType(input, max_depth - 1, value_types);
         if (!type.has_value()) return std::nullopt;
         fields.push_back({absl::StrCat("f", i), *std::move(type), i});
       }
@@ -180,43 +133,46 @@ inline std::optional<ColumnType> ParseFuzzValueColumnType(
                                            DataType::kInt64,
                                            DataType::kVarchar};
       std::optional<ColumnType> value =
-          ParseFuzzValueColumnType(input, max_depth - 1);
+          ParseFuzzColumnType(input, max_depth - 1, value_types);
       if (!value.has_value()) return std::nullopt;
-      return ColumnType::Map(kKeys[(b / 5) % 4], *std::move(value));
+      return ColumnType::Map(kKeys[index % 4], *std::move(value));
     }
     case 4:
       return ColumnType(DataType::kJsonb);
     default:
-      return ColumnType(kAllScalarDataTypes[(b / 5) % kFuzzScalarTypes]);
+      return ColumnType(kAllScalarDataTypes[index % kFuzzScalarTypes]);
   }
 }
 
-// The bytes ParseFuzzValueColumnType reads back as `type` (STRUCTs of at
-// most 3 fields, valid MAP key types).
-inline std::string FormatFuzzValueColumnType(const ColumnType& type) {
-  auto byte = [](int kind, int index) {
-    return std::string(1, static_cast<char>(kind + 5 * index));
+// The bytes ParseFuzzColumnType(.., value_types) reads back as `type`
+// (STRUCTs of at most 3 fields; MAPs, with valid key types, only with
+// value_types).
+inline std::string FormatFuzzColumnType(const ColumnType& type,
+                                        bool value_types) {
+  const int modulus = value_types ? 5 : 3;
+  auto byte = [modulus](int kind, int index) {
+    return std::string(1, static_cast<char>(kind + modulus * index));
   };
   switch (type.id()) {
     case DataType::kList:
-      return byte(0, 0) + FormatFuzzValueColumnType(type.element());
+      return byte(0, 0) + FormatFuzzColumnType(type.element(), value_types);
     case DataType::kStruct: {
       std::string out = byte(1, static_cast<int>(type.fields().size()));
       for (const StructField& field : type.fields()) {
-        out += FormatFuzzValueColumnType(field.type);
+        out += FormatFuzzColumnType(field.type, value_types);
       }
       return out;
     }
     case DataType::kMap: {
+      assert(value_types);
       int key = 3;
       if (type.map_key() == DataType::kInt16) key = 0;
       if (type.map_key() == DataType::kInt32) key = 1;
       if (type.map_key() == DataType::kInt64) key = 2;
-      return byte(3, key) + FormatFuzzValueColumnType(type.map_value());
+      return byte(3, key) + FormatFuzzColumnType(type.map_value(), value_types);
     }
-    case DataType::kJsonb:
-      return byte(4, 0);
     default: {
+      if (value_types && type.id() == DataType::kJsonb) return byte(4, 0);
       int index = 0;
       for (int i = 0; i < kFuzzScalarTypes; ++i) {
         if (kAllScalarDataTypes[i] == type.id()) index = i;

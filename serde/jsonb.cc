@@ -150,27 +150,12 @@ void AppendQuoted(absl::string_view s, std::string* out) {
   out->push_back('"');
 }
 
-void AppendUtf8(uint32_t code_point, std::string* out) {
-  if (code_point < 0x80) {
-    out->push_back(static_cast<char>(code_point));
-  } else if (code_point < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (code_point >> 6)));
-    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  } else if (code_point < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (code_point >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (code_point >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
-  }
-}
+}  // namespace
 
-class Parser {
+// Friend of Jsonb (jsonb.h): builds numbers from text it has canonicalised.
+class JsonbParser {
  public:
-  explicit Parser(absl::string_view text) : text_(text) {}
+  explicit JsonbParser(absl::string_view text) : text_(text) {}
 
   absl::StatusOr<Jsonb> ParseDocument() {
     Jsonb value;
@@ -247,9 +232,7 @@ class Parser {
                          &error_offset, &error)) {
           return Fail(pos_ + error_offset, error);
         }
-        absl::StatusOr<Jsonb> number = Jsonb::Number(canonical);
-        assert(number.ok());
-        *out = *std::move(number);
+        *out = Jsonb::CanonicalNumber(std::move(canonical));
         pos_ += consumed;
         return true;
       }
@@ -426,8 +409,6 @@ class Parser {
   std::string error_;
 };
 
-}  // namespace
-
 Jsonb Jsonb::Bool(bool value) {
   Jsonb out;
   out.kind_ = Kind::kBool;
@@ -453,6 +434,10 @@ absl::StatusOr<Jsonb> Jsonb::Number(absl::string_view json_number) {
     return absl::InvalidArgumentError(absl::StrCat(
         "invalid JSONB number at offset ", consumed, ": trailing text"));
   }
+  return CanonicalNumber(std::move(canonical));
+}
+
+Jsonb Jsonb::CanonicalNumber(std::string canonical) {
   auto node = std::make_shared<Node>();
   node->text = std::move(canonical);
   return Jsonb(Kind::kNumber, std::move(node));
@@ -574,12 +559,15 @@ bool operator==(const Jsonb& a, const Jsonb& b) {
 }
 
 int CompareJsonb(const Jsonb& a, const Jsonb& b) {
+  // The canonical text is injective, so structural equality is text equality;
+  // this skips building two texts on the common equal case (row comparisons).
+  if (a == b) return 0;
   const int c = a.ToString().compare(b.ToString());
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
 absl::StatusOr<Jsonb> ParseJsonb(absl::string_view text) {
-  return Parser(text).ParseDocument();
+  return JsonbParser(text).ParseDocument();
 }
 
 }  // namespace backfill

@@ -75,7 +75,10 @@ class Jsonb {
   friend bool operator!=(const Jsonb& a, const Jsonb& b) { return !(a == b); }
 
  private:
+  friend class JsonbParser;  // jsonb.cc's ParseJsonb
   struct Node;
+  // A number from text that ParseNumber (jsonb.cc) already canonicalised.
+  static Jsonb CanonicalNumber(std::string canonical);
   Jsonb(Kind kind, std::shared_ptr<const Node> node)
       : kind_(kind), node_(std::move(node)) {}
 

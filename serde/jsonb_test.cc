@@ -115,6 +115,24 @@ TEST(JsonbTest, FactoriesMatchParsing) {
   EXPECT_EQ(CompareJsonb(built, *parsed), 0);
 }
 
+// CompareJsonb is the canonical-text order: zero exactly when ==, otherwise
+// the sign of the text comparison.
+TEST(JsonbTest, CompareMatchesCanonicalTextOrder) {
+  const char* const kTexts[] = {"null", "true",   "false", "0",
+                                "-1",   "1.50",   "1.5",   "\"a\"",
+                                "[]",   "[1, 2]", "{}",    R"({"a": [null]})"};
+  for (const char* x : kTexts) {
+    for (const char* y : kTexts) {
+      const Jsonb a = *ParseJsonb(x);
+      const Jsonb b = *ParseJsonb(y);
+      const int text = a.ToString().compare(b.ToString());
+      const int expected = text < 0 ? -1 : (text > 0 ? 1 : 0);
+      EXPECT_EQ(CompareJsonb(a, b), expected) << x << " vs " << y;
+      EXPECT_EQ(CompareJsonb(a, b) == 0, a == b) << x << " vs " << y;
+    }
+  }
+}
+
 // A random JSON text with random whitespace, number spellings and duplicate
 // keys.
 std::string RandomJsonText(std::mt19937_64& rng, int depth) {

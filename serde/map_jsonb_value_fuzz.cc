@@ -1,6 +1,6 @@
 // Fuzzes the value codecs' payloads of every type, the MAP and JSONB
 // decoders of internal/nested_payload included, under input-chosen column
-// types (ParseFuzzValueColumnType in serde/fuzz_layout.h):
+// types (ParseFuzzColumnType with value_types, serde/fuzz_layout.h):
 //   input = writer type bytes, reader type bytes, one codec byte (even:
 //   positional, with the writer's type; odd: column-aware, with the reader's
 //   type, which may differ: STRUCT fields added and dropped), value bytes.
@@ -21,9 +21,11 @@ namespace backfill {
 namespace {
 
 void FuzzOne(absl::string_view input) {
-  std::optional<ColumnType> writer = ParseFuzzValueColumnType(&input, 4);
+  std::optional<ColumnType> writer =
+      ParseFuzzColumnType(&input, 4, /*value_types=*/true);
   if (!writer.has_value()) return;
-  std::optional<ColumnType> reader = ParseFuzzValueColumnType(&input, 4);
+  std::optional<ColumnType> reader =
+      ParseFuzzColumnType(&input, 4, /*value_types=*/true);
   if (!reader.has_value() || input.empty()) return;
   const bool column_aware = (static_cast<uint8_t>(input[0]) & 1) != 0;
   const absl::string_view bytes = input.substr(1);

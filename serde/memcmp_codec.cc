@@ -375,10 +375,13 @@ absl::Status ReadScalarValue(KeyReader& reader, DataType type, Datum* out) {
       return ReadInterval(reader, out);
     case DataType::kInt256:
       return ReadInt256(reader, out);
-    case DataType::kList:
-    case DataType::kStruct:
     case DataType::kJsonb:
     case DataType::kMap:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "memcmp key: column of type ", DataTypeName(type),
+          ": JSONB and MAP are not key types (ValidateKeyColumnType)"));
+    case DataType::kList:
+    case DataType::kStruct:
       break;
   }
   return reader.Error(

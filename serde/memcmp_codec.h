@@ -71,7 +71,8 @@ absl::StatusOr<size_t> DecodeKeyDatum(absl::string_view bytes,
 // Decodes a key of exactly types.size() columns that fills all of `bytes`.
 // REQUIRES: types.size() == orders.size().
 // Errors: DataLoss naming the byte offset and what was expected, for
-// truncated input, invalid tags, non-canonical values or trailing bytes.
+// truncated input, invalid tags, non-canonical values or trailing bytes;
+// InvalidArgument as DecodeKeyPrefix for a JSONB or MAP column.
 absl::StatusOr<Row> DecodeKey(absl::string_view bytes,
                               absl::Span<const DataType> types,
                               absl::Span<const OrderType> orders);
@@ -80,7 +81,9 @@ absl::StatusOr<Row> DecodeKey(absl::string_view bytes,
 // continue with more columns or other data), replacing *out's contents, and
 // returns the number of bytes consumed. Reuses *out's storage.
 // REQUIRES: types.size() == orders.size().
-// Errors: DataLoss as DecodeKey (trailing bytes are allowed).
+// Errors: DataLoss as DecodeKey (trailing bytes are allowed);
+// InvalidArgument on a non-NULL value of a JSONB or MAP column (not key
+// types; KeySerde::Create rejects them up front).
 absl::StatusOr<size_t> DecodeKeyPrefix(absl::string_view bytes,
                                        absl::Span<const DataType> types,
                                        absl::Span<const OrderType> orders,

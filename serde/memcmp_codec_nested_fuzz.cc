@@ -16,7 +16,8 @@ namespace backfill {
 namespace {
 
 void FuzzOne(absl::string_view input) {
-  std::optional<ColumnType> type = ParseFuzzColumnType(&input, 4);
+  std::optional<ColumnType> type =
+      ParseFuzzColumnType(&input, 4, /*value_types=*/false);
   if (!type.has_value() || input.empty()) return;
   const OrderType order = kAllOrderTypes[static_cast<uint8_t>(input[0]) % 4];
   const absl::string_view bytes = input.substr(1);

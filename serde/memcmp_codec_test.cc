@@ -327,6 +327,20 @@ TEST(MemcmpCodecTest, DecodeKeyPrefixStopsAfterRequestedColumns) {
             "NULLS FIRST)");
 }
 
+// DecodeKeyPrefix takes bare DataTypes: a JSONB or MAP column is a caller
+// error (InvalidArgument), not corrupt bytes.
+TEST(MemcmpCodecTest, DecodeKeyPrefixRejectsJsonbAndMapColumns) {
+  for (DataType type : {DataType::kJsonb, DataType::kMap}) {
+    Row row;
+    const std::string non_null = std::string(1, '\0') + "x";
+    EXPECT_THAT(
+        DecodeKeyPrefix(non_null, {type}, {OrderType::Ascending()}, &row),
+        StatusIs(absl::StatusCode::kInvalidArgument,
+                 HasSubstr("JSONB and MAP are not key types")))
+        << DataTypeName(type);
+  }
+}
+
 TEST(MemcmpCodecTest, CreateRejectsMismatchedSizes) {
   EXPECT_THAT(KeySerde::Create({DataType::kInt32}, {}),
               StatusIs(absl::StatusCode::kInvalidArgument));
@@ -457,6 +471,43 @@ void AddPrefixes(const Datum& datum, std::vector<Datum>* out) {
   }
 }
 
+// Every datum of `datums` (of a key `type`) round-trips through its key
+// encoding, which is self-delimiting (decodes with bytes after it, and every
+// proper prefix is DataLoss), and the encodings order as the datums do.
+void CheckNestedKeys(const std::vector<Datum>& datums, const ColumnType& type,
+                     OrderType order) {
+  std::vector<std::string> encoded;
+  for (const Datum& d : datums) {
+    encoded.push_back(EncodeTyped(d, type, order));
+    // Followed by more bytes: the datum's encoding is self-delimiting.
+    const std::string with_tail = encoded.back() + "\x01\xff";
+    Datum decoded;
+    absl::StatusOr<size_t> consumed =
+        DecodeKeyDatum(with_tail, type, order, &decoded);
+    ASSERT_TRUE(consumed.ok())
+        << consumed.status() << " " << DatumDebugString(d);
+    ASSERT_EQ(*consumed, encoded.back().size()) << DatumDebugString(d);
+    ASSERT_TRUE(DatumsEqual(decoded, d))
+        << DatumDebugString(decoded) << " vs " << DatumDebugString(d);
+    ASSERT_TRUE(DatumMatchesColumnType(decoded, type));
+    ASSERT_EQ(EncodeTyped(decoded, type, order), encoded.back());
+    for (size_t cut = 0; cut < encoded.back().size(); ++cut) {
+      Datum partial;
+      ASSERT_THAT(
+          DecodeKeyDatum(encoded.back().substr(0, cut), type, order, &partial),
+          StatusIs(absl::StatusCode::kDataLoss));
+    }
+  }
+  for (size_t i = 0; i < datums.size(); ++i) {
+    for (size_t j = 0; j < datums.size(); ++j) {
+      ASSERT_EQ(Sign(CompareDatums(datums[i], datums[j], order)),
+                CompareBytes(encoded[i], encoded[j]))
+          << DatumDebugString(datums[i]) << " vs "
+          << DatumDebugString(datums[j]);
+    }
+  }
+}
+
 TEST(MemcmpCodecTest, NestedKeysPreserveOrderRoundTripAndArePrefixFree) {
   const uint64_t seed = std::random_device()();
   SCOPED_TRACE(absl::StrCat("seed=", seed));
@@ -472,36 +523,7 @@ TEST(MemcmpCodecTest, NestedKeysPreserveOrderRoundTripAndArePrefixFree) {
       datums.push_back(datum);
       AddPrefixes(datum, &datums);
     }
-    std::vector<std::string> encoded;
-    for (const Datum& d : datums) {
-      encoded.push_back(EncodeTyped(d, type, order));
-      // Followed by more bytes: the datum's encoding is self-delimiting.
-      const std::string with_tail = encoded.back() + "\x01\xff";
-      Datum decoded;
-      absl::StatusOr<size_t> consumed =
-          DecodeKeyDatum(with_tail, type, order, &decoded);
-      ASSERT_TRUE(consumed.ok())
-          << consumed.status() << " " << DatumDebugString(d);
-      ASSERT_EQ(*consumed, encoded.back().size()) << DatumDebugString(d);
-      ASSERT_TRUE(DatumsEqual(decoded, d))
-          << DatumDebugString(decoded) << " vs " << DatumDebugString(d);
-      ASSERT_TRUE(DatumMatchesColumnType(decoded, type));
-      ASSERT_EQ(EncodeTyped(decoded, type, order), encoded.back());
-      for (size_t cut = 0; cut < encoded.back().size(); ++cut) {
-        Datum partial;
-        ASSERT_THAT(DecodeKeyDatum(encoded.back().substr(0, cut), type, order,
-                                   &partial),
-                    StatusIs(absl::StatusCode::kDataLoss));
-      }
-    }
-    for (size_t i = 0; i < datums.size(); ++i) {
-      for (size_t j = 0; j < datums.size(); ++j) {
-        ASSERT_EQ(Sign(CompareDatums(datums[i], datums[j], order)),
-                  CompareBytes(encoded[i], encoded[j]))
-            << DatumDebugString(datums[i]) << " vs "
-            << DatumDebugString(datums[j]);
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(CheckNestedKeys(datums, type, order));
   }
 }
 
@@ -589,25 +611,7 @@ TEST(MemcmpCodecTest, NestedFloatKeysWithSpecialValuesAndPrefixes) {
         datums.push_back(datum);
         AddPrefixes(datum, &datums);
       }
-      std::vector<std::string> encoded;
-      for (const Datum& d : datums) {
-        encoded.push_back(EncodeTyped(d, type, order));
-        Datum decoded;
-        absl::StatusOr<size_t> consumed =
-            DecodeKeyDatum(encoded.back(), type, order, &decoded);
-        ASSERT_TRUE(consumed.ok()) << consumed.status();
-        ASSERT_EQ(*consumed, encoded.back().size());
-        ASSERT_TRUE(DatumsEqual(decoded, d)) << DatumDebugString(d);
-        ASSERT_EQ(EncodeTyped(decoded, type, order), encoded.back());
-      }
-      for (size_t i = 0; i < datums.size(); ++i) {
-        for (size_t j = 0; j < datums.size(); ++j) {
-          ASSERT_EQ(Sign(CompareDatums(datums[i], datums[j], order)),
-                    CompareBytes(encoded[i], encoded[j]))
-              << DatumDebugString(datums[i]) << " vs "
-              << DatumDebugString(datums[j]);
-        }
-      }
+      ASSERT_NO_FATAL_FAILURE(CheckNestedKeys(datums, type, order));
     }
   }
 }

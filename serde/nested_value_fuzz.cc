@@ -21,9 +21,11 @@ namespace backfill {
 namespace {
 
 void FuzzOne(absl::string_view input) {
-  std::optional<ColumnType> writer = ParseFuzzColumnType(&input, 4);
+  std::optional<ColumnType> writer =
+      ParseFuzzColumnType(&input, 4, /*value_types=*/false);
   if (!writer.has_value()) return;
-  std::optional<ColumnType> reader = ParseFuzzColumnType(&input, 4);
+  std::optional<ColumnType> reader =
+      ParseFuzzColumnType(&input, 4, /*value_types=*/false);
   if (!reader.has_value() || input.empty()) return;
   const bool column_aware = (static_cast<uint8_t>(input[0]) & 1) != 0;
   const absl::string_view bytes = input.substr(1);

@@ -271,53 +271,49 @@ Jsonb RandomJsonb(std::mt19937_64& rng, int max_depth) {
   }
 }
 
-ColumnType RandomColumnType(std::mt19937_64& rng, int max_depth) {
-  const int kind =
-      max_depth > 0 ? std::uniform_int_distribution<int>(0, 3)(rng) : 0;
-  switch (kind) {
-    case 1:
-      return ColumnType::List(RandomColumnType(rng, max_depth - 1));
-    case 2: {
-      std::vector<StructField> fields;
-      const int n = std::uniform_int_distribution<int>(1, 3)(rng);
-      for (int i = 0; i < n; ++i) {
-        fields.push_back(
-            {"f" + std::to_string(i), RandomColumnType(rng, max_depth - 1), i});
-      }
-      return ColumnType::Struct(std::move(fields));
-    }
-    default:
-      return RandomScalarDataType(rng);
-  }
-}
+namespace {
 
-ColumnType RandomValueColumnType(std::mt19937_64& rng, int max_depth) {
-  const int kind =
-      max_depth > 0 ? std::uniform_int_distribution<int>(0, 5)(rng) : 0;
+// RandomColumnType, or with `value_types` RandomValueColumnType: one draw of
+// the kind (0..3, or 0..5), so each keeps its own random stream.
+ColumnType RandomType(std::mt19937_64& rng, int max_depth, bool value_types) {
+  const int kind = max_depth > 0 ? std::uniform_int_distribution<int>(
+                                       0, value_types ? 5 : 3)(rng)
+                                 : 0;
   switch (kind) {
     case 1:
-      return ColumnType::List(RandomValueColumnType(rng, max_depth - 1));
+      return ColumnType::List(RandomType(rng, max_depth - 1, value_types));
     case 2: {
       std::vector<StructField> fields;
       const int n = std::uniform_int_distribution<int>(1, 3)(rng);
       for (int i = 0; i < n; ++i) {
         fields.push_back({"f" + std::to_string(i),
-                          RandomValueColumnType(rng, max_depth - 1), i});
+                          RandomType(rng, max_depth - 1, value_types), i});
       }
       return ColumnType::Struct(std::move(fields));
     }
     case 3:
-      return ColumnType::Map(Pick<DataType>(rng, {DataType::kInt16,
-                                                  DataType::kInt32,
-                                                  DataType::kInt64,
-                                                  DataType::kVarchar}),
-                             RandomValueColumnType(rng, max_depth - 1));
+      if (!value_types) break;
+      return ColumnType::Map(
+          Pick<DataType>(rng, {DataType::kInt16, DataType::kInt32,
+                               DataType::kInt64, DataType::kVarchar}),
+          RandomType(rng, max_depth - 1, value_types));
     case 4:
       return DataType::kJsonb;
     default:
-      return OneIn(rng, 8) ? ColumnType(DataType::kJsonb)
-                           : ColumnType(RandomScalarDataType(rng));
+      break;
   }
+  if (value_types && OneIn(rng, 8)) return DataType::kJsonb;
+  return RandomScalarDataType(rng);
+}
+
+}  // namespace
+
+ColumnType RandomColumnType(std::mt19937_64& rng, int max_depth) {
+  return RandomType(rng, max_depth, /*value_types=*/false);
+}
+
+ColumnType RandomValueColumnType(std::mt19937_64& rng, int max_depth) {
+  return RandomType(rng, max_depth, /*value_types=*/true);
 }
 
 Datum RandomColumnValue(const ColumnType& type, std::mt19937_64& rng) {

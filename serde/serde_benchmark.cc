@@ -116,14 +116,20 @@ BENCHMARK(BM_KeyDecode);
 
 // ---- Values ------------------------------------------------------------
 
-std::unique_ptr<ValueRowCodec> MakeCodec(int kind) {
-  if (kind == 0) return *PositionalCodec::Create(BenchSchema());
-  return *ColumnAwareCodec::Create(BenchSchema());
+std::unique_ptr<ValueRowCodec> MakeCodec(const Schema& schema, int kind) {
+  if (kind == 0) return *PositionalCodec::Create(schema);
+  return *ColumnAwareCodec::Create(schema);
 }
 
+// The value benchmarks run over BenchSchema / BenchRows and over the nested
+// NestedSchema / NestedRows (defined with the nested benchmarks below).
+using SchemaFn = const Schema& (*)();
+using RowsFn = const std::vector<Row>& (*)();
+
+template <SchemaFn GetSchema, RowsFn GetRows>
 void BM_ValueEncode(benchmark::State& state) {
-  const auto codec = MakeCodec(state.range(0));
-  const auto& rows = BenchRows();
+  const auto codec = MakeCodec(GetSchema(), state.range(0));
+  const auto& rows = GetRows();
   std::string out;
   size_t i = 0, bytes = 0;
   for (auto _ : state) {
@@ -136,12 +142,16 @@ void BM_ValueEncode(benchmark::State& state) {
   SetBytesCounter(state, bytes, state.iterations());
   state.SetLabel(state.range(0) == 0 ? "positional" : "column-aware");
 }
-BENCHMARK(BM_ValueEncode)->Arg(0)->Arg(1);
+BENCHMARK(BM_ValueEncode<BenchSchema, BenchRows>)
+    ->Name("BM_ValueEncode")
+    ->Arg(0)
+    ->Arg(1);
 
+template <SchemaFn GetSchema, RowsFn GetRows>
 void BM_ValueDecode(benchmark::State& state) {
-  const auto codec = MakeCodec(state.range(0));
+  const auto codec = MakeCodec(GetSchema(), state.range(0));
   std::vector<std::string> values;
-  for (const Row& row : BenchRows()) {
+  for (const Row& row : GetRows()) {
     values.emplace_back();
     codec->Encode(row, &values.back());
   }
@@ -156,12 +166,15 @@ void BM_ValueDecode(benchmark::State& state) {
   state.SetLabel(state.range(0) == 0 ? "positional DecodeInto"
                                      : "column-aware DecodeInto");
 }
-BENCHMARK(BM_ValueDecode)->Arg(0)->Arg(1);
+BENCHMARK(BM_ValueDecode<BenchSchema, BenchRows>)
+    ->Name("BM_ValueDecode")
+    ->Arg(0)
+    ->Arg(1);
 
 // Decode returning a fresh Row (allocates), for comparison with protobuf's
 // fresh-message parse.
 void BM_ValueDecodeFresh(benchmark::State& state) {
-  const auto codec = MakeCodec(state.range(0));
+  const auto codec = MakeCodec(BenchSchema(), state.range(0));
   std::vector<std::string> values;
   for (const Row& row : BenchRows()) {
     values.emplace_back();
@@ -300,9 +313,10 @@ void FromGeneric(const bench::GenericRow& m, Row* row) {
   }
 }
 
-template <typename Message, void (*To)(const Row&, Message*)>
+template <typename Message, void (*To)(const Row&, Message*),
+          RowsFn GetRows = BenchRows>
 void BM_ProtoEncode(benchmark::State& state) {
-  const auto& rows = BenchRows();
+  const auto& rows = GetRows();
   Message message;
   std::string out;
   size_t i = 0, bytes = 0;
@@ -322,11 +336,11 @@ BENCHMARK(BM_ProtoEncode<bench::GenericRow, ToGeneric>)
     ->Name("BM_ProtoEncode/generic");
 
 template <typename Message, void (*To)(const Row&, Message*),
-          void (*From)(const Message&, Row*)>
+          void (*From)(const Message&, Row*), RowsFn GetRows = BenchRows>
 void BM_ProtoDecode(benchmark::State& state) {
   std::vector<std::string> values;
   Message message;
-  for (const Row& row : BenchRows()) {
+  for (const Row& row : GetRows()) {
     To(row, &message);
     values.push_back(message.SerializeAsString());
   }
@@ -397,47 +411,14 @@ const std::vector<Row>& NestedRows() {
   return *rows;
 }
 
-std::unique_ptr<ValueRowCodec> MakeNestedCodec(int kind) {
-  if (kind == 0) return *PositionalCodec::Create(NestedSchema());
-  return *ColumnAwareCodec::Create(NestedSchema());
-}
-
-void BM_NestedValueEncode(benchmark::State& state) {
-  const auto codec = MakeNestedCodec(state.range(0));
-  const auto& rows = NestedRows();
-  std::string out;
-  size_t i = 0, bytes = 0;
-  for (auto _ : state) {
-    out.clear();
-    codec->Encode(rows[i], &out);
-    bytes += out.size();
-    benchmark::DoNotOptimize(out.data());
-    i = (i + 1) % rows.size();
-  }
-  SetBytesCounter(state, bytes, state.iterations());
-  state.SetLabel(state.range(0) == 0 ? "positional" : "column-aware");
-}
-BENCHMARK(BM_NestedValueEncode)->Arg(0)->Arg(1);
-
-void BM_NestedValueDecode(benchmark::State& state) {
-  const auto codec = MakeNestedCodec(state.range(0));
-  std::vector<std::string> values;
-  for (const Row& row : NestedRows()) {
-    values.emplace_back();
-    codec->Encode(row, &values.back());
-  }
-  Row out;
-  size_t i = 0;
-  for (auto _ : state) {
-    absl::Status status = codec->DecodeInto(values[i], &out);
-    benchmark::DoNotOptimize(status);
-    i = (i + 1) % values.size();
-  }
-  state.SetItemsProcessed(state.iterations());
-  state.SetLabel(state.range(0) == 0 ? "positional DecodeInto"
-                                     : "column-aware DecodeInto");
-}
-BENCHMARK(BM_NestedValueDecode)->Arg(0)->Arg(1);
+BENCHMARK(BM_ValueEncode<NestedSchema, NestedRows>)
+    ->Name("BM_NestedValueEncode")
+    ->Arg(0)
+    ->Arg(1);
+BENCHMARK(BM_ValueDecode<NestedSchema, NestedRows>)
+    ->Name("BM_NestedValueDecode")
+    ->Arg(0)
+    ->Arg(1);
 
 void ToNested(const Row& row, bench::TypedNestedRow* m) {
   m->Clear();
@@ -481,41 +462,11 @@ void FromNested(const bench::TypedNestedRow& m, Row* row) {
   }
 }
 
-void BM_NestedProtoEncode(benchmark::State& state) {
-  const auto& rows = NestedRows();
-  bench::TypedNestedRow message;
-  std::string out;
-  size_t i = 0, bytes = 0;
-  for (auto _ : state) {
-    ToNested(rows[i], &message);
-    out.clear();
-    message.SerializeToString(&out);
-    bytes += out.size();
-    benchmark::DoNotOptimize(out.data());
-    i = (i + 1) % rows.size();
-  }
-  SetBytesCounter(state, bytes, state.iterations());
-}
-BENCHMARK(BM_NestedProtoEncode);
-
-void BM_NestedProtoDecode(benchmark::State& state) {
-  std::vector<std::string> values;
-  bench::TypedNestedRow message;
-  for (const Row& row : NestedRows()) {
-    ToNested(row, &message);
-    values.push_back(message.SerializeAsString());
-  }
-  Row out;
-  size_t i = 0;
-  for (auto _ : state) {
-    const bool ok = message.ParseFromString(values[i]);
-    FromNested(message, &out);
-    benchmark::DoNotOptimize(ok);
-    i = (i + 1) % values.size();
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-BENCHMARK(BM_NestedProtoDecode);
+BENCHMARK(BM_ProtoEncode<bench::TypedNestedRow, ToNested, NestedRows>)
+    ->Name("BM_NestedProtoEncode");
+BENCHMARK(
+    BM_ProtoDecode<bench::TypedNestedRow, ToNested, FromNested, NestedRows>)
+    ->Name("BM_NestedProtoDecode");
 
 // ---- Vnodes of a 1024-row chunk -------------------------------------------
 

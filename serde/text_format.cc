@@ -66,6 +66,35 @@ bool IsBraced(const ColumnType& type) {
 
 void AppendText(const Datum& datum, const ColumnType& type, std::string* out);
 
+// How a nested value's element, field, key or value text is quoted.
+enum class Quote {
+  kNever,        // a LIST inside a LIST, a LIST or MAP value in a MAP
+  kListElement,  // NeedsListQuote, AppendListQuoted
+  kMapItem,      // the same, also when the text holds ':'
+  kStructField,  // NeedsStructQuote, AppendStructQuoted
+};
+
+// Appends the text of non-NULL `datum` in place and re-writes it quoted
+// only when `quote` asks for that (no temporary string otherwise).
+void AppendItem(const Datum& datum, const ColumnType& type, Quote quote,
+                std::string* out) {
+  const size_t start = out->size();
+  AppendText(datum, type, out);
+  if (quote == Quote::kNever) return;
+  const absl::string_view text = absl::string_view(*out).substr(start);
+  const bool needed = quote == Quote::kStructField
+                          ? NeedsStructQuote(text)
+                          : NeedsListQuote(text, quote == Quote::kMapItem);
+  if (!needed) return;
+  const std::string raw(text);
+  out->resize(start);
+  if (quote == Quote::kStructField) {
+    AppendStructQuoted(raw, out);
+  } else {
+    AppendListQuoted(raw, out);
+  }
+}
+
 void AppendText(const Datum& datum, const ColumnType& type, std::string* out) {
   switch (type.id()) {
     case DataType::kList: {
@@ -78,14 +107,10 @@ void AppendText(const Datum& datum, const ColumnType& type, std::string* out) {
           out->append("NULL");
           continue;
         }
-        std::string text;
-        AppendText(element, type.element(), &text);
-        if (type.element().id() != DataType::kList &&
-            NeedsListQuote(text, /*colon=*/false)) {
-          AppendListQuoted(text, out);
-        } else {
-          out->append(text);
-        }
+        AppendItem(element, type.element(),
+                   type.element().id() == DataType::kList ? Quote::kNever
+                                                          : Quote::kListElement,
+                   out);
       }
       out->push_back('}');
       return;
@@ -96,13 +121,7 @@ void AppendText(const Datum& datum, const ColumnType& type, std::string* out) {
       for (size_t i = 0; i < fields.size(); ++i) {
         if (i > 0) out->push_back(',');
         if (IsNull(fields[i])) continue;
-        std::string text;
-        AppendText(fields[i], type.fields()[i].type, &text);
-        if (NeedsStructQuote(text)) {
-          AppendStructQuoted(text, out);
-        } else {
-          out->append(text);
-        }
+        AppendItem(fields[i], type.fields()[i].type, Quote::kStructField, out);
       }
       out->push_back(')');
       return;
@@ -113,26 +132,15 @@ void AppendText(const Datum& datum, const ColumnType& type, std::string* out) {
       for (const MapEntry& entry : std::get<MapValue>(datum).entries) {
         if (!first) out->push_back(',');
         first = false;
-        std::string text;
-        AppendText(entry.key, type.map_key(), &text);
-        if (NeedsListQuote(text, /*colon=*/true)) {
-          AppendListQuoted(text, out);
-        } else {
-          out->append(text);
-        }
+        AppendItem(entry.key, type.map_key(), Quote::kMapItem, out);
         out->push_back(':');
         if (IsNull(entry.value)) {
           out->append("NULL");
           continue;
         }
-        text.clear();
-        AppendText(entry.value, type.map_value(), &text);
-        if (!IsBraced(type.map_value()) &&
-            NeedsListQuote(text, /*colon=*/true)) {
-          AppendListQuoted(text, out);
-        } else {
-          out->append(text);
-        }
+        AppendItem(entry.value, type.map_value(),
+                   IsBraced(type.map_value()) ? Quote::kNever : Quote::kMapItem,
+                   out);
       }
       out->push_back('}');
       return;
@@ -252,29 +260,25 @@ absl::Status ParseElement(absl::string_view text, size_t base, size_t* pos,
   return ParseText(token, base + start, type, out);
 }
 
-absl::Status ParseList(absl::string_view text, size_t base,
-                       const ColumnType& type, Datum* out) {
+// The frame shared by LIST and MAP text: '{', items separated by ',', '}',
+// white space around each, nothing after. `parse_item(&pos)` reads one item
+// starting at text[pos] (after white space) and advances pos past it.
+template <class ParseItem>
+absl::Status ParseBracedItems(absl::string_view text, size_t base,
+                              const ColumnType& type, ParseItem parse_item) {
   size_t pos = 0;
   SkipSpace(text, &pos);
   if (pos >= text.size() || text[pos] != '{') {
     return InvalidText(type, base + pos, "expected '{'");
   }
   ++pos;
-  ListValue list;
   SkipSpace(text, &pos);
   if (pos < text.size() && text[pos] == '}') {
     ++pos;
   } else {
     while (true) {
       SkipSpace(text, &pos);
-      list.elements.emplace_back();
-      if (absl::Status s = ParseElement(
-              text, base, &pos, type, type.element(),
-              /*braced=*/type.element().id() == DataType::kList, ",{}\"\\",
-              &list.elements.back());
-          !s.ok()) {
-        return s;
-      }
+      if (absl::Status s = parse_item(&pos); !s.ok()) return s;
       SkipSpace(text, &pos);
       if (pos < text.size() && text[pos] == ',') {
         ++pos;
@@ -289,6 +293,24 @@ absl::Status ParseList(absl::string_view text, size_t base,
   }
   SkipSpace(text, &pos);
   if (pos != text.size()) return InvalidText(type, base + pos, "trailing text");
+  return absl::OkStatus();
+}
+
+absl::Status ParseList(absl::string_view text, size_t base,
+                       const ColumnType& type, Datum* out) {
+  ListValue list;
+  if (absl::Status s = ParseBracedItems(
+          text, base, type,
+          [&](size_t* pos) {
+            list.elements.emplace_back();
+            return ParseElement(
+                text, base, pos, type, type.element(),
+                /*braced=*/type.element().id() == DataType::kList, ",{}\"\\",
+                &list.elements.back());
+          });
+      !s.ok()) {
+    return s;
+  }
   *out = std::move(list);
   return absl::OkStatus();
 }
@@ -348,57 +370,40 @@ absl::Status ParseStruct(absl::string_view text, size_t base,
 
 absl::Status ParseMap(absl::string_view text, size_t base,
                       const ColumnType& type, Datum* out) {
-  size_t pos = 0;
-  SkipSpace(text, &pos);
-  if (pos >= text.size() || text[pos] != '{') {
-    return InvalidText(type, base + pos, "expected '{'");
-  }
-  ++pos;
   std::vector<MapEntry> entries;
-  SkipSpace(text, &pos);
-  if (pos < text.size() && text[pos] == '}') {
-    ++pos;
-  } else {
-    while (true) {
-      SkipSpace(text, &pos);
-      MapEntry entry;
-      const size_t key_start = pos;
-      if (absl::Status s =
-              ParseElement(text, base, &pos, type, type.map_key(),
-                           /*braced=*/false, ":,{}\"\\", &entry.key);
-          !s.ok()) {
-        return s;
-      }
-      if (IsNull(entry.key)) {
-        return InvalidText(type, base + key_start, "map keys must not be NULL");
-      }
-      SkipSpace(text, &pos);
-      if (pos >= text.size() || text[pos] != ':') {
-        return InvalidText(type, base + pos, "expected ':'");
-      }
-      ++pos;
-      SkipSpace(text, &pos);
-      if (absl::Status s =
-              ParseElement(text, base, &pos, type, type.map_value(),
-                           /*braced=*/true, ":,{}\"\\", &entry.value);
-          !s.ok()) {
-        return s;
-      }
-      entries.push_back(std::move(entry));
-      SkipSpace(text, &pos);
-      if (pos < text.size() && text[pos] == ',') {
-        ++pos;
-        continue;
-      }
-      if (pos < text.size() && text[pos] == '}') {
-        ++pos;
-        break;
-      }
-      return InvalidText(type, base + pos, "expected ',' or '}'");
-    }
+  if (absl::Status s = ParseBracedItems(
+          text, base, type,
+          [&](size_t* pos) {
+            MapEntry entry;
+            const size_t key_start = *pos;
+            if (absl::Status key =
+                    ParseElement(text, base, pos, type, type.map_key(),
+                                 /*braced=*/false, ":,{}\"\\", &entry.key);
+                !key.ok()) {
+              return key;
+            }
+            if (IsNull(entry.key)) {
+              return InvalidText(type, base + key_start,
+                                 "map keys must not be NULL");
+            }
+            SkipSpace(text, pos);
+            if (*pos >= text.size() || text[*pos] != ':') {
+              return InvalidText(type, base + *pos, "expected ':'");
+            }
+            ++*pos;
+            SkipSpace(text, pos);
+            if (absl::Status value =
+                    ParseElement(text, base, pos, type, type.map_value(),
+                                 /*braced=*/true, ":,{}\"\\", &entry.value);
+                !value.ok()) {
+              return value;
+            }
+            entries.push_back(std::move(entry));
+            return absl::OkStatus();
+          });
+      !s.ok()) {
+    return s;
   }
-  SkipSpace(text, &pos);
-  if (pos != text.size()) return InvalidText(type, base + pos, "trailing text");
   absl::StatusOr<MapValue> map = MakeMapValue(std::move(entries));
   if (!map.ok()) return InvalidText(type, base, map.status().message());
   *out = *std::move(map);
@@ -421,20 +426,20 @@ absl::Status ParseText(absl::string_view text, size_t base,
 
 }  // namespace
 
-std::string FormatFloat64Text(double value) {
-  return serde_internal::FormatFloat64Text(value);
-}
-
-std::string FormatFloat32Text(float value) {
-  return serde_internal::FormatFloat32Text(value);
-}
-
 std::string FormatDatumText(const Datum& datum, const ColumnType& type) {
-  assert(!IsNull(datum) && DatumMatchesColumnType(datum, type));
-  if (IsNull(datum)) return "NULL";
   std::string out;
-  AppendText(datum, type, &out);
+  AppendDatumText(datum, type, &out);
   return out;
+}
+
+void AppendDatumText(const Datum& datum, const ColumnType& type,
+                     std::string* out) {
+  assert(!IsNull(datum) && DatumMatchesColumnType(datum, type));
+  if (IsNull(datum)) {
+    out->append("NULL");
+    return;
+  }
+  AppendText(datum, type, out);
 }
 
 absl::StatusOr<Datum> ParseDatumText(absl::string_view text,

@@ -49,10 +49,17 @@ namespace backfill {
 // a release build returns "NULL" for a NULL datum).
 std::string FormatDatumText(const Datum& datum, const ColumnType& type);
 
+// FormatDatumText appended to *out (for writers that reuse one buffer).
+// REQUIRES: as FormatDatumText.
+void AppendDatumText(const Datum& datum, const ColumnType& type,
+                     std::string* out);
+
 // Reads the text of a non-NULL value of `type` (what FormatDatumText writes;
 // also "true"/"false" for BOOLEAN, a leading '+' for numbers, upper-case
 // hex, white space around LIST and MAP elements, a MAP's entries in any
-// order, the inputs ParseTimestamptz / ParseInterval / ParseJsonb take).
+// order, the inputs ParseTimestamptz / ParseInterval / ParseJsonb take;
+// TIMESTAMP takes ParseTimestamptz's input and ignores its zone, as
+// PostgreSQL's timestamp without time zone).
 // FormatDatumText(ParseDatumText(t)) is a fixed point, and
 // ParseDatumText(FormatDatumText(d)) is DatumsEqual to d.
 // REQUIRES: ValidateColumnType(type).ok().
@@ -61,10 +68,6 @@ std::string FormatDatumText(const Datum& datum, const ColumnType& type);
 // with a duplicate key).
 absl::StatusOr<Datum> ParseDatumText(absl::string_view text,
                                      const ColumnType& type);
-
-// The FLOAT64 / FLOAT32 text above (exposed for the COPY writer's tests).
-std::string FormatFloat64Text(double value);
-std::string FormatFloat32Text(float value);
 
 }  // namespace backfill
 

@@ -1,6 +1,6 @@
 // Fuzzes the text input of every type (ParseDatumText), LIST, STRUCT, MAP
-// and JSONB included, under input-chosen types (ParseFuzzValueColumnType in
-// serde/fuzz_layout.h):
+// and JSONB included, under input-chosen types (ParseFuzzColumnType with
+// value_types, serde/fuzz_layout.h):
 //   input = type bytes, then the text.
 // Properties: never crash; errors are InvalidArgument; a parsed value
 // matches the type, prints a text that parses back to an equal value, and
@@ -17,7 +17,8 @@ namespace backfill {
 namespace {
 
 void FuzzOne(absl::string_view input) {
-  std::optional<ColumnType> type = ParseFuzzValueColumnType(&input, 4);
+  std::optional<ColumnType> type =
+      ParseFuzzColumnType(&input, 4, /*value_types=*/true);
   if (!type.has_value()) return;
   absl::StatusOr<Datum> value = ParseDatumText(input, *type);
   if (!value.ok()) {

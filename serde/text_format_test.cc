@@ -36,6 +36,9 @@ MapValue Map(std::vector<MapEntry> entries) {
 void ExpectText(const Datum& datum, const ColumnType& type,
                 absl::string_view golden) {
   EXPECT_EQ(FormatDatumText(datum, type), golden) << type.DebugString();
+  std::string appended = "kept|";
+  AppendDatumText(datum, type, &appended);
+  EXPECT_EQ(appended, absl::StrCat("kept|", golden)) << type.DebugString();
   absl::StatusOr<Datum> back = ParseDatumText(golden, type);
   ASSERT_TRUE(back.ok()) << golden << ": " << back.status();
   EXPECT_TRUE(DatumsEqual(*back, datum))
@@ -157,6 +160,28 @@ TEST(TextFormatTest, InputIsLenientWhereRisingWaveIs) {
   parsed = ParseDatumText("\\xABcd", DataType::kBytea);
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(std::get<std::string>(*parsed), "\xab\xcd");
+}
+
+// A zone in TIMESTAMP text is checked but ignored (PostgreSQL's timestamp
+// without time zone); TIMESTAMPTZ applies it.
+TEST(TextFormatTest, TimestampIgnoresZoneTimestamptzAppliesIt) {
+  for (const char* text : {"2023-11-14 22:13:20+02", "2023-11-14T22:13:20Z",
+                           "2023-11-14 22:13:20 UTC",
+                           "2023-11-14 22:13:20-0530", "2023-11-14 22:13:20"}) {
+    absl::StatusOr<Datum> parsed = ParseDatumText(text, DataType::kTimestamp);
+    ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.status();
+    EXPECT_EQ(std::get<Timestamp>(*parsed).micros, 1'700'000'000'000'000)
+        << text;
+  }
+  absl::StatusOr<Datum> parsed =
+      ParseDatumText("2023-11-15 00:13:20+02", DataType::kTimestamptz);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(std::get<Timestamptz>(*parsed).micros, 1'700'000'000'000'000);
+  EXPECT_THAT(
+      ParseDatumText("2023-11-14 22:13:20+16", DataType::kTimestamp),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("invalid TIMESTAMP \"2023-11-14 22:13:20+16\": zone "
+                         "offset out of range")));
 }
 
 TEST(TextFormatTest, RejectsBadTextWithOffset) {

@@ -5,10 +5,13 @@
 //
 //   if (!IsValidUtf8(name)) return absl::InvalidArgumentError("...");
 //   size_t n = Utf8SequenceLength(text);  // 0: text[0] starts no valid char
+//   AppendUtf8(0x20AC, &out);              // "\xE2\x82\xAC"
 #ifndef SERDE_UTF8_H_
 #define SERDE_UTF8_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 #include "absl/strings/string_view.h"
 
@@ -20,6 +23,12 @@ size_t Utf8SequenceLength(absl::string_view text);
 
 // True iff all of `text` is valid UTF-8 (the empty string is).
 bool IsValidUtf8(absl::string_view text);
+
+// Appends the UTF-8 encoding (1 to 4 bytes) of `code_point`.
+// REQUIRES: code_point <= 0x10FFFF. A surrogate (U+D800..U+DFFF) is written
+// in its 3-byte form, which IsValidUtf8 rejects; callers that need valid
+// text exclude surrogates first.
+void AppendUtf8(uint32_t code_point, std::string* out);
 
 }  // namespace backfill
 

@@ -41,5 +41,36 @@ TEST(Utf8Test, WholeStrings) {
   EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80ok"));  // a surrogate first
 }
 
+// AppendUtf8 writes the shortest form at each length boundary, and every
+// non-surrogate code point it writes is one valid sequence of that length.
+TEST(Utf8Test, AppendUtf8EncodesEveryLength) {
+  struct Case {
+    uint32_t code_point;
+    std::string bytes;
+  };
+  const Case cases[] = {
+      {0x00, std::string(1, '\0')},
+      {0x7F, "\x7f"},
+      {0x80, "\xc2\x80"},
+      {0x7FF, "\xdf\xbf"},
+      {0x800, "\xe0\xa0\x80"},
+      {0x20AC, "\xe2\x82\xac"},
+      {0xFFFF, "\xef\xbf\xbf"},
+      {0x10000, "\xf0\x90\x80\x80"},
+      {0x10FFFF, "\xf4\x8f\xbf\xbf"},
+  };
+  for (const Case& c : cases) {
+    std::string out = "x";
+    AppendUtf8(c.code_point, &out);
+    EXPECT_EQ(out, "x" + c.bytes) << c.code_point;
+  }
+  for (uint32_t code_point = 0; code_point <= 0x10FFFF; code_point += 7) {
+    if (code_point >= 0xD800 && code_point <= 0xDFFF) continue;
+    std::string out;
+    AppendUtf8(code_point, &out);
+    ASSERT_EQ(Utf8SequenceLength(out), out.size()) << code_point;
+  }
+}
+
 }  // namespace
 }  // namespace backfill

@@ -38,59 +38,74 @@ absl::Status IoError(absl::string_view what, absl::string_view path,
 
 }  // namespace
 
-std::string EscapeCopyText(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
+void AppendCopyEscaped(absl::string_view text, std::string* out) {
   for (char c : text) {
     switch (c) {
       case '\\':
-        out += "\\\\";
+        out->append("\\\\");
         break;
       case '\b':
-        out += "\\b";
+        out->append("\\b");
         break;
       case '\f':
-        out += "\\f";
+        out->append("\\f");
         break;
       case '\n':
-        out += "\\n";
+        out->append("\\n");
         break;
       case '\r':
-        out += "\\r";
+        out->append("\\r");
         break;
       case '\t':
-        out += "\\t";
+        out->append("\\t");
         break;
       case '\v':
-        out += "\\v";
+        out->append("\\v");
         break;
       default:
-        out += c;
+        out->push_back(c);
     }
   }
+}
+
+std::string EscapeCopyText(absl::string_view text) {
+  std::string out;
+  AppendCopyEscaped(text, &out);
   return out;
 }
 
-std::string FormatCopyFloat64(double value) {
-  return FormatFloat64Text(value);
+namespace {
+
+// Appends the COPY text of one field to *out; *scratch is reused for the
+// unescaped text.
+void AppendCopyDatum(const Datum& datum, const ColumnType& type,
+                     std::string* scratch, std::string* out) {
+  assert(DatumMatchesColumnType(datum, type));
+  if (IsNull(datum)) {
+    out->append("\\N");
+    return;
+  }
+  scratch->clear();
+  AppendDatumText(datum, type, scratch);
+  AppendCopyEscaped(*scratch, out);
 }
 
-std::string FormatCopyFloat32(float value) {
-  return FormatFloat32Text(value);
-}
+}  // namespace
 
 std::string FormatCopyDatum(const Datum& datum, const ColumnType& type) {
-  assert(DatumMatchesColumnType(datum, type));
-  if (IsNull(datum)) return "\\N";
-  return EscapeCopyText(FormatDatumText(datum, type));
+  std::string scratch;
+  std::string out;
+  AppendCopyDatum(datum, type, &scratch, &out);
+  return out;
 }
 
 std::string FormatCopyRow(RowView row, absl::Span<const DataType> types) {
   assert(row.size() == types.size());
   std::string line;
+  std::string scratch;
   for (size_t i = 0; i < row.size(); ++i) {
     if (i > 0) line += '\t';
-    line += FormatCopyDatum(row[i], types[i]);
+    AppendCopyDatum(row[i], types[i], &scratch, &line);
   }
   return line;
 }

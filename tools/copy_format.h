@@ -8,27 +8,15 @@
 //   for (...) BACKFILL_RETURN_IF_ERROR(dump.AddRow(row));
 //   BACKFILL_RETURN_IF_ERROR(dump.Finish());
 //
-// Field text: serde/text_format.h's (FormatDatumText: RisingWave's text,
-// PostgreSQL's where PostgreSQL has the type; every type, LIST, STRUCT, MAP
-// and JSONB included), then escaped for COPY:
-//   NULL                 \N
-//   BOOLEAN              t, f
-//   INT16/INT32/INT64    decimal
-//   FLOAT32/FLOAT64      the shortest text that round-trips (float4 digits for
-//                        FLOAT32), in PostgreSQL's layout: fixed notation for
-//                        decimal exponents in [-4, 15) (FLOAT32: [-4, 6)),
-//                        else d.ddde+XX; "-0", "NaN", "Infinity", "-Infinity"
-//   DECIMAL              Decimal::ToString: no trailing zeros, "NaN", ...
-//   VARCHAR              the bytes, escaped
-//   BYTEA                \x then lowercase hex; the COPY escape doubles the
-//                        backslash: \\x0aff
-//   DATE                 YYYY-MM-DD (proleptic Gregorian; "YYYY-MM-DD BC"
-//                        before year 1, as PostgreSQL)
-//   TIME                 HH:MM:SS[.ffffff], fraction without trailing zeros
-//   TIMESTAMP            YYYY-MM-DD HH:MM:SS[.ffffff] (same fraction; BC too)
+// Field text: serde/text_format.h's FormatDatumText (the forms are specified
+// in serde/FORMAT.md section 7: PostgreSQL's text where PostgreSQL has the
+// type, RisingWave's otherwise), then escaped for COPY; NULL is \N.
+// FormatCopyRow and CopyDump take DataTypes, so they dump scalar columns
+// (JSONB included); a LIST, STRUCT or MAP field needs its whole ColumnType
+// and goes through FormatCopyDatum.
 // COPY escapes: backslash -> \\, and \b \f \n \r \t \v for those bytes; other
-// bytes (UTF-8 included) verbatim. Fields are separated by a tab; a row is
-// one line.
+// bytes (UTF-8 included) verbatim (so BYTEA's \x prefix is written \\x).
+// Fields are separated by a tab; a row is one line.
 #ifndef TOOLS_COPY_FORMAT_H_
 #define TOOLS_COPY_FORMAT_H_
 
@@ -57,11 +45,8 @@ std::string FormatCopyRow(RowView row, absl::Span<const DataType> types);
 
 // `text` with the COPY escapes applied (used for field and header text).
 std::string EscapeCopyText(absl::string_view text);
-
-// The PostgreSQL text of a double / float (before COPY escaping, which never
-// changes it). Exposed for tests.
-std::string FormatCopyFloat64(double value);
-std::string FormatCopyFloat32(float value);
+// The same, appended to *out.
+void AppendCopyEscaped(absl::string_view text, std::string* out);
 
 // Bounds of a CopyDump's memory.
 struct CopyDumpOptions {

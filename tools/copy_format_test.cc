@@ -142,6 +142,10 @@ TEST(CopyFormatTest, VarcharEscapes) {
       "h\xc3\xa9llo\x01");
   EXPECT_EQ(FormatCopyDatum(std::string("a\0b", 3), DataType::kVarchar),
             std::string("a\0b", 3));
+  EXPECT_EQ(EscapeCopyText("a\\b\tc"), "a\\\\b\\tc");
+  std::string appended = "kept\t";
+  AppendCopyEscaped("a\\b\tc", &appended);
+  EXPECT_EQ(appended, "kept\ta\\\\b\\tc");
 }
 
 TEST(CopyFormatTest, ByteaIsEscapedHex) {
@@ -198,6 +202,12 @@ TEST(CopyFormatTest, Rows) {
                                        DataType::kBytea};
   EXPECT_EQ(FormatCopyRow(row, types), "1\t\\N\tx\\ty\t1.5\t\\\\x0a");
   EXPECT_EQ(FormatCopyRow({}, {}), "");
+  // A long field, then shorter ones (the fields share one scratch buffer).
+  EXPECT_EQ(FormatCopyRow({std::string("long\\text"), std::string("s"), Datum(),
+                           std::string("")},
+                          {DataType::kVarchar, DataType::kVarchar,
+                           DataType::kVarchar, DataType::kVarchar}),
+            "long\\\\text\ts\t\\N\t");
 }
 
 absl::Status WriteDump(const std::string& path,

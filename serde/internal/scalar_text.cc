@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "serde/internal/civil_time.h"
 #include "serde/interval.h"
 #include "serde/jsonb.h"
 #include "serde/timestamptz.h"
@@ -18,15 +19,6 @@
 namespace backfill {
 namespace serde_internal {
 namespace {
-
-constexpr int64_t kMicrosPerSecond = 1'000'000;
-constexpr int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
-
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
 
 // ---- Scalar output ------------------------------------------------------
 
@@ -71,82 +63,6 @@ std::string FormatFloat(T value, int max_fixed_exponent) {
   return out;
 }
 
-// Proleptic Gregorian civil date of `days` since 1970-01-01 (Howard
-// Hinnant's civil_from_days / days_from_civil).
-void CivilFromDays(int64_t days, int64_t* year, int* month, int* day) {
-  const int64_t z = days + 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  *day = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
-  *month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
-  *year = yoe + era * 400 + (*month <= 2 ? 1 : 0);
-}
-
-int64_t DaysFromCivil(int64_t year, int month, int day) {
-  year -= month <= 2 ? 1 : 0;
-  const int64_t era = (year >= 0 ? year : year - 399) / 400;
-  const int64_t yoe = year - era * 400;
-  const int64_t doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-bool IsLeapYear(int64_t year) {
-  return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-}
-
-int DaysInMonth(int64_t year, int month) {
-  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30,
-                                  31, 31, 30, 31, 30, 31};
-  return month == 2 && IsLeapYear(year) ? 29 : kDays[month - 1];
-}
-
-// "YYYY-MM-DD"; *bc is set for years before 1 (printed " BC" after the
-// whole value, as PostgreSQL).
-std::string FormatDays(int64_t days, bool* bc) {
-  int64_t year;
-  int month, day;
-  CivilFromDays(days, &year, &month, &day);
-  *bc = year <= 0;
-  if (*bc) year = 1 - year;
-  return absl::StrFormat("%04d-%02d-%02d", year, month, day);
-}
-
-// "HH:MM:SS[.ffffff]" without trailing zeros in the fraction.
-std::string FormatTimeOfDay(int64_t micros) {
-  const int64_t seconds = micros / kMicrosPerSecond;
-  std::string out = absl::StrFormat("%02d:%02d:%02d", seconds / 3600,
-                                    (seconds / 60) % 60, seconds % 60);
-  int64_t fraction = micros % kMicrosPerSecond;
-  if (fraction != 0) {
-    int width = 6;
-    while (fraction % 10 == 0) {
-      fraction /= 10;
-      --width;
-    }
-    absl::StrAppendFormat(&out, ".%0*d", width, fraction);
-  }
-  return out;
-}
-
-std::string FormatTimestamp(int64_t micros) {
-  const int64_t days = FloorDiv(micros, kMicrosPerDay);
-  bool bc = false;
-  std::string out = FormatDays(days, &bc);
-  out += ' ';
-  // The remainder, not micros - days * kMicrosPerDay: that product
-  // overflows for the earliest timestamps.
-  int64_t of_day = micros % kMicrosPerDay;
-  if (of_day < 0) of_day += kMicrosPerDay;
-  out += FormatTimeOfDay(of_day);
-  if (bc) out += " BC";
-  return out;
-}
-
-
 }  // namespace
 
 void AppendScalarText(const Datum& datum, DataType type, std::string* out) {
@@ -187,19 +103,23 @@ void AppendScalarText(const Datum& datum, DataType type, std::string* out) {
       return;
     }
     case 9: {
-      bool bc = false;
-      out->append(FormatDays(std::get<Date>(datum).days, &bc));
+      // "YYYY-MM-DD", " BC" after years before 1 as PostgreSQL.
+      const CivilDate date = CivilFromDays(std::get<Date>(datum).days);
+      const bool bc = date.year <= 0;
+      absl::StrAppendFormat(out, "%04d-%02d-%02d",
+                            bc ? 1 - date.year : date.year, date.month,
+                            date.day);
       if (bc) out->append(" BC");
       return;
     }
     case 10:
-      out->append(FormatTimeOfDay(std::get<TimeOfDay>(datum).micros));
+      AppendTimeOfDay(std::get<TimeOfDay>(datum).micros, out);
       return;
     case 11:
-      out->append(FormatTimestamp(std::get<Timestamp>(datum).micros));
+      AppendTimestampText(std::get<Timestamp>(datum).micros, "", out);
       return;
     case 12:
-      out->append(FormatTimestamptz(std::get<Timestamptz>(datum)));
+      AppendTimestampText(std::get<Timestamptz>(datum).micros, "+00", out);
       return;
     case 13:
       out->append(FormatInterval(std::get<Interval>(datum)));
@@ -455,13 +375,15 @@ absl::Status ParseScalarText(absl::string_view text, size_t base,
     }
     case DataType::kTimestamp:
     case DataType::kTimestamptz: {
-      // A TIMESTAMP is read as the UTC instant of the same text.
-      absl::StatusOr<Timestamptz> v = ParseTimestamptz(text);
-      if (!v.ok()) return wrap(v.status());
-      if (type.id() == DataType::kTimestamp) {
-        *out = Timestamp{v->micros};
+      // ParseTimestamptz's input; a TIMESTAMP ignores the zone (as
+      // PostgreSQL's timestamp without time zone), a TIMESTAMPTZ applies it.
+      const bool with_zone = type.id() == DataType::kTimestamptz;
+      absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, with_zone);
+      if (!micros.ok()) return wrap(micros.status());
+      if (with_zone) {
+        *out = Timestamptz{*micros};
       } else {
-        *out = *v;
+        *out = Timestamp{*micros};
       }
       return absl::OkStatus();
     }
@@ -489,15 +411,6 @@ absl::Status ParseScalarText(absl::string_view text, size_t base,
       break;
   }
   return InvalidText(type, base, "not a scalar type");
-}
-
-
-std::string FormatFloat64Text(double value) {
-  return FormatFloat(value, /*max_fixed_exponent=*/15);
-}
-
-std::string FormatFloat32Text(float value) {
-  return FormatFloat(value, /*max_fixed_exponent=*/6);
 }
 
 absl::Status InvalidText(const ColumnType& type, size_t offset,

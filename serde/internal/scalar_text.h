@@ -34,9 +34,6 @@ absl::Status ParseScalarText(absl::string_view text, size_t base,
 absl::Status InvalidText(const ColumnType& type, size_t offset,
                          absl::string_view what);
 
-std::string FormatFloat64Text(double value);
-std::string FormatFloat32Text(float value);
-
 }  // namespace serde_internal
 }  // namespace backfill
 

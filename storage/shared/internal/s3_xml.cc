@@ -6,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "serde/utf8.h"
 
 namespace backfill::shared_internal {
 namespace {
@@ -99,22 +100,7 @@ absl::StatusOr<std::string> DecodeXmlText(absl::string_view text) {
         return absl::InvalidArgumentError(
             absl::StrCat("bad XML character reference &", entity, ";"));
       }
-      // UTF-8 encode.
-      if (code < 0x80) {
-        out.push_back(static_cast<char>(code));
-      } else if (code < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (code >> 6)));
-        out.push_back(static_cast<char>(0x80 | (code & 0x3F)));
-      } else if (code < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (code >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (code & 0x3F)));
-      } else {
-        out.push_back(static_cast<char>(0xF0 | (code >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (code & 0x3F)));
-      }
+      AppendUtf8(code, &out);
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown XML entity &", entity, ";"));
