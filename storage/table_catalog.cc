@@ -33,16 +33,6 @@ bool IsNestedType(DataType type) {
          type == DataType::kMap;
 }
 
-// Every DataType value, the added ones included (DataTypeFromValue knows the
-// first twelve only).
-std::optional<DataType> AnyDataTypeFromValue(int value) {
-  if (value < static_cast<int>(DataType::kBoolean) ||
-      value > static_cast<int>(DataType::kMap)) {
-    return std::nullopt;
-  }
-  return static_cast<DataType>(value);
-}
-
 absl::StatusOr<ColumnType> TypeFromProto(int type_value,
                                          const proto::NestedTypeCatalog* nested,
                                          const std::string& field, int depth);
@@ -57,7 +47,7 @@ absl::StatusOr<ColumnType> PartFromProto(const proto::TypeCatalog& part,
 absl::StatusOr<ColumnType> TypeFromProto(int type_value,
                                          const proto::NestedTypeCatalog* nested,
                                          const std::string& field, int depth) {
-  const std::optional<DataType> type = AnyDataTypeFromValue(type_value);
+  const std::optional<DataType> type = DataTypeFromValue(type_value);
   if (!type.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
         field, ".type = ", type_value, " is not a data type"));

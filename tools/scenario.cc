@@ -63,17 +63,8 @@ absl::Status ValidateUtf8(absl::string_view field, absl::string_view name) {
                                      "\" is not valid UTF-8"));
 }
 
-// Every DataType value, the ones added by issue 21 included.
-std::optional<DataType> AnyDataTypeFromValue(int value) {
-  if (value < static_cast<int>(DataType::kBoolean) ||
-      value > static_cast<int>(DataType::kMap)) {
-    return std::nullopt;
-  }
-  return static_cast<DataType>(value);
-}
-
 bool IsKnownDataType(int value) {
-  return AnyDataTypeFromValue(value).has_value();
+  return DataTypeFromValue(value).has_value();
 }
 
 bool IsNestedType(DataType type) {
@@ -86,7 +77,7 @@ bool IsNestedType(DataType type) {
 absl::StatusOr<ColumnType> TypeOf(int type_value,
                                   const tools::NestedType* nested,
                                   const std::string& field, int depth) {
-  const std::optional<DataType> type = AnyDataTypeFromValue(type_value);
+  const std::optional<DataType> type = DataTypeFromValue(type_value);
   if (!type.has_value()) {
     return Invalid(absl::StrCat(field, ".type"),
                    type_value == 0
@@ -677,7 +668,7 @@ absl::Status ValidateScenario(const tools::Scenario& scenario) {
 }
 
 DataType ScenarioDataType(tools::DataType type) {
-  const std::optional<DataType> data_type = AnyDataTypeFromValue(type);
+  const std::optional<DataType> data_type = DataTypeFromValue(type);
   assert(data_type.has_value());
   return data_type.value_or(DataType::kInt64);
 }
