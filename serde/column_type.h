@@ -43,9 +43,10 @@ class ColumnType {
   DataType id() const { return id_; }
   bool is_nested() const { return nested_ != nullptr; }
 
-  // The DataType alone, for code that handles scalar types only: the storage
-  // and executor stack reads ColumnDesc::type as a DataType until it carries
-  // nested types (issue 21, point 6). Loses a nested type's parts.
+  // The DataType alone, for code that needs no parts (key layouts, which
+  // take scalar types only; chunk column tags; datum dispatch). Loses a
+  // nested type's parts: code that encodes, prints or generates values of
+  // a column takes its whole ColumnType.
   operator DataType() const { return id_; }  // NOLINT: implicit, see above
 
   // REQUIRES: id() == kList.

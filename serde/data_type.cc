@@ -50,7 +50,7 @@ absl::string_view DataTypeName(DataType type) {
 
 std::optional<DataType> DataTypeFromValue(int value) {
   if (value < static_cast<int>(DataType::kBoolean) ||
-      value > static_cast<int>(DataType::kTimestamp)) {
+      value > static_cast<int>(DataType::kMap)) {
     return std::nullopt;
   }
   return static_cast<DataType>(value);

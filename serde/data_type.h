@@ -40,10 +40,10 @@ enum class DataType : uint8_t {
   kMap = 20,     // key type -> value type, unique non-NULL keys; not a key
 };
 
-// The types the whole stack (storage catalogs, scenarios, the executor's
-// workloads and literals) handles today. The types added after them are
-// encoded by serde only, until the catalog and scenario formats carry them
-// (issue 21, point 6).
+// The twelve scalar types of the first version. Fuzz input layouts, random
+// tables and chunk literals index into this list, so it keeps its length
+// and order; the types added by issue 21 are in kAllScalarDataTypes and
+// below, and catalogs and scenarios carry all of them (issue 21, point 6).
 inline constexpr DataType kAllDataTypes[] = {
     DataType::kBoolean, DataType::kInt16,   DataType::kInt32,
     DataType::kInt64,   DataType::kFloat32, DataType::kFloat64,
@@ -64,10 +64,9 @@ inline constexpr DataType kAllScalarDataTypes[] = {
 // "BOOLEAN", "INT16", ... ; "UNKNOWN(n)"-free: every enumerator has a name.
 absl::string_view DataTypeName(DataType type);
 
-// The type of kAllDataTypes whose persisted numeric value is `value`, or
-// nullopt. Catalogs and scenarios read their column types through this, so
-// the types added after kTimestamp stay out of them until the rest of the
-// stack handles them (issue 21, point 6).
+// The DataType whose persisted numeric value is `value` (1 .. 20, the
+// nested types included), or nullopt. Catalogs and scenarios read their
+// column types through this.
 std::optional<DataType> DataTypeFromValue(int value);
 
 }  // namespace backfill

@@ -54,6 +54,9 @@ TEST(DatumTest, TypesAndDefaults) {
   EXPECT_FALSE(DatumMatchesType(int32_t{1}, DataType::kInt64));
   EXPECT_EQ(DataTypeFromValue(0), std::nullopt);
   EXPECT_EQ(DataTypeFromValue(12), DataType::kTimestamp);
+  EXPECT_EQ(DataTypeFromValue(13), DataType::kTimestamptz);
+  EXPECT_EQ(DataTypeFromValue(20), DataType::kMap);
+  EXPECT_EQ(DataTypeFromValue(21), std::nullopt);
 }
 
 TEST(DatumTest, DebugStrings) {

@@ -154,7 +154,7 @@ int Main(int argc, char** argv) {
        }},
       {"unknown_type",
        [](auto& t) {
-         t.mutable_columns(1)->set_type(static_cast<proto::DataType>(13));
+         t.mutable_columns(1)->set_type(static_cast<proto::DataType>(21));
        }},
       {"duplicate_id", [](auto& t) { t.mutable_columns(1)->set_column_id(1); }},
       {"duplicate_name", [](auto& t) { t.mutable_columns(1)->set_name("id"); }},

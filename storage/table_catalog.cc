@@ -1,11 +1,17 @@
 #include "storage/table_catalog.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "serde/column_type.h"
+#include "serde/data_type.h"
 #include "serde/utf8.h"
 #include "serde/value_codec.h"
 #include "serde/vnode.h"
@@ -21,6 +27,123 @@ std::string TableName(const TableCatalog& catalog) {
 absl::Status Invalid(const TableCatalog& catalog, absl::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrCat(TableName(catalog), ": ", what));
+}
+
+bool IsNestedType(DataType type) {
+  return type == DataType::kStruct || type == DataType::kList ||
+         type == DataType::kMap;
+}
+
+absl::StatusOr<ColumnType> TypeFromProto(int type_value,
+                                         const proto::NestedTypeCatalog* nested,
+                                         const std::string& field, int depth);
+
+absl::StatusOr<ColumnType> PartFromProto(const proto::TypeCatalog& part,
+                                         const std::string& field, int depth) {
+  return TypeFromProto(part.type(), part.has_nested() ? &part.nested() : nullptr,
+                       field, depth);
+}
+
+// `field` names the type in errors ("columns[2] (tags).element").
+absl::StatusOr<ColumnType> TypeFromProto(int type_value,
+                                         const proto::NestedTypeCatalog* nested,
+                                         const std::string& field, int depth) {
+  const std::optional<DataType> type = DataTypeFromValue(type_value);
+  if (!type.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".type = ", type_value, " is not a data type"));
+  }
+  if (!IsNestedType(*type)) {
+    if (nested != nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ": ", DataTypeName(*type),
+          " has nested parts (only STRUCT, LIST and MAP have)"));
+    }
+    return ColumnType(*type);
+  }
+  if (depth >= kMaxCatalogTypeDepth) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": nested deeper than ", kMaxCatalogTypeDepth));
+  }
+  if (nested == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": ", DataTypeName(*type), " without its nested parts"));
+  }
+  const bool has_map_parts = nested->has_map_key() || nested->has_map_value();
+  switch (*type) {
+    case DataType::kList: {
+      if (!nested->has_element() || nested->fields_size() > 0 ||
+          has_map_parts) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ": a LIST needs nested.element and nothing else"));
+      }
+      absl::StatusOr<ColumnType> element = PartFromProto(
+          nested->element(), absl::StrCat(field, ".element"), depth + 1);
+      if (!element.ok()) return element.status();
+      return ColumnType::List(*std::move(element));
+    }
+    case DataType::kMap: {
+      if (!nested->has_map_key() || !nested->has_map_value() ||
+          nested->fields_size() > 0 || nested->has_element()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ": a MAP needs nested.map_key and nested.map_value and "
+                   "nothing else"));
+      }
+      absl::StatusOr<ColumnType> key = PartFromProto(
+          nested->map_key(), absl::StrCat(field, ".map_key"), depth + 1);
+      if (!key.ok()) return key.status();
+      absl::StatusOr<ColumnType> value = PartFromProto(
+          nested->map_value(), absl::StrCat(field, ".map_value"), depth + 1);
+      if (!value.ok()) return value.status();
+      return ColumnType::Map(*std::move(key), *std::move(value));
+    }
+    default: {  // kStruct
+      if (nested->fields_size() == 0 || nested->has_element() ||
+          has_map_parts) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ": a STRUCT needs at least one nested.fields and nothing "
+                   "else"));
+      }
+      std::vector<StructField> fields;
+      for (int i = 0; i < nested->fields_size(); ++i) {
+        const proto::FieldCatalog& f = nested->fields(i);
+        absl::StatusOr<ColumnType> field_type =
+            PartFromProto(f.type(), absl::StrCat(field, ".fields[", i, "] (",
+                                                 f.name(), ")"),
+                          depth + 1);
+        if (!field_type.ok()) return field_type.status();
+        fields.push_back({f.name(), *std::move(field_type), f.id()});
+      }
+      return ColumnType::Struct(std::move(fields));
+    }
+  }
+}
+
+void NestedToProto(const ColumnType& type, proto::NestedTypeCatalog* out);
+
+void PartToProto(const ColumnType& type, proto::TypeCatalog* out) {
+  out->set_type(static_cast<proto::DataType>(type.id()));
+  if (type.is_nested()) NestedToProto(type, out->mutable_nested());
+}
+
+void NestedToProto(const ColumnType& type, proto::NestedTypeCatalog* out) {
+  switch (type.id()) {
+    case DataType::kList:
+      PartToProto(type.element(), out->mutable_element());
+      break;
+    case DataType::kMap:
+      PartToProto(type.map_key(), out->mutable_map_key());
+      PartToProto(type.map_value(), out->mutable_map_value());
+      break;
+    default:
+      for (const StructField& field : type.fields()) {
+        proto::FieldCatalog* f = out->add_fields();
+        f->set_name(field.name);
+        f->set_id(field.id);
+        PartToProto(field.type, f->mutable_type());
+      }
+      break;
+  }
 }
 
 }  // namespace
@@ -102,6 +225,21 @@ absl::Status ValidateTableCatalog(const TableCatalog& catalog) {
       return Invalid(catalog, absl::StrCat("primary_key[", i, "] = ", column,
                                            " appears twice"));
     }
+    const ColumnType& type = catalog.columns[column].type;
+    if (absl::Status status = ValidateKeyColumnType(type); !status.ok()) {
+      return Invalid(catalog, absl::StrCat("primary_key[", i, "] = ", column,
+                                           " (", catalog.columns[column].name,
+                                           "): ", status.message()));
+    }
+    if (type.is_nested()) {
+      return Invalid(
+          catalog,
+          absl::StrCat("primary_key[", i, "] = ", column, " (",
+                       catalog.columns[column].name, ") is a ",
+                       type.DebugString(),
+                       ": LIST and STRUCT key columns are not supported by "
+                       "the state tables yet (scalar key types only)"));
+    }
   }
   absl::flat_hash_set<int> dist_set;
   for (size_t i = 0; i < catalog.dist_key_indices.size(); ++i) {
@@ -173,14 +311,13 @@ absl::StatusOr<TableCatalog> TableCatalogFromProto(
   catalog.name = proto.name();
   for (int i = 0; i < proto.columns_size(); ++i) {
     const proto::ColumnCatalog& column = proto.columns(i);
-    const std::optional<DataType> type = DataTypeFromValue(column.type());
-    if (!type.has_value()) {
-      return Invalid(catalog, absl::StrCat("columns[", i, "] (", column.name(),
-                                           ").type = ", column.type(),
-                                           " is not a data type"));
-    }
-    catalog.columns.push_back(ColumnDesc{
-        column.name(), *type, column.column_id(), column.nullable()});
+    absl::StatusOr<ColumnType> type = TypeFromProto(
+        column.type(), column.has_nested() ? &column.nested() : nullptr,
+        absl::StrCat("columns[", i, "] (", column.name(), ")"), /*depth=*/0);
+    if (!type.ok()) return Invalid(catalog, type.status().message());
+    catalog.columns.push_back(ColumnDesc{column.name(), *std::move(type),
+                                         column.column_id(),
+                                         column.nullable()});
   }
   for (int i = 0; i < proto.primary_key_size(); ++i) {
     const proto::KeyColumn& key = proto.primary_key(i);
@@ -251,6 +388,9 @@ proto::TableCatalog TableCatalogToProto(const TableCatalog& catalog) {
     proto::ColumnCatalog* c = out.add_columns();
     c->set_name(column.name);
     c->set_type(static_cast<proto::DataType>(column.type.id()));
+    if (column.type.is_nested()) {
+      NestedToProto(column.type, c->mutable_nested());
+    }
     c->set_column_id(column.column_id);
     c->set_nullable(column.nullable);
   }

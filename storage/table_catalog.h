@@ -36,7 +36,10 @@ struct TableCatalog {
   std::string name;
   // Unique names and column ids (ValidateSchema).
   Schema columns;
-  // Primary key: distinct column indices, with one OrderType each.
+  // Primary key: distinct column indices, with one OrderType each; each
+  // column of a scalar key type (ValidateKeyColumnType: not JSONB or MAP).
+  // LIST and STRUCT columns are not key columns here yet: the state tables'
+  // KeySerde takes scalar key types only.
   std::vector<int> pk_indices;
   std::vector<OrderType> pk_orders;
   // Distribution key: column indices, each in the pk; empty = singleton.
@@ -74,8 +77,11 @@ absl::Status ValidateTableCatalog(const TableCatalog& catalog);
 absl::StatusOr<std::unique_ptr<ValueRowCodec>> MakeValueCodec(
     const TableCatalog& catalog);
 
-// Decodes and validates. Unknown enum values, DATA_TYPE_UNSPECIFIED, and
-// every inconsistency are InvalidArgument naming the field.
+// Decodes and validates. Unknown enum values, DATA_TYPE_UNSPECIFIED, a
+// STRUCT, LIST or MAP without its parts (or parts on another type), types
+// nested deeper than kMaxCatalogTypeDepth, and every inconsistency are
+// InvalidArgument naming the field.
+inline constexpr int kMaxCatalogTypeDepth = 16;
 absl::StatusOr<TableCatalog> TableCatalogFromProto(
     const proto::TableCatalog& proto);
 proto::TableCatalog TableCatalogToProto(const TableCatalog& catalog);

@@ -114,5 +114,113 @@ TEST(TableCatalogTest, SingletonAndValueIndices) {
   EXPECT_THAT(ValidateTableCatalog(catalog), IsOk());
 }
 
+// Issue 21: the added scalar types and the nested ones go through the proto
+// form whole (field names, ids and nested parts included).
+TEST(TableCatalogTest, NewAndNestedTypesRoundTrip) {
+  TableCatalog catalog;
+  catalog.table_id = 7;
+  catalog.name = "t";
+  const ColumnType point = ColumnType::Struct(
+      {{"x", DataType::kFloat64, 4},
+       {"tags", ColumnType::List(DataType::kVarchar), 9}});
+  catalog.columns = {
+      {"at", DataType::kTimestamptz, 1, false},
+      {"span", DataType::kInterval, 2, false},
+      {"doc", DataType::kJsonb, 3, true},
+      {"points", ColumnType::List(point), 4, true},
+      {"attrs", ColumnType::Map(DataType::kVarchar, DataType::kInt256), 5,
+       true},
+      {"row_id", DataType::kSerial, 6, true}};
+  catalog.pk_indices = {0, 1};
+  catalog.pk_orders = {OrderType::Ascending(), OrderType::Descending()};
+  catalog.dist_key_indices = {1};
+  catalog.value_indices = {0, 1, 2, 3, 4, 5};
+  ASSERT_THAT(ValidateTableCatalog(catalog), IsOk());
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      TableCatalog again, TableCatalogFromProto(TableCatalogToProto(catalog)));
+  ASSERT_EQ(again.columns.size(), catalog.columns.size());
+  for (size_t i = 0; i < catalog.columns.size(); ++i) {
+    EXPECT_EQ(again.columns[i].type, catalog.columns[i].type)
+        << again.columns[i].type.DebugString();
+  }
+  EXPECT_EQ(again.columns[3].type.DebugString(),
+            "LIST<STRUCT<x FLOAT64, tags LIST<VARCHAR>>>");
+  EXPECT_EQ(TableCatalogToProto(again).SerializeAsString(),
+            TableCatalogToProto(catalog).SerializeAsString());
+}
+
+TEST(TableCatalogTest, RejectsBadNestingAndNonKeyTypesInTheKey) {
+  struct Case {
+    std::function<void(proto::TableCatalog&)> mutate;
+    std::string message;
+  };
+  auto list_of = [](proto::ColumnCatalog* column, proto::DataType element) {
+    column->set_type(proto::LIST);
+    column->mutable_nested()->mutable_element()->set_type(element);
+  };
+  const std::vector<Case> cases = {
+      {[](auto& p) { p.mutable_columns(1)->set_type(proto::STRUCT); },
+       "columns[1] (b): STRUCT without its nested parts"},
+      {[](auto& p) {
+         p.mutable_columns(1)->set_type(proto::STRUCT);
+         p.mutable_columns(1)->mutable_nested();
+       },
+       "a STRUCT needs at least one nested.fields"},
+      {[](auto& p) {
+         p.mutable_columns(1)->set_type(proto::LIST);
+         p.mutable_columns(1)->mutable_nested()->add_fields();
+       },
+       "a LIST needs nested.element and nothing else"},
+      {[](auto& p) {
+         p.mutable_columns(1)->set_type(proto::MAP);
+         p.mutable_columns(1)->mutable_nested()->mutable_map_key()->set_type(
+             proto::VARCHAR);
+       },
+       "a MAP needs nested.map_key and nested.map_value"},
+      {[](auto& p) {
+         p.mutable_columns(1)->mutable_nested()->mutable_element()->set_type(
+             proto::INT64);
+       },
+       "columns[1] (b): VARCHAR has nested parts"},
+      {[&](auto& p) { list_of(p.mutable_columns(1), proto::DATA_TYPE_UNSPECIFIED); },
+       "columns[1] (b).element.type = 0 is not a data type"},
+      {[&](auto& p) { list_of(p.mutable_columns(1), static_cast<proto::DataType>(21)); },
+       "columns[1] (b).element.type = 21 is not a data type"},
+      {[](auto& p) { p.mutable_columns(0)->set_type(proto::JSONB); },
+       "primary_key[1] = 0 (a): "},
+      {[](auto& p) {
+         p.mutable_columns(0)->set_type(proto::MAP);
+         p.mutable_columns(0)->mutable_nested()->mutable_map_key()->set_type(
+             proto::INT32);
+         p.mutable_columns(0)->mutable_nested()->mutable_map_value()->set_type(
+             proto::INT32);
+       },
+       "primary_key[1] = 0 (a): "},
+      {[&](auto& p) { list_of(p.mutable_columns(0), proto::INT64); },
+       "primary_key[1] = 0 (a) is a LIST<INT64>: LIST and STRUCT key columns "
+       "are not supported"},
+      {[](auto& p) {
+         proto::ColumnCatalog* c = p.mutable_columns(1);
+         proto::TypeCatalog* part = nullptr;
+         c->set_type(proto::LIST);
+         part = c->mutable_nested()->mutable_element();
+         for (int i = 0; i < kMaxCatalogTypeDepth + 1; ++i) {
+           part->set_type(proto::LIST);
+           part = part->mutable_nested()->mutable_element();
+         }
+         part->set_type(proto::INT64);
+       },
+       "nested deeper than 16"},
+  };
+  for (const Case& c : cases) {
+    proto::TableCatalog proto = GoodProto();
+    c.mutate(proto);
+    EXPECT_THAT(TableCatalogFromProto(proto),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr(c.message)))
+        << c.message;
+  }
+}
+
 }  // namespace
 }  // namespace backfill

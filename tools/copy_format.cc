@@ -99,7 +99,7 @@ std::string FormatCopyDatum(const Datum& datum, const ColumnType& type) {
   return out;
 }
 
-std::string FormatCopyRow(RowView row, absl::Span<const DataType> types) {
+std::string FormatCopyRow(RowView row, absl::Span<const ColumnType> types) {
   assert(row.size() == types.size());
   std::string line;
   std::string scratch;
@@ -191,7 +191,7 @@ class RunReader {
 }  // namespace
 
 CopyDump::CopyDump(std::string path, std::vector<std::string> column_names,
-                   std::vector<DataType> types, CopyDumpOptions options)
+                   std::vector<ColumnType> types, CopyDumpOptions options)
     : path_(std::move(path)),
       column_names_(std::move(column_names)),
       types_(std::move(types)),

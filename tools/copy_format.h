@@ -41,7 +41,7 @@ std::string FormatCopyDatum(const Datum& datum, const ColumnType& type);
 
 // The fields of `row` joined by tabs, without the newline.
 // REQUIRES: row.size() == types.size(), each datum matches its type.
-std::string FormatCopyRow(RowView row, absl::Span<const DataType> types);
+std::string FormatCopyRow(RowView row, absl::Span<const ColumnType> types);
 
 // `text` with the COPY escapes applied (used for field and header text).
 std::string EscapeCopyText(absl::string_view text);
@@ -79,7 +79,7 @@ class CopyDump {
  public:
   // REQUIRES: column_names.size() == types.size(); options within range.
   CopyDump(std::string path, std::vector<std::string> column_names,
-           std::vector<DataType> types, CopyDumpOptions options = {});
+           std::vector<ColumnType> types, CopyDumpOptions options = {});
   // Removes the run files and the temporary file of an unfinished dump.
   ~CopyDump();
   CopyDump(const CopyDump&) = delete;
@@ -113,7 +113,7 @@ class CopyDump {
 
   const std::string path_;
   const std::vector<std::string> column_names_;
-  const std::vector<DataType> types_;
+  const std::vector<ColumnType> types_;
   const CopyDumpOptions options_;
   std::vector<std::string> lines_;
   size_t buffered_bytes_ = 0;

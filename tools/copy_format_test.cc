@@ -197,7 +197,7 @@ TEST(CopyFormatTest, Timestamps) {
 TEST(CopyFormatTest, Rows) {
   const Row row = {int64_t{1}, Datum(), std::string("x\ty"), 1.5,
                    std::string("\x0a", 1)};
-  const std::vector<DataType> types = {DataType::kInt64, DataType::kVarchar,
+  const std::vector<ColumnType> types = {DataType::kInt64, DataType::kVarchar,
                                        DataType::kVarchar, DataType::kFloat64,
                                        DataType::kBytea};
   EXPECT_EQ(FormatCopyRow(row, types), "1\t\\N\tx\\ty\t1.5\t\\\\x0a");
@@ -212,7 +212,7 @@ TEST(CopyFormatTest, Rows) {
 
 absl::Status WriteDump(const std::string& path,
                        const std::vector<std::string>& names,
-                       const std::vector<DataType>& types,
+                       const std::vector<ColumnType>& types,
                        const std::vector<Row>& rows,
                        CopyDumpOptions options = {}) {
   CopyDump dump(path, names, types, options);
@@ -225,7 +225,7 @@ absl::Status WriteDump(const std::string& path,
 
 TEST(CopyFormatTest, DumpSortsRowsByteWiseAfterTheHeader) {
   const std::vector<std::string> names = {"id", "na\tme"};
-  const std::vector<DataType> types = {DataType::kInt64, DataType::kVarchar};
+  const std::vector<ColumnType> types = {DataType::kInt64, DataType::kVarchar};
   const std::vector<Row> rows = {
       {int64_t{2}, std::string("b")},
       {int64_t{10}, std::string("z")},
@@ -260,7 +260,7 @@ TEST(CopyFormatTest, ABoundedDumpSortsThroughRunFilesToTheSameBytes) {
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937_64 rng(seed);
   const std::vector<std::string> names = {"id", "v"};
-  const std::vector<DataType> types = {DataType::kInt64, DataType::kVarchar};
+  const std::vector<ColumnType> types = {DataType::kInt64, DataType::kVarchar};
   std::vector<Row> rows;
   for (int i = 0; i < 2000; ++i) {
     rows.push_back(

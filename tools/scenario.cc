@@ -19,6 +19,7 @@
 #include "executor/runtime/job_state.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
+#include "serde/column_type.h"
 #include "serde/utf8.h"
 #include "serde/vnode.h"
 #include "third_party/absl_extras/saturating.h"
@@ -53,7 +54,132 @@ absl::Status Invalid(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(field, " ", what));
 }
 
-bool IsKnownDataType(int value) { return DataTypeFromValue(value).has_value(); }
+// Names are proto3 strings: one that is not UTF-8 could not be serialized
+// (nor stored in a catalog) and parsed back. The text parser lets octal and
+// hex escapes through, so this is checked here.
+absl::Status ValidateUtf8(absl::string_view field, absl::string_view name) {
+  if (IsValidUtf8(name)) return absl::OkStatus();
+  return Invalid(field, absl::StrCat("= \"", absl::CHexEscape(name),
+                                     "\" is not valid UTF-8"));
+}
+
+bool IsKnownDataType(int value) {
+  return DataTypeFromValue(value).has_value();
+}
+
+bool IsNestedType(DataType type) {
+  return type == DataType::kStruct || type == DataType::kList ||
+         type == DataType::kMap;
+}
+
+// The type `type_value` with its parts `nested` (null when absent); `field`
+// names it in errors ("table.columns[2].nested.element").
+absl::StatusOr<ColumnType> TypeOf(int type_value,
+                                  const tools::NestedType* nested,
+                                  const std::string& field, int depth) {
+  const std::optional<DataType> type = DataTypeFromValue(type_value);
+  if (!type.has_value()) {
+    return Invalid(absl::StrCat(field, ".type"),
+                   type_value == 0
+                       ? "is DATA_TYPE_UNSPECIFIED"
+                       : absl::StrCat("= ", type_value, " is not a data type"));
+  }
+  if (!IsNestedType(*type)) {
+    if (nested != nullptr) {
+      return Invalid(absl::StrCat(field, ".nested"),
+                     absl::StrCat("is set but ", DataTypeName(*type),
+                                  " has no parts (only STRUCT, LIST and MAP)"));
+    }
+    return ColumnType(*type);
+  }
+  if (depth >= kMaxCatalogTypeDepth) {
+    return Invalid(field, absl::StrCat("is nested deeper than ",
+                                       kMaxCatalogTypeDepth, " levels"));
+  }
+  const std::string parts = absl::StrCat(field, ".nested");
+  static const tools::NestedType kNoParts;
+  const tools::NestedType& n = nested != nullptr ? *nested : kNoParts;
+  const bool has_map_parts = n.has_map_key() || n.has_map_value();
+  switch (*type) {
+    case DataType::kList: {
+      if (!n.has_element()) {
+        return Invalid(absl::StrCat(parts, ".element"),
+                       "is missing (a LIST needs its element type)");
+      }
+      if (n.fields_size() > 0 || has_map_parts) {
+        return Invalid(parts, "of a LIST may only set element");
+      }
+      absl::StatusOr<ColumnType> element =
+          TypeOf(n.element().type(),
+                 n.element().has_nested() ? &n.element().nested() : nullptr,
+                 absl::StrCat(parts, ".element"), depth + 1);
+      if (!element.ok()) return element.status();
+      return ColumnType::List(*std::move(element));
+    }
+    case DataType::kMap: {
+      if (!n.has_map_key() || !n.has_map_value()) {
+        return Invalid(
+            absl::StrCat(parts, n.has_map_key() ? ".map_value" : ".map_key"),
+            "is missing (a MAP needs map_key and map_value)");
+      }
+      if (n.fields_size() > 0 || n.has_element()) {
+        return Invalid(parts, "of a MAP may only set map_key and map_value");
+      }
+      absl::StatusOr<ColumnType> key =
+          TypeOf(n.map_key().type(),
+                 n.map_key().has_nested() ? &n.map_key().nested() : nullptr,
+                 absl::StrCat(parts, ".map_key"), depth + 1);
+      if (!key.ok()) return key.status();
+      if (!IsValidMapKeyType(*key)) {
+        return Invalid(absl::StrCat(parts, ".map_key"),
+                       absl::StrCat("= ", key->DebugString(),
+                                    " is not a map key type (INT16, INT32, "
+                                    "INT64 or VARCHAR)"));
+      }
+      absl::StatusOr<ColumnType> value =
+          TypeOf(n.map_value().type(),
+                 n.map_value().has_nested() ? &n.map_value().nested() : nullptr,
+                 absl::StrCat(parts, ".map_value"), depth + 1);
+      if (!value.ok()) return value.status();
+      return ColumnType::Map(*std::move(key), *std::move(value));
+    }
+    default: {  // kStruct
+      if (n.fields_size() == 0) {
+        return Invalid(absl::StrCat(parts, ".fields"),
+                       "is empty (a STRUCT needs at least one field)");
+      }
+      if (n.has_element() || has_map_parts) {
+        return Invalid(parts, "of a STRUCT may only set fields");
+      }
+      std::vector<StructField> fields;
+      absl::flat_hash_set<std::string> names;
+      for (int i = 0; i < n.fields_size(); ++i) {
+        const tools::StructField& f = n.fields(i);
+        const std::string where = absl::StrCat(parts, ".fields[", i, "]");
+        if (f.name().empty()) {
+          return Invalid(absl::StrCat(where, ".name"), "is empty");
+        }
+        if (absl::Status s = ValidateUtf8(absl::StrCat(where, ".name"),
+                                          f.name());
+            !s.ok()) {
+          return s;
+        }
+        if (!names.insert(f.name()).second) {
+          return Invalid(absl::StrCat(where, ".name"),
+                         absl::StrCat("= \"", f.name(),
+                                      "\" appears twice in the STRUCT"));
+        }
+        absl::StatusOr<ColumnType> field_type =
+            TypeOf(f.type(), f.has_nested() ? &f.nested() : nullptr, where,
+                   depth + 1);
+        if (!field_type.ok()) return field_type.status();
+        fields.push_back(
+            {f.name(), *std::move(field_type), static_cast<int32_t>(i + 1)});
+      }
+      return ColumnType::Struct(std::move(fields));
+    }
+  }
+}
 
 // Distinct non-NULL values of a key column of `type` (saturated at 2^64-1).
 uint64_t DistinctValues(DataType type) {
@@ -72,15 +198,6 @@ uint64_t DistinctValues(DataType type) {
     default:
       return kMany;
   }
-}
-
-// Names are proto3 strings: one that is not UTF-8 could not be serialized
-// (nor stored in a catalog) and parsed back. The text parser lets octal and
-// hex escapes through, so this is checked here.
-absl::Status ValidateUtf8(absl::string_view field, absl::string_view name) {
-  if (IsValidUtf8(name)) return absl::OkStatus();
-  return Invalid(field, absl::StrCat("= \"", absl::CHexEscape(name),
-                                     "\" is not valid UTF-8"));
 }
 
 absl::Status ValidateTable(const tools::Scenario& scenario) {
@@ -119,6 +236,10 @@ absl::Status ValidateTable(const tools::Scenario& scenario) {
           absl::StrCat("= ", column.type(), " is not a data type (column \"",
                        column.name(), "\")"));
     }
+    absl::StatusOr<ColumnType> type = TypeOf(
+        column.type(), column.has_nested() ? &column.nested() : nullptr,
+        field, /*depth=*/0);
+    if (!type.ok()) return type.status();
   }
   if (table.primary_key_size() == 0) {
     return Invalid("table.primary_key", "is empty");
@@ -135,6 +256,22 @@ absl::Status ValidateTable(const tools::Scenario& scenario) {
     if (!pk_set.insert(key.column()).second) {
       return Invalid(absl::StrCat(field, ".column"),
                      absl::StrCat("= ", key.column(), " appears twice"));
+    }
+    const tools::Column& key_column = table.columns(key.column());
+    const ColumnType key_type = ScenarioColumnType(key_column);
+    if (absl::Status s = ValidateKeyColumnType(key_type); !s.ok()) {
+      return Invalid(absl::StrCat(field, ".column"),
+                     absl::StrCat("= ", key.column(), " (column \"",
+                                  key_column.name(), "\"): ", s.message()));
+    }
+    if (key_type.is_nested()) {
+      return Invalid(
+          absl::StrCat(field, ".column"),
+          absl::StrCat("= ", key.column(), " (column \"", key_column.name(),
+                       "\") is a ", key_type.DebugString(),
+                       ": LIST and STRUCT primary-key columns are not "
+                       "supported yet (the state tables' keys take scalar "
+                       "types only)"));
     }
     if (!tools::NullsOrder_IsValid(key.nulls())) {
       return Invalid(absl::StrCat(field, ".nulls"),
@@ -543,6 +680,14 @@ DataType ScenarioDataType(tools::DataType type) {
   return data_type.value_or(DataType::kInt64);
 }
 
+ColumnType ScenarioColumnType(const tools::Column& column) {
+  absl::StatusOr<ColumnType> type = TypeOf(
+      column.type(), column.has_nested() ? &column.nested() : nullptr,
+      "column", /*depth=*/0);
+  assert(type.ok());
+  return type.ok() ? *std::move(type) : ColumnType(DataType::kInt64);
+}
+
 OrderType ScenarioOrderType(const tools::KeyColumn& key) {
   OrderType order =
       key.descending() ? OrderType::Descending() : OrderType::Ascending();
@@ -561,7 +706,7 @@ TableCatalog ScenarioTableCatalog(const tools::Scenario& raw,
   for (int i = 0; i < table.columns_size(); ++i) {
     const tools::Column& column = table.columns(i);
     catalog.columns.push_back(
-        ColumnDesc{column.name(), ScenarioDataType(column.type()),
+        ColumnDesc{column.name(), ScenarioColumnType(column),
                    /*column_id=*/i + 1, column.nullable()});
     catalog.value_indices.push_back(i);
   }

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "serde/column_type.h"
 #include "serde/data_type.h"
 #include "serde/order_type.h"
 #include "storage/table_catalog.h"
@@ -73,8 +74,13 @@ tools::Scenario WithDefaults(tools::Scenario scenario);
 // "table.primary_key[1].column = 7 is out of range (3 columns)".
 absl::Status ValidateScenario(const tools::Scenario& scenario);
 
-// The DataType of a scenario column type. REQUIRES: not UNSPECIFIED, known.
+// The DataType of a scenario column type. REQUIRES: not UNSPECIFIED, known
+// (the types added by issue 21 included).
 DataType ScenarioDataType(tools::DataType type);
+// The whole type of a scenario column: its DataType and, for STRUCT, LIST
+// and MAP, the parts in `column.nested` (a STRUCT's field ids are 1, 2, ...
+// in order). REQUIRES: the column passed ValidateScenario.
+ColumnType ScenarioColumnType(const tools::Column& column);
 // The OrderType of a key column (NULLS_DEFAULT: PostgreSQL's default for the
 // direction). REQUIRES: `key.nulls()` is known.
 OrderType ScenarioOrderType(const tools::KeyColumn& key);

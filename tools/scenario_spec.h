@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "executor/runtime/streaming_job_options.h"
-#include "serde/data_type.h"
+#include "serde/column_type.h"
 #include "storage/table_catalog.h"
 #include "storage/table_key.h"
 
@@ -57,7 +57,7 @@ struct ScenarioSpec {
   std::vector<int> view_input_columns;
   // Names and types of job.output_columns (the dumps' header).
   std::vector<std::string> output_column_names;
-  std::vector<DataType> output_column_types;
+  std::vector<ColumnType> output_column_types;
 };
 
 }  // namespace backfill

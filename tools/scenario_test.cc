@@ -10,6 +10,8 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
+#include "serde/column_type.h"
 #include "serde/data_type.h"
 #include "serde/order_type.h"
 #include "storage/table_catalog.h"
@@ -127,8 +129,9 @@ TEST(ScenarioTest, EveryShippedScenarioLoadsAndValidates) {
     names.insert(loaded->name());
   }
   EXPECT_EQ(names, (std::set<std::string>{"column_pruned", "default",
-                                          "heavy_churn", "rate_limited",
-                                          "singleton", "wide_composite_pk"}));
+                                          "heavy_churn", "new_types",
+                                          "rate_limited", "singleton",
+                                          "wide_composite_pk"}));
 }
 
 TEST(ScenarioTest, ShippedScenariosCoverTheirFeatures) {
@@ -664,6 +667,213 @@ TEST(ScenarioTest, ActionsAtOneEpochAllConvertInFileOrder) {
   state = ApplyJobActions(state, options.actions);
   EXPECT_FALSE(state.paused);
   EXPECT_EQ(state.rate_limit, RateLimit::Fixed(7000));
+}
+
+// Issue 21: the added types, nested ones included, go from the text form to
+// the catalogs whole, and the dumps' column types keep their parts.
+TEST(ScenarioTest, NewTypesScenarioConverts) {
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      tools::Scenario scenario,
+      LoadScenarioFile(std::string(kScenarioDir) + "/new_types.textproto"));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(ScenarioSpec spec,
+                                ScenarioSpecFromProto(scenario));
+  std::vector<std::string> types;
+  for (const ColumnDesc& column : spec.job.upstream.columns) {
+    types.push_back(column.type.DebugString());
+  }
+  EXPECT_THAT(types,
+              ElementsAre("TIMESTAMPTZ", "INTERVAL", "JSONB", "LIST<FLOAT64>",
+                          "STRUCT<id INT256, seen TIMESTAMPTZ, tags "
+                          "LIST<VARCHAR>>",
+                          "MAP<VARCHAR, INTERVAL>", "SERIAL"));
+  // The pk: a TIMESTAMPTZ and an INTERVAL; the values hold JSONB, a LIST and
+  // a STRUCT (the issue's example table).
+  EXPECT_THAT(spec.job.upstream.PkTypes(),
+              ElementsAre(DataType::kTimestamptz, DataType::kInterval));
+  EXPECT_EQ(spec.job.upstream.columns[4].type.fields()[2].id, 3);
+  ASSERT_EQ(spec.output_column_types.size(), 7u);
+  EXPECT_EQ(spec.output_column_types[4], spec.job.upstream.columns[4].type);
+  EXPECT_EQ(spec.view.columns[3].type, ColumnType::List(DataType::kFloat64));
+  EXPECT_THAT(ValidateTableCatalog(spec.view), IsOk());
+}
+
+TEST(ScenarioTest, EveryAddedTypeParsesByName) {
+  auto parsed = ParseScenario(
+      R"pb(
+        table {
+          columns { name: "a" type: TIMESTAMPTZ }
+          columns { name: "b" type: INTERVAL }
+          columns { name: "c" type: SERIAL }
+          columns { name: "d" type: INT256 }
+          columns { name: "e" type: JSONB }
+          columns {
+            name: "f"
+            type: STRUCT
+            nested {
+              fields {
+                name: "x"
+                type: MAP
+                nested {
+                  map_key { type: INT16 }
+                  map_value { type: LIST nested { element { type: JSONB } } }
+                }
+              }
+            }
+          }
+          primary_key { column: 0 }
+          primary_key { column: 1 }
+          primary_key { column: 2 }
+          primary_key { column: 3 }
+        }
+      )pb",
+      "added");
+  ASSERT_THAT(parsed.status(), IsOk());
+  EXPECT_THAT(ValidateScenario(*parsed), IsOk());
+  EXPECT_EQ(ScenarioColumnType(parsed->table().columns(5)).DebugString(),
+            "STRUCT<x MAP<INT16, LIST<JSONB>>>");
+  const TableCatalog catalog = ScenarioTableCatalog(*parsed, 1);
+  EXPECT_THAT(ValidateTableCatalog(catalog), IsOk());
+  EXPECT_THAT(catalog.PkTypes(),
+              ElementsAre(DataType::kTimestamptz, DataType::kInterval,
+                          DataType::kSerial, DataType::kInt256));
+  // The enum keeps its persisted numbers (serde/data_type.h).
+  EXPECT_EQ(ScenarioDataType(tools::TIMESTAMPTZ), DataType::kTimestamptz);
+  EXPECT_EQ(ScenarioDataType(tools::MAP), DataType::kMap);
+  EXPECT_EQ(static_cast<int>(tools::TIMESTAMP), 12);
+}
+
+TEST(ScenarioTest, BadNestingIsInvalidArgumentNamingThePart) {
+  struct Case {
+    std::string what;
+    std::string columns;  // text of the table's columns; pk is column 0
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"JSONB in the pk", R"pb(columns { name: "k" type: JSONB })pb",
+       "table.primary_key[0].column = 0 (column \"k\"): "},
+      {"MAP in the pk",
+       R"pb(columns {
+              name: "k"
+              type: MAP
+              nested {
+                map_key { type: INT32 }
+                map_value { type: INT32 }
+              }
+            })pb",
+       "table.primary_key[0].column = 0 (column \"k\"): "},
+      {"LIST in the pk",
+       R"pb(columns {
+              name: "k"
+              type: LIST
+              nested { element { type: INT64 } }
+            })pb",
+       "table.primary_key[0].column = 0 (column \"k\") is a LIST<INT64>: "
+       "LIST and STRUCT primary-key columns are not supported yet"},
+      {"STRUCT without fields",
+       R"pb(columns { name: "k" type: INT64 }
+            columns { name: "s" type: STRUCT })pb",
+       "table.columns[1].nested.fields is empty (a STRUCT needs at least one "
+       "field)"},
+      {"LIST without element",
+       R"pb(columns { name: "k" type: INT64 }
+            columns { name: "l" type: LIST nested {} })pb",
+       "table.columns[1].nested.element is missing (a LIST needs its element "
+       "type)"},
+      {"MAP without value",
+       R"pb(columns { name: "k" type: INT64 }
+            columns {
+              name: "m"
+              type: MAP
+              nested { map_key { type: VARCHAR } }
+            })pb",
+       "table.columns[1].nested.map_value is missing"},
+      {"MAP with a FLOAT64 key",
+       R"pb(columns { name: "k" type: INT64 }
+            columns {
+              name: "m"
+              type: MAP
+              nested {
+                map_key { type: FLOAT64 }
+                map_value { type: INT32 }
+              }
+            })pb",
+       "table.columns[1].nested.map_key = FLOAT64 is not a map key type"},
+      {"parts on a scalar",
+       R"pb(columns { name: "k" type: INT64 }
+            columns {
+              name: "v"
+              type: INT32
+              nested { element { type: INT32 } }
+            })pb",
+       "table.columns[1].nested is set but INT32 has no parts"},
+      {"a LIST with fields",
+       R"pb(columns { name: "k" type: INT64 }
+            columns {
+              name: "l"
+              type: LIST
+              nested {
+                element { type: INT32 }
+                fields { name: "x" type: INT32 }
+              }
+            })pb",
+       "table.columns[1].nested of a LIST may only set element"},
+      {"unspecified element",
+       R"pb(columns { name: "k" type: INT64 }
+            columns { name: "l" type: LIST nested { element {} } })pb",
+       "table.columns[1].nested.element.type is DATA_TYPE_UNSPECIFIED"},
+      {"duplicate field name",
+       R"pb(columns { name: "k" type: INT64 }
+            columns {
+              name: "s"
+              type: STRUCT
+              nested {
+                fields { name: "x" type: INT32 }
+                fields { name: "x" type: VARCHAR }
+              }
+            })pb",
+       "table.columns[1].nested.fields[1].name = \"x\" appears twice"},
+      {"unnamed field",
+       R"pb(columns { name: "k" type: INT64 }
+            columns {
+              name: "s"
+              type: STRUCT
+              nested { fields { type: INT32 } }
+            })pb",
+       "table.columns[1].nested.fields[0].name is empty"},
+      {"nested STRUCT without fields",
+       R"pb(columns { name: "k" type: INT64 }
+            columns {
+              name: "s"
+              type: STRUCT
+              nested { fields { name: "inner" type: STRUCT } }
+            })pb",
+       "table.columns[1].nested.fields[0].nested.fields is empty"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto parsed = ParseScenario(
+        absl::StrCat("table { ", c.columns, " primary_key { column: 0 } }"),
+        c.what);
+    ASSERT_THAT(parsed.status(), IsOk());
+    EXPECT_THAT(ValidateScenario(*parsed),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr(c.message)));
+    EXPECT_THAT(ScenarioSpecFromProto(*parsed).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument));
+  }
+  // Nesting deeper than the catalogs allow.
+  tools::Scenario deep = SmallScenario();
+  tools::Column* column = deep.mutable_table()->mutable_columns(1);
+  column->set_type(tools::LIST);
+  tools::ElementType* part = column->mutable_nested()->mutable_element();
+  for (int i = 0; i < kMaxCatalogTypeDepth; ++i) {
+    part->set_type(tools::LIST);
+    part = part->mutable_nested()->mutable_element();
+  }
+  part->set_type(tools::INT32);
+  EXPECT_THAT(ValidateScenario(deep),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is nested deeper than 16 levels")));
 }
 
 }  // namespace

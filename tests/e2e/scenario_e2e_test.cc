@@ -1,22 +1,59 @@
 // Every example scenario of tools/scenarios, run in-process over RocksDB: the
 // view equals the table after the backfill and after further checkpoints
 // (RunStreamingJob checks it after keeping the upstream running for the
-// scenario's extra checkpoints). The default demo is shrunk to keep the test
-// fast; its full size runs from the README's command.
+// scenario's extra checkpoints), and the two COPY dumps the command's
+// --dump_dir writes (tools/copy_format.h, the text of every type) are equal
+// byte for byte. The default demo is shrunk to keep the test fast; its full
+// size runs from the README's command.
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "executor/runtime/streaming_job.h"
+#include "executor/runtime/verifier.h"
 #include "gtest/gtest.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
 #include "third_party/absl_extras/status_matchers.h"
+#include "tools/copy_format.h"
 #include "tools/scenario.h"
 
 namespace backfill {
 namespace {
 
 class ScenarioE2eTest : public ::testing::TestWithParam<std::string> {};
+
+// The command's --dump_dir files, written by a verification pass.
+class Dumps final : public VerifiedRowSink {
+ public:
+  Dumps(const std::string& dir, const ScenarioSpec& spec)
+      : upstream_(dir + "/upstream.tsv", spec.output_column_names,
+                  spec.output_column_types),
+        view_(dir + "/view.tsv", spec.output_column_names,
+              spec.output_column_types) {}
+  absl::Status AddUpstreamRow(RowView row) override {
+    return upstream_.AddRow(row);
+  }
+  absl::Status AddViewRow(RowView row) override { return view_.AddRow(row); }
+  absl::Status Finish() {
+    if (absl::Status s = upstream_.Finish(); !s.ok()) return s;
+    return view_.Finish();
+  }
+
+ private:
+  CopyDump upstream_;
+  CopyDump view_;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 TEST_P(ScenarioE2eTest, ViewEqualsTable) {
   const std::string file = "tools/scenarios/" + GetParam() + ".textproto";
@@ -60,12 +97,28 @@ TEST_P(ScenarioE2eTest, ViewEqualsTable) {
   }
   EXPECT_EQ(result.rescales, rescales);
   EXPECT_EQ(result.parallelism, parallelism);
+
+  // Byte-equal dumps (a header line, then one line per row, sorted).
+  const std::string dump_dir = store_options.path + ".dump";
+  std::filesystem::create_directories(dump_dir);
+  Dumps dumps(dump_dir, spec);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(ViewVerdict verdict,
+                                VerifyView(*store, spec.job, &dumps));
+  BACKFILL_ASSERT_OK(dumps.Finish());
+  EXPECT_TRUE(verdict.consistent);
+  const std::string upstream_dump = ReadFile(dump_dir + "/upstream.tsv");
+  EXPECT_EQ(static_cast<uint64_t>(
+                std::count(upstream_dump.begin(), upstream_dump.end(), '\n')),
+            result.upstream_rows + 1);
+  EXPECT_TRUE(upstream_dump == ReadFile(dump_dir + "/view.tsv"))
+      << "view.tsv != upstream.tsv in " << dump_dir;
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, ScenarioE2eTest,
                          ::testing::Values("default", "wide_composite_pk",
                                            "heavy_churn", "rate_limited",
-                                           "column_pruned", "singleton"));
+                                           "column_pruned", "singleton",
+                                           "new_types"));
 
 }  // namespace
 }  // namespace backfill

@@ -251,7 +251,7 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
     for (auto& [pk, row] : keyed) actual.push_back(std::move(row));
     for (size_t i = 0; i < std::max(expected.size(), actual.size()); ++i) {
       if (i < expected.size() && i < actual.size() &&
-          expected[i] == actual[i]) {
+          ReferenceRowsIdentical(expected[i], actual[i])) {
         continue;
       }
       return Report({.step = where,

@@ -19,7 +19,9 @@
 // vnode (projected to the view's columns) that are complete (finished
 // vnode) or at or before the saved position (vnode in progress), none for a
 // vnode without progress. After the job finished, every vnode is finished
-// and the view equals the whole model.
+// and the view equals the whole model. Rows are compared as stored
+// (ReferenceRowsIdentical: floats bit for bit, INTERVALs field by field,
+// inside LISTs, STRUCTs and MAPs too).
 //
 // At every barrier it follows the job state from the timeline by its own
 // reading of job_state.h's composition (every action of an epoch applies,

@@ -65,11 +65,28 @@ std::vector<JobAction> LastActionOfEachEpoch(
   return kept;
 }
 
+// The seed's scenario, over options.table when it is set.
+Scenario ScenarioFor(uint64_t seed, const SimulationOptions& options) {
+  Scenario scenario = MakeScenario(seed);
+  if (!options.table.has_value()) return scenario;
+  StreamingJobOptions& job = scenario.job;
+  const TableId table_id = job.upstream.table_id;
+  job.upstream = *options.table;
+  job.upstream.table_id = table_id;
+  job.output_columns.clear();
+  for (size_t i = 0; i < job.upstream.columns.size(); ++i) {
+    if (i == 0 || ((seed >> (i % 8)) & 1) == 1) {
+      job.output_columns.push_back(static_cast<int>(i));
+    }
+  }
+  return scenario;
+}
+
 class Simulation {
  public:
   Simulation(uint64_t seed, const SimulationOptions& options)
       : options_(options),
-        scenario_(MakeScenario(seed)),
+        scenario_(ScenarioFor(seed, options)),
         plan_(std::make_shared<FaultPlan>()),
         oracle_(scenario_.job) {
     outcome_.seed = seed;
@@ -355,6 +372,10 @@ std::string ReproductionCommand(uint64_t seed,
   if (options.upstream_buffer_budget_bytes.has_value()) {
     absl::StrAppend(&command, " --upstream_buffer_budget_bytes=",
                     *options.upstream_buffer_budget_bytes);
+  }
+  if (options.table.has_value()) {
+    absl::StrAppend(&command, "  # and SimulationOptions::table = ",
+                    options.table->name, " (no flag: rerun the test)");
   }
   return command;
 }

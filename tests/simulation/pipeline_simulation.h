@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/table_catalog.h"
 #include "tests/simulation/divergence.h"
 
 namespace backfill {
@@ -68,6 +69,12 @@ struct SimulationOptions {
   std::optional<uint64_t> upstream_buffer_budget_bytes;
   // Scheduler steps per attempt before the driver gives up (a divergence).
   uint64_t max_steps = 2'000'000;
+  // Every seed's upstream table instead of its random one (its id is the
+  // seed's; the view keeps a seed-chosen subset of its columns, the first
+  // always), e.g. an example scenario's. REQUIRES: ValidateTableCatalog
+  // accepts it, vnode_count >= 6 (the seeds' largest parallelism), and
+  // every column type is ReferenceTypeSupported. Default: none.
+  std::optional<TableCatalog> table;
 };
 
 // "drop_change", ... ("none" for kNone); ParseSabotage is its inverse.

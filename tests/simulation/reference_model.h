@@ -1,8 +1,10 @@
 // The simulation oracle's own model of the upstream, independent of the code
 // it checks: a reference vnode function (a plain bit-by-bit CRC-32 over each
 // distribution-key datum's byte form, as serde/FORMAT.md specifies it), a
-// reference primary-key order (compares datums directly, honouring ASC/DESC
-// and NULLS FIRST/LAST), and UpstreamModel: the upstream table as the demo
+// reference primary-key order (compares datums directly by each type's own
+// order, honouring ASC/DESC and NULLS FIRST/LAST; INTERVALs by span, LISTs
+// and STRUCTs element by element with NULL elements above every value), and
+// UpstreamModel: the upstream table as the demo
 // source generated it (the initial rows, then the workload's operations up
 // to an offset), kept in a std::map ordered by the reference order. None of
 // serde's vnode or key code, nor the state tables, is used here; a test
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "executor/runtime/demo/workload.h"
+#include "serde/column_type.h"
 #include "serde/data_type.h"
 #include "serde/order_type.h"
 #include "serde/row.h"
@@ -33,8 +36,22 @@
 namespace backfill {
 namespace simulation {
 
-// Boolean, the integers, FLOAT64, VARCHAR, BYTEA, DATE, TIME, TIMESTAMP.
-bool ReferenceTypeSupported(DataType type);
+// Every type but DECIMAL, at any depth: BOOLEAN, the integers, the floats,
+// VARCHAR, BYTEA, DATE, TIME, TIMESTAMP, TIMESTAMPTZ, INTERVAL (compared and
+// hashed by its span, computed here), SERIAL, INT256, JSONB, and LISTs,
+// STRUCTs and MAPs of those (JSONB and MAP as values only: they are never
+// keys).
+bool ReferenceTypeSupported(const ColumnType& type);
+
+// Whether two datums of one type are the same value as stored, more strictly
+// than SQL equality: floats bit for bit (-0.0 != 0.0; any NaN equals any
+// NaN), INTERVALs field by field ('1 mon' != '30 days'), recursively inside
+// LISTs, STRUCTs and MAPs; the other types by their own equality. The
+// oracle's test of a view row against the model's: the value encodings keep
+// every bit, so a difference means the stack changed a value.
+bool ReferenceDatumsIdentical(const Datum& a, const Datum& b);
+bool ReferenceRowsIdentical(const std::vector<Datum>& a,
+                            const std::vector<Datum>& b);
 
 // The vnode of `row` (a row of `catalog`): 0 for a singleton table, else the
 // CRC-32 of its distribution-key datums modulo the vnode count.

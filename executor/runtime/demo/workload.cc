@@ -1,10 +1,20 @@
 #include "executor/runtime/demo/workload.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
+#include <iterator>
+#include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "serde/column_type.h"
+#include "serde/datum.h"
+#include "serde/interval.h"
+#include "serde/jsonb.h"
 
 namespace backfill {
 namespace {
@@ -18,6 +28,33 @@ uint64_t Mix(uint64_t x) {
 }
 
 double Unit(uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
+
+// An INTERVAL whose span is key x (1 day + 1 microsecond), wrapping modulo
+// 2^64 (an odd multiplier: one span per key), held in one of three forms
+// chosen by the hash: all microseconds, days and microseconds, or months,
+// days and microseconds. Most are not the representative of their span
+// (IntervalFromSpan), so code that rebuilt a value from its memcomparable
+// key instead of its stored fields would show.
+Interval KeyInterval(uint64_t key, uint64_t salt) {
+  const int64_t span = static_cast<int64_t>(key * 86'400'000'001);
+  Interval value;
+  switch (Mix(key ^ salt) % 3) {
+    case 0:
+      value.micros = span;
+      break;
+    case 1:
+      value.days = static_cast<int32_t>(span / kIntervalMicrosPerDay);
+      value.micros = span % kIntervalMicrosPerDay;
+      break;
+    default:
+      value.months = static_cast<int32_t>(span / kIntervalMicrosPerMonth);
+      value.days = static_cast<int32_t>((span % kIntervalMicrosPerMonth) /
+                                        kIntervalMicrosPerDay);
+      value.micros = span % kIntervalMicrosPerDay;
+      break;
+  }
+  return value;
+}
 
 Datum KeyDatum(DataType type, uint64_t key, uint64_t salt) {
   const int64_t k = static_cast<int64_t>(key);
@@ -39,13 +76,113 @@ Datum KeyDatum(DataType type, uint64_t key, uint64_t salt) {
     case DataType::kTime: return TimeOfDay{static_cast<int64_t>(key % 86400) * 1000000};
     case DataType::kTimestamp:
       return Timestamp{static_cast<int64_t>(key * 1000 + 1600000000000000)};
-    default: break;  // not in catalogs yet (serde/data_type.h)
+    // The types added by issue 21 that can be keys: one value per key (the
+    // multipliers are odd, so distinct keys give distinct values modulo
+    // 2^64 too).
+    case DataType::kTimestamptz:
+      return Timestamptz{
+          static_cast<int64_t>(key * 1'000'001 + 1'650'000'000'000'000)};
+    case DataType::kInterval: return KeyInterval(key, salt);
+    case DataType::kSerial: return Serial{k};
+    case DataType::kInt256:
+      // Keys 0, 1, ... as themselves or as -1 - key, by a bit of the hash.
+      return (Mix(key ^ salt) & 1) == 0
+                 ? Int256::FromWords({key, 0, 0, 0})
+                 : Int256::FromWords({~key, ~uint64_t{0}, ~uint64_t{0},
+                                      ~uint64_t{0}});
+    default: break;  // LIST and STRUCT are not key columns yet; JSONB, MAP never
   }
   return Datum();
 }
 
-Datum ValueDatum(DataType type, uint64_t h) {
-  switch (type) {
+// One in kNestedNullOneIn elements of a LIST, fields of a STRUCT and values
+// of a MAP is NULL, whatever the column's nullability.
+constexpr uint64_t kNestedNullOneIn = 8;
+
+// Floats inside LISTs: one in four is one of these, the values whose order
+// and equality are special (-0.0 == 0.0, NaN above +Infinity).
+constexpr double kSpecialFloats[] = {
+    -0.0, 0.0, std::numeric_limits<double>::quiet_NaN(),
+    std::numeric_limits<double>::infinity(),
+    -std::numeric_limits<double>::infinity()};
+
+Jsonb ValueJsonb(uint64_t h) {
+  switch (h % 4) {
+    case 0: return Jsonb::Int(static_cast<int64_t>(h >> 20) - (int64_t{1} << 42));
+    case 1: return Jsonb::String(absl::StrCat("s", h % 1000, "\"\\é"));
+    case 2: return Jsonb();  // JSON null
+    default: break;
+  }
+  std::vector<Jsonb> tags;
+  for (uint64_t i = 0; i < Mix(h + 1) % 4; ++i) {
+    tags.push_back(i % 2 == 0 ? Jsonb::Int(static_cast<int64_t>(Mix(h + i) % 100))
+                              : Jsonb::Bool((Mix(h + i) & 1) == 1));
+  }
+  std::vector<JsonbMember> members;
+  members.push_back({"id", Jsonb::Int(static_cast<int64_t>(h % 1'000'000))});
+  members.push_back({"tags", Jsonb::Array(std::move(tags))});
+  members.push_back({"name", Jsonb::String(absl::StrCat("n", Mix(h + 2) % 97))});
+  if ((h >> 7) & 1) members.push_back({"gone", Jsonb()});
+  return Jsonb::Object(std::move(members));
+}
+
+Datum ValueDatum(const ColumnType& type, uint64_t h);
+
+Datum NestedValueDatum(const ColumnType& type, uint64_t h) {
+  if (Mix(h ^ 0x5bd1e995) % kNestedNullOneIn == 0) return Datum();
+  const bool is_float = type == DataType::kFloat64 || type == DataType::kFloat32;
+  if (is_float && Mix(h + 7) % 4 == 0) {
+    const double special = kSpecialFloats[Mix(h + 8) % std::size(kSpecialFloats)];
+    if (type == DataType::kFloat32) return static_cast<float>(special);
+    return special;
+  }
+  return ValueDatum(type, h);
+}
+
+Datum ValueDatum(const ColumnType& type, uint64_t h) {
+  switch (type.id()) {
+    case DataType::kList: {
+      ListValue list;
+      // 0 to 4 elements: empty lists and lists that prefix others.
+      const uint64_t size = Mix(h + 3) % 5;
+      for (uint64_t i = 0; i < size; ++i) {
+        list.elements.push_back(NestedValueDatum(type.element(), Mix(h + 11 * i + 5)));
+      }
+      return list;
+    }
+    case DataType::kStruct: {
+      StructValue value;
+      for (size_t i = 0; i < type.fields().size(); ++i) {
+        value.fields.push_back(
+            NestedValueDatum(type.fields()[i].type, Mix(h + 13 * i + 6)));
+      }
+      return value;
+    }
+    case DataType::kMap: {
+      std::vector<MapEntry> entries;
+      const uint64_t size = Mix(h + 4) % 4;
+      const uint64_t first = Mix(h + 9) % 1000;
+      for (uint64_t i = 0; i < size; ++i) {
+        // Distinct keys: first, first + 1, ... (as text for VARCHAR).
+        const uint64_t key = first + i;
+        Datum key_datum;
+        switch (type.map_key().id()) {
+          case DataType::kInt16: key_datum = static_cast<int16_t>(key); break;
+          case DataType::kInt32: key_datum = static_cast<int32_t>(key); break;
+          case DataType::kInt64: key_datum = static_cast<int64_t>(key); break;
+          default: key_datum = absl::StrCat("key", key); break;
+        }
+        entries.push_back({std::move(key_datum),
+                           NestedValueDatum(type.map_value(), Mix(h + 17 * i + 10))});
+      }
+      absl::StatusOr<MapValue> map = MakeMapValue(std::move(entries));
+      assert(map.ok());  // unique non-NULL keys of one map key type
+      return map.ok() ? Datum(*std::move(map)) : Datum();
+    }
+    default:
+      break;
+  }
+  switch (type.id()) {
     case DataType::kBoolean: return (h & 1) == 1;
     case DataType::kInt16: return static_cast<int16_t>(h % 30000);
     case DataType::kInt32: return static_cast<int32_t>(h % 1000000);
@@ -62,7 +199,19 @@ Datum ValueDatum(DataType type, uint64_t h) {
     case DataType::kDate: return Date{static_cast<int32_t>(h % 40000)};
     case DataType::kTime: return TimeOfDay{static_cast<int64_t>(h % 86400000000)};
     case DataType::kTimestamp: return Timestamp{static_cast<int64_t>(h % 4000000000000000)};
-    default: break;  // not in catalogs yet (serde/data_type.h)
+    case DataType::kTimestamptz:
+      return Timestamptz{static_cast<int64_t>(h % 4000000000000000) -
+                         1000000000000000};
+    case DataType::kInterval:
+      return Interval{static_cast<int32_t>(h % 25) - 12,
+                      static_cast<int32_t>((h >> 8) % 61) - 30,
+                      static_cast<int64_t>((h >> 16) % 172800000000) -
+                          86400000000};
+    case DataType::kJsonb: return ValueJsonb(h);
+    case DataType::kSerial: return Serial{static_cast<int64_t>(h >> 2)};
+    case DataType::kInt256:
+      return Int256::FromWords({h, Mix(h + 1), Mix(h + 2), Mix(h + 3)});
+    default: break;  // the nested types are above
   }
   return Datum();
 }

@@ -59,7 +59,14 @@ uint64_t WorkloadOpsDue(double ops_per_second, double elapsed_seconds);
 
 // The row of `key` with values of `version`: pk columns are a function of the
 // key only (NULL for a fraction `null_fraction` of keys in nullable pk
-// columns), other columns of (key, version).
+// columns; for TIMESTAMPTZ, INTERVAL, SERIAL and INT256 distinct keys give
+// distinct values, some other types wrap), other columns of
+// (key, version). Every type of the catalog has values, the nested ones
+// included: LISTs of 0 to 4 elements, one in eight elements (and STRUCT
+// fields, MAP values) NULL, floats inside LISTs sometimes -0.0, 0.0, NaN
+// or an infinity; MAPs of up to 3 entries; JSONB objects, arrays, strings,
+// numbers and nulls; INTERVALs held in varied forms (the same span as
+// months, days or microseconds).
 Row WorkloadRow(const TableCatalog& catalog, uint64_t seed, uint64_t key,
                 uint64_t version, double null_fraction);
 

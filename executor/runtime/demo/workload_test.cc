@@ -1,6 +1,16 @@
 #include "executor/runtime/demo/workload.h"
 
+#include <cmath>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/numeric/int128.h"
 #include "absl/strings/str_cat.h"
+#include "serde/column_type.h"
+#include "serde/datum.h"
+#include "serde/interval.h"
+#include "serde/jsonb.h"
 #include "gtest/gtest.h"
 #include "serde/schema.h"
 
@@ -96,6 +106,122 @@ TEST(WorkloadTest, OpsDueSaturate) {
   EXPECT_EQ(WorkloadOpsDue(1e300, 1e-3), ~uint64_t{0});
   EXPECT_EQ(WorkloadOpsDue(1e300, 1e300), ~uint64_t{0});
   EXPECT_EQ(WorkloadOpsDue(18446744073709551616.0, 1), ~uint64_t{0});
+}
+
+// Issue 21: a table of the added types, nested ones included, as a
+// scenario may declare it (pk of every added key type).
+TableCatalog NewTypesCatalog() {
+  TableCatalog catalog;
+  catalog.table_id = 1;
+  const ColumnType point = ColumnType::Struct(
+      {{"x", DataType::kFloat64, 1},
+       {"labels", ColumnType::List(DataType::kVarchar), 2},
+       {"at", DataType::kTimestamptz, 3}});
+  catalog.columns = {
+      {"at", DataType::kTimestamptz, 1, false},
+      {"span", DataType::kInterval, 2, true},
+      {"serial", DataType::kSerial, 3, false},
+      {"big", DataType::kInt256, 4, false},
+      {"doc", DataType::kJsonb, 5, true},
+      {"samples", ColumnType::List(DataType::kFloat64), 6, true},
+      {"point", point, 7, true},
+      {"attrs", ColumnType::Map(DataType::kVarchar,
+                                ColumnType::List(DataType::kInt32)),
+       8, true},
+      {"counts", ColumnType::Map(DataType::kInt16, DataType::kInterval), 9,
+       true},
+      {"grid", ColumnType::List(ColumnType::List(DataType::kFloat32)), 10,
+       true}};
+  catalog.pk_indices = {0, 1, 2, 3};
+  catalog.pk_orders = {OrderType::Ascending(), OrderType::Descending(),
+                       OrderType::Ascending(), OrderType::Ascending()};
+  catalog.dist_key_indices = {1};
+  for (int i = 0; i < 10; ++i) catalog.value_indices.push_back(i);
+  return catalog;
+}
+
+TEST(WorkloadTest, NewTypesHaveValuesOfTheirTypes) {
+  const TableCatalog catalog = NewTypesCatalog();
+  for (uint64_t seed : {uint64_t{1}, uint64_t{21}}) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    for (uint64_t key = 0; key < 500; ++key) {
+      const Row row = WorkloadRow(catalog, seed, key, key % 7, 0.2);
+      ASSERT_TRUE(ValidateRow(catalog.columns, row).ok())
+          << "key " << key << ": " << ValidateRow(catalog.columns, row);
+      // Deterministic, NaNs inside lists included (DatumsEqual: NaN == NaN).
+      ASSERT_TRUE(RowsEqual(row, WorkloadRow(catalog, seed, key, key % 7, 0.2)));
+    }
+  }
+}
+
+// The values cover what makes these types hard: NULLs, -0.0 and NaN inside
+// lists, empty lists, every JSONB kind, intervals not in their canonical
+// form; the pk's TIMESTAMPTZ, INTERVAL (by span), SERIAL and INT256 are
+// distinct for distinct keys.
+TEST(WorkloadTest, NewTypeValuesCoverTheirHardCases) {
+  const TableCatalog catalog = NewTypesCatalog();
+  std::set<int64_t> timestamps;
+  std::set<absl::int128> spans;
+  std::set<std::string> big;
+  int null_elements = 0, negative_zeros = 0, nans = 0, empty_lists = 0,
+      null_fields = 0, non_canonical_intervals = 0, null_map_values = 0,
+      negative_int256 = 0;
+  std::set<Jsonb::Kind> jsonb_kinds;
+  for (uint64_t key = 0; key < 2000; ++key) {
+    const Row row = WorkloadRow(catalog, 5, key, 1, 0.0);
+    timestamps.insert(std::get<Timestamptz>(row[0]).micros);
+    const Interval span = std::get<Interval>(row[1]);
+    spans.insert(IntervalSpan(span));
+    const std::optional<Interval> canonical =
+        IntervalFromSpan(IntervalSpan(span));
+    if (!canonical.has_value() || !IdenticalIntervals(*canonical, span)) {
+      ++non_canonical_intervals;
+    }
+    big.insert(std::get<Int256>(row[3]).ToString());
+    negative_int256 += std::get<Int256>(row[3]).negative() ? 1 : 0;
+    jsonb_kinds.insert(std::get<Jsonb>(row[4]).kind());
+    const ListValue& samples = std::get<ListValue>(row[5]);
+    empty_lists += samples.elements.empty() ? 1 : 0;
+    for (const Datum& element : samples.elements) {
+      if (IsNull(element)) {
+        ++null_elements;
+        continue;
+      }
+      const double value = std::get<double>(element);
+      nans += std::isnan(value) ? 1 : 0;
+      negative_zeros += (value == 0 && std::signbit(value)) ? 1 : 0;
+    }
+    for (const Datum& field : std::get<StructValue>(row[6]).fields) {
+      null_fields += IsNull(field) ? 1 : 0;
+    }
+    for (const MapEntry& entry : std::get<MapValue>(row[7]).entries) {
+      null_map_values += IsNull(entry.value) ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(timestamps.size(), 2000u);
+  EXPECT_EQ(spans.size(), 2000u);
+  EXPECT_EQ(big.size(), 2000u);
+  EXPECT_GT(negative_int256, 500);
+  EXPECT_GT(non_canonical_intervals, 500);
+  EXPECT_GT(null_elements, 50);
+  EXPECT_GT(negative_zeros, 10);
+  EXPECT_GT(nans, 10);
+  EXPECT_GT(empty_lists, 100);
+  EXPECT_GT(null_fields, 100);
+  EXPECT_GT(null_map_values, 10);
+  EXPECT_EQ(jsonb_kinds.size(), 4u);  // null, number, string, object
+}
+
+TEST(WorkloadTest, NewKeyTypesAtTheTopOfTheKeySpace) {
+  const TableCatalog catalog = NewTypesCatalog();
+  for (uint64_t key : {uint64_t{0}, uint64_t{1} << 63, ~uint64_t{0}}) {
+    const Row row = WorkloadRow(catalog, 3, key, ~uint64_t{0}, 0.0);
+    ASSERT_TRUE(ValidateRow(catalog.columns, row).ok()) << "key " << key;
+  }
+  // Keys 0 and 2^64 - 1 give distinct pks (no wrap onto each other).
+  const Row low = WorkloadRow(catalog, 3, 0, 0, 0.0);
+  const Row high = WorkloadRow(catalog, 3, ~uint64_t{0}, 0, 0.0);
+  for (int i = 0; i < 4; ++i) EXPECT_FALSE(DatumsEqual(low[i], high[i])) << i;
 }
 
 }  // namespace
