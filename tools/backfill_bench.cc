@@ -959,7 +959,8 @@ absl::StatusOr<BurstRun> RunBurst(StateStore& store,
   node.set_fragment_id(10);
   node.set_rate_limit(1000);
   node.set_upstream_buffer_budget_bytes(options.upstream_buffer_budget_bytes);
-  auto [tx, rx] = MakeChannel({capacity});
+  auto [sender, rx] = MakeChannel({capacity});
+  ChannelSender tx = std::move(sender);  // Captured below (not a binding).
   ArrangementBackfillDeps deps;
   deps.clock = &clock;
   BACKFILL_ASSIGN_OR_RETURN(auto actor, BuildArrangementBackfillFromPlan(
