@@ -1,4 +1,5 @@
 // bazel run -c opt //tools:backfill_bench -- [--rows=N] [--load=OPS] (--help)
+//     [--growth_seconds=S]
 //     [--json] [--plot=FILE.png] [--dir=DIR]
 //
 // Measures, in one process and one run, the arrangement backfill against the
@@ -14,8 +15,8 @@
 // The upstream is the default scenario's orders table (INT64 pk, VARCHAR,
 // FLOAT64, DECIMAL, TIMESTAMP, nullable INT32; 256 vnodes) in RocksDB, built
 // once and copied for each run that needs a pristine store. The cost-growth
-// runs are child processes of this binary (--child_snapshot) so that their
-// peak RSS is their own.
+// runs (--child_snapshot) and the vnode-count runs (--child_job) are child
+// processes of this binary so that their peak RSS is their own.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,11 +53,17 @@
 #include "executor/runtime/demo/dml_source_executor.h"
 #include "executor/runtime/demo/workload.h"
 #include "executor/runtime/streaming_job.h"
+#include "rocksdb/write_batch.h"
+#include "serde/memcmp_codec.h"
+#include "serde/row.h"
+#include "serde/schema.h"
 #include "serde/value_codec.h"
 #include "serde/vnode_bitmap.h"
+#include "serde/vnode_hash.h"
 #include "storage/rocksdb/raw_rocksdb_for_test.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
 #include "storage/state_table.h"
+#include "storage/table_catalog.h"
 #include "storage/table_key.h"
 #include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/mutex.h"
@@ -67,8 +74,9 @@
 #include "tools/scenario_spec.h"
 
 ABSL_FLAG(uint64_t, rows, 2'000'000,
-          "Rows of the benchmark table (>= 1000); the cost-growth runs use "
-          "N/4 and N.");
+          "Rows of the benchmark table (>= 1000); the vnode-count runs use "
+          "N/4, the\ncost-growth runs N' and 4N' with N' >= N/4 (see "
+          "--growth_seconds).");
 ABSL_FLAG(std::optional<double>, load, std::nullopt,
           "Upstream ops/s of the loaded runs (mixed DML of the default "
           "scenario); unset:\nhalf the upstream's capacity, measured first.");
@@ -89,6 +97,16 @@ ABSL_FLAG(bool, child_snapshot, false,
           "--child_table\nin the store at --dir, one actor; prints "
           "\"seconds rows\").");
 ABSL_FLAG(uint64_t, child_table, 0, "Internal: the table of --child_snapshot.");
+ABSL_FLAG(bool, child_job, false,
+          "Internal: the child process of a vnode-count run (the loaded job "
+          "over the\n--rows rows of the store at --dir, --child_vnodes "
+          "vnodes, --load ops/s;\nprints \"barrier_p99_ms peak_rss_kb\").");
+ABSL_FLAG(uint32_t, child_vnodes, 256,
+          "Internal: the vnode count of --child_job.");
+ABSL_FLAG(double, growth_seconds, 2.5,
+          "Cost-growth runs: the N run's rows are at least this many seconds "
+          "of the\n1-actor snapshot rate measured earlier in the run (the 4N "
+          "run takes 4x as\nmany); 0: N/4 and N of --rows.");
 
 namespace backfill {
 namespace {
@@ -104,6 +122,13 @@ struct Flags {
   // store at `dir` with one actor, print "seconds rows".
   bool child_snapshot = false;
   uint64_t child_table = 0;
+  // Child mode (vnode count): the loaded job over `rows` rows of a table of
+  // `child_vnodes` vnodes in the store at `dir`, print its backfill barrier
+  // p99 and peak RSS.
+  bool child_job = false;
+  uint32_t child_vnodes = 256;
+  // The cost-growth runs' length at the measured snapshot rate, seconds.
+  double growth_seconds = 2.5;
   // For profiling: build, then only the snapshot runs.
   bool only_snapshot = false;
 };
@@ -156,6 +181,18 @@ std::unique_ptr<RocksDbStateStore> OpenStore(const std::string& path) {
 void CopyStore(const std::string& from, const std::string& to) {
   std::filesystem::remove_all(to);
   std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+}
+
+// Builds the table of `options` (its initial rows) in a new store at
+// `path`, fully compacts it and closes it: a child process that opens it
+// replays no write-ahead log, so its peak RSS holds no memtable of the load
+// (a table smaller than the 64 MiB write buffer would otherwise be replayed
+// whole into memory by the child, a bigger one only in part).
+void BuildCompactedTable(const std::string& path,
+                         const StreamingJobOptions& options) {
+  auto store = OpenStore(path);
+  OrDie(LoadInitialRows(*store, options), "load");
+  Check(store->Compact(), "compact");
 }
 
 // The codec of `catalog`'s stored values (its value columns, positional).
@@ -384,6 +421,17 @@ struct ChildRun {
   long max_rss_kb = 0;
 };
 
+// The peak RSS of this process image, kB (VmHWM: reset by exec, unlike
+// getrusage's ru_maxrss, which keeps the forking parent's peak).
+long PeakRssKb() {
+  long hwm_kb = 0;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) hwm_kb = std::atol(line.c_str() + 6);
+  }
+  return hwm_kb;
+}
+
 int ChildSnapshotMain(const Flags& flags) {
   auto store = OpenStore(flags.dir);
   TableCatalog upstream = BaseOptions(0).upstream;
@@ -391,29 +439,26 @@ int ChildSnapshotMain(const Flags& flags) {
   SnapshotRun run =
       OrDie(RunSnapshotOnly(*store, upstream, 1, 900, absl::Milliseconds(100)),
             "child snapshot");
-  // The peak RSS of this process image (VmHWM: reset by exec, unlike
-  // getrusage's ru_maxrss, which keeps the forking parent's peak).
-  long hwm_kb = 0;
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) hwm_kb = std::atol(line.c_str() + 6);
-  }
-  std::printf("%.6f %" PRIu64 " %ld\n", run.seconds, run.rows, hwm_kb);
+  std::printf("%.6f %" PRIu64 " %ld\n", run.seconds, run.rows, PeakRssKb());
   return 0;
 }
 
-ChildRun RunChild(const std::string& self, const std::string& dir,
-                  TableId table) {
+// Runs this binary with `args` and returns its standard output; dies if it
+// fails.
+std::string RunChildProcess(const std::string& self,
+                            const std::vector<std::string>& args) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) Die(absl::InternalError("pipe"), "child");
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(pipe_fds[1], STDOUT_FILENO);
     close(pipe_fds[0]);
-    const std::string dir_flag = "--dir=" + dir;
-    const std::string table_flag = absl::StrCat("--child_table=", table);
-    execl(self.c_str(), self.c_str(), "--child_snapshot", dir_flag.c_str(),
-          table_flag.c_str(), static_cast<char*>(nullptr));
+    std::vector<char*> argv = {const_cast<char*>(self.c_str())};
+    for (const std::string& arg : args) {
+      argv.push_back(const_cast<char*>(arg.c_str()));
+    }
+    argv.push_back(nullptr);
+    execv(self.c_str(), argv.data());
     _exit(127);
   }
   close(pipe_fds[1]);
@@ -429,6 +474,14 @@ ChildRun RunChild(const std::string& self, const std::string& dir,
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
     Die(absl::InternalError(absl::StrCat("child failed: ", output)), "child");
   }
+  return output;
+}
+
+ChildRun RunChild(const std::string& self, const std::string& dir,
+                  TableId table) {
+  const std::string output =
+      RunChildProcess(self, {"--child_snapshot", "--dir=" + dir,
+                             absl::StrCat("--child_table=", table)});
   ChildRun run;
   if (std::sscanf(output.c_str(), "%lf %" SCNu64 " %ld", &run.seconds,
                   &run.rows, &run.max_rss_kb) != 3) {
@@ -634,6 +687,7 @@ constexpr char kRowsValues[] = "an integer >= 1000";
 constexpr uint32_t kUpstreamOnlyCheckpoints = 25;
 constexpr double kUnboundedOps = 1e9;
 constexpr char kLoadValues[] = "a number >= 0";
+constexpr char kGrowthSecondsValues[] = "a number in [0, 600]";
 
 // The flags after validation (one line naming the flag on error).
 absl::StatusOr<Flags> ValidatedFlags() {
@@ -654,6 +708,14 @@ absl::StatusOr<Flags> ValidatedFlags() {
   flags.dir = absl::GetFlag(FLAGS_dir);
   flags.child_snapshot = absl::GetFlag(FLAGS_child_snapshot);
   flags.child_table = absl::GetFlag(FLAGS_child_table);
+  flags.child_job = absl::GetFlag(FLAGS_child_job);
+  flags.child_vnodes = absl::GetFlag(FLAGS_child_vnodes);
+  flags.growth_seconds = absl::GetFlag(FLAGS_growth_seconds);
+  if (!(flags.growth_seconds >= 0 && flags.growth_seconds <= 600)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--growth_seconds=", flags.growth_seconds, ": expected ",
+                     kGrowthSecondsValues));
+  }
   flags.only_snapshot = absl::GetFlag(FLAGS_only_snapshot);
   return flags;
 }
@@ -786,6 +848,232 @@ double UpstreamRateDuringBackfill(const JobRun& run) {
              : 0;
 }
 
+// ---- The view's write limit, a burst epoch, many vnodes (issue 15)
+// ---------------------------------------------------------------------
+
+// The limit for writing a view: `rows` rows of the view of `options`
+// (WorkloadRow values, version 0) written straight into RocksDB with the
+// store's encoding (FORMAT.md: key table | vnode | pk | ~epoch, value 0x01
+// then the positional row), one synced WriteBatch of `group_rows` rows per
+// checkpoint with the committed epoch, as a checkpoint writes. Only encoding
+// and writing are timed (rows are generated a group at a time before).
+// `path` must be a new store directory (created by the store, closed).
+double RawWriteRowsPerSecond(const std::string& path,
+                             const StreamingJobOptions& options, uint64_t rows,
+                             uint64_t group_rows) {
+  const TableCatalog view = ViewCatalog(options);
+  const std::vector<int> view_columns = ViewColumns(options);
+  const KeySerde pk_serde =
+      OrDie(KeySerde::Create(view.PkTypes(), view.pk_orders), "pk serde");
+  const VnodeHasher hasher = OrDie(
+      VnodeHasher::Create(view.dist_key_indices, view.vnode_count), "hasher");
+  const std::unique_ptr<ValueRowCodec> codec =
+      OrDie(MakeValueCodec(view), "codec");
+  std::unique_ptr<raw_rocksdb_for_test::RawDb> raw;
+  rocksdb::Status opened = raw_rocksdb_for_test::Open(path, 64 << 20, &raw);
+  if (!opened.ok()) Die(absl::InternalError(opened.ToString()), "raw open");
+  group_rows = std::max<uint64_t>(group_rows, 1);
+  std::vector<Row> group;
+  std::string key, pk, value, committed(8, '\0');
+  Row values;
+  double seconds = 0;
+  uint64_t epoch = 1;
+  for (uint64_t begin = 0; begin < rows; begin += group_rows, ++epoch) {
+    group.clear();
+    for (uint64_t k = begin; k < std::min(rows, begin + group_rows); ++k) {
+      group.push_back(
+          ProjectRow(WorkloadRow(options.upstream, options.workload.seed, k, 0,
+                                 options.workload.null_fraction),
+                     view_columns));
+    }
+    const absl::Time start = absl::Now();
+    rocksdb::WriteBatch batch;
+    for (const Row& row : group) {
+      pk.clear();
+      pk_serde.Serialize(ProjectRow(row, view.pk_indices), &pk);
+      key.clear();
+      AppendFullKey(view.table_id, hasher.VnodeOf(row), pk, Epoch(epoch), &key);
+      values.clear();
+      for (int column : view.value_indices) values.push_back(row[column]);
+      value.assign(1, '\x01');
+      codec->Encode(values, &value);
+      if (!batch.Put(raw->data(), key, value).ok()) {
+        Die(absl::InternalError("batch put"), "raw write");
+      }
+    }
+    for (int i = 0; i < 8; ++i) {
+      committed[i] = static_cast<char>(epoch >> (56 - 8 * i));
+    }
+    if (!batch.Put(raw->meta(), "committed_epoch", committed).ok()) {
+      Die(absl::InternalError("batch put"), "raw write");
+    }
+    rocksdb::WriteOptions write_options;
+    write_options.sync = true;  // As the store's checkpoints (its default).
+    const rocksdb::Status written = raw->db->Write(write_options, &batch);
+    if (!written.ok()) {
+      Die(absl::InternalError(written.ToString()), "raw write");
+    }
+    seconds += SecondsSince(start);
+  }
+  return seconds > 0 ? rows / seconds : 0;
+}
+
+// A burst: one backfill actor over `upstream` (at most `snapshot_rows_per_
+// second`, so that its snapshot outlasts the run) given epochs of upstream
+// inserts of new keys from `first_new_key` on: `rows_per_epoch` rows per
+// epoch, and 10x that in one epoch, with the job's default buffer budget.
+struct BurstRun {
+  uint64_t budget_bytes = 0;
+  // The most upstream change data the actor buffered in one epoch.
+  uint64_t peak_buffer_bytes = 0;
+  // Epochs in which the buffer reached its budget (the position froze).
+  uint64_t freezes = 0;
+  // The snapshot was still running after the burst (else the burst was
+  // forwarded without buffering and measured nothing).
+  bool snapshot_active = false;
+};
+
+absl::StatusOr<BurstRun> RunBurst(StateStore& store,
+                                  const StreamingJobOptions& options,
+                                  TableId progress_table_id,
+                                  uint64_t first_new_key,
+                                  uint64_t rows_per_epoch) {
+  constexpr int kEpochs = 6, kBurstEpoch = 3, kBurstFactor = 10;
+  constexpr ActorId kActor = 100;
+  const TableCatalog& upstream = options.upstream;
+  Clock& clock = Clock::Real();
+  rows_per_epoch = std::max<uint64_t>(rows_per_epoch, 1);
+  const uint64_t chunk_rows = kDefaultChunkSize;
+  const size_t capacity =
+      kBurstFactor * rows_per_epoch / chunk_rows + 2;  // The burst's chunks.
+  proto::ArrangementBackfillNode node;
+  *node.mutable_upstream_table() = TableCatalogToProto(upstream);
+  *node.mutable_progress_table() =
+      TableCatalogToProto(BackfillProgressCatalog(upstream, progress_table_id));
+  for (size_t c = 0; c < upstream.columns.size(); ++c) {
+    node.add_upstream_column_ids(upstream.columns[c].column_id);
+    node.add_output_indices(static_cast<uint32_t>(c));
+  }
+  node.set_chunk_size(kDefaultChunkSize);
+  node.set_actor_id(kActor);
+  node.set_fragment_id(10);
+  node.set_rate_limit(1000);
+  node.set_upstream_buffer_budget_bytes(options.upstream_buffer_budget_bytes);
+  auto [sender, rx] = MakeChannel({capacity});
+  ChannelSender tx = std::move(sender);  // Captured below (not a binding).
+  ArrangementBackfillDeps deps;
+  deps.clock = &clock;
+  BACKFILL_ASSIGN_OR_RETURN(auto actor, BuildArrangementBackfillFromPlan(
+                                            node, store,
+                                            std::make_unique<ReceiverExecutor>(
+                                                ExecutorInfo{}, std::move(rx)),
+                                            deps));
+  const std::vector<DataType> types = ColumnTypes(upstream.columns);
+  uint64_t next_key = first_new_key;
+  // Sends the epoch's inserts and its barrier, then takes the actor's
+  // output until the barrier comes out (one thread: the channel holds a
+  // whole epoch).
+  auto epoch_of =
+      [&](EpochPair epoch, BarrierKind kind, uint64_t rows,
+          std::shared_ptr<const Mutation> mutation) -> absl::Status {
+    while (rows > 0) {
+      const uint64_t n = std::min(rows, chunk_rows);
+      std::vector<Row> chunk;
+      for (uint64_t i = 0; i < n; ++i) {
+        chunk.push_back(WorkloadRow(upstream, options.workload.seed, next_key++,
+                                    1, options.workload.null_fraction));
+      }
+      BACKFILL_RETURN_IF_ERROR(tx.Send(
+          Message(StreamChunk::FromRows(
+              types, std::vector<Op>(chunk.size(), Op::kInsert), chunk)),
+          clock));
+      rows -= n;
+    }
+    Barrier barrier;
+    barrier.epoch = epoch;
+    barrier.kind = kind;
+    barrier.mutation = std::move(mutation);
+    BACKFILL_RETURN_IF_ERROR(tx.Send(Message(std::move(barrier)), clock));
+    while (true) {
+      BACKFILL_ASSIGN_OR_RETURN(std::optional<Message> next,
+                                NextMessage(*actor, clock));
+      if (!next.has_value()) {
+        return absl::InternalError("the burst actor ended early");
+      }
+      if (const auto* out = std::get_if<Barrier>(&*next);
+          out != nullptr && out->epoch.curr == epoch.curr) {
+        break;
+      }
+    }
+    if (kind != BarrierKind::kInitial) {
+      BACKFILL_RETURN_IF_ERROR(store.Checkpoint(epoch.prev));
+    }
+    return absl::OkStatus();
+  };
+  const Epoch committed = store.CommittedEpoch(upstream.table_id);
+  EpochPair epoch{Epoch(committed.value() + 1), committed};
+  AddMutation add;
+  add.added_actors.insert(kActor);
+  BACKFILL_RETURN_IF_ERROR(
+      epoch_of(epoch, BarrierKind::kInitial, 0,
+               std::make_shared<const Mutation>(std::move(add))));
+  for (int e = 1; e <= kEpochs; ++e) {
+    epoch = EpochPair{Epoch(epoch.curr.value() + 1), epoch.curr};
+    BACKFILL_RETURN_IF_ERROR(epoch_of(
+        epoch, BarrierKind::kCheckpoint,
+        rows_per_epoch * (e == kBurstEpoch ? kBurstFactor : 1), nullptr));
+  }
+  BurstRun run;
+  run.budget_bytes = actor->upstream_buffer_budget_bytes();
+  run.peak_buffer_bytes = actor->peak_upstream_buffer_bytes();
+  run.freezes = actor->num_buffer_freezes();
+  run.snapshot_active = !actor->is_finished();
+  return run;
+}
+
+// Cost per vnode: the loaded job (parallelism 2) over a table built with
+// --child_vnodes vnodes in the store at --dir, in a child process so that
+// its peak RSS is its own; prints "barrier_p99_ms peak_rss_kb".
+constexpr uint32_t kVnodeRunParallelism = 2;
+
+StreamingJobOptions VnodeRunOptions(uint64_t rows, uint32_t vnodes,
+                                    double load) {
+  StreamingJobOptions options = BaseOptions(rows);
+  options.upstream.vnode_count = static_cast<int>(vnodes);
+  options.parallelism = kVnodeRunParallelism;
+  options.workload.ops_per_second = load;
+  return options;
+}
+
+struct VnodeRun {
+  double barrier_latency_p99_ms = 0;
+  long max_rss_kb = 0;
+};
+
+VnodeRun RunVnodeChild(const std::string& self, const std::string& dir,
+                       uint64_t rows, uint32_t vnodes, double load) {
+  const std::string output = RunChildProcess(
+      self,
+      {"--child_job", "--dir=" + dir, absl::StrCat("--rows=", rows),
+       absl::StrCat("--child_vnodes=", vnodes), absl::StrCat("--load=", load)});
+  VnodeRun run;
+  if (std::sscanf(output.c_str(), "%lf %ld", &run.barrier_latency_p99_ms,
+                  &run.max_rss_kb) != 2) {
+    Die(absl::InternalError(absl::StrCat("child said: ", output)), "child");
+  }
+  return run;
+}
+
+int ChildJobMain(const Flags& flags) {
+  auto store = OpenStore(flags.dir);
+  const JobRun run = RunJob(
+      *store,
+      VnodeRunOptions(flags.rows, flags.child_vnodes, flags.load.value_or(0)));
+  std::printf("%.3f %ld\n", run.result.backfill_barrier_latency_p99_ms,
+              PeakRssKb());
+  return 0;
+}
+
 void WriteTimeline(const std::string& data,
                    const std::vector<Sample>& timeline) {
   std::ofstream out(data);
@@ -860,7 +1148,9 @@ int Main(int argc, char** argv) {
       "designs, one run, a table;\nwith --json the last line of standard "
       "output is one JSON object.";
   config.help_files = {"tools/backfill_bench.cc"};
-  config.accepted_values = {{"rows", kRowsValues}, {"load", kLoadValues}};
+  config.accepted_values = {{"rows", kRowsValues},
+                            {"load", kLoadValues},
+                            {"growth_seconds", kGrowthSecondsValues}};
   absl::StatusOr<CommandLine> command_line =
       ParseCommandFlags(argc, argv, config, std::cout);
   if (!command_line.ok()) {
@@ -880,6 +1170,7 @@ int Main(int argc, char** argv) {
   }
   const Flags flags = *std::move(validated);
   if (flags.child_snapshot) return ChildSnapshotMain(flags);
+  if (flags.child_job) return ChildJobMain(flags);
   const absl::Time bench_start = absl::Now();
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir =
@@ -896,7 +1187,6 @@ int Main(int argc, char** argv) {
   const StreamingJobOptions base = BaseOptions(flags.rows);
   const TableCatalog& upstream = base.upstream;
   const std::string base_dir = dir + "/base";
-  const std::string small_dir = dir + "/base_quarter";
   log(absl::StrCat("building the upstream table: ", flags.rows, " rows"));
   const absl::Time build_start = absl::Now();
   {
@@ -904,10 +1194,6 @@ int Main(int argc, char** argv) {
     OrDie(LoadInitialRows(*store, base), "load");
   }
   const double build_seconds = SecondsSince(build_start);
-  {
-    auto store = OpenStore(small_dir);
-    OrDie(LoadInitialRows(*store, BaseOptions(flags.rows / 4)), "load");
-  }
 
   // (a) The physical limit.
   log("raw RocksDB scan");
@@ -956,6 +1242,41 @@ int Main(int argc, char** argv) {
     options.parallelism = 1;
     e2e = RunJob(*store, options);
   }
+  const double e2e_rate =
+      e2e.backfill_seconds > 0 ? e2e.snapshot_rows / e2e.backfill_seconds : 0;
+
+  // The same with the view's fast path: writes without the point read per
+  // row that checks each one (StreamingJobOptions::view_op_consistency).
+  log("end to end, no load, unchecked view writes");
+  double e2e_unchecked_rate = 0;
+  {
+    const std::string work = dir + "/e2e_unchecked";
+    CopyStore(base_dir, work);
+    auto store = OpenStore(work);
+    StreamingJobOptions options = base;
+    options.parallelism = 1;
+    options.view_op_consistency = OpConsistency::kInconsistent;
+    const JobRun run = RunJob(*store, options);
+    e2e_unchecked_rate =
+        run.backfill_seconds > 0 ? run.snapshot_rows / run.backfill_seconds : 0;
+  }
+  std::filesystem::remove_all(dir + "/e2e_unchecked");
+
+  // The view's write limit: its rows written straight into RocksDB, one
+  // WriteBatch per checkpoint interval's worth of the end-to-end run's rows.
+  log("raw RocksDB write of the view");
+  double raw_write_rate = 0;
+  {
+    const std::string work = dir + "/raw_write";
+    OpenStore(work);  // Creates the store's column families, then closes.
+    const double checkpoint_seconds =
+        absl::ToDoubleSeconds(base.barrier_interval *
+                              static_cast<int64_t>(base.checkpoint_frequency));
+    raw_write_rate = RawWriteRowsPerSecond(
+        work, base, flags.rows,
+        static_cast<uint64_t>(e2e_rate * checkpoint_seconds));
+    std::filesystem::remove_all(work);
+  }
 
   // The upstream alone, on the store the end-to-end run left (its view
   // complete: the same pipeline without a snapshot). First its capacity:
@@ -990,6 +1311,20 @@ int Main(int argc, char** argv) {
     options.parallelism = 1;
     options.workload.ops_per_second = load;
     loaded = RunJob(*store, options);
+  }
+
+  // A burst: one epoch with 10x the changes the load brings in an epoch.
+  log("a burst of 10x one epoch's upstream changes");
+  BurstRun burst;
+  {
+    const std::string work = dir + "/burst";
+    CopyStore(base_dir, work);
+    auto store = OpenStore(work);
+    burst = OrDie(
+        RunBurst(*store, base, 961, flags.rows,
+                 static_cast<uint64_t>(
+                     load * absl::ToDoubleSeconds(base.barrier_interval))),
+        "burst");
   }
 
   // Under load, adaptive: the target is the baseline's p99 + 10 ms. The
@@ -1086,15 +1421,39 @@ int Main(int argc, char** argv) {
     Check(view_store->Checkpoint(next.prev), "checkpoint view");
   }
 
-  // Cost growth: N and 4N rows, each in its own process.
-  log("cost growth: N and 4N rows in child processes");
-  CopyStore(small_dir, dir + "/growth_1x");
-  CopyStore(base_dir, dir + "/growth_4x");
+  // Cost growth: N and 4N rows, each in its own process, each run long
+  // enough to mean something: N is at least --growth_seconds of the 1-actor
+  // snapshot rate measured above.
+  const uint64_t growth_rows = std::max<uint64_t>(
+      flags.rows / 4, static_cast<uint64_t>(flags.growth_seconds *
+                                            snapshot1.rows_per_second()));
+  log(absl::StrCat("cost growth: ", growth_rows, " and ", 4 * growth_rows,
+                   " rows in child processes"));
+  BuildCompactedTable(dir + "/growth_1x", BaseOptions(growth_rows));
+  BuildCompactedTable(dir + "/growth_4x", BaseOptions(4 * growth_rows));
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
   const ChildRun growth1 =
       RunChild(self, dir + "/growth_1x", upstream.table_id);
+  std::filesystem::remove_all(dir + "/growth_1x");
   const ChildRun growth4 =
       RunChild(self, dir + "/growth_4x", upstream.table_id);
+  std::filesystem::remove_all(dir + "/growth_4x");
+
+  // Cost per vnode: the same table (N/4 rows) and load with 32,768 vnodes
+  // and with 256, the loaded job over 2 actors in a child process each.
+  const uint64_t vnode_rows = std::max<uint64_t>(flags.rows / 4, 1000);
+  log(absl::StrCat("vnode count: ", vnode_rows,
+                   " rows with 256 and 32768 vnodes in child processes"));
+  BuildCompactedTable(dir + "/vnodes_256",
+                      VnodeRunOptions(vnode_rows, 256, load));
+  const VnodeRun vnodes_256 =
+      RunVnodeChild(self, dir + "/vnodes_256", vnode_rows, 256, load);
+  std::filesystem::remove_all(dir + "/vnodes_256");
+  BuildCompactedTable(dir + "/vnodes_32768",
+                      VnodeRunOptions(vnode_rows, 32768, load));
+  const VnodeRun vnodes_32768 =
+      RunVnodeChild(self, dir + "/vnodes_32768", vnode_rows, 32768, load);
+  std::filesystem::remove_all(dir + "/vnodes_32768");
 
   // Tombstones: a table whose every other row was deleted vs a clean table
   // of the same live rows, before and after garbage collection.
@@ -1128,8 +1487,6 @@ int Main(int argc, char** argv) {
   // ---- Report.
   const JobResult& lr = loaded.result;
   const double snapshot_rate = snapshot1.rows_per_second();
-  const double e2e_rate =
-      e2e.backfill_seconds > 0 ? e2e.snapshot_rows / e2e.backfill_seconds : 0;
   const double loaded_rate = SnapshotRate(loaded);
   const double loaded_ops = UpstreamRateDuringBackfill(loaded);
   const double adaptive_rate = SnapshotRate(adaptive);
@@ -1181,6 +1538,23 @@ int Main(int argc, char** argv) {
       .Add("tombstone_vs_clean", tomb_after / clean_after)
       .Add("tombstone_vs_clean_before_gc", tomb_before / clean_before)
       .Add("total_seconds", total_seconds);
+  // Issue 15: the view's write limit, a burst, the vnode count.
+  json.Add("raw_write_rows_per_second", raw_write_rate)
+      .Add("end_to_end_vs_raw_write", ratio(e2e_rate, raw_write_rate))
+      .Add("end_to_end_unchecked_rows_per_second", e2e_unchecked_rate)
+      .Add("end_to_end_unchecked_vs_raw_write",
+           ratio(e2e_unchecked_rate, raw_write_rate))
+      .Add("burst_peak_buffer_bytes", burst.peak_buffer_bytes)
+      .Add("burst_buffer_budget_bytes", burst.budget_bytes)
+      .Add("burst_buffer_freezes", burst.freezes)
+      .Add("growth_rows_1x", growth_rows)
+      .Add("vnodes_256_rss_kb", static_cast<int64_t>(vnodes_256.max_rss_kb))
+      .Add("vnodes_32768_rss_kb", static_cast<int64_t>(vnodes_32768.max_rss_kb))
+      .Add("vnodes_32768_rss_ratio",
+           ratio(static_cast<double>(vnodes_32768.max_rss_kb),
+                 static_cast<double>(vnodes_256.max_rss_kb)))
+      .Add("vnodes_256_barrier_p99_ms", vnodes_256.barrier_latency_p99_ms)
+      .Add("vnodes_32768_barrier_p99_ms", vnodes_32768.barrier_latency_p99_ms);
 
   std::printf("backfill bench: %" PRIu64
               " rows (orders table, 6 columns, 256 vnodes), load %.0f ops/s\n",
@@ -1239,6 +1613,27 @@ int Main(int argc, char** argv) {
        absl::StrFormat("%.2f / %.2f", tomb_after / clean_after,
                        tomb_before / clean_before),
        "(goal >= 0.5)");
+  line("raw RocksDB write of the view (limit), rows/s", rate(raw_write_rate),
+       absl::StrFormat("end to end: %.2f of it (goal >= 0.5)",
+                       ratio(e2e_rate, raw_write_rate)));
+  line("end to end, unchecked view writes, rows/s", rate(e2e_unchecked_rate),
+       absl::StrFormat("%.2f of the raw write, %.2f x checked",
+                       ratio(e2e_unchecked_rate, raw_write_rate),
+                       ratio(e2e_unchecked_rate, e2e_rate)));
+  line("burst of 10x: peak buffer / budget, bytes",
+       absl::StrFormat("%" PRIu64 " / %" PRIu64, burst.peak_buffer_bytes,
+                       burst.budget_bytes),
+       burst.snapshot_active
+           ? absl::StrFormat("%" PRIu64 " freezes (goal <= budget)",
+                             burst.freezes)
+           : std::string("(the snapshot ended first: the table is too small)"));
+  line("32768 vs 256 vnodes: RSS ratio, p99 ms",
+       absl::StrFormat("%.2f, %.1f",
+                       ratio(static_cast<double>(vnodes_32768.max_rss_kb),
+                             static_cast<double>(vnodes_256.max_rss_kb)),
+                       vnodes_32768.barrier_latency_p99_ms),
+       absl::StrFormat("(goals <= 1.3, <= %.1f + 10)",
+                       vnodes_256.barrier_latency_p99_ms));
   line("total run, s", absl::StrFormat("%.0f", total_seconds), "(goal <= 900)");
   if (!flags.plot.empty()) {
     Plot(flags.plot, {&loaded.timeline, loaded.backfill_seconds},

@@ -227,10 +227,13 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
   auto merge = std::make_unique<MergeExecutor>(
       std::move(view_inputs), merge_info,
       ExchangeEndpoint{JobGraph::kViewActor, backfill_ids, &graph->exchange});
+  StateTableOptions view_table_options;
+  view_table_options.op_consistency = options.view_op_consistency;
   BACKFILL_ASSIGN_OR_RETURN(
       auto view_table,
       StateTable::Create(ViewCatalog(options), store,
-                         VnodeBitmap::All(upstream.vnode_count)));
+                         VnodeBitmap::All(upstream.vnode_count),
+                         view_table_options));
   ExecutorInfo view_info;
   view_info.identity =
       absl::StrCat("Materialize(view, actor ", JobGraph::kViewActor, ")");

@@ -1,7 +1,9 @@
 // MaterializeExecutor: writes every change of its input into a StateTable
-// (consistent mode: an insert of an existing key, or a delete of a missing
-// or different row, fails the stream) and commits the table at every
-// barrier; forwards every message unchanged.
+// and commits the table at every barrier; forwards every message unchanged.
+// The table's op consistency decides the checks: consistent (a point read
+// per row; an insert of an existing key, or a delete of a missing or
+// different row, fails the stream) or none (blind writes, the fast path;
+// StreamingJobOptions::view_op_consistency).
 //
 //   MaterializeExecutor view(std::move(merge), std::move(view_table), info);
 //

@@ -32,6 +32,7 @@
 #include "ratelimit/rate_limit.h"
 #include "storage/committed_rows.h"
 #include "storage/state_store.h"
+#include "storage/state_table.h"
 #include "storage/table_catalog.h"
 
 namespace backfill {
@@ -109,6 +110,17 @@ struct StreamingJobOptions {
   // executor's default); 0 = never buffer; at most
   // kMaxUpstreamBufferBudgetBytes.
   uint64_t upstream_buffer_budget_bytes = kDefaultUpstreamBufferBudgetBytes;
+  // How the view (MaterializeExecutor) checks each write against the stored
+  // row (StateTableOptions::op_consistency). Default kConsistentOldValue: a
+  // point read per written row, and the first insert of an existing pk, or
+  // delete or update of a missing or different row, fails the job (the
+  // runtime's tests, the simulation's sabotage catches and the command rely
+  // on this early, precise failure). kInconsistent writes without reading:
+  // the fast path, sound because the backfill gives the view each pk's
+  // changes in the upstream's order (the CONTRACT §5 invariant), and the
+  // final check still compares the view with the table; a defect then shows
+  // up there, not at the write.
+  OpConsistency view_op_consistency = OpConsistency::kConsistentOldValue;
   // Time between two barriers. Default 100 ms.
   absl::Duration barrier_interval = absl::Milliseconds(100);
   // Every n-th barrier is a checkpoint (>= 1). Default 1.

@@ -99,6 +99,33 @@ TEST(StreamingJobTest, UpstreamBufferBudgetReachesTheActors) {
   }
 }
 
+// StreamingJobOptions::view_op_consistency reaches the view: every 3rd
+// chunk a backfill actor outputs arrives twice (a defect planted for
+// tests). The checked view fails at the duplicated insert; the unchecked
+// one writes it again (the same rows, so the view still equals the table)
+// and the job succeeds.
+TEST(StreamingJobTest, ViewOpConsistencyChecksOrWritesBlind) {
+  for (const OpConsistency mode :
+       {OpConsistency::kConsistentOldValue, OpConsistency::kInconsistent}) {
+    SCOPED_TRACE(mode == OpConsistency::kInconsistent ? "unchecked" : "checked");
+    auto store = NewMemoryStateStore();
+    StreamingJobOptions options = SmallJob();
+    options.view_op_consistency = mode;
+    options.sabotage_for_test.duplicate_every_nth_output_chunk = 3;
+    options.max_recoveries = 0;
+    absl::StatusOr<JobResult> result =
+        RunStreamingJob(*store, options, nullptr, nullptr, Clock::Real());
+    if (mode == OpConsistency::kConsistentOldValue) {
+      EXPECT_THAT(result, StatusIs(absl::StatusCode::kFailedPrecondition,
+                                   HasSubstr("inconsistent insert")));
+    } else {
+      BACKFILL_ASSERT_OK(result.status());
+      EXPECT_TRUE(result->consistent) << result->mismatch;
+      EXPECT_EQ(result->recoveries, 0u);
+    }
+  }
+}
+
 // An online rescale (CONTRACT §9): 2 -> 3 -> 1 backfill actors while the
 // backfill runs and the upstream keeps writing, at checkpoint barriers,
 // without a recovery; the view ends equal to the table, the parallelism is

@@ -63,7 +63,8 @@ rocksdb::ColumnFamilyOptions MakeDataOptions(
   data.write_buffer_size = options.write_buffer_bytes;
   data.prefix_extractor = NewUserKeyPrefixExtractor();
   data.table_properties_collector_factories.push_back(
-      std::make_shared<TombstoneCounterFactory>());
+      std::make_shared<TombstoneCounterFactory>(
+          options.tombstone_compaction_fraction));
   rocksdb::BlockBasedTableOptions table;
   if (options.block_cache_bytes == 0) {
     table.no_block_cache = true;

@@ -21,6 +21,13 @@ absl::Status ValidateOptions(const RocksDbStateStoreOptions& options) {
                      "in [0, 1]; got ",
                      options.gc_tombstone_fraction));
   }
+  if (!(options.tombstone_compaction_fraction >= 0 &&
+        options.tombstone_compaction_fraction <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RocksDbStateStoreOptions.tombstone_compaction_fraction must be in "
+        "[0, 1]; got ",
+        options.tombstone_compaction_fraction));
+  }
   if (options.gc_min_tombstones < 1) {
     return absl::InvalidArgumentError(
         "RocksDbStateStoreOptions.gc_min_tombstones must be >= 1; got 0");

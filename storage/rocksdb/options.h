@@ -81,6 +81,17 @@ struct RocksDbStateStoreOptions {
   double gc_tombstone_fraction = 0.2;
   // Default 65536 tombstones; >= 1.
   uint64_t gc_min_tombstones = 65536;
+  // Deletion-triggered compaction, long before a full one: a table file of
+  // `data` written with at least kMinTombstonesToMarkFile tombstones that
+  // are at least this fraction of its entries is marked for compaction
+  // (RocksDB's TablePropertiesCollector::NeedCompact, as its
+  // CompactOnDeletionCollector does for its own deletions, which this format
+  // does not use). RocksDB's background threads then compact it into the next
+  // level, where the compaction filter drops the versions its tombstones
+  // shadow, so a scan of a half-deleted table skips one entry per deleted
+  // row instead of two (the tombstones themselves still wait for a full
+  // compaction). Default 0.5, in [0, 1]; 0 disables.
+  double tombstone_compaction_fraction = 0.5;
 };
 
 // InvalidArgument naming the field and the value if `options` is outside the

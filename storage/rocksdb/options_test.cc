@@ -30,6 +30,10 @@ TEST(ValidateOptionsTest, DefaultsWithAPathAreValid) {
   EXPECT_THAT(ValidateOptions(edges), IsOk());
   edges.gc_tombstone_fraction = 1;
   EXPECT_THAT(ValidateOptions(edges), IsOk());
+  edges.tombstone_compaction_fraction = 0;
+  EXPECT_THAT(ValidateOptions(edges), IsOk());
+  edges.tombstone_compaction_fraction = 1;
+  EXPECT_THAT(ValidateOptions(edges), IsOk());
 }
 
 TEST(ValidateOptionsTest, EachBadFieldIsInvalidArgumentNamingIt) {
@@ -49,6 +53,13 @@ TEST(ValidateOptionsTest, EachBadFieldIsInvalidArgumentNamingIt) {
     EXPECT_THAT(ValidateOptions(options),
                 StatusIs(absl::StatusCode::kInvalidArgument,
                          HasSubstr("gc_tombstone_fraction")));
+  }
+  for (double fraction : {-0.1, 1.5, std::nan("")}) {
+    options = Valid();
+    options.tombstone_compaction_fraction = fraction;
+    EXPECT_THAT(ValidateOptions(options),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("tombstone_compaction_fraction")));
   }
   options = Valid();
   options.gc_min_tombstones = 0;

@@ -14,6 +14,7 @@ rocksdb::Status TombstoneCounter::AddUserKey(const rocksdb::Slice& /*key*/,
                                              rocksdb::SequenceNumber /*seq*/,
                                              uint64_t /*file_size*/) {
   absl::string_view row;
+  ++entries_;
   if (type == rocksdb::kEntryPut &&
       ParseMvccValue(ToStringView(value), &row) == MvccValueKind::kTombstone) {
     ++tombstones_;
@@ -32,10 +33,16 @@ rocksdb::UserCollectedProperties TombstoneCounter::GetReadableProperties()
   return {{kTombstonesProperty, absl::StrCat(tombstones_)}};
 }
 
+bool TombstoneCounter::NeedCompact() const {
+  return compaction_fraction_ > 0 && tombstones_ >= kMinTombstonesToMarkFile &&
+         static_cast<double>(tombstones_) >=
+             compaction_fraction_ * static_cast<double>(entries_);
+}
+
 rocksdb::TablePropertiesCollector*
 TombstoneCounterFactory::CreateTablePropertiesCollector(
     rocksdb::TablePropertiesCollectorFactory::Context /*context*/) {
-  return new TombstoneCounter();
+  return new TombstoneCounter(compaction_fraction_);
 }
 
 uint64_t StoredTombstones(const rocksdb::TablePropertiesCollection& files) {

@@ -1,10 +1,12 @@
 // Counts the tombstones of each table file of the `data` column family into
 // its user property "backfill.tombstones" (decimal), so that the count of
 // tombstones waiting for a full compaction survives restarts: at open the
-// store sums the property over every live file (storage/FORMAT.md).
+// store sums the property over every live file (storage/FORMAT.md). Also
+// marks a file made mostly of tombstones for compaction
+// (RocksDbStateStoreOptions::tombstone_compaction_fraction).
 //
 //   family_options.table_properties_collector_factories.push_back(
-//       std::make_shared<TombstoneCounterFactory>());
+//       std::make_shared<TombstoneCounterFactory>(/*compaction_fraction=*/0.5));
 //   uint64_t pending = StoredTombstones(all_table_properties);
 #ifndef STORAGE_ROCKSDB_TOMBSTONE_COUNTER_H_
 #define STORAGE_ROCKSDB_TOMBSTONE_COUNTER_H_
@@ -20,10 +22,19 @@ namespace rocksdb_internal {
 // Never change: persisted.
 inline constexpr char kTombstonesProperty[] = "backfill.tombstones";
 
+// A file needs at least this many tombstones to be marked for compaction
+// (so that small flushes with a few deletes do not compact over and over).
+inline constexpr uint64_t kMinTombstonesToMarkFile = 1024;
+
 // One collector per table file being written (RocksDB's contract: used by
 // one thread).
 class TombstoneCounter final : public rocksdb::TablePropertiesCollector {
  public:
+  // `compaction_fraction` as RocksDbStateStoreOptions::
+  // tombstone_compaction_fraction (0 never marks a file).
+  explicit TombstoneCounter(double compaction_fraction = 0)
+      : compaction_fraction_(compaction_fraction) {}
+
   // Counts plain values whose tag says tombstone (storage/FORMAT.md).
   rocksdb::Status AddUserKey(const rocksdb::Slice& key,
                              const rocksdb::Slice& value,
@@ -33,19 +44,32 @@ class TombstoneCounter final : public rocksdb::TablePropertiesCollector {
   rocksdb::Status Finish(rocksdb::UserCollectedProperties* properties) override;
   rocksdb::UserCollectedProperties GetReadableProperties() const override;
   const char* Name() const override { return "backfill.TombstoneCounter"; }
+  // True iff the file has >= kMinTombstonesToMarkFile tombstones and they
+  // are >= compaction_fraction of its entries (compaction_fraction > 0):
+  // RocksDB then marks it for compaction.
+  bool NeedCompact() const override;
 
  private:
+  double compaction_fraction_;
   uint64_t tombstones_ = 0;
+  uint64_t entries_ = 0;
 };
 
 class TombstoneCounterFactory final
     : public rocksdb::TablePropertiesCollectorFactory {
  public:
+  // Its collectors mark files as TombstoneCounter(compaction_fraction).
+  explicit TombstoneCounterFactory(double compaction_fraction = 0)
+      : compaction_fraction_(compaction_fraction) {}
+
   rocksdb::TablePropertiesCollector* CreateTablePropertiesCollector(
       rocksdb::TablePropertiesCollectorFactory::Context context) override;
   const char* Name() const override {
     return "backfill.TombstoneCounterFactory";
   }
+
+ private:
+  double compaction_fraction_;
 };
 
 // The sum of kTombstonesProperty over `files` (saturating; files as

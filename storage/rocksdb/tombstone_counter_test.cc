@@ -56,6 +56,36 @@ TEST(TombstoneCounterTest, FactoryMakesFreshCounters) {
   EXPECT_EQ(properties["backfill.tombstones"], "0");
 }
 
+// A file is marked for compaction when it holds at least
+// kMinTombstonesToMarkFile tombstones making at least the configured
+// fraction of its entries; never with fraction 0.
+TEST(TombstoneCounterTest, MarksFilesMostlyOfTombstonesForCompaction) {
+  const std::string tombstone = Tombstone();
+  const std::string row = Row("x");
+  auto file = [&](double fraction, uint64_t tombstones, uint64_t rows) {
+    TombstoneCounterFactory factory(fraction);
+    std::unique_ptr<rocksdb::TablePropertiesCollector> collector(
+        factory.CreateTablePropertiesCollector({}));
+    for (uint64_t i = 0; i < tombstones; ++i) {
+      EXPECT_TRUE(
+          collector->AddUserKey("k", tombstone, rocksdb::kEntryPut, 0, 0).ok());
+    }
+    for (uint64_t i = 0; i < rows; ++i) {
+      EXPECT_TRUE(
+          collector->AddUserKey("k", row, rocksdb::kEntryPut, 0, 0).ok());
+    }
+    return collector->NeedCompact();
+  };
+  constexpr uint64_t kMin = kMinTombstonesToMarkFile;
+  EXPECT_TRUE(file(0.5, kMin, kMin));       // exactly half
+  EXPECT_FALSE(file(0.5, kMin, kMin + 1));  // just under half
+  EXPECT_FALSE(file(0.5, kMin - 1, 0));     // too few tombstones
+  EXPECT_TRUE(file(1, kMin, 0));
+  EXPECT_FALSE(file(1, kMin, 1));
+  EXPECT_FALSE(file(0, 10 * kMin, 0));  // disabled
+  EXPECT_FALSE(TombstoneCounter().NeedCompact());
+}
+
 std::shared_ptr<const rocksdb::TableProperties> File(
     const rocksdb::UserCollectedProperties& user) {
   auto properties = std::make_shared<rocksdb::TableProperties>();
