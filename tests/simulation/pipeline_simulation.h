@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/runtime/streaming_job_options.h"
 #include "tests/simulation/divergence.h"
 
 namespace backfill {
@@ -68,6 +69,9 @@ struct SimulationOptions {
   std::optional<uint64_t> upstream_buffer_budget_bytes;
   // Scheduler steps per attempt before the driver gives up (a divergence).
   uint64_t max_steps = 2'000'000;
+  // The backfill operator every seed runs (RestrictScenarioToKind, in
+  // scenario.h, drops what it does not allow). Default kArrangement.
+  BackfillKind backfill_kind = BackfillKind::kArrangement;
 };
 
 // "drop_change", ... ("none" for kNone); ParseSabotage is its inverse.
