@@ -1,11 +1,15 @@
-// Every example scenario of tools/scenarios, run in-process over RocksDB: the
-// view equals the table after the backfill and after further checkpoints
+// Every example scenario of tools/scenarios, run in-process over RocksDB,
+// with each backfill kind it allows (backfill.kind; issue 20): the view
+// equals the table after the backfill and after further checkpoints
 // (RunStreamingJob checks it after keeping the upstream running for the
-// scenario's extra checkpoints). The default demo is shrunk to keep the test
-// fast; its full size runs from the README's command.
+// scenario's extra checkpoints). A scenario with a `rescale` action does not
+// allow NO_SHUFFLE: that combination must be InvalidArgument. The default
+// demo is shrunk to keep the test fast; its full size runs from the
+// README's command.
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <tuple>
 
 #include "executor/runtime/streaming_job.h"
 #include "gtest/gtest.h"
@@ -16,13 +20,27 @@
 namespace backfill {
 namespace {
 
-class ScenarioE2eTest : public ::testing::TestWithParam<std::string> {};
+class ScenarioE2eTest
+    : public ::testing::TestWithParam<std::tuple<std::string, tools::BackfillKind>> {
+ protected:
+  const std::string& name() const { return std::get<0>(GetParam()); }
+};
 
 TEST_P(ScenarioE2eTest, ViewEqualsTable) {
-  const std::string file = "tools/scenarios/" + GetParam() + ".textproto";
+  const std::string file = "tools/scenarios/" + name() + ".textproto";
   BACKFILL_ASSERT_OK_AND_ASSIGN(tools::Scenario scenario,
                                 LoadScenarioFile(file));
-  if (GetParam() == "default") {
+  scenario.mutable_backfill()->set_kind(std::get<1>(GetParam()));
+  bool rescaled = false;
+  for (const tools::Action& action : scenario.actions()) {
+    rescaled |= action.has_rescale();
+  }
+  if (rescaled && scenario.backfill().kind() == tools::NO_SHUFFLE) {
+    EXPECT_THAT(ScenarioSpecFromProto(scenario).status(),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument));
+    return;
+  }
+  if (name() == "default") {
     scenario.set_initial_rows(30000);
     scenario.mutable_workload()->set_ops_per_second(3000);
     scenario.mutable_workload()->set_key_space(120000);
@@ -31,7 +49,8 @@ TEST_P(ScenarioE2eTest, ViewEqualsTable) {
                                 ScenarioSpecFromProto(scenario));
   RocksDbStateStoreOptions store_options;
   store_options.path =
-      std::string(std::getenv("TEST_TMPDIR")) + "/" + GetParam();
+      std::string(std::getenv("TEST_TMPDIR")) + "/" + name() + "_" +
+      tools::BackfillKind_Name(scenario.backfill().kind());
   std::filesystem::remove_all(store_options.path);
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
                                 RocksDbStateStore::Open(store_options));
@@ -62,10 +81,13 @@ TEST_P(ScenarioE2eTest, ViewEqualsTable) {
   EXPECT_EQ(result.parallelism, parallelism);
 }
 
-INSTANTIATE_TEST_SUITE_P(Scenarios, ScenarioE2eTest,
-                         ::testing::Values("default", "wide_composite_pk",
-                                           "heavy_churn", "rate_limited",
-                                           "column_pruned", "singleton"));
+INSTANTIATE_TEST_SUITE_P(
+    Scenarios, ScenarioE2eTest,
+    ::testing::Combine(::testing::Values("default", "wide_composite_pk",
+                                         "heavy_churn", "rate_limited",
+                                         "column_pruned", "singleton"),
+                       ::testing::Values(tools::ARRANGEMENT,
+                                         tools::NO_SHUFFLE)));
 
 }  // namespace
 }  // namespace backfill
