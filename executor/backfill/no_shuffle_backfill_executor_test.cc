@@ -196,8 +196,7 @@ TEST(NoShuffleBackfillExecutorTest, InvariantHoldsAcrossChangesAndCrashes) {
           Actor actor, MakeActor(*store, vnodes, 2 + rng() % 8));
       const Epoch committed = store->CommittedEpoch(Upstream().table_id);
       epoch = committed.value() + 1;
-      actor.input->Push(Barrier(EpochPair{Epoch(epoch), committed},
-                                BarrierKind::kInitial));
+      actor.input->Push(TestBarrier(epoch, BarrierKind::kInitial));
       ASSERT_TRUE(RunToBarrier(*actor.backfill, view));
       const int epochs = attempt == 3 ? 1000 : 2 + static_cast<int>(rng() % 6);
       for (int e = 0; e < epochs && !finished; ++e) {
