@@ -6,6 +6,7 @@
 //   bazel run -c opt //tests:backfill_simulation -- --seeds=N
 //       --first_seed=S [--store=memory|rocksdb] [--threads=T] [--trace]
 //       [--sabotage=MODE] [--upstream_buffer_budget_bytes=B]
+//       [--executor=arrangement|no_shuffle]
 //
 // Runs seeds S..S+N-1 (each single-threaded and deterministic; --threads
 // runs several seeds at once), prints each divergence with its seed, step,
@@ -53,6 +54,9 @@ ABSL_FLAG(int64_t, upstream_buffer_budget_bytes, -1,
           "(0 = never buffer); -1 = each seed's own (a tiny budget in some "
           "seeds, else the default 16 MiB)");
 ABSL_FLAG(int, max_notes, 20, "swallowed-fault notes printed at most");
+ABSL_FLAG(std::string, executor, "arrangement",
+          "the backfill operator: arrangement or no_shuffle (no rescales "
+          "then)");
 
 namespace backfill {
 namespace simulation {
@@ -95,6 +99,14 @@ int Main() {
   }
   if (budget >= 0) {
     options.upstream_buffer_budget_bytes = static_cast<uint64_t>(budget);
+  }
+  const std::string executor = absl::GetFlag(FLAGS_executor);
+  if (executor == "no_shuffle") {
+    options.backfill_kind = BackfillKind::kNoShuffle;
+  } else if (executor != "arrangement") {
+    std::cerr << "--executor must be arrangement or no_shuffle, got "
+              << executor << "\n";
+    return 2;
   }
   const int threads = std::max(1, absl::GetFlag(FLAGS_threads));
 
@@ -177,7 +189,8 @@ int Main() {
             << ", seeds in adaptive mode: " << adaptive
             << ", seeds with a small upstream buffer budget: " << small_budget
             << "\n";
-  std::cout << "store: " << store << ", first seed: " << first
+  std::cout << "executor: " << executor << ", store: " << store
+            << ", first seed: " << first
             << ", barriers: " << barriers << ", faults injected: " << faults
             << ", swallowed storage errors: " << swallowed
             << ", seconds: " << secs

@@ -39,6 +39,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
@@ -836,6 +838,30 @@ UpstreamRun RunUpstreamOnly(RocksDbStateStore& store,
   return run;
 }
 
+// The peak resident set of this process since the last ResetPeakRss(), in
+// KiB (VmHWM); 0 where /proc does not say. The loaded runs of each backfill
+// kind run in this process, one after the other, so each reset before a run
+// makes the figure that run's (plus what the process already holds).
+void ResetPeakRss() {
+  std::ofstream clear_refs("/proc/self/clear_refs");
+  clear_refs << "5";  // Linux: resets VmHWM to the current RSS.
+}
+int64_t PeakRssKb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      int64_t kb = 0;
+      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripSuffix(
+                               absl::StripPrefix(line, "VmHWM:"), "kB")),
+                           &kb)) {
+        return kb;
+      }
+    }
+  }
+  return 0;
+}
+
 // The snapshot rows/s and upstream ops/s of a loaded run while it
 // backfilled (creation to the finish barrier).
 double SnapshotRate(const JobRun& run) {
@@ -1303,6 +1329,7 @@ int Main(int argc, char** argv) {
   log(absl::StrCat("end to end under ", absl::StrFormat("%.0f", load),
                    " upstream ops/s"));
   JobRun loaded;
+  int64_t loaded_peak_rss_kb = 0;
   {
     const std::string work = dir + "/loaded";
     CopyStore(base_dir, work);
@@ -1310,7 +1337,28 @@ int Main(int argc, char** argv) {
     StreamingJobOptions options = base;
     options.parallelism = 1;
     options.workload.ops_per_second = load;
+    ResetPeakRss();
     loaded = RunJob(*store, options);
+    loaded_peak_rss_kb = PeakRssKb();
+  }
+
+  // The same run with the no-shuffle backfill (issue 20): the upstream's
+  // writer and the backfill in one actor, no buffer, one position.
+  log(absl::StrCat("no-shuffle backfill under ",
+                   absl::StrFormat("%.0f", load), " upstream ops/s"));
+  JobRun no_shuffle;
+  int64_t no_shuffle_peak_rss_kb = 0;
+  {
+    const std::string work = dir + "/no_shuffle";
+    CopyStore(base_dir, work);
+    auto store = OpenStore(work);
+    StreamingJobOptions options = base;
+    options.parallelism = 1;
+    options.workload.ops_per_second = load;
+    options.backfill_kind = BackfillKind::kNoShuffle;
+    ResetPeakRss();
+    no_shuffle = RunJob(*store, options);
+    no_shuffle_peak_rss_kb = PeakRssKb();
   }
 
   // A burst: one epoch with 10x the changes the load brings in an epoch.
@@ -1492,6 +1540,8 @@ int Main(int argc, char** argv) {
   const double adaptive_rate = SnapshotRate(adaptive);
   const double adaptive_ops = UpstreamRateDuringBackfill(adaptive);
   const JobResult& ar = adaptive.result;
+  const double no_shuffle_rate = SnapshotRate(no_shuffle);
+  const double no_shuffle_ops = UpstreamRateDuringBackfill(no_shuffle);
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   const double total_seconds = SecondsSince(bench_start);
   JsonObject json;
@@ -1535,6 +1585,28 @@ int Main(int argc, char** argv) {
       .Add("rss_4x_kb", static_cast<int64_t>(growth4.max_rss_kb))
       .Add("rss_ratio_4x_vs_1x",
            static_cast<double>(growth4.max_rss_kb) / growth1.max_rss_kb)
+      .Add("arrangement_snapshot_rows_per_second", loaded_rate)
+      .Add("arrangement_seconds_to_consistent", loaded.backfill_seconds)
+      .Add("arrangement_upstream_ops_ratio",
+           ratio(loaded_ops, baseline.ops_per_second))
+      .Add("arrangement_barrier_latency_p99_ms",
+           lr.backfill_barrier_latency_p99_ms)
+      .Add("arrangement_peak_rss_kb", loaded_peak_rss_kb)
+      .Add("no_shuffle_snapshot_rows_per_second", no_shuffle_rate)
+      .Add("no_shuffle_seconds_to_consistent", no_shuffle.backfill_seconds)
+      .Add("no_shuffle_upstream_ops_ratio",
+           ratio(no_shuffle_ops, baseline.ops_per_second))
+      .Add("no_shuffle_barrier_latency_p99_ms",
+           no_shuffle.result.backfill_barrier_latency_p99_ms)
+      .Add("no_shuffle_peak_rss_kb", no_shuffle_peak_rss_kb)
+      // The snapshot backfill (issue 20) is not built yet: its keys are
+      // present and null.
+      .AddNull("snapshot_snapshot_rows_per_second")
+      .AddNull("snapshot_seconds_to_consistent")
+      .AddNull("snapshot_upstream_ops_ratio")
+      .AddNull("snapshot_barrier_latency_p99_ms")
+      .AddNull("snapshot_peak_rss_kb")
+      .AddNull("snapshot_log_peak_bytes")
       .Add("tombstone_vs_clean", tomb_after / clean_after)
       .Add("tombstone_vs_clean_before_gc", tomb_before / clean_before)
       .Add("total_seconds", total_seconds);
@@ -1597,6 +1669,23 @@ int Main(int argc, char** argv) {
        absl::StrFormat("%.1f / %.1f", ar.backfill_barrier_latency_p99_ms,
                        adaptive_target_ms),
        "(goal p99 <= 1.1 x target)");
+  line("side by side: snapshot rows/s, arrangement / no-shuffle",
+       absl::StrFormat("%.0f / %.0f", loaded_rate, no_shuffle_rate), "");
+  line("  seconds to a consistent view",
+       absl::StrFormat("%.1f / %.1f", loaded.backfill_seconds,
+                       no_shuffle.backfill_seconds),
+       "");
+  line("  upstream ops/s vs the baseline",
+       absl::StrFormat("%.2f / %.2f", ratio(loaded_ops, baseline.ops_per_second),
+                       ratio(no_shuffle_ops, baseline.ops_per_second)),
+       "");
+  line("  barrier latency p99, ms",
+       absl::StrFormat("%.1f / %.1f", lr.backfill_barrier_latency_p99_ms,
+                       no_shuffle.result.backfill_barrier_latency_p99_ms),
+       "");
+  line("  peak RSS, KiB",
+       absl::StrFormat("%d / %d", loaded_peak_rss_kb, no_shuffle_peak_rss_kb),
+       "(snapshot backfill: not built)");
   line("upstream blocked: ours / stop-the-world, s",
        absl::StrFormat("%.3f / %.2f", lr.upstream_blocked_seconds, stw_blocked),
        "(goal: ours 0)");

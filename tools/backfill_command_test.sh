@@ -33,7 +33,7 @@ wait_exit() {
 out=$("$BIN" --help 2>"$TMP/err"); code=$?
 [[ $code -eq 0 ]] || fail "--help exit $code"
 [[ ! -s "$TMP/err" ]] || fail "--help wrote to stderr: $(cat "$TMP/err")"
-for flag in scenario data_dir parallelism rate_limit target_barrier_latency_ms dump_dir metrics_port json force; do
+for flag in scenario data_dir parallelism kind rate_limit target_barrier_latency_ms dump_dir metrics_port json force; do
   grep -q "^  --$flag (" <<<"$out" || fail "--help does not list --$flag: $out"
 done
 grep -q 'default: unset' <<<"$out" || fail "--help shows no defaults"
@@ -56,6 +56,7 @@ check_bad() {  # check_bad EXPECTED_TEXT ARGS...
 check_bad "--parallelism=abc: expected an integer in [1, 32768]" --parallelism=abc
 check_bad "--parallelism=abc: expected an integer in [1, 32768]" --json --parallelism=abc
 check_bad "--parallelism=0: expected an integer in [1, 32768]" --parallelism=0 --json
+check_bad "--kind=hash: expected arrangement, no_shuffle or snapshot" --kind=hash
 check_bad "--rate_limit=-5: expected an integer in [0, 18446744073709551615]" --rate_limit=-5
 check_bad "--rate_limit=fast: expected an integer in [0, 18446744073709551615] (rows/s, 0 = no limit) or adaptive" --rate_limit=fast
 check_bad "--target_barrier_latency_ms applies only with --rate_limit=adaptive" --target_barrier_latency_ms=50

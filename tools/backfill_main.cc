@@ -1,5 +1,6 @@
 // bazel run -c opt //tools:backfill -- [--scenario=FILE] [--data_dir=DIR]
-//     [--parallelism=N] [--rate_limit=R|adaptive [--target_barrier_latency_ms=T]]
+//     [--parallelism=N] [--kind=arrangement|no_shuffle|snapshot]
+//     [--rate_limit=R|adaptive [--target_barrier_latency_ms=T]]
 //     [--dump_dir=DIR] [--metrics_port=P]
 //     [--json] [--force] [--inject_storage_faults=SPEC]      (--help: all)
 //
@@ -66,6 +67,9 @@ ABSL_FLAG(std::string, data_dir, "",
           "with the\nsame directory resumes the job from its last checkpoint.");
 ABSL_FLAG(std::optional<uint32_t>, parallelism, std::nullopt,
           "Backfill actors, 1 to 32768; unset: the scenario's (default 2).");
+ABSL_FLAG(std::optional<std::string>, kind, std::nullopt,
+          "The backfill operator: arrangement, no_shuffle or snapshot; "
+          "unset: the\nscenario's backfill.kind (default arrangement).");
 ABSL_FLAG(std::optional<std::string>, rate_limit, std::nullopt,
           "Job-wide snapshot rows per second, 0 = no limit, or `adaptive`: "
           "the rate follows\na barrier-latency target (--target_barrier_latency_ms); "
@@ -105,6 +109,7 @@ constexpr char kRateLimitValues[] =
     "adaptive";
 constexpr char kTargetLatencyValues[] =
     "an integer in [1, 4294967295] (ms, with --rate_limit=adaptive)";
+constexpr char kKindValues[] = "arrangement, no_shuffle or snapshot";
 constexpr char kMetricsPortValues[] =
     "an integer in [0, 65535] (0: any free port)";
 constexpr int kMaxPort = 65535;
@@ -114,6 +119,8 @@ struct Flags {
   std::string scenario;
   std::string data_dir;
   std::optional<uint32_t> parallelism;
+  // --kind.
+  std::optional<tools::BackfillKind> kind;
   // --rate_limit=N (rows/s), unset when adaptive.
   std::optional<uint64_t> rate_limit;
   // --rate_limit=adaptive, with --target_barrier_latency_ms if given.
@@ -175,6 +182,18 @@ absl::StatusOr<Flags> ValidatedFlags() {
     return absl::InvalidArgumentError(
         absl::StrCat("--parallelism=", *flags.parallelism, ": expected ",
                      kParallelismValues, ", or empty for unset"));
+  }
+  if (const std::optional<std::string> kind = absl::GetFlag(FLAGS_kind)) {
+    if (*kind == "arrangement") {
+      flags.kind = tools::ARRANGEMENT;
+    } else if (*kind == "no_shuffle") {
+      flags.kind = tools::NO_SHUFFLE;
+    } else if (*kind == "snapshot") {
+      flags.kind = tools::SNAPSHOT;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--kind=", *kind, ": expected ", kKindValues, ", or empty for unset"));
+    }
   }
   BACKFILL_RETURN_IF_ERROR(ValidateRateLimitFlags(flags));
   flags.metrics_port = absl::GetFlag(FLAGS_metrics_port);
@@ -391,6 +410,9 @@ int Main(int argc, char** argv) {
     return Fail(*flags, flags->scenario, "", scenario.status());
   if (flags->parallelism.has_value()) {
     scenario->mutable_backfill()->set_parallelism(*flags->parallelism);
+  }
+  if (flags->kind.has_value()) {
+    scenario->mutable_backfill()->set_kind(*flags->kind);
   }
   if (flags->rate_limit.has_value()) {
     scenario->mutable_backfill()->set_rate_limit(*flags->rate_limit);

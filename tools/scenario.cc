@@ -399,6 +399,12 @@ absl::Status ValidateBackfill(const tools::Scenario& scenario,
       return Invalid(field, absl::StrCat("= ", column, " appears twice"));
     }
   }
+  if (!tools::BackfillKind_IsValid(backfill.kind())) {
+    return Invalid("backfill.kind",
+                   absl::StrCat("= ", backfill.kind(),
+                                " is not a kind (ARRANGEMENT, NO_SHUFFLE, "
+                                "SNAPSHOT)"));
+  }
   if (backfill.has_adaptive() &&
       backfill.adaptive().target_barrier_latency_ms() == 0) {
     return Invalid("backfill.adaptive.target_barrier_latency_ms",
@@ -512,6 +518,14 @@ absl::Status ValidateActions(const tools::Scenario& scenario,
       case tools::Action::kSetRateLimit:
         break;
       case tools::Action::kRescale:
+        if (scenario.backfill().kind() == tools::NO_SHUFFLE) {
+          return Invalid(absl::StrCat(field, ".rescale"),
+                         absl::StrCat("= ", action.rescale(),
+                                      " with backfill.kind = NO_SHUFFLE: a "
+                                      "no-shuffle backfill cannot be rescaled "
+                                      "(one position per actor, its vnodes "
+                                      "fixed to its upstream writer's)"));
+        }
         if (action.rescale() < 1 || action.rescale() > vnode_count) {
           return Invalid(absl::StrCat(field, ".rescale"),
                          absl::StrCat("= ", action.rescale(),
@@ -803,6 +817,17 @@ absl::StatusOr<ScenarioSpec> ScenarioSpecFromProto(const tools::Scenario& raw) {
   job.workload.null_fraction = workload.null_fraction();
   job.workload.key_space = workload.key_space();
 
+  switch (scenario.backfill().kind()) {
+    case tools::NO_SHUFFLE:
+      job.backfill_kind = BackfillKind::kNoShuffle;
+      break;
+    case tools::SNAPSHOT:
+      job.backfill_kind = BackfillKind::kSnapshot;
+      break;
+    default:
+      job.backfill_kind = BackfillKind::kArrangement;
+      break;
+  }
   job.parallelism = scenario.backfill().parallelism();
   job.chunk_size = scenario.backfill().chunk_size();
   job.rate_limit = JobRateLimit(scenario.backfill().rate_limit());

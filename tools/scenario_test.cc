@@ -480,6 +480,44 @@ TEST(ScenarioTest, ARescaleActionBecomesAJobAction) {
   EXPECT_EQ(parsed.actions(0).rescale(), 3u);
 }
 
+TEST(ScenarioTest, BackfillKindConvertsAndDefaultsToArrangement) {
+  tools::Scenario scenario = SmallScenario();
+  auto spec = ScenarioSpecFromProto(scenario);
+  ASSERT_THAT(spec.status(), IsOk());
+  EXPECT_EQ(spec->job.backfill_kind, BackfillKind::kArrangement);
+  tools::Scenario parsed;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "backfill { kind: NO_SHUFFLE }", &parsed));
+  scenario.mutable_backfill()->set_kind(parsed.backfill().kind());
+  spec = ScenarioSpecFromProto(scenario);
+  ASSERT_THAT(spec.status(), IsOk());
+  EXPECT_EQ(spec->job.backfill_kind, BackfillKind::kNoShuffle);
+  scenario.mutable_backfill()->set_kind(tools::SNAPSHOT);
+  spec = ScenarioSpecFromProto(scenario);
+  ASSERT_THAT(spec.status(), IsOk());
+  EXPECT_EQ(spec->job.backfill_kind, BackfillKind::kSnapshot);
+  scenario.mutable_backfill()->set_kind(static_cast<tools::BackfillKind>(7));
+  EXPECT_THAT(ValidateScenario(scenario),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("backfill.kind = 7")));
+}
+
+TEST(ScenarioTest, ANoShuffleScenarioWithARescaleIsRejected) {
+  tools::Scenario scenario = SmallScenario();
+  scenario.mutable_backfill()->set_kind(tools::NO_SHUFFLE);
+  tools::Action* action = scenario.add_actions();
+  action->set_at_epoch(4);
+  action->set_rescale(3);
+  EXPECT_THAT(ValidateScenario(scenario),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::AllOf(HasSubstr("actions[0].rescale = 3"),
+                             HasSubstr("NO_SHUFFLE"),
+                             HasSubstr("cannot be rescaled"))));
+  // The same timeline is fine for the other kinds.
+  scenario.mutable_backfill()->set_kind(tools::ARRANGEMENT);
+  EXPECT_THAT(ValidateScenario(scenario), IsOk());
+}
+
 TEST(ScenarioTest, ZeroChunkSizeAndSetRateLimitZeroAreFine) {
   tools::Scenario scenario = SmallScenario();
   scenario.mutable_backfill()->set_chunk_size(0);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "executor/backfill/arrangement_backfill_executor.h"
 #include "executor/backfill/arrangement_backfill_plan.h"
+#include "executor/backfill/no_shuffle_backfill_plan.h"
 #include "executor/backfill/plan.pb.h"
 #include "executor/runtime/materialize_executor.h"
 #include "executor/runtime/merge_executor.h"
@@ -121,23 +122,58 @@ absl::StatusOr<NewBackfillSet> BuildBackfillSet(JobGraph& graph,
     deps.output_ready = [output_view](PollContext& cx) {
       return output_view->PollReady(cx);
     };
-    BACKFILL_ASSIGN_OR_RETURN(
-        std::unique_ptr<ArrangementBackfillExecutor> backfill,
-        BuildArrangementBackfillFromPlan(node, *graph.store, std::move(input),
-                                         deps));
-    ArrangementBackfillExecutor* backfill_view = backfill.get();
     ActorCallbacks callbacks;
     callbacks.on_barrier = [listener](const Barrier& barrier, absl::Time now) {
       listener->BackfillEmitted(barrier, now);
     };
-    // Read before the actor may be abandoned (which destroys the executor).
-    callbacks.on_end = [set = &set, i, backfill_view,
-                        listener](const Actor& actor) {
-      set->peak_buffer_bytes[i] = backfill_view->peak_upstream_buffer_bytes();
-      listener->ActorEnded(actor);
-    };
+    BoxedExecutor root;
+    if (options.backfill_kind == BackfillKind::kNoShuffle) {
+      // The upstream table's writer for these vnodes, and the backfill
+      // beside it in the same actor, reading the writer's table.
+      BACKFILL_ASSIGN_OR_RETURN(
+          std::unique_ptr<StateTable> writer_table,
+          StateTable::Create(upstream, *graph.store, split[i]));
+      StateTable& writer_table_view = *writer_table;
+      ExecutorInfo writer_info;
+      writer_info.identity =
+          absl::StrCat("Materialize(upstream, actor ", actor, ")");
+      auto writer = std::make_unique<MaterializeExecutor>(
+          std::move(input), std::move(writer_table), writer_info);
+      proto::NoShuffleBackfillNode no_shuffle;
+      *no_shuffle.mutable_upstream_table() = node.upstream_table();
+      *no_shuffle.mutable_progress_table() = node.progress_table();
+      for (int column : view_columns) {
+        no_shuffle.add_output_indices(static_cast<uint32_t>(column));
+      }
+      no_shuffle.set_chunk_size(options.chunk_size);
+      if (node.has_rate_limit()) no_shuffle.set_rate_limit(node.rate_limit());
+      no_shuffle.set_actor_id(actor);
+      no_shuffle.set_fragment_id(JobGraph::kBackfillFragment);
+      no_shuffle.set_vnode_bitmap(node.vnode_bitmap());
+      BACKFILL_ASSIGN_OR_RETURN(
+          root, BuildNoShuffleBackfillFromPlan(no_shuffle, *graph.store,
+                                               writer_table_view,
+                                               std::move(writer), deps));
+      // Nothing is buffered: peak_buffer_bytes stays 0.
+      callbacks.on_end = [listener](const Actor& actor) {
+        listener->ActorEnded(actor);
+      };
+    } else {
+      BACKFILL_ASSIGN_OR_RETURN(
+          std::unique_ptr<ArrangementBackfillExecutor> backfill,
+          BuildArrangementBackfillFromPlan(node, *graph.store,
+                                           std::move(input), deps));
+      ArrangementBackfillExecutor* backfill_view = backfill.get();
+      // Read before the actor may be abandoned (which destroys the executor).
+      callbacks.on_end = [set = &set, i, backfill_view,
+                          listener](const Actor& actor) {
+        set->peak_buffer_bytes[i] = backfill_view->peak_upstream_buffer_bytes();
+        listener->ActorEnded(actor);
+      };
+      root = std::move(backfill);
+    }
     built.actors.push_back(std::make_unique<Actor>(
-        actor, std::move(backfill),
+        actor, std::move(root),
         PlantOutputSabotage(
             std::move(output), 0,
             options.sabotage_for_test.duplicate_every_nth_output_chunk),
@@ -166,10 +202,20 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
   // The source: barriers in, the table's changes out through the dispatcher.
   auto [barrier_tx, barrier_rx] = MakeChannel(channel);
   graph->barriers.emplace(std::move(barrier_tx));
+  // No-shuffle: the source only generates the changes; the backfill actors'
+  // writers commit the table, so the source keeps a never-committed
+  // replicated copy to see the table as it is (its committed data plus its
+  // own uncommitted writes) when it chooses each operation.
+  StateTableOptions source_table_options;
+  if (options.backfill_kind == BackfillKind::kNoShuffle) {
+    source_table_options.replicated = true;
+    source_table_options.op_consistency = OpConsistency::kInconsistent;
+  }
   BACKFILL_ASSIGN_OR_RETURN(
       auto upstream_table,
       StateTable::Create(upstream, store,
-                         VnodeBitmap::All(upstream.vnode_count)));
+                         VnodeBitmap::All(upstream.vnode_count),
+                         source_table_options));
   BACKFILL_ASSIGN_OR_RETURN(
       auto offset_table,
       StateTable::Create(
@@ -192,9 +238,17 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
   BACKFILL_ASSIGN_OR_RETURN(
       VnodeHasher hasher,
       VnodeHasher::Create(upstream.dist_key_indices, upstream.vnode_count));
+  // No-shuffle: the writers need whole rows (S1); else the backfill's S2.
+  std::vector<int> dispatched_columns = ViewColumns(options);
+  if (options.backfill_kind == BackfillKind::kNoShuffle) {
+    dispatched_columns.clear();
+    for (size_t c = 0; c < upstream.columns.size(); ++c) {
+      dispatched_columns.push_back(static_cast<int>(c));
+    }
+  }
   auto dispatcher = std::make_unique<HashDispatcher>(
       std::move(backfill.inputs), std::move(hasher), std::move(backfill.owner),
-      ViewColumns(options), clock,
+      std::move(dispatched_columns), clock,
       ExchangeEndpoint{JobGraph::kSourceActor, backfill_ids,
                        &graph->exchange});
   graph->dispatcher = dispatcher.get();
@@ -253,6 +307,11 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
 absl::StatusOr<UpdateMutation> AddBackfillActors(JobGraph& graph,
                                                  uint32_t parallelism,
                                                  RateLimit rate_limit) {
+  if (graph.options->backfill_kind == BackfillKind::kNoShuffle) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a no_shuffle backfill cannot be rescaled (to parallelism ",
+        parallelism, ")"));
+  }
   // Ids only grow: the set in force has the highest.
   const ActorId first_id = graph.in_force().actor_ids.back() + 1;
   BACKFILL_ASSIGN_OR_RETURN(

@@ -144,6 +144,19 @@ absl::StatusOr<JobResult> RunStreamingJobWithDriver(
     if (saved.ok() && saved->has_value()) {
       // Not retried: another job's directory stays another job's.
       BACKFILL_RETURN_IF_ERROR(CheckSameJob((*saved)->definition, definition));
+      // Nor is a no-shuffle backfill resumed at another parallelism: its
+      // actors' positions belong to their vnode split.
+      const uint32_t saved_parallelism = (*saved)->state.parallelism;
+      if (options.backfill_kind == BackfillKind::kNoShuffle &&
+          options.overrides.parallelism.value_or(saved_parallelism) !=
+              saved_parallelism) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "a no_shuffle backfill cannot resume at another parallelism: it "
+            "runs at ",
+            saved_parallelism, ", asked for ", *options.overrides.parallelism,
+            " (its positions are per actor, one for all of the actor's "
+            "vnodes)"));
+      }
     } else if (saved.ok()) {
       status = DefineJob(job_store.get(), options);
     }

@@ -8,6 +8,18 @@
 
 namespace backfill {
 
+const char* BackfillKindName(BackfillKind kind) {
+  switch (kind) {
+    case BackfillKind::kArrangement:
+      return "arrangement";
+    case BackfillKind::kNoShuffle:
+      return "no_shuffle";
+    case BackfillKind::kSnapshot:
+      return "snapshot";
+  }
+  return "unknown";
+}
+
 absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
   BACKFILL_RETURN_IF_ERROR(ValidateTableCatalog(options.upstream));
   const uint32_t vnode_count =
@@ -59,8 +71,19 @@ absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
         " is above ", kMaxUpstreamBufferBudgetBytes, " (64 GiB)"));
   }
   BACKFILL_RETURN_IF_ERROR(ValidateJobActions(options.actions));
+  if (options.backfill_kind == BackfillKind::kSnapshot) {
+    return absl::UnimplementedError(
+        "backfill_kind = snapshot: the snapshot backfill is not built yet");
+  }
   for (size_t i = 0; i < options.actions.size(); ++i) {
     const JobAction& action = options.actions[i];
+    if (action.kind == JobAction::Kind::kRescale &&
+        options.backfill_kind == BackfillKind::kNoShuffle) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "actions[", i, "] (", JobActionDebugString(action),
+          "): a no_shuffle backfill cannot be rescaled (one position per "
+          "actor, its vnodes fixed to its upstream writer's)"));
+    }
     if (action.kind == JobAction::Kind::kRescale &&
         action.parallelism > vnode_count) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -67,6 +67,24 @@ struct RuntimeSabotageForTest {
   bool forget_rate_limit_at_recovery = false;
 };
 
+// Which backfill operator builds the view (executor/README.md).
+enum class BackfillKind {
+  // ArrangementBackfillExecutor: per-vnode positions over a replicated
+  // table, actors apart from the upstream, any parallelism, rescalable.
+  kArrangement,
+  // NoShuffleBackfillExecutor: the upstream table's writer runs as
+  // `parallelism` actors with the backfill's vnode split, each with its
+  // backfill in the same actor, reading the writer's own table; one position
+  // per actor, so never rescaled.
+  kNoShuffle,
+  // SnapshotBackfillExecutor (issue 20): not built yet; a job of this kind
+  // is refused (Unimplemented).
+  kSnapshot,
+};
+
+// "arrangement", "no_shuffle", "snapshot".
+const char* BackfillKindName(BackfillKind kind);
+
 struct StreamingJobOptions {
   // The upstream table (S1). Its table id must differ from the internal
   // ids below.
@@ -77,6 +95,10 @@ struct StreamingJobOptions {
   uint64_t initial_rows = 0;
   // The demo upstream's changes (executor/runtime/demo/workload.h).
   WorkloadOptions workload;
+  // The backfill operator. Default kArrangement. kNoShuffle: no `rescale`
+  // action, and a restart may not change the parallelism
+  // (FailedPrecondition).
+  BackfillKind backfill_kind = BackfillKind::kArrangement;
   // Backfill actors, 1 .. vnode count, of a new job. Default 2. A restart
   // keeps the saved parallelism unless `overrides` sets one.
   uint32_t parallelism = 2;
@@ -172,8 +194,9 @@ struct StreamingJobOptions {
 // Pause as a rate limit, no negative adaptive target (options' or
 // overrides'), ValidateJobActions, channel_capacity >= 1,
 // upstream_buffer_budget_bytes <= kMaxUpstreamBufferBudgetBytes, five distinct
-// table ids. Otherwise
-// InvalidArgument naming the field and the value.
+// table ids, no `rescale` action for kNoShuffle. Otherwise
+// InvalidArgument naming the field and the value; Unimplemented for
+// kSnapshot.
 absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options);
 
 // Indices into options.upstream.columns of the view's visible columns:

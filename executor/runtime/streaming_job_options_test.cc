@@ -8,6 +8,7 @@
 namespace backfill {
 namespace {
 
+using ::backfill::testing::IsOk;
 using ::backfill::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -132,6 +133,25 @@ TEST(StreamingJobOptionsTest, ValidateNamesTheBadField) {
   options = Job();
   options.upstream.vnode_count = 0;
   EXPECT_FALSE(ValidateStreamingJobOptions(options).ok());
+}
+
+TEST(StreamingJobOptionsTest, ANoShuffleJobHasNoRescaleAndSnapshotIsNotBuilt) {
+  StreamingJobOptions options = Job();
+  options.backfill_kind = BackfillKind::kNoShuffle;
+  EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
+  options.actions = {{3, JobAction::Kind::kPause, 0},
+                     {5, JobAction::Kind::kRescale, 0, 4}};
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("actions[1] (rescale 4 at epoch 5): a "
+                                 "no_shuffle backfill cannot be rescaled")));
+  options.backfill_kind = BackfillKind::kArrangement;
+  EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
+  options = Job();
+  options.backfill_kind = BackfillKind::kSnapshot;
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kUnimplemented));
+  EXPECT_STREQ(BackfillKindName(BackfillKind::kNoShuffle), "no_shuffle");
 }
 
 TEST(StreamingJobOptionsTest, TheAdaptiveFloorIsOneChunkPerFourBarriers) {

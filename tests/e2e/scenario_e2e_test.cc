@@ -1,10 +1,13 @@
-// Every example scenario of tools/scenarios, run in-process over RocksDB: the
-// view equals the table after the backfill and after further checkpoints
+// Every example scenario of tools/scenarios, run in-process over RocksDB,
+// with each backfill kind it allows (backfill.kind; issue 20): the view
+// equals the table after the backfill and after further checkpoints
 // (RunStreamingJob checks it after keeping the upstream running for the
 // scenario's extra checkpoints), and the two COPY dumps the command's
 // --dump_dir writes (tools/copy_format.h, the text of every type) are equal
-// byte for byte. The default demo is shrunk to keep the test fast; its full
-// size runs from the README's command.
+// byte for byte. A scenario with a `rescale` action does not allow
+// NO_SHUFFLE: that combination must be InvalidArgument. The default demo is
+// shrunk to keep the test fast; its full size runs from the README's
+// command.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "executor/runtime/streaming_job.h"
 #include "executor/runtime/verifier.h"
@@ -24,7 +28,11 @@
 namespace backfill {
 namespace {
 
-class ScenarioE2eTest : public ::testing::TestWithParam<std::string> {};
+class ScenarioE2eTest
+    : public ::testing::TestWithParam<std::tuple<std::string, tools::BackfillKind>> {
+ protected:
+  const std::string& name() const { return std::get<0>(GetParam()); }
+};
 
 // The command's --dump_dir files, written by a verification pass.
 class Dumps final : public VerifiedRowSink {
@@ -56,10 +64,20 @@ std::string ReadFile(const std::string& path) {
 }
 
 TEST_P(ScenarioE2eTest, ViewEqualsTable) {
-  const std::string file = "tools/scenarios/" + GetParam() + ".textproto";
+  const std::string file = "tools/scenarios/" + name() + ".textproto";
   BACKFILL_ASSERT_OK_AND_ASSIGN(tools::Scenario scenario,
                                 LoadScenarioFile(file));
-  if (GetParam() == "default") {
+  scenario.mutable_backfill()->set_kind(std::get<1>(GetParam()));
+  bool rescaled = false;
+  for (const tools::Action& action : scenario.actions()) {
+    rescaled |= action.has_rescale();
+  }
+  if (rescaled && scenario.backfill().kind() == tools::NO_SHUFFLE) {
+    EXPECT_THAT(ScenarioSpecFromProto(scenario).status(),
+                testing::StatusIs(absl::StatusCode::kInvalidArgument));
+    return;
+  }
+  if (name() == "default") {
     scenario.set_initial_rows(30000);
     scenario.mutable_workload()->set_ops_per_second(3000);
     scenario.mutable_workload()->set_key_space(120000);
@@ -68,7 +86,8 @@ TEST_P(ScenarioE2eTest, ViewEqualsTable) {
                                 ScenarioSpecFromProto(scenario));
   RocksDbStateStoreOptions store_options;
   store_options.path =
-      std::string(std::getenv("TEST_TMPDIR")) + "/" + GetParam();
+      std::string(std::getenv("TEST_TMPDIR")) + "/" + name() + "_" +
+      tools::BackfillKind_Name(scenario.backfill().kind());
   std::filesystem::remove_all(store_options.path);
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
                                 RocksDbStateStore::Open(store_options));
@@ -114,11 +133,14 @@ TEST_P(ScenarioE2eTest, ViewEqualsTable) {
       << "view.tsv != upstream.tsv in " << dump_dir;
 }
 
-INSTANTIATE_TEST_SUITE_P(Scenarios, ScenarioE2eTest,
-                         ::testing::Values("default", "wide_composite_pk",
-                                           "heavy_churn", "rate_limited",
-                                           "column_pruned", "singleton",
-                                           "new_types"));
+INSTANTIATE_TEST_SUITE_P(
+    Scenarios, ScenarioE2eTest,
+    ::testing::Combine(::testing::Values("default", "wide_composite_pk",
+                                         "heavy_churn", "rate_limited",
+                                         "column_pruned", "singleton",
+                                         "new_types"),
+                       ::testing::Values(tools::ARRANGEMENT,
+                                         tools::NO_SHUFFLE)));
 
 }  // namespace
 }  // namespace backfill

@@ -90,6 +90,7 @@ class Simulation {
         plan_(std::make_shared<FaultPlan>()),
         oracle_(scenario_.job) {
     outcome_.seed = seed;
+    RestrictScenarioToKind(scenario_, options.backfill_kind);
     PlantSabotage(options.sabotage, scenario_.job, *plan_);
     if (options.upstream_buffer_budget_bytes.has_value()) {
       scenario_.job.upstream_buffer_budget_bytes =
@@ -372,6 +373,10 @@ std::string ReproductionCommand(uint64_t seed,
   if (options.upstream_buffer_budget_bytes.has_value()) {
     absl::StrAppend(&command, " --upstream_buffer_budget_bytes=",
                     *options.upstream_buffer_budget_bytes);
+  }
+  if (options.backfill_kind != BackfillKind::kArrangement) {
+    absl::StrAppend(&command, " --executor=",
+                    BackfillKindName(options.backfill_kind));
   }
   if (options.table.has_value()) {
     absl::StrAppend(&command, "  # and SimulationOptions::table = ",

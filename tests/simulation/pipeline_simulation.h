@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/runtime/streaming_job_options.h"
 #include "storage/table_catalog.h"
 #include "tests/simulation/divergence.h"
 
@@ -75,6 +76,9 @@ struct SimulationOptions {
   // accepts it, vnode_count >= 6 (the seeds' largest parallelism), and
   // every column type is ReferenceTypeSupported. Default: none.
   std::optional<TableCatalog> table;
+  // The backfill operator every seed runs (RestrictScenarioToKind, in
+  // scenario.h, drops what it does not allow). Default kArrangement.
+  BackfillKind backfill_kind = BackfillKind::kArrangement;
 };
 
 // "drop_change", ... ("none" for kNone); ParseSabotage is its inverse.

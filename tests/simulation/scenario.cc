@@ -287,6 +287,19 @@ Scenario MakeScenario(uint64_t seed) {
   return scenario;
 }
 
+void RestrictScenarioToKind(Scenario& scenario, BackfillKind kind) {
+  scenario.job.backfill_kind = kind;
+  if (kind != BackfillKind::kNoShuffle) return;
+  std::vector<JobAction>& actions = scenario.job.actions;
+  actions.erase(std::remove_if(actions.begin(), actions.end(),
+                               [](const JobAction& action) {
+                                 return action.kind ==
+                                        JobAction::Kind::kRescale;
+                               }),
+                actions.end());
+  for (RunPlan& run : scenario.runs) run.parallelism.reset();
+}
+
 std::string Scenario::DebugString() const {
   std::vector<std::string> actions;
   for (const JobAction& action : job.actions) {

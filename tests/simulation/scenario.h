@@ -75,6 +75,12 @@ struct Scenario {
 // (ValidateStreamingJobOptions accepts its job).
 Scenario MakeScenario(uint64_t seed);
 
+// Makes `scenario` run the backfill `kind` (StreamingJobOptions::
+// backfill_kind), dropping what that kind does not allow: for kNoShuffle
+// every `rescale` action and every restart at another parallelism (its
+// actors cannot be rescaled). Everything else of the seed stays.
+void RestrictScenarioToKind(Scenario& scenario, BackfillKind kind);
+
 }  // namespace simulation
 }  // namespace backfill
 

@@ -1,0 +1,582 @@
+#include "executor/backfill/no_shuffle_backfill_executor.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "executor/backfill/backfill_state.h"
+#include "executor/backfill/marking.h"
+#include "executor/backfill/progress_catalog.h"
+#include "executor/stream_chunk.h"
+#include "serde/row.h"
+#include "third_party/absl_extras/status_macros.h"
+
+namespace backfill {
+
+struct NoShuffleBackfillExecutor::Cursor {
+  std::unique_ptr<RowIterator> iterator;
+  // A copy of the iterator's current pk bytes (the heap's key).
+  std::string pk_bytes;
+};
+
+namespace {
+
+absl::Status WithContext(const absl::Status& status,
+                         absl::string_view context) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat(context, ": ", status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<NoShuffleBackfillExecutor>>
+NoShuffleBackfillExecutor::Create(StateTable& upstream_table,
+                                  BoxedExecutor upstream,
+                                  std::unique_ptr<StateTable> progress_table,
+                                  ProgressReporter* reporter,
+                                  BackfillMetrics* metrics,
+                                  const NoShuffleBackfillOptions& options) {
+  const std::string name =
+      absl::StrCat("NoShuffleBackfill(actor ", options.actor_id, ", fragment ",
+                   options.fragment_id, ")");
+  if (upstream == nullptr || progress_table == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": upstream and progress_table are required"));
+  }
+  if (options.chunk_size == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": chunk_size is 0"));
+  }
+  const TableCatalog& catalog = upstream_table.catalog();
+  const std::vector<DataType> s1_types = ColumnTypes(catalog.columns);
+  absl::StatusOr<OutputMapping> mapping = OutputMapping::Create(
+      static_cast<int>(s1_types.size()), options.output_indices);
+  if (!mapping.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": output_indices: ", mapping.status().message()));
+  }
+  if (absl::Status status =
+          ValidateProgressCatalog(catalog, progress_table->catalog());
+      !status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", status.message()));
+  }
+  if (!(progress_table->vnodes() == upstream_table.vnodes())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": progress_table and upstream_table own different vnodes"));
+  }
+  ExecutorInfo info;
+  info.schema = mapping->MapTypes(s1_types);
+  for (int pk : catalog.pk_indices) {
+    for (size_t i = 0; i < options.output_indices.size(); ++i) {
+      if (options.output_indices[i] == pk) {
+        info.stream_key.push_back(static_cast<int>(i));
+        break;
+      }
+    }
+  }
+  info.identity = absl::StrCat(name, " on table ", catalog.table_id, " (",
+                               catalog.name, ")");
+  return std::unique_ptr<NoShuffleBackfillExecutor>(
+      new NoShuffleBackfillExecutor(upstream_table, std::move(upstream),
+                                    std::move(progress_table), reporter,
+                                    metrics, options, std::move(*mapping),
+                                    std::move(info)));
+}
+
+NoShuffleBackfillExecutor::NoShuffleBackfillExecutor(
+    StateTable& upstream_table, BoxedExecutor upstream,
+    std::unique_ptr<StateTable> progress_table, ProgressReporter* reporter,
+    BackfillMetrics* metrics, const NoShuffleBackfillOptions& options,
+    OutputMapping output_mapping, ExecutorInfo info)
+    : upstream_table_(upstream_table),
+      upstream_(std::move(upstream)),
+      progress_table_(std::move(progress_table)),
+      reporter_(reporter),
+      metrics_(metrics != nullptr ? *metrics : BackfillMetrics{}),
+      options_(options),
+      output_mapping_(std::move(output_mapping)),
+      info_(std::move(info)),
+      pk_types_(upstream_table.catalog().PkTypes()),
+      s1_types_(ColumnTypes(upstream_table.catalog().columns)),
+      commit_waiter_(progress_table_->store()) {
+  MonitoredRateLimiter::Observers observers;
+  observers.on_limit =
+      [gauge = metrics_.rate_limit_rows_per_second](double rows_per_second) {
+        gauge.Set(rows_per_second);
+      };
+  RateLimiter::Options limiter_options;
+  limiter_options.max_burst = std::max<uint32_t>(options_.chunk_size, 2);
+  limiter_ = std::make_unique<MonitoredRateLimiter>(
+      options_.clock != nullptr ? *options_.clock : Clock::Real(),
+      options_.rate_limit, limiter_options, observers);
+  metrics_.vnodes_assigned.Set(
+      static_cast<double>(progress_table_->vnodes().Count()));
+}
+
+NoShuffleBackfillExecutor::~NoShuffleBackfillExecutor() {
+  CloseScans();
+  commit_waiter_.Stop();
+}
+
+std::string NoShuffleBackfillExecutor::Context() const {
+  std::string context = info_.identity;
+  if (phase_ != Phase::kAwaitFirstBarrier) {
+    absl::StrAppend(&context, " at ", progress_table_->epoch().DebugString());
+  }
+  return context;
+}
+
+NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::Fail(
+    const absl::Status& status) {
+  final_status_ = WithContext(status, Context());
+  phase_ = Phase::kEnded;
+  output_.clear();
+  CloseScans();
+  return Step::kProgress;
+}
+
+PollResult NoShuffleBackfillExecutor::PollNext(PollContext& cx) {
+  while (true) {
+    if (!output_.empty()) {
+      Message message = std::move(output_.front());
+      output_.pop_front();
+      if (std::holds_alternative<Barrier>(message) &&
+          !barrier_arrivals_.empty()) {
+        metrics_.barrier_latency_seconds.Observe(absl::ToDoubleSeconds(
+            cx.clock().Now() - barrier_arrivals_.front()));
+        barrier_arrivals_.pop_front();
+      }
+      return PollResult::Ready(std::move(message));
+    }
+    Step step = Step::kProgress;
+    switch (phase_) {
+      case Phase::kAwaitFirstBarrier:
+      case Phase::kInitProgressTable:
+        step = PollStartup(cx);
+        break;
+      case Phase::kBackfill:
+        step = PollBackfill(cx);
+        break;
+      case Phase::kFinishing:
+      case Phase::kSteady:
+        step = PollForward(cx);
+        break;
+      case Phase::kEnded:
+        return final_status_.ok() ? PollResult::End()
+                                  : PollResult::Error(final_status_);
+    }
+    if (step == Step::kPending) return PollResult::Pending();
+  }
+}
+
+// ---- Start-up ---------------------------------------------------------------
+
+absl::Status NoShuffleBackfillExecutor::LoadProgress() {
+  std::optional<VnodeProgress> shared;
+  std::optional<VirtualNode> shared_vnode;
+  bool any_missing = false;
+  std::optional<VirtualNode> missing_vnode;
+  uint64_t rows = 0;
+  for (VirtualNode vnode : progress_table_->vnodes().set_vnodes()) {
+    BACKFILL_ASSIGN_OR_RETURN(
+        std::optional<Row> row,
+        progress_table_->GetRow(Row{static_cast<int16_t>(vnode)}));
+    if (!row.has_value()) {
+      any_missing = true;
+      if (!missing_vnode.has_value()) missing_vnode = vnode;
+      continue;
+    }
+    BACKFILL_ASSIGN_OR_RETURN(
+        VnodeProgress progress,
+        DecodeProgressValue(vnode, RowView(*row).subspan(1), pk_types_));
+    if (std::holds_alternative<NotStarted>(progress)) {
+      return absl::DataLossError(
+          absl::StrCat("vnode ", vnode, ": a stored NotStarted progress"));
+    }
+    const bool finished = std::holds_alternative<Completed>(progress);
+    const Row& pos = finished ? std::get<Completed>(progress).current_pos
+                              : std::get<InProgress>(progress).current_pos;
+    rows += finished ? std::get<Completed>(progress).row_count
+                     : std::get<InProgress>(progress).row_count;
+    if (!shared.has_value()) {
+      shared = progress;
+      shared_vnode = vnode;
+    } else {
+      const bool shared_finished = std::holds_alternative<Completed>(*shared);
+      const Row& shared_pos =
+          shared_finished ? std::get<Completed>(*shared).current_pos
+                          : std::get<InProgress>(*shared).current_pos;
+      if (shared_finished != finished || !RowsEqual(shared_pos, pos)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the progress of vnodes ", *shared_vnode, " and ", vnode,
+            " differs (", ProgressDebugString(*shared), " vs ",
+            ProgressDebugString(progress),
+            "): it was written by actors with another vnode split, i.e. at "
+            "another parallelism, and a no-shuffle backfill cannot be "
+            "rescaled"));
+      }
+    }
+    written_.emplace(vnode, std::move(*row));
+  }
+  if (!shared.has_value()) return absl::OkStatus();  // A fresh start.
+  if (any_missing) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "vnode ", *missing_vnode, " has no progress but vnode ", *shared_vnode,
+        " has ", ProgressDebugString(*shared),
+        ": it was written by actors with another vnode split, i.e. at another "
+        "parallelism, and a no-shuffle backfill cannot be rescaled"));
+  }
+  const bool finished = std::holds_alternative<Completed>(*shared);
+  Row pos = finished ? std::get<Completed>(*shared).current_pos
+                     : std::get<InProgress>(*shared).current_pos;
+  total_rows_ = rows;
+  if (finished) {
+    // Finished before a restart: the next barrier reports it again.
+    phase_ = Phase::kFinishing;
+    finished_persisted_ = true;
+  } else {
+    position_ = std::move(pos);
+  }
+  return absl::OkStatus();
+}
+
+NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollStartup(
+    PollContext& cx) {
+  if (phase_ == Phase::kAwaitFirstBarrier) {
+    PollResult result = upstream_->PollNext(cx);
+    if (result.is_pending()) return Step::kPending;
+    if (result.is_error()) return Fail(result.status());
+    if (result.is_end()) {
+      return Fail(absl::FailedPreconditionError(
+          "upstream ended before the first barrier"));
+    }
+    Barrier* barrier = std::get_if<Barrier>(&result.message());
+    if (barrier == nullptr) {
+      return Fail(absl::FailedPreconditionError(
+          absl::StrCat("the first message must be a barrier, got ",
+                       MessageDebugString(result.message()))));
+    }
+    if (const AddMutation* add = barrier->MutationAs<AddMutation>()) {
+      global_pause_ = add->pause;
+      backfill_paused_ =
+          add->backfill_fragments_to_pause.contains(options_.fragment_id);
+    }
+    first_barrier_ = *barrier;
+    phase_ = Phase::kInitProgressTable;
+    // Emitted at once: the commit it waits for needs it collected.
+    QueueOutput(std::move(result).message());
+    return Step::kProgress;
+  }
+  const EpochPair first = first_barrier_->epoch;
+  if (!commit_waiter_.Ready(
+          [&] { return progress_table_->ReadyToInit(first); }, cx)) {
+    return Step::kPending;
+  }
+  commit_waiter_.Stop();
+  if (absl::Status status = progress_table_->InitEpoch(first); !status.ok()) {
+    return Fail(status);
+  }
+  phase_ = Phase::kBackfill;
+  if (absl::Status status = LoadProgress(); !status.ok()) return Fail(status);
+  return Step::kProgress;
+}
+
+void NoShuffleBackfillExecutor::QueueOutput(Message message) {
+  output_.push_back(std::move(message));
+}
+
+// ---- The snapshot side ------------------------------------------------------
+
+void NoShuffleBackfillExecutor::CloseScans() {
+  cursors_.clear();
+  scans_open_ = false;
+}
+
+absl::Status NoShuffleBackfillExecutor::OpenScans() {
+  CloseScans();
+  const PkRowRange range = position_.has_value()
+                               ? PkRowRange::After(*position_)
+                               : PkRowRange::All();
+  for (VirtualNode vnode : upstream_table_.vnodes().set_vnodes()) {
+    auto cursor = std::make_unique<Cursor>();
+    BACKFILL_ASSIGN_OR_RETURN(cursor->iterator,
+                              upstream_table_.IterWithVnode(vnode, range));
+    cursor->iterator->SeekToFirst();
+    BACKFILL_RETURN_IF_ERROR(cursor->iterator->status());
+    if (!cursor->iterator->Valid()) continue;
+    cursor->pk_bytes = std::string(cursor->iterator->pk_bytes());
+    cursors_.push_back(std::move(cursor));
+  }
+  std::make_heap(cursors_.begin(), cursors_.end(),
+                 [](const auto& a, const auto& b) {
+                   return a->pk_bytes > b->pk_bytes;
+                 });
+  scans_open_ = true;
+  return absl::OkStatus();
+}
+
+uint32_t NoShuffleBackfillExecutor::ChunkCapacity() const {
+  uint32_t capacity = options_.chunk_size;
+  if (std::optional<uint32_t> rate = limiter_->limit().ToOptionalU32();
+      rate.has_value() && *rate > 0) {
+    capacity = std::min(capacity, *rate);
+  }
+  return std::max<uint32_t>(capacity, 2);
+}
+
+absl::Status NoShuffleBackfillExecutor::ReadChunk(bool* exhausted) {
+  *exhausted = false;
+  if (!scans_open_) BACKFILL_RETURN_IF_ERROR(OpenScans());
+  const auto greater = [](const auto& a, const auto& b) {
+    return a->pk_bytes > b->pk_bytes;
+  };
+  const uint32_t capacity = ChunkCapacity();
+  std::vector<Row> rows;
+  while (rows.size() < capacity && !cursors_.empty()) {
+    std::pop_heap(cursors_.begin(), cursors_.end(), greater);
+    Cursor& cursor = *cursors_.back();
+    rows.push_back(Row(cursor.iterator->row().begin(),
+                       cursor.iterator->row().end()));
+    cursor.iterator->Next();
+    BACKFILL_RETURN_IF_ERROR(cursor.iterator->status());
+    if (cursor.iterator->Valid()) {
+      cursor.pk_bytes = std::string(cursor.iterator->pk_bytes());
+      std::push_heap(cursors_.begin(), cursors_.end(), greater);
+    } else {
+      cursors_.pop_back();
+    }
+  }
+  if (!rows.empty()) {
+    position_ = ProjectRow(rows.back(), upstream_table_.catalog().pk_indices);
+    dirty_ = true;
+    rows_this_epoch_ += rows.size();
+    total_rows_ += rows.size();
+    std::vector<Op> ops(rows.size(), Op::kInsert);
+    QueueOutput(output_mapping_.MapChunk(
+        StreamChunk::FromRows(s1_types_, std::move(ops), rows)));
+  }
+  *exhausted = cursors_.empty();
+  return absl::OkStatus();
+}
+
+// ---- The epoch loop ---------------------------------------------------------
+
+bool NoShuffleBackfillExecutor::Paused() const {
+  return global_pause_ || backfill_paused_ || limiter_->limit().is_paused();
+}
+
+absl::Status NoShuffleBackfillExecutor::ForwardMarked(StreamChunk chunk) {
+  chunk.Compact();
+  if (chunk.cardinality() == 0) return absl::OkStatus();
+  upstream_rows_this_epoch_ += chunk.cardinality();
+  const std::vector<int>& pk_indices = upstream_table_.catalog().pk_indices;
+  const std::vector<OrderType>& pk_orders = upstream_table_.catalog().pk_orders;
+  std::vector<bool> keep(chunk.capacity(), false);
+  if (position_.has_value()) {
+    for (size_t i = 0; i < chunk.capacity(); ++i) {
+      keep[i] = CompareRows(ProjectRow(chunk.RowAt(i), pk_indices), *position_,
+                            pk_orders) <= 0;
+    }
+  }
+  BACKFILL_ASSIGN_OR_RETURN(StreamChunk marked,
+                            NormalizeUnmatchedUpdates(std::move(chunk), keep));
+  marked.Compact();
+  if (marked.cardinality() > 0) {
+    QueueOutput(output_mapping_.MapChunk(std::move(marked)));
+  }
+  return absl::OkStatus();
+}
+
+NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollBackfill(
+    PollContext& cx) {
+  PollResult upstream = upstream_->PollNext(cx);
+  if (upstream.is_error()) return Fail(upstream.status());
+  if (upstream.is_end()) {
+    phase_ = Phase::kEnded;
+    CloseScans();
+    return Step::kProgress;
+  }
+  if (upstream.is_ready()) {
+    Message& message = upstream.message();
+    if (StreamChunk* chunk = std::get_if<StreamChunk>(&message)) {
+      // The writer has applied it: the open scans no longer show the table.
+      CloseScans();
+      if (absl::Status status = ForwardMarked(std::move(*chunk));
+          !status.ok()) {
+        return Fail(status);
+      }
+      return Step::kProgress;
+    }
+    if (std::holds_alternative<Watermark>(message)) return Step::kProgress;
+    Barrier barrier = std::get<Barrier>(std::move(message));
+    barrier_arrivals_.push_back(cx.clock().Now());
+    if (absl::Status status = ProcessBarrier(std::move(barrier));
+        !status.ok()) {
+      return Fail(status);
+    }
+    return Step::kProgress;
+  }
+  if (Paused()) return Step::kPending;
+  if (options_.output_ready && !options_.output_ready(cx)) {
+    return Step::kPending;
+  }
+  const RateLimiter::TryAcquireResult permits =
+      limiter_->TryAcquire(ChunkCapacity());
+  if (!permits.granted) {
+    if (permits.retry_at != absl::InfiniteFuture()) {
+      cx.WakeNoLaterThan(permits.retry_at);
+    }
+    return Step::kPending;
+  }
+  bool exhausted = false;
+  if (absl::Status status = ReadChunk(&exhausted); !status.ok()) {
+    return Fail(status);
+  }
+  if (exhausted) {
+    CloseScans();
+    phase_ = Phase::kFinishing;
+  }
+  return Step::kProgress;
+}
+
+absl::Status NoShuffleBackfillExecutor::MinimumProgress(bool* exhausted) {
+  *exhausted = false;
+  if (rows_this_epoch_ != 0 || Paused()) return absl::OkStatus();
+  if (!limiter_->TryAcquire(ChunkCapacity()).granted) return absl::OkStatus();
+  return ReadChunk(exhausted);
+}
+
+absl::Status NoShuffleBackfillExecutor::ProcessBarrier(Barrier barrier) {
+  bool exhausted = false;
+  BACKFILL_RETURN_IF_ERROR(MinimumProgress(&exhausted));
+  CloseScans();
+  if (exhausted) return FinishBarrier(std::move(barrier));
+  metrics_.snapshot_read_row_count.Increment(rows_this_epoch_);
+  metrics_.upstream_output_row_count.Increment(upstream_rows_this_epoch_);
+  rows_this_epoch_ = 0;
+  upstream_rows_this_epoch_ = 0;
+  if (reporter_ != nullptr) {
+    BACKFILL_RETURN_IF_ERROR(
+        reporter_->Update(barrier.epoch, barrier.epoch.prev, total_rows_));
+  }
+  BACKFILL_RETURN_IF_ERROR(PersistState(barrier.epoch, /*finished=*/false));
+  ApplyMutation(barrier);
+  const bool stop = barrier.IsStopFor(options_.actor_id);
+  QueueOutput(std::move(barrier));
+  if (stop) phase_ = Phase::kEnded;
+  return absl::OkStatus();
+}
+
+absl::Status NoShuffleBackfillExecutor::PersistState(EpochPair epoch,
+                                                     bool finished) {
+  if (dirty_ || (finished && !finished_persisted_)) {
+    // A backfill that never read a row finishes with an all-NULL position.
+    Row pos = position_.value_or(Row(pk_types_.size()));
+    bool first = true;
+    for (VirtualNode vnode : progress_table_->vnodes().set_vnodes()) {
+      const uint64_t rows = first ? total_rows_ : 0;
+      first = false;
+      VnodeProgress progress;
+      if (finished) {
+        progress = Completed{pos, rows};
+      } else {
+        progress = InProgress{pos, rows};
+      }
+      Row row{static_cast<int16_t>(vnode)};
+      Row value = EncodeProgressValue(progress);
+      row.insert(row.end(), value.begin(), value.end());
+      auto it = written_.find(vnode);
+      if (it == written_.end()) {
+        BACKFILL_RETURN_IF_ERROR(progress_table_->Insert(row));
+        written_.emplace(vnode, std::move(row));
+      } else {
+        BACKFILL_RETURN_IF_ERROR(progress_table_->Update(it->second, row));
+        it->second = std::move(row);
+      }
+    }
+    dirty_ = false;
+    finished_persisted_ = finished;
+  }
+  return progress_table_->Commit(epoch);
+}
+
+void NoShuffleBackfillExecutor::ApplyMutation(const Barrier& barrier) {
+  if (barrier.MutationAs<PauseMutation>() != nullptr) global_pause_ = true;
+  if (barrier.MutationAs<ResumeMutation>() != nullptr) global_pause_ = false;
+  if (const auto* start = barrier.MutationAs<StartFragmentBackfillMutation>()) {
+    if (start->fragment_ids.contains(options_.fragment_id)) {
+      backfill_paused_ = false;
+    }
+  }
+  if (const auto* throttle = barrier.MutationAs<ThrottleMutation>()) {
+    std::optional<std::optional<uint32_t>> entry;
+    if (auto it = throttle->actor_rate_limits.find(options_.actor_id);
+        it != throttle->actor_rate_limits.end()) {
+      entry = it->second;
+    } else if (auto it = throttle->rate_limits.find(options_.fragment_id);
+               it != throttle->rate_limits.end()) {
+      entry = it->second;
+    }
+    if (entry.has_value()) {
+      const RateLimit limit = RateLimit::FromOptionalU32(*entry);
+      if (limit != limiter_->limit()) limiter_->Update(limit);
+    }
+  }
+}
+
+// ---- Finish and steady state ------------------------------------------------
+
+absl::Status NoShuffleBackfillExecutor::FinishBarrier(Barrier barrier) {
+  metrics_.snapshot_read_row_count.Increment(rows_this_epoch_);
+  metrics_.upstream_output_row_count.Increment(upstream_rows_this_epoch_);
+  rows_this_epoch_ = 0;
+  upstream_rows_this_epoch_ = 0;
+  BACKFILL_RETURN_IF_ERROR(PersistState(barrier.epoch, /*finished=*/true));
+  if (reporter_ != nullptr) {
+    BACKFILL_RETURN_IF_ERROR(reporter_->Finish(barrier.epoch, total_rows_));
+  }
+  metrics_.vnodes_completed.Set(
+      static_cast<double>(progress_table_->vnodes().Count()));
+  ApplyMutation(barrier);
+  const bool stop = barrier.IsStopFor(options_.actor_id);
+  QueueOutput(std::move(barrier));
+  phase_ = stop ? Phase::kEnded : Phase::kSteady;
+  return absl::OkStatus();
+}
+
+NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollForward(
+    PollContext& cx) {
+  PollResult upstream = upstream_->PollNext(cx);
+  if (upstream.is_pending()) return Step::kPending;
+  if (upstream.is_error()) return Fail(upstream.status());
+  if (upstream.is_end()) {
+    phase_ = Phase::kEnded;
+    return Step::kProgress;
+  }
+  Message& message = upstream.message();
+  if (Barrier* barrier = std::get_if<Barrier>(&message)) {
+    if (phase_ == Phase::kFinishing) {
+      barrier_arrivals_.push_back(cx.clock().Now());
+      if (absl::Status status = FinishBarrier(std::move(*barrier));
+          !status.ok()) {
+        return Fail(status);
+      }
+      return Step::kProgress;
+    }
+    if (absl::Status status = progress_table_->Commit(barrier->epoch);
+        !status.ok()) {
+      return Fail(status);
+    }
+    if (barrier->IsStopFor(options_.actor_id)) phase_ = Phase::kEnded;
+  } else if (const auto* chunk = std::get_if<StreamChunk>(&message)) {
+    metrics_.upstream_output_row_count.Increment(chunk->cardinality());
+  }
+  if (std::optional<Message> mapped =
+          output_mapping_.MapMessage(std::move(message))) {
+    QueueOutput(std::move(*mapped));
+  }
+  return Step::kProgress;
+}
+
+}  // namespace backfill
