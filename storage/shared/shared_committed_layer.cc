@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "storage/shared/shared_version.pb.h"
 #include "third_party/absl_extras/status_macros.h"
 
@@ -51,14 +52,6 @@ namespace {
 
 using storage_internal::CommitBatch;
 using storage_internal::EpochPin;
-
-// Pins a version: its SSTs stay open while the pin lives.
-class VersionPin final : public EpochPin {
- public:
-  explicit VersionPin(std::shared_ptr<const Version> version)
-      : version(std::move(version)) {}
-  const std::shared_ptr<const Version> version;
-};
 
 std::string RandomHex() {
   absl::BitGen gen;
@@ -101,7 +94,35 @@ absl::StatusOr<SstFileInfo> FromProto(const proto::SstDescriptor& sst,
                    absl::CHexEscape(sst.object_key()), "'"));
 }
 
+// The epoch in an SST object's name: <prefix>sst/<20 digits>-...; nullopt
+// for other names.
+std::optional<uint64_t> EpochOfObject(absl::string_view key,
+                                      absl::string_view sst_prefix) {
+  if (!absl::ConsumePrefix(&key, sst_prefix) || key.size() < 21 ||
+      key[20] != '-') {
+    return std::nullopt;
+  }
+  uint64_t epoch = 0;
+  if (!absl::SimpleAtoi(key.substr(0, 20), &epoch)) return std::nullopt;
+  return epoch;
+}
+
 }  // namespace
+
+// Pins a version (its SSTs stay open and are not vacuumed) and an epoch
+// (compactions keep what reads at it see) while it lives.
+class SharedCommittedLayer::VersionPin final : public EpochPin {
+ public:
+  VersionPin(SharedCommittedLayer* layer, std::shared_ptr<const Version> version,
+             std::multiset<uint64_t>::iterator epoch)
+      : version(std::move(version)), layer_(layer), epoch_(epoch) {}
+  ~VersionPin() override { layer_->Unpin(epoch_); }
+  const std::shared_ptr<const Version> version;
+
+ private:
+  SharedCommittedLayer* const layer_;
+  const std::multiset<uint64_t>::iterator epoch_;
+};
 
 SharedCommittedLayer::SharedCommittedLayer(
     const SharedStateStoreOptions& options,
@@ -179,11 +200,20 @@ absl::Status SharedCommittedLayer::Load() {
                        "': expected version delta ", expected_id, " of ",
                        current.id(), " at '", DeltaKey(expected_id), "'"));
     }
-    if (!delta.removed().empty()) {
-      return absl::UnimplementedError(absl::StrCat(
-          "etcd key '", absl::CHexEscape(kv.key),
-          "': removes SSTs (compaction), which this version cannot read"));
+    for (const std::string& removed : delta.removed()) {
+      auto it = std::find_if(
+          version->ssts.begin(), version->ssts.end(),
+          [&](const VersionSst& sst) { return sst.object_key == removed; });
+      if (it == version->ssts.end()) {
+        return absl::DataLossError(absl::StrCat(
+            "etcd key '", absl::CHexEscape(kv.key), "': removes SST '",
+            absl::CHexEscape(removed), "', which version ", expected_id - 1,
+            " does not list"));
+      }
+      version->ssts.erase(it);
     }
+    version->gc_horizon =
+        std::max(version->gc_horizon, Epoch(delta.gc_horizon()));
     for (const proto::SstDescriptor& sst : delta.added()) {
       BACKFILL_ASSIGN_OR_RETURN(SstFileInfo info, FromProto(sst, kv.key));
       version->ssts.push_back(
@@ -201,9 +231,17 @@ absl::Status SharedCommittedLayer::Load() {
     BACKFILL_ASSIGN_OR_RETURN(sst.reader, OpenSst(sst.object_key, sst.info));
   }
   MutexLock lock(&mu_);
-  current_ = std::move(version);
+  SetCurrent(std::move(version));
   fence_revision_ = pointer->mod_revision;
   return absl::OkStatus();
+}
+
+void SharedCommittedLayer::SetCurrent(std::shared_ptr<const Version> version) {
+  std::erase_if(versions_, [](const std::weak_ptr<const Version>& old) {
+    return old.expired();
+  });
+  versions_.push_back(version);
+  current_ = std::move(version);
 }
 
 absl::StatusOr<std::string> SharedCommittedLayer::CacheFile(
@@ -279,8 +317,45 @@ std::shared_ptr<const Version> SharedCommittedLayer::current() const {
   return current_;
 }
 
-std::unique_ptr<EpochPin> SharedCommittedLayer::Pin(Epoch /*epoch*/) {
-  return std::make_unique<VersionPin>(current());
+std::unique_ptr<EpochPin> SharedCommittedLayer::Pin(Epoch epoch) {
+  MutexLock lock(&mu_);
+  return std::make_unique<VersionPin>(this, current_,
+                                      pins_.insert(epoch.value()));
+}
+
+void SharedCommittedLayer::Unpin(std::multiset<uint64_t>::iterator pin) {
+  MutexLock lock(&mu_);
+  pins_.erase(pin);
+}
+
+absl::Status SharedCommittedLayer::last_compaction_status() const {
+  MutexLock lock(&mu_);
+  return last_compaction_status_;
+}
+
+absl::StatusOr<VersionSst> SharedCommittedLayer::UploadSst(
+    Epoch epoch, const std::string& bytes, SstFileInfo info) {
+  // A fresh name; a taken one (a 2^-64 chance) gets another.
+  std::string object_key;
+  for (int attempt = 0;; ++attempt) {
+    object_key = absl::StrCat(options_.object_prefix, "sst/",
+                              absl::StrFormat("%020d", epoch.value()), "-",
+                              RandomHex(), ".sst");
+    absl::Status put = options_.object_store->PutIfAbsent(object_key, bytes);
+    if (put.ok()) break;
+    if (put.code() != absl::StatusCode::kFailedPrecondition || attempt > 3) {
+      return put;
+    }
+  }
+  if (options_.after_upload_for_test) {
+    BACKFILL_RETURN_IF_ERROR(options_.after_upload_for_test(object_key));
+  }
+  BACKFILL_ASSIGN_OR_RETURN(std::string path, CacheFile(object_key, bytes));
+  BACKFILL_ASSIGN_OR_RETURN(std::shared_ptr<const SstReader> reader,
+                            SstReader::OpenFile(ObjectName(object_key), path,
+                                                {.block_cache = block_cache_,
+                                                 .verify_checksums = false}));
+  return VersionSst{object_key, std::move(info), std::move(reader)};
 }
 
 absl::Status SharedCommittedLayer::Commit(
@@ -309,34 +384,34 @@ absl::Status SharedCommittedLayer::Commit(
     SstFileInfo info;
     BACKFILL_ASSIGN_OR_RETURN(std::string bytes,
                               WriteSst(batches, options_.sst, &info));
-    // A fresh name; a taken one (a 2^-64 chance) gets another.
-    std::string object_key;
-    for (int attempt = 0;; ++attempt) {
-      object_key =
-          absl::StrCat(options_.object_prefix, "sst/",
-                       absl::StrFormat("%020d", committed_epoch.value()), "-",
-                       RandomHex(), ".sst");
-      absl::Status put = options_.object_store->PutIfAbsent(object_key, bytes);
-      if (put.ok()) break;
-      if (put.code() != absl::StatusCode::kFailedPrecondition || attempt > 3) {
-        return put;
-      }
-    }
-    if (options_.after_upload_for_test) {
-      BACKFILL_RETURN_IF_ERROR(options_.after_upload_for_test(object_key));
-    }
-    BACKFILL_ASSIGN_OR_RETURN(std::string path, CacheFile(object_key, bytes));
-    BACKFILL_ASSIGN_OR_RETURN(std::shared_ptr<const SstReader> reader,
-                              SstReader::OpenFile(ObjectName(object_key), path,
-                                                  {.block_cache = block_cache_,
-                                                   .verify_checksums = false}));
-    *delta.add_added() = ToProto(object_key, info);
-    next->ssts.push_back(VersionSst{object_key, std::move(info), reader});
+    BACKFILL_ASSIGN_OR_RETURN(VersionSst sst,
+                              UploadSst(committed_epoch, bytes, info));
+    *delta.add_added() = ToProto(sst.object_key, sst.info);
+    next->ssts.push_back(std::move(sst));
   }
+  BACKFILL_RETURN_IF_ERROR(
+      CommitVersion(*previous, std::move(next), delta, fence, commit_number));
 
+  // The checkpoint is committed: a failed compaction does not undo it (the
+  // next commit meets the same fence, if that was the cause).
+  std::optional<size_t> first = CompactionStart(*current());
+  if (first.has_value()) {
+    absl::Status compacted = CompactFrom(*first);
+    if (compacted.ok()) compacted = Vacuum().status();
+    MutexLock lock(&mu_);
+    last_compaction_status_ = compacted;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SharedCommittedLayer::CommitVersion(const Version& previous,
+                                                 std::shared_ptr<Version> next,
+                                                 proto::VersionDelta& delta,
+                                                 int64_t fence,
+                                                 uint64_t commit_number) {
   proto::CurrentVersion pointer;
   pointer.set_id(next->id);
-  pointer.set_committed_epoch(committed_epoch.value());
+  pointer.set_committed_epoch(next->committed_epoch.value());
   pointer.set_commit_token(absl::StrCat(token_prefix_, "-", commit_number));
   const std::string pointer_value = pointer.SerializeAsString();
   const std::string pointer_key = PointerKey();
@@ -355,11 +430,11 @@ absl::Status SharedCommittedLayer::Commit(
       proto::CurrentVersion theirs;
       if (now.has_value()) theirs.ParseFromString(now->value);
       return absl::FailedPreconditionError(absl::StrCat(
-          "version commit of epoch ", committed_epoch.value(),
+          "version commit of epoch ", next->committed_epoch.value(),
           " refused: etcd key '", pointer_key,
           "' was changed by another committer (this process last saw mod "
           "revision ",
-          fence, ", version ", previous->id, "; now ",
+          fence, ", version ", previous.id, "; now ",
           now.has_value()
               ? absl::StrCat("mod revision ", now->mod_revision, ", version ",
                              theirs.id(), ", epoch ", theirs.committed_epoch())
@@ -368,9 +443,119 @@ absl::Status SharedCommittedLayer::Commit(
     }
   }
   MutexLock lock(&mu_);
-  current_ = std::move(next);
+  SetCurrent(std::move(next));
   fence_revision_ = revision;
   return absl::OkStatus();
+}
+
+std::optional<size_t> SharedCommittedLayer::CompactionStart(
+    const Version& version) const {
+  const size_t count = version.ssts.size();
+  if (options_.compaction_trigger_ssts == 0 ||
+      count <= options_.compaction_trigger_ssts) {
+    return std::nullopt;
+  }
+  // Size-tiered: from the newest SST back, take each older SST while it is
+  // at most twice the size of the newer ones taken (so a big old SST is
+  // rewritten only once the newer data has grown to its order of size).
+  size_t first = count - 1;
+  uint64_t newer_bytes = version.ssts[first].info.size_bytes;
+  while (first > 0 &&
+         version.ssts[first - 1].info.size_bytes <= 2 * newer_bytes) {
+    --first;
+    newer_bytes += version.ssts[first].info.size_bytes;
+  }
+  if (count - first < 2) first = 0;  // Nothing similar: merge everything.
+  return first;
+}
+
+absl::Status SharedCommittedLayer::Compact() {
+  return current()->ssts.size() < 2 ? absl::OkStatus() : CompactFrom(0);
+}
+
+absl::Status SharedCommittedLayer::CompactFrom(size_t first) {
+  std::shared_ptr<const Version> previous;
+  int64_t fence = 0;
+  uint64_t commit_number = 0;
+  Epoch safe;
+  {
+    MutexLock lock(&mu_);
+    previous = current_;
+    fence = fence_revision_;
+    commit_number = ++commits_;
+    // What reads at the committed epoch and at every pinned epoch see is
+    // kept; a pin taken later at an older epoch is refused (gc_horizon).
+    safe = previous->committed_epoch;
+    if (!pins_.empty()) safe = std::min(safe, Epoch(*pins_.begin()));
+  }
+  std::vector<std::shared_ptr<const SstReader>> inputs;
+  for (size_t i = first; i < previous->ssts.size(); ++i) {
+    inputs.push_back(previous->ssts[i].reader);
+  }
+  const bool full = first == 0;
+  SstFileInfo info;
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::string bytes, CompactSsts(inputs, safe, full, options_.sst, &info));
+
+  auto next = std::make_shared<Version>(*previous);
+  next->id = previous->id + 1;
+  next->gc_horizon = std::max(previous->gc_horizon, safe);
+  next->ssts.resize(first);
+  proto::VersionDelta delta;
+  delta.set_id(next->id);
+  delta.set_committed_epoch(previous->committed_epoch.value());
+  delta.set_gc_horizon(next->gc_horizon.value());
+  for (size_t i = first; i < previous->ssts.size(); ++i) {
+    delta.add_removed(previous->ssts[i].object_key);
+  }
+  if (info.num_entries > 0) {
+    // Named one epoch past the committed one: if this commit never lands,
+    // the object is vacuumed once that epoch is committed without it.
+    BACKFILL_ASSIGN_OR_RETURN(
+        VersionSst sst,
+        UploadSst(Epoch(previous->committed_epoch.value() + 1), bytes, info));
+    *delta.add_added() = ToProto(sst.object_key, sst.info);
+    next->ssts.push_back(std::move(sst));
+  }
+  return CommitVersion(*previous, std::move(next), delta, fence,
+                       commit_number);
+}
+
+absl::StatusOr<VacuumStats> SharedCommittedLayer::Vacuum() {
+  const std::string sst_prefix = absl::StrCat(options_.object_prefix, "sst/");
+  // Listed before the versions are read: an object uploaded after the list
+  // is not considered; one listed and committed since is in the versions.
+  BACKFILL_ASSIGN_OR_RETURN(std::vector<ObjectInfo> objects,
+                            options_.object_store->List(sst_prefix));
+  std::set<std::string> referenced;
+  Epoch committed;
+  {
+    MutexLock lock(&mu_);
+    committed = current_->committed_epoch;
+    for (const std::weak_ptr<const Version>& weak : versions_) {
+      if (std::shared_ptr<const Version> version = weak.lock()) {
+        for (const VersionSst& sst : version->ssts) {
+          referenced.insert(sst.object_key);
+        }
+      }
+    }
+  }
+  VacuumStats stats;
+  for (const ObjectInfo& object : objects) {
+    const std::optional<uint64_t> epoch = EpochOfObject(object.key, sst_prefix);
+    if (!epoch.has_value()) continue;  // Not an SST object of this store.
+    ++stats.listed;
+    if (referenced.contains(object.key)) {
+      ++stats.kept_referenced;
+    } else if (Epoch(*epoch) > committed) {
+      ++stats.kept_pending;
+    } else if (options_.object_store->Delete(object.key).ok()) {
+      ++stats.deleted;
+      std::error_code ignored;
+      std::filesystem::remove(CachePath(object.key), ignored);
+    }
+  }
+  return stats;
 }
 
 namespace {
@@ -385,12 +570,21 @@ std::vector<std::shared_ptr<const SstReader>> Readable(const Version& version,
   return files;
 }
 
+absl::Status CheckHorizon(const Version& version, Epoch read_epoch) {
+  if (read_epoch >= version.gc_horizon) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "read at epoch ", read_epoch.value(), " refused: version ", version.id,
+      " was compacted at safe epoch ", version.gc_horizon.value(),
+      " (versions only older reads saw are gone)"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<std::string>> SharedCommittedLayer::Get(
     TableId table_id, VirtualNode vnode, absl::string_view pk,
     Epoch read_epoch) {
   std::shared_ptr<const Version> version = current();
+  BACKFILL_RETURN_IF_ERROR(CheckHorizon(*version, read_epoch));
   return GetFromSsts(Readable(*version, read_epoch), table_id, vnode, pk,
                      read_epoch);
 }
@@ -406,6 +600,7 @@ SharedCommittedLayer::NewIterator(TableId table_id, VirtualNode vnode,
   } else {
     version = current();
   }
+  BACKFILL_RETURN_IF_ERROR(CheckHorizon(*version, read_epoch));
   return NewSstsIterator(Readable(*version, read_epoch), table_id, vnode, range,
                          read_epoch, options.fill_cache, std::move(pin));
 }

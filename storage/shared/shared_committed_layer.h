@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@
 #include "storage/rocksdb/sst_file.h"
 #include "storage/shared/etcd_client.h"
 #include "storage/shared/object_store.h"
+#include "storage/shared/shared_version.pb.h"
 #include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
@@ -59,6 +61,11 @@ struct SharedStateStoreOptions {
   size_t block_cache_bytes = size_t{64} << 20;
   // How SSTs are written.
   SstWriteOptions sst;
+  // Compaction (README.md, "Compaction"): after a commit leaves more than
+  // this many SSTs in the version, the newest SSTs of similar size (all of
+  // them if that is fewer than two) are merged into one through the GC rule
+  // and the result committed as a version change. 0 = never. Default 8.
+  size_t compaction_trigger_ssts = 8;
   // Test only: runs after an SST is uploaded and before the version commit;
   // an error aborts the commit there (as a crash at that point would).
   std::function<absl::Status(absl::string_view object_key)>
@@ -68,6 +75,14 @@ struct SharedStateStoreOptions {
 // InvalidArgument naming the field.
 absl::Status ValidateSharedStateStoreOptions(
     const SharedStateStoreOptions& options);
+
+// What one vacuum did.
+struct VacuumStats {
+  uint64_t listed = 0;   // SST objects under the store's prefix
+  uint64_t deleted = 0;  // unreferenced ones deleted
+  uint64_t kept_referenced = 0;  // in the current or a live older version
+  uint64_t kept_pending = 0;     // unreferenced, but of an uncommitted epoch
+};
 
 namespace shared_internal {
 
@@ -83,6 +98,9 @@ struct Version {
   uint64_t id = 0;  // 0 = nothing committed yet
   Epoch committed_epoch;
   std::vector<VersionSst> ssts;  // in commit order
+  // Reads below this epoch are refused: compactions dropped versions they
+  // would need.
+  Epoch gc_horizon;
 };
 
 class SharedCommittedLayer final : public storage_internal::CommittedLayer {
@@ -108,6 +126,28 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
 
   std::shared_ptr<const Version> current() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Merges every SST of the current version into one (a full compaction:
+  // tombstones at or below the safe epoch go too) and commits the change
+  // (fenced like a checkpoint). Nothing to do with fewer than two SSTs.
+  // Called by the committing thread (not concurrently with Commit).
+  // Errors: as Commit's (FailedPrecondition if another committer took over).
+  absl::Status Compact() ABSL_LOCKS_EXCLUDED(mu_);
+  // The status of the last compaction a Commit started (a failed compaction
+  // does not fail the checkpoint, which was committed before it).
+  absl::Status last_compaction_status() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Deletes the SST objects (and their cache files) under the store's
+  // prefix that no version can list any more: not in the current version,
+  // not in an older version still in use in this process (a pin, an
+  // iterator), and named with an epoch <= the current committed epoch (an
+  // upload for an epoch that is committed without it was never committed,
+  // and never will be: versions commit increasing epochs; uploads of
+  // epochs not committed yet may be a commit in flight and are kept).
+  // Runs after every compaction; called by the committing thread.
+  // Errors: those of the object store's List (Delete errors leave the
+  // object for the next vacuum and are not reported).
+  absl::StatusOr<VacuumStats> Vacuum() ABSL_LOCKS_EXCLUDED(mu_);
+
   // The etcd keys.
   std::string PointerKey() const;
   std::string DeltaKey(uint64_t id) const;
@@ -117,6 +157,26 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
                        std::shared_ptr<SstBlockCache> block_cache);
 
   absl::Status Load();
+  // Commits `delta` making `next` (built on `previous`, the current version
+  // when read) current: the fenced etcd transaction of README.md, "The
+  // commit protocol".
+  absl::Status CommitVersion(const Version& previous,
+                             std::shared_ptr<Version> next,
+                             proto::VersionDelta& delta, int64_t fence,
+                             uint64_t commit_number) ABSL_LOCKS_EXCLUDED(mu_);
+  // Uploads `bytes` under a fresh name of `epoch`, caches and opens it.
+  absl::StatusOr<VersionSst> UploadSst(Epoch epoch, const std::string& bytes,
+                                       SstFileInfo info);
+  // Compacts the SSTs of the current version at `first` and after.
+  absl::Status CompactFrom(size_t first) ABSL_LOCKS_EXCLUDED(mu_);
+  // The index of the first SST a compaction after a commit merges, or
+  // nullopt if none is due.
+  std::optional<size_t> CompactionStart(const Version& version) const;
+  // Makes `version` current and remembers it as in use.
+  void SetCurrent(std::shared_ptr<const Version> version)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  class VersionPin;
+  void Unpin(std::multiset<uint64_t>::iterator pin) ABSL_LOCKS_EXCLUDED(mu_);
   // The reader of an object: the cached file if it is sound, else fetched.
   absl::StatusOr<std::shared_ptr<const SstReader>> OpenSst(
       const std::string& object_key, const SstFileInfo& expected);
@@ -132,6 +192,12 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
 
   mutable Mutex mu_;
   std::shared_ptr<const Version> current_ ABSL_GUARDED_BY(mu_);
+  // Every version made current that may still be in use (pins, iterators).
+  std::vector<std::weak_ptr<const Version>> versions_ ABSL_GUARDED_BY(mu_);
+  // The epochs of live pins: the safe epoch of a compaction is the smallest
+  // of them and the committed epoch.
+  std::multiset<uint64_t> pins_ ABSL_GUARDED_BY(mu_);
+  absl::Status last_compaction_status_ ABSL_GUARDED_BY(mu_);
   // The mod revision of the pointer key this process last read or wrote
   // (0: absent). The fence of the next commit. Only Commit writes it.
   int64_t fence_revision_ ABSL_GUARDED_BY(mu_) = 0;
