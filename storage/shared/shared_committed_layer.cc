@@ -391,6 +391,7 @@ absl::Status SharedCommittedLayer::Commit(
   }
   BACKFILL_RETURN_IF_ERROR(
       CommitVersion(*previous, std::move(next), delta, fence, commit_number));
+  previous.reset();  // Not in use any more: the vacuum may delete its SSTs.
 
   // The checkpoint is committed: a failed compaction does not undo it (the
   // next commit meets the same fence, if that was the cause).
