@@ -472,9 +472,8 @@ absl::StatusOr<std::string> CompactSsts(
     const std::vector<std::shared_ptr<const SstReader>>& inputs, Epoch safe,
     bool drop_tombstones, const SstWriteOptions& options, SstFileInfo* info) {
   if (options.block_size < 256) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("SstWriteOptions.block_size must be >= 256, got ",
-                     options.block_size));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SstWriteOptions.block_size must be >= 256, got ", options.block_size));
   }
   std::unique_ptr<rocksdb::Env> env(
       rocksdb::NewMemEnv(rocksdb::Env::Default()));
@@ -519,8 +518,8 @@ absl::StatusOr<std::string> CompactSsts(
       shadowed = true;
       if (tombstone && drop_tombstones) continue;
     }
-    BACKFILL_RETURN_IF_ERROR(FromRocksDb(writer.Put(it.key(), it.value()),
-                                         "CompactSsts: put"));
+    BACKFILL_RETURN_IF_ERROR(
+        FromRocksDb(writer.Put(it.key(), it.value()), "CompactSsts: put"));
     if (result.num_entries == 0) result.smallest_key = std::string(key);
     last_written.assign(key.data(), key.size());
     ++result.num_entries;

@@ -146,9 +146,8 @@ class SstReader {
 // info->num_entries == 0. Errors: DataLoss naming the object for corrupt
 // bytes or keys; InvalidArgument for bad options; Internal for RocksDB.
 absl::StatusOr<std::string> CompactSsts(
-    const std::vector<std::shared_ptr<const SstReader>>& inputs,
-    Epoch safe, bool drop_tombstones, const SstWriteOptions& options,
-    SstFileInfo* info);
+    const std::vector<std::shared_ptr<const SstReader>>& inputs, Epoch safe,
+    bool drop_tombstones, const SstWriteOptions& options, SstFileInfo* info);
 
 // The newest version <= read_epoch of one key over `files` (any order; the
 // epochs decide; for the same epoch in two files the earlier file wins);

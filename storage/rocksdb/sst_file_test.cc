@@ -339,8 +339,9 @@ TEST(CompactSstsTest, DropsWhatNoReadAtOrAfterSafeSees) {
     }
   }
   // Everything deleted at or below safe: nothing survives a full compaction.
-  const Files deleted = {Open({Batch(1, 2, {{0, "a", "a2"}})}, "sst/4"),
-                         Open({Batch(1, 3, {{0, "a", std::nullopt}})}, "sst/5")};
+  const Files deleted = {
+      Open({Batch(1, 2, {{0, "a", "a2"}})}, "sst/4"),
+      Open({Batch(1, 3, {{0, "a", std::nullopt}})}, "sst/5")};
   SstFileInfo info;
   EXPECT_THAT(CompactSsts(deleted, Epoch(3), true, {}, &info),
               IsOkAndHolds(""));

@@ -40,8 +40,8 @@ absl::StatusOr<VacuumStats> SharedStateStore::Vacuum() {
   return layer_->Vacuum();
 }
 
-absl::Status SharedStateStore::LastCompactionStatus() const {
-  return layer_->last_compaction_status();
+absl::Status SharedStateStore::LastMaintenanceStatus() const {
+  return layer_->last_maintenance_status();
 }
 
 }  // namespace backfill

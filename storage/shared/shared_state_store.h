@@ -50,8 +50,9 @@ class SharedStateStore final : public storage_internal::LayeredStateStore {
   // with Checkpoint.
   absl::Status Compact();
   absl::StatusOr<VacuumStats> Vacuum();
-  // The last compaction a checkpoint started (OK if none failed).
-  absl::Status LastCompactionStatus() const;
+  // The last maintenance (compaction, vacuum, version checkpoint) a
+  // checkpoint ran (OK if it did not fail).
+  absl::Status LastMaintenanceStatus() const;
 
  private:
   SharedStateStore(std::unique_ptr<shared_internal::SharedCommittedLayer> layer,

@@ -157,14 +157,15 @@ TEST(SharedStateStoreCompactionTest, CommitsKeepTheSstCountBounded) {
     CommitEpoch(*store, epoch,
                 {{absl::StrCat("k", epoch % 7), absl::StrCat("v", epoch)}});
     EXPECT_LE(store->SstObjects().size(), 3u) << "after epoch " << epoch;
-    BACKFILL_EXPECT_OK(store->LastCompactionStatus());
+    BACKFILL_EXPECT_OK(store->LastMaintenanceStatus());
   }
   // Each key holds its latest value; every object listed is referenced
   // (the compactions vacuumed their inputs).
   for (uint64_t k = 0; k < 7; ++k) {
     const uint64_t last = 20 - (20 - k) % 7;
-    EXPECT_THAT(store->Get(TableKey{kTable, 0, absl::StrCat("k", k)}, Epoch(20)),
-                IsOkAndHolds(Optional(absl::StrCat("v", last))))
+    EXPECT_THAT(
+        store->Get(TableKey{kTable, 0, absl::StrCat("k", k)}, Epoch(20)),
+        IsOkAndHolds(Optional(absl::StrCat("v", last))))
         << k;
   }
   EXPECT_THAT(ListSsts(*options.object_store),

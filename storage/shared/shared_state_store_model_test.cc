@@ -1,8 +1,9 @@
 // The model-based test (storage/state_store_model.h) on the shared store
 // over a real 3-member etcd cluster and a local-directory object store:
-// with the default compaction trigger, and compacting after almost every
-// checkpoint (a trigger of 2 SSTs) so that reads meet compacted versions and
-// the GC horizon often.
+// with the default compaction trigger and version checkpoints, and
+// compacting after almost every checkpoint (a trigger of 2 SSTs) with a
+// version checkpoint every 5 versions, so that reads meet compacted
+// versions and the GC horizon often.
 #include <memory>
 #include <string>
 #include <utility>
@@ -19,13 +20,14 @@ namespace {
 using ::backfill::testing::IsOk;
 
 std::function<std::unique_ptr<StateStore>()> Open(
-    size_t compaction_trigger_ssts) {
-  return [compaction_trigger_ssts]() -> std::unique_ptr<StateStore> {
+    size_t compaction_trigger_ssts, uint64_t version_checkpoint_deltas) {
+  return [=]() -> std::unique_ptr<StateStore> {
     absl::StatusOr<SharedStateStoreOptions> options =
         SharedStoreFixture::Options(SharedStoreFixture::UniqueName("model"));
     EXPECT_THAT(options, IsOk());
     if (!options.ok()) return nullptr;
     options->compaction_trigger_ssts = compaction_trigger_ssts;
+    options->version_checkpoint_deltas = version_checkpoint_deltas;
     auto store = SharedStateStore::Open(*options);
     EXPECT_THAT(store, IsOk());
     if (!store.ok()) return nullptr;
@@ -35,9 +37,10 @@ std::function<std::unique_ptr<StateStore>()> Open(
 
 INSTANTIATE_TEST_SUITE_P(
     Shared, StateStoreModelTest,
-    ::testing::Values(StateStoreModelFactory{"SharedEtcd", Open(8), 10, 3000},
+    ::testing::Values(StateStoreModelFactory{"SharedEtcd", Open(8, 100), 10,
+                                             3000},
                       StateStoreModelFactory{"SharedEtcdCompactingOften",
-                                             Open(2), 10, 3000}),
+                                             Open(2, 5), 10, 3000}),
     StateStoreModelFactoryName);
 
 }  // namespace
