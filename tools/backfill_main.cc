@@ -309,16 +309,22 @@ std::string ResumeCommand(const Flags& flags, absl::string_view data_dir,
   return command;
 }
 
-// How the job can be resumed, for the interrupt messages: "`COMMAND`
-// resumes the job", or why it cannot be.
+// Whether a rerun can resume the job: not on the shared store's local etcd
+// cluster, whose versions stop with the run.
+bool Resumable(const Flags& flags) {
+  return !flags.shared || !flags.etcd.empty();
+}
+
+constexpr char kNotResumable[] =
+    "the run cannot be resumed: its versions were in a local etcd cluster "
+    "that stops with it (give --etcd to keep them)";
+
+// "resume with `COMMAND`", or why the job cannot be resumed.
 std::string ResumeHint(const Flags& flags, absl::string_view data_dir,
                        absl::string_view object_store) {
-  if (flags.shared && flags.etcd.empty()) {
-    return "the run cannot be resumed: its versions were in a local etcd "
-           "cluster that stops with it (give --etcd to keep them)";
-  }
-  return absl::StrCat("`", ResumeCommand(flags, data_dir, object_store),
-                      "` resumes the job");
+  if (!Resumable(flags)) return kNotResumable;
+  return absl::StrCat("resume with `",
+                      ResumeCommand(flags, data_dir, object_store), "`");
 }
 
 // True if `data_dir` holds nothing yet: the job would start with the
@@ -523,8 +529,13 @@ int Main(int argc, char** argv) {
   InterruptOptions interrupt;
   interrupt.first_message = absl::StrCat(
       "\nbackfill: stopping at the next checkpoint (Ctrl-C again to exit at "
-      "once; either way ",
-      ResumeHint(*flags, data_dir, object_store), ")\n");
+      "once; ",
+      Resumable(*flags)
+          ? absl::StrCat("either way `",
+                         ResumeCommand(*flags, data_dir, object_store),
+                         "` resumes the job")
+          : std::string(kNotResumable),
+      ")\n");
   interrupt.second_message =
       absl::StrCat("\nbackfill: exiting now; ",
                    ResumeHint(*flags, data_dir, object_store), "\n");
