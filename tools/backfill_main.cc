@@ -2,9 +2,15 @@
 //     [--parallelism=N] [--kind=arrangement|no_shuffle|snapshot]
 //     [--rate_limit=R|adaptive [--target_barrier_latency_ms=T]]
 //     [--dump_dir=DIR] [--metrics_port=P]
+//     [--store=rocksdb|shared [--object_store=DIR|s3://BUCKET[/PREFIX]]
+//      [--etcd=HOST:PORT,...]]
 //     [--json] [--force] [--inject_storage_faults=SPEC]      (--help: all)
 //
-// Runs a real backfill over RocksDB under a live upstream workload: creates
+// Runs a real backfill over RocksDB (or, with --store=shared, over the shared
+// store: SST objects in an object store, versions in etcd; without --etcd a
+// local 3-member etcd cluster runs for the command's life and is stopped on
+// every way out, storage/shared/shared_store_backend.h) under a live upstream
+// workload: creates
 // (or resumes) the scenario's table, keeps writing to it, creates the view
 // with N backfill actors, shows progress, keeps the upstream running a few
 // checkpoints after the backfill finished, stops it and checks that the view
@@ -36,6 +42,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "executor/runtime/streaming_job.h"
 #include "executor/runtime/verifier.h"
@@ -43,6 +50,8 @@
 #include "metrics/registry.h"
 #include "storage/committed_rows.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
+#include "storage/shared/shared_state_store.h"
+#include "storage/shared/shared_store_backend.h"
 #include "storage/table_catalog.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "tools/command_flags.h"
@@ -63,8 +72,10 @@ ABSL_FLAG(std::string, scenario, "",
           "A text-format tools/scenario.proto file (examples in "
           "tools/scenarios/);\nempty: the built-in default scenario.");
 ABSL_FLAG(std::string, data_dir, "",
-          "The RocksDB data directory; empty: a fresh temporary one. Rerunning "
-          "with the\nsame directory resumes the job from its last checkpoint.");
+          "The RocksDB data directory (--store=shared: the local SST cache "
+          "and, without\n--etcd, the local cluster's data); empty: a fresh "
+          "temporary one. Rerunning with\nthe same directory resumes the job "
+          "from its last checkpoint.");
 ABSL_FLAG(std::optional<uint32_t>, parallelism, std::nullopt,
           "Backfill actors, 1 to 32768; unset: the scenario's (default 2).");
 ABSL_FLAG(std::optional<std::string>, kind, std::nullopt,
@@ -93,6 +104,18 @@ ABSL_FLAG(bool, force, false,
 ABSL_FLAG(bool, vnodes, false,
           "backfill inspect only: list every vnode's progress, not only the "
           "summary.");
+ABSL_FLAG(std::string, store, "rocksdb",
+          "The state store: rocksdb (in --data_dir) or shared (SST objects in "
+          "--object_store,\nversions in etcd; --data_dir holds the local SST "
+          "cache).");
+ABSL_FLAG(std::string, object_store, "",
+          "With --store=shared: DIR or s3://BUCKET[/PREFIX] (S3: "
+          "AWS_ENDPOINT_URL,\nAWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+          "AWS_REGION from the environment);\nempty: DATA_DIR/objects.");
+ABSL_FLAG(std::string, etcd, "",
+          "With --store=shared: the etcd members, HOST:PORT,...; empty: a "
+          "local 3-member\ncluster on free 127.0.0.1 ports for this run only "
+          "(stopped at exit; the run\ncannot be resumed).");
 ABSL_FLAG(std::string, inject_storage_faults, "",
           "Test only: fail the store's file operations as SPEC[;SPEC...] "
           "says\n(tools/README.md).");
@@ -132,7 +155,35 @@ struct Flags {
   bool force = false;
   // Test only: --inject_storage_faults.
   std::vector<StorageFaultSpec> storage_faults;
+  // --store=shared, with --object_store and --etcd (empty: local cluster).
+  bool shared = false;
+  std::string object_store;
+  std::vector<std::string> etcd;
 };
+
+// --store, --object_store and --etcd into `flags`.
+absl::Status ValidateStoreFlags(Flags& flags) {
+  const std::string store = absl::GetFlag(FLAGS_store);
+  if (store != "rocksdb" && store != "shared") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--store=", store, ": expected rocksdb or shared"));
+  }
+  flags.shared = store == "shared";
+  flags.object_store = absl::GetFlag(FLAGS_object_store);
+  const std::string etcd = absl::GetFlag(FLAGS_etcd);
+  if (!flags.shared && (!flags.object_store.empty() || !etcd.empty())) {
+    return absl::InvalidArgumentError(
+        "--object_store and --etcd apply only with --store=shared");
+  }
+  if (!flags.object_store.empty()) {
+    BACKFILL_RETURN_IF_ERROR(
+        ParseObjectStoreLocation(flags.object_store).status());
+  }
+  if (!etcd.empty()) {
+    BACKFILL_ASSIGN_OR_RETURN(flags.etcd, ParseEtcdEndpoints(etcd));
+  }
+  return absl::OkStatus();
+}
 
 // --rate_limit (a number or `adaptive`) and --target_barrier_latency_ms
 // (only with adaptive, > 0) into `flags`.
@@ -213,6 +264,12 @@ absl::StatusOr<Flags> ValidatedFlags() {
     }
     flags.storage_faults = *std::move(specs);
   }
+  BACKFILL_RETURN_IF_ERROR(ValidateStoreFlags(flags));
+  if (flags.shared && !flags.storage_faults.empty()) {
+    return absl::InvalidArgumentError(
+        "--inject_storage_faults applies only with --store=rocksdb (it fails "
+        "RocksDB's file operations)");
+  }
   return flags;
 }
 
@@ -256,13 +313,37 @@ int FailCommandLine(const absl::Status& status) {
   return static_cast<int>(ExitCode::kError);
 }
 
-// The command that resumes this job.
-std::string ResumeCommand(const Flags& flags, absl::string_view data_dir) {
+// The command that resumes this job. `object_store`: the shared store's
+// location in use (with --store=shared).
+std::string ResumeCommand(const Flags& flags, absl::string_view data_dir,
+                          absl::string_view object_store) {
   std::string command = absl::StrCat("backfill --data_dir=", data_dir);
   if (!flags.scenario.empty()) {
     absl::StrAppend(&command, " --scenario=", flags.scenario);
   }
+  if (flags.shared) {
+    absl::StrAppend(&command, " --store=shared --object_store=", object_store,
+                    " --etcd=", absl::StrJoin(flags.etcd, ","));
+  }
   return command;
+}
+
+// Whether a rerun can resume the job: not on the shared store's local etcd
+// cluster, whose versions stop with the run.
+bool Resumable(const Flags& flags) {
+  return !flags.shared || !flags.etcd.empty();
+}
+
+constexpr char kNotResumable[] =
+    "the run cannot be resumed: its versions were in a local etcd cluster "
+    "that stops with it (give --etcd to keep them)";
+
+// "resume with `COMMAND`", or why the job cannot be resumed.
+std::string ResumeHint(const Flags& flags, absl::string_view data_dir,
+                       absl::string_view object_store) {
+  if (!Resumable(flags)) return kNotResumable;
+  return absl::StrCat("resume with `",
+                      ResumeCommand(flags, data_dir, object_store), "`");
 }
 
 // True if `data_dir` holds nothing yet: the job would start with the
@@ -364,13 +445,17 @@ int Main(int argc, char** argv) {
   CommandFlagsConfig config;
   config.program = "backfill";
   config.usage =
-      "backfill [flags]: runs a backfill over RocksDB under a live upstream "
-      "workload\nand checks that the new view equals the table. The last "
-      "line of standard\noutput is one JSON object (tools/result.proto). "
-      "Exit codes: 0 consistent,\n1 inconsistent, 2 error (bad flags, bad "
-      "scenario, I/O, a corrupt data directory),\n130 interrupted (Ctrl-C: "
-      "the first stops at the next checkpoint, a second at once;\nrerun with "
-      "the same --data_dir to resume).\n\nbackfill inspect --data_dir=DIR "
+      "backfill [flags]: runs a backfill over RocksDB (--store=rocksdb) or "
+      "the shared\nstore (--store=shared: SST objects in --object_store, "
+      "versions in etcd) under a\nlive upstream workload and checks that "
+      "the new view equals the table. The last\nline of standard output is "
+      "one JSON object (tools/result.proto). Exit codes:\n0 consistent, 1 "
+      "inconsistent, 2 error (bad flags, bad scenario, I/O, a corrupt\ndata "
+      "directory), 130 interrupted (Ctrl-C: the first stops at the next "
+      "checkpoint,\na second at once; rerun with the same --data_dir (and "
+      "--store, --object_store,\n--etcd) to resume; without --etcd the "
+      "shared store's local etcd cluster stops\nwith the run, which cannot be "
+      "resumed).\n\nbackfill inspect --data_dir=DIR "
       "[--vnodes] [--json]: a stopped or finished\njob's state, read-only: "
       "the committed epoch, per-vnode progress, rows per\ntable, the saved "
       "definition and the state in force. Exit 0, or 2 on error\n(a missing "
@@ -459,14 +544,23 @@ int Main(int argc, char** argv) {
     }
     data_dir = pattern;
   }
+  const std::string object_store =
+      !flags->shared || !flags->object_store.empty()
+          ? flags->object_store
+          : (std::filesystem::path(data_dir) / "objects").string();
   InterruptOptions interrupt;
   interrupt.first_message = absl::StrCat(
       "\nbackfill: stopping at the next checkpoint (Ctrl-C again to exit at "
-      "once; either way `",
-      ResumeCommand(*flags, data_dir), "` resumes the job)\n");
+      "once; ",
+      Resumable(*flags)
+          ? absl::StrCat("either way `",
+                         ResumeCommand(*flags, data_dir, object_store),
+                         "` resumes the job")
+          : std::string(kNotResumable),
+      ")\n");
   interrupt.second_message =
-      absl::StrCat("\nbackfill: exiting now; resume with `",
-                   ResumeCommand(*flags, data_dir), "`\n");
+      absl::StrCat("\nbackfill: exiting now; ",
+                   ResumeHint(*flags, data_dir, object_store), "\n");
   interrupt.exit_code = static_cast<int>(ExitCode::kInterrupted);
   if (absl::Status status = InstallInterruptHandler(interrupt); !status.ok()) {
     return Fail(*flags, name, data_dir, status);
@@ -482,9 +576,65 @@ int Main(int argc, char** argv) {
     fault_injector->SetArmed(false);  // Counting starts with the job.
     store_options.fault_injector = fault_injector;
   }
-  absl::StatusOr<std::unique_ptr<RocksDbStateStore>> store =
-      RocksDbStateStore::Open(store_options);
-  if (!store.ok()) return Fail(*flags, name, data_dir, store.status());
+  // --store=shared: the object store and etcd (a local cluster without
+  // --etcd, stopped when `shared` is destroyed, on every return below;
+  // before std::_Exit by hand; by the kernel if the process dies).
+  std::unique_ptr<SharedStoreBackend> shared;
+  if (flags->shared) {
+    SharedStoreBackendOptions backend_options;
+    backend_options.object_store = object_store;
+    backend_options.etcd_endpoints = flags->etcd;
+    if (flags->etcd.empty()) {
+      std::error_code ignored;  // mkdtemp reports a missing directory.
+      std::filesystem::create_directories(data_dir, ignored);
+      std::string pattern =
+          (std::filesystem::path(data_dir) / "etcd-XXXXXX").string();
+      if (mkdtemp(pattern.data()) == nullptr) {
+        return Fail(*flags, name, data_dir,
+                    absl::InternalError(absl::StrCat(
+                        "cannot create a directory for the local etcd "
+                        "cluster in ",
+                        data_dir)));
+      }
+      backend_options.local_etcd_dir = pattern;
+    }
+    backend_options.etcd_prefix = absl::StrCat("backfill/", name, "/");
+    backend_options.cache_dir =
+        (std::filesystem::path(data_dir) / "cache").string();
+    absl::StatusOr<std::unique_ptr<SharedStoreBackend>> started =
+        SharedStoreBackend::Start(backend_options);
+    if (!started.ok()) return Fail(*flags, name, data_dir, started.status());
+    shared = *std::move(started);
+    if (!flags->json && shared->started_local_etcd()) {
+      std::cout << "etcd: a local 3-member cluster at "
+                << absl::StrJoin(shared->etcd_endpoints(), ",")
+                << " for this run\n";
+    }
+  }
+  // The store in use; `rocksdb` is it when --store=rocksdb (else null).
+  std::unique_ptr<StateStore> store;
+  RocksDbStateStore* rocksdb = nullptr;
+  bool resuming = !fresh;
+  auto open_store = [&]() -> absl::Status {
+    store.reset();  // Closes the database first: one process, one lock.
+    rocksdb = nullptr;
+    if (shared != nullptr) {
+      BACKFILL_ASSIGN_OR_RETURN(
+          std::unique_ptr<SharedStateStore> opened,
+          SharedStateStore::Open(shared->store_options()));
+      resuming = opened->VersionId() > 0;
+      store = std::move(opened);
+      return absl::OkStatus();
+    }
+    BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<RocksDbStateStore> opened,
+                              RocksDbStateStore::Open(store_options));
+    rocksdb = opened.get();
+    store = std::move(opened);
+    return absl::OkStatus();
+  };
+  if (absl::Status opened = open_store(); !opened.ok()) {
+    return Fail(*flags, name, data_dir, opened);
+  }
   if (fault_injector != nullptr) fault_injector->SetArmed(true);
 
   StreamingJobOptions options = spec->job;
@@ -533,7 +683,7 @@ int Main(int argc, char** argv) {
   LiveProgressOptions live_options;
   live_options.definition = JobDefinitionOf(options);
   live_options.initial_rows = options.initial_rows;
-  live_options.resuming = !fresh;
+  live_options.resuming = resuming;
   const JobMetrics& job_metrics = (*recorder)->metrics();
   live_options.upstream_written_rows = [&job_metrics] {
     return job_metrics.upstream_written_rows_total.value();
@@ -549,8 +699,8 @@ int Main(int argc, char** argv) {
   auto stop_at_checkpoint = [&](const JobProgress& progress) {
     live.Finish();
     std::cerr << "backfill: stopped after checkpoint " << progress.checkpoints
-              << " of this run; resume with `"
-              << ResumeCommand(*flags, data_dir) << "`" << std::endl;
+              << " of this run; "
+              << ResumeHint(*flags, data_dir, object_store) << std::endl;
     tools::RunResult result;
     result.set_scenario(name);
     result.set_data_dir(data_dir);
@@ -566,6 +716,7 @@ int Main(int argc, char** argv) {
     result.set_barrier_latency_p99_ms(progress.barrier_latency_p99_ms);
     PrintResult(*flags, result);
     std::cerr.flush();
+    if (shared != nullptr) shared->StopLocalEtcd();
     std::_Exit(static_cast<int>(ExitCode::kInterrupted));
   };
   auto observer = [&](const JobProgress& progress) {
@@ -573,8 +724,8 @@ int Main(int argc, char** argv) {
     // The store is not reopened while the observer runs (recoveries reopen
     // it between attempts).
     (*recorder)->ObserveSnapshotPercent(
-        live.Observe(progress, **store, store->get()).percent);
-    (*recorder)->RecordStorage((*store)->Stats());
+        live.Observe(progress, *store, rocksdb).percent);
+    if (rocksdb != nullptr) (*recorder)->RecordStorage(rocksdb->Stats());
     if (stopper.ShouldStop(progress.checkpoints, InterruptRequested())) {
       stop_at_checkpoint(progress);
     }
@@ -589,20 +740,20 @@ int Main(int argc, char** argv) {
   };
   // A store whose write or sync failed refuses checkpoints until reopened
   // (RocksDB's background-error mode): recoveries reopen it.
+  // The shared store's does too, after a failed commit.
   options.reopen_store = [&]() -> absl::StatusOr<StateStore*> {
-    store->reset();  // Closes the database first: one process, one lock.
-    absl::StatusOr<std::unique_ptr<RocksDbStateStore>> reopened =
-        RocksDbStateStore::Open(store_options);
-    if (!reopened.ok()) return reopened.status();
-    *store = *std::move(reopened);
-    return static_cast<StateStore*>(&(*recorder)->Meter(store->get()));
+    BACKFILL_RETURN_IF_ERROR(open_store());
+    return static_cast<StateStore*>(&(*recorder)->Meter(store.get()));
   };
-  // The final check reads both tables with the store's independent reader.
-  options.committed_rows = [&](const TableCatalog& catalog, Epoch epoch) {
-    return (*store)->NewRawCommittedRowIterator(catalog, epoch);
-  };
+  // The final check reads both tables with RocksDB's independent reader;
+  // the shared store's own committed iterator otherwise.
+  if (!flags->shared) {
+    options.committed_rows = [&](const TableCatalog& catalog, Epoch epoch) {
+      return rocksdb->NewRawCommittedRowIterator(catalog, epoch);
+    };
+  }
   absl::StatusOr<JobResult> job =
-      RunStreamingJob((*recorder)->Meter(store->get()), options, &registry,
+      RunStreamingJob((*recorder)->Meter(store.get()), options, &registry,
                       observer, Clock::Real());
   live.Finish();
   // Faults are for the job; the dumps below read what it verified.
@@ -612,7 +763,7 @@ int Main(int argc, char** argv) {
   if (!flags->dump_dir.empty()) {
     std::filesystem::create_directories(flags->dump_dir);
     const absl::Status dumped =
-        WriteDumps(**store, options, *spec, flags->dump_dir, *job);
+        WriteDumps(*store, options, *spec, flags->dump_dir, *job);
     if (!dumped.ok()) return Fail(*flags, name, data_dir, dumped);
   }
 

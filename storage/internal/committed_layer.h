@@ -35,6 +35,20 @@ class EpochPin {
   virtual ~EpochPin() = default;
 };
 
+// What one process's Sync made durable for a checkpoint: the layer's
+// descriptors of its files (opaque outside the layer; bytes, so that a
+// process can send them to the committer).
+struct SyncResult {
+  Epoch epoch;
+  std::vector<std::string> descriptors;
+};
+
+// A committed version as the committer announces it to every process.
+struct CommittedVersion {
+  uint64_t id = 0;
+  Epoch committed_epoch;
+};
+
 // Thread-safe.
 class CommittedLayer {
  public:
@@ -53,6 +67,30 @@ class CommittedLayer {
   // of it is there. Called by one thread at a time, with increasing epochs.
   virtual absl::Status Commit(const std::vector<CommitBatch>& batches,
                               Epoch committed_epoch) = 0;
+
+  // A checkpoint over several processes, as three steps (a layer whose data
+  // several processes write implements them, and its Commit runs them in
+  // order; the others return Unimplemented):
+  //   1. Sync, per process: makes its batches durable where every process
+  //      can read them (not visible to any reader yet) and describes them;
+  //   2. CommitVersion, once (the committer): makes the version of every
+  //      process's sync results and `committed_epoch` visible atomically;
+  //   3. ApplyVersion, per process: reads go to that version (or a newer
+  //      one) from then on.
+  // A sync whose results are never committed stays invisible.
+  virtual absl::StatusOr<SyncResult> Sync(
+      const std::vector<CommitBatch>& /*batches*/, Epoch /*epoch*/) {
+    return absl::UnimplementedError("this committed layer has no Sync step");
+  }
+  virtual absl::StatusOr<CommittedVersion> CommitVersion(
+      const std::vector<SyncResult>& /*syncs*/, Epoch /*committed_epoch*/) {
+    return absl::UnimplementedError(
+        "this committed layer has no CommitVersion step");
+  }
+  virtual absl::Status ApplyVersion(const CommittedVersion& /*version*/) {
+    return absl::UnimplementedError(
+        "this committed layer has no ApplyVersion step");
+  }
 
   // The newest version <= read_epoch of one key; nullopt if none or a
   // tombstone. The caller holds a pin of read_epoch for the call.

@@ -32,6 +32,8 @@ using rocksdb_internal::FromRocksDb;
 using rocksdb_internal::MvccComparator;
 using rocksdb_internal::MvccIterator;
 using rocksdb_internal::MvccScan;
+using rocksdb_internal::MvccValueKind;
+using rocksdb_internal::ParseMvccValue;
 using rocksdb_internal::ToSlice;
 using rocksdb_internal::ToStringView;
 using storage_internal::CommitBatch;
@@ -464,6 +466,84 @@ absl::StatusOr<std::optional<std::string>> GetFromSsts(
   BACKFILL_RETURN_IF_ERROR(it.status());
   if (!it.Valid()) return std::nullopt;
   return std::string(it.value());
+}
+
+absl::StatusOr<std::string> CompactSsts(
+    const std::vector<std::shared_ptr<const SstReader>>& inputs, Epoch safe,
+    bool drop_tombstones, const SstWriteOptions& options, SstFileInfo* info) {
+  if (options.block_size < 256) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SstWriteOptions.block_size must be >= 256, got ", options.block_size));
+  }
+  std::unique_ptr<rocksdb::Env> env(
+      rocksdb::NewMemEnv(rocksdb::Env::Default()));
+  rocksdb::Options sst_options =
+      SstOptions(nullptr, options.block_size, options.bloom_bits_per_key);
+  sst_options.env = env.get();
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), sst_options);
+  BACKFILL_RETURN_IF_ERROR(
+      FromRocksDb(writer.Open(kFileName), "CompactSsts: open"));
+  rocksdb::ReadOptions read_options;
+  read_options.total_order_seek = true;
+  read_options.fill_cache = false;
+  MergingSstIterator it(inputs, read_options);
+  SstFileInfo result;
+  result.min_epoch = Epoch::Max();
+  std::string last_user_key;
+  std::string last_written;
+  bool any_key = false;
+  bool shadowed = false;  // a version <= safe of last_user_key was seen
+  for (it.SeekToFirst(); it.Valid(); it.Next()) {
+    const absl::string_view key = ToStringView(it.key());
+    const absl::string_view value = ToStringView(it.value());
+    absl::StatusOr<FullKeyView> decoded = DecodeFullKey(key);
+    if (!decoded.ok()) {
+      return NameFiles(absl::DataLossError(absl::StrCat(
+                           "CompactSsts: ", decoded.status().message())),
+                       inputs);
+    }
+    const absl::string_view user_key = SplitEncodedFullKey(key).user_key;
+    if (any_key && user_key == last_user_key) {
+      if (shadowed) continue;
+    } else {
+      last_user_key.assign(user_key.data(), user_key.size());
+      shadowed = false;
+      any_key = true;
+    }
+    if (result.num_entries > 0 && key == last_written) continue;  // A tie.
+    absl::string_view row;
+    const bool tombstone =
+        ParseMvccValue(value, &row) == MvccValueKind::kTombstone;
+    if (decoded->epoch <= safe) {
+      shadowed = true;
+      if (tombstone && drop_tombstones) continue;
+    }
+    BACKFILL_RETURN_IF_ERROR(
+        FromRocksDb(writer.Put(it.key(), it.value()), "CompactSsts: put"));
+    if (result.num_entries == 0) result.smallest_key = std::string(key);
+    last_written.assign(key.data(), key.size());
+    ++result.num_entries;
+    if (tombstone) ++result.num_tombstones;
+    result.min_epoch = std::min(result.min_epoch, decoded->epoch);
+    result.max_epoch = std::max(result.max_epoch, decoded->epoch);
+  }
+  BACKFILL_RETURN_IF_ERROR(
+      FromRocksDb(it.status(), "CompactSsts: read inputs"));
+  if (result.num_entries == 0) {
+    if (info != nullptr) *info = SstFileInfo{};
+    return std::string();
+  }
+  rocksdb::ExternalSstFileInfo file_info;
+  BACKFILL_RETURN_IF_ERROR(
+      FromRocksDb(writer.Finish(&file_info), "CompactSsts: finish"));
+  std::string bytes;
+  BACKFILL_RETURN_IF_ERROR(
+      FromRocksDb(rocksdb::ReadFileToString(env.get(), kFileName, &bytes),
+                  "CompactSsts: read back"));
+  result.largest_key = std::move(last_written);
+  result.size_bytes = bytes.size();
+  if (info != nullptr) *info = std::move(result);
+  return bytes;
 }
 
 std::unique_ptr<StateStoreIterator> NewSstsIterator(

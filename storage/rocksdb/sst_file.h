@@ -135,6 +135,20 @@ class SstReader {
   std::unique_ptr<Rep> rep_;
 };
 
+// Merges `inputs` (any order; for the same full key in two inputs the
+// earlier input wins) into one SST through the garbage-collection rule of
+// the RocksDB store (storage/FORMAT.md, "Garbage collection"): per user key,
+// the newest version <= `safe` is what every read at or after `safe` sees,
+// so the older versions are dropped, and that version too if it is a
+// tombstone and `drop_tombstones` (the caller sets it only when `inputs` are
+// every file that can hold the key: a full compaction). Returns the bytes
+// and sets `*info` (may be null); if nothing survives, returns "" and
+// info->num_entries == 0. Errors: DataLoss naming the object for corrupt
+// bytes or keys; InvalidArgument for bad options; Internal for RocksDB.
+absl::StatusOr<std::string> CompactSsts(
+    const std::vector<std::shared_ptr<const SstReader>>& inputs, Epoch safe,
+    bool drop_tombstones, const SstWriteOptions& options, SstFileInfo* info);
+
 // The newest version <= read_epoch of one key over `files` (any order; the
 // epochs decide; for the same epoch in two files the earlier file wins);
 // nullopt if none or a tombstone. Files whose key range cannot hold the key

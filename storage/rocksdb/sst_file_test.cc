@@ -307,5 +307,46 @@ TEST(SstFileTest, CorruptBytesAreDataLossNamingTheObject) {
                                      HasSubstr("sst/flipped-lazy")));
 }
 
+// CompactSsts applies the GC rule: per key, versions older than the newest
+// one <= safe go; that one too if it is a tombstone and the compaction is
+// full. Reads at epochs >= safe see the same rows before and after.
+TEST(CompactSstsTest, DropsWhatNoReadAtOrAfterSafeSees) {
+  const Files inputs = {
+      Open({Batch(1, 2, {{0, "a", "a2"}, {0, "b", "b2"}, {0, "c", "c2"}})},
+           "sst/1"),
+      Open({Batch(1, 4, {{0, "a", "a4"}, {0, "b", std::nullopt}})}, "sst/2"),
+      Open({Batch(1, 6, {{0, "a", "a6"}, {0, "c", std::nullopt}})}, "sst/3")};
+  for (const bool full : {false, true}) {
+    SCOPED_TRACE(full ? "full" : "partial");
+    SstFileInfo info;
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        std::string bytes, CompactSsts(inputs, Epoch(5), full, {}, &info));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(std::shared_ptr<const SstReader> merged,
+                                  SstReader::OpenBytes("merged", bytes, {}));
+    // a: a6, a4 (a2 shadowed); b: tombstone@4 (dropped if full); c: c2 and
+    // its tombstone@6 (> safe: kept).
+    EXPECT_EQ(info.num_entries, full ? 4u : 5u);
+    EXPECT_EQ(info.num_tombstones, full ? 1u : 2u);
+    EXPECT_EQ(info.min_epoch, Epoch(2));
+    EXPECT_EQ(info.max_epoch, Epoch(6));
+    EXPECT_EQ(merged->info().num_entries, info.num_entries);
+    EXPECT_EQ(merged->info().smallest_key, info.smallest_key);
+    EXPECT_EQ(merged->info().largest_key, info.largest_key);
+    for (uint64_t epoch : {5, 6, 7}) {
+      EXPECT_EQ(Scan({merged}, 1, 0, PkRange::All(), epoch),
+                Scan(inputs, 1, 0, PkRange::All(), epoch))
+          << epoch;
+    }
+  }
+  // Everything deleted at or below safe: nothing survives a full compaction.
+  const Files deleted = {
+      Open({Batch(1, 2, {{0, "a", "a2"}})}, "sst/4"),
+      Open({Batch(1, 3, {{0, "a", std::nullopt}})}, "sst/5")};
+  SstFileInfo info;
+  EXPECT_THAT(CompactSsts(deleted, Epoch(3), true, {}, &info),
+              IsOkAndHolds(""));
+  EXPECT_EQ(info.num_entries, 0u);
+}
+
 }  // namespace
 }  // namespace backfill

@@ -1,6 +1,7 @@
-// EtcdTestCluster (testonly): a real etcd cluster of separate `etcd`
-// processes on free 127.0.0.1 ports, with its data under TEST_TMPDIR, for
-// tests of code that talks to etcd.
+// EtcdTestCluster: a real etcd cluster of separate `etcd` processes on free
+// 127.0.0.1 ports, with its data under TEST_TMPDIR (or a given directory),
+// for tests of code that talks to etcd, and for the local cluster of a
+// command run without an etcd of its own (shared_store_backend.h).
 //
 //   BACKFILL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdTestCluster> cluster,
 //                                 EtcdTestCluster::Start({}));

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "storage/shared/shared_version.pb.h"
 #include "third_party/absl_extras/status_macros.h"
 
@@ -51,14 +52,6 @@ namespace {
 
 using storage_internal::CommitBatch;
 using storage_internal::EpochPin;
-
-// Pins a version: its SSTs stay open while the pin lives.
-class VersionPin final : public EpochPin {
- public:
-  explicit VersionPin(std::shared_ptr<const Version> version)
-      : version(std::move(version)) {}
-  const std::shared_ptr<const Version> version;
-};
 
 std::string RandomHex() {
   absl::BitGen gen;
@@ -101,7 +94,36 @@ absl::StatusOr<SstFileInfo> FromProto(const proto::SstDescriptor& sst,
                    absl::CHexEscape(sst.object_key()), "'"));
 }
 
+// The epoch in an SST object's name: <prefix>sst/<20 digits>-...; nullopt
+// for other names.
+std::optional<uint64_t> EpochOfObject(absl::string_view key,
+                                      absl::string_view sst_prefix) {
+  if (!absl::ConsumePrefix(&key, sst_prefix) || key.size() < 21 ||
+      key[20] != '-') {
+    return std::nullopt;
+  }
+  uint64_t epoch = 0;
+  if (!absl::SimpleAtoi(key.substr(0, 20), &epoch)) return std::nullopt;
+  return epoch;
+}
+
 }  // namespace
+
+// Pins a version (its SSTs stay open and are not vacuumed) and an epoch
+// (compactions keep what reads at it see) while it lives.
+class SharedCommittedLayer::VersionPin final : public EpochPin {
+ public:
+  VersionPin(SharedCommittedLayer* layer,
+             std::shared_ptr<const Version> version,
+             std::multiset<uint64_t>::iterator epoch)
+      : version(std::move(version)), layer_(layer), epoch_(epoch) {}
+  ~VersionPin() override { layer_->Unpin(epoch_); }
+  const std::shared_ptr<const Version> version;
+
+ private:
+  SharedCommittedLayer* const layer_;
+  const std::multiset<uint64_t>::iterator epoch_;
+};
 
 SharedCommittedLayer::SharedCommittedLayer(
     const SharedStateStoreOptions& options,
@@ -149,61 +171,233 @@ std::string SharedCommittedLayer::CachePath(
   return (std::filesystem::path(options_.cache_dir) / object_key).string();
 }
 
+std::string SharedCommittedLayer::CheckpointKey() const {
+  return absl::StrCat(options_.etcd_prefix, "checkpoint");
+}
+
 absl::Status SharedCommittedLayer::Load() {
+  BACKFILL_ASSIGN_OR_RETURN(LoadedVersion loaded, ReadVersion());
+  MutexLock lock(&mu_);
+  SetCurrent(std::move(loaded.version));
+  fence_revision_ = loaded.pointer_revision;
+  checkpoint_id_ = loaded.checkpoint_id;
+  checkpoint_object_ = loaded.checkpoint_object;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SharedCommittedLayer::LoadedVersion>
+SharedCommittedLayer::ReadVersion() {
+  absl::Status last;
+  for (int attempt = 0; attempt < kReadVersionAttempts; ++attempt) {
+    absl::StatusOr<LoadedVersion> loaded = ReadVersionOnce();
+    if (loaded.ok() || loaded.status().code() != absl::StatusCode::kAborted) {
+      return loaded;
+    }
+    last = loaded.status();
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "reading the version of '", PointerKey(), "': ", kReadVersionAttempts,
+      " attempts met a version checkpoint being written; last: ",
+      last.message()));
+}
+
+absl::StatusOr<SharedCommittedLayer::LoadedVersion>
+SharedCommittedLayer::ReadVersionOnce() {
   const std::string pointer_key = PointerKey();
+  LoadedVersion loaded;
+  loaded.version = std::make_shared<Version>();
   BACKFILL_ASSIGN_OR_RETURN(std::optional<EtcdKeyValue> pointer,
                             options_.etcd->Get(pointer_key));
-  if (!pointer.has_value()) return absl::OkStatus();  // A new store.
+  if (!pointer.has_value()) return loaded;  // A new store.
   proto::CurrentVersion current;
   if (!current.ParseFromString(pointer->value) || current.id() == 0) {
     return absl::DataLossError(absl::StrCat(
         "etcd key '", absl::CHexEscape(pointer_key),
         "': not a version pointer (", pointer->value.size(), " bytes)"));
   }
-  // Deltas past current.id() (a commit after the pointer was read) are not
-  // part of this version and are ignored.
+  loaded.pointer_revision = pointer->mod_revision;
+  Version& version = *loaded.version;
+  // The newest version checkpoint, if any: the base the deltas apply to.
+  const std::string checkpoint_key = CheckpointKey();
+  BACKFILL_ASSIGN_OR_RETURN(std::optional<EtcdKeyValue> checkpoint,
+                            options_.etcd->Get(checkpoint_key));
+  // An error that a checkpoint written meanwhile explains is Aborted (the
+  // caller reads again); otherwise `status`.
+  auto unless_moved = [&](absl::Status status) -> absl::Status {
+    absl::StatusOr<std::optional<EtcdKeyValue>> now =
+        options_.etcd->Get(checkpoint_key);
+    if (!now.ok()) return now.status();
+    const int64_t before =
+        checkpoint.has_value() ? checkpoint->mod_revision : 0;
+    const int64_t after = now->has_value() ? (*now)->mod_revision : 0;
+    if (before != after) {
+      return absl::AbortedError(
+          absl::StrCat("a version checkpoint was written meanwhile (",
+                       status.message(), ")"));
+    }
+    return status;
+  };
+  if (checkpoint.has_value()) {
+    proto::VersionCheckpointRef ref;
+    if (!ref.ParseFromString(checkpoint->value) || ref.id() == 0 ||
+        !ValidateObjectKey(ref.object_key()).ok()) {
+      return absl::DataLossError(
+          absl::StrCat("etcd key '", absl::CHexEscape(checkpoint_key),
+                       "': not a version checkpoint record (",
+                       checkpoint->value.size(), " bytes)"));
+    }
+    if (ref.id() > current.id()) {
+      return absl::AbortedError("a version checkpoint newer than the pointer");
+    }
+    absl::StatusOr<std::string> bytes =
+        options_.object_store->Get(ref.object_key());
+    if (!bytes.ok()) return unless_moved(bytes.status());
+    proto::VersionCheckpoint full;
+    if (!full.ParseFromString(*bytes) || full.id() != ref.id()) {
+      return absl::DataLossError(absl::StrCat(
+          "version checkpoint object ", ObjectName(ref.object_key()),
+          ": not version ", ref.id(), " (", bytes->size(), " bytes)"));
+    }
+    version.id = full.id();
+    version.committed_epoch = Epoch(full.committed_epoch());
+    version.gc_horizon = Epoch(full.gc_horizon());
+    for (const proto::SstDescriptor& sst : full.ssts()) {
+      BACKFILL_ASSIGN_OR_RETURN(SstFileInfo info,
+                                FromProto(sst, ObjectName(ref.object_key())));
+      version.ssts.push_back(
+          VersionSst{sst.object_key(), std::move(info), nullptr});
+    }
+    loaded.checkpoint_id = ref.id();
+    loaded.checkpoint_object = ref.object_key();
+  }
+  // Deltas up to the checkpoint (not trimmed yet) and past current.id() (a
+  // commit after the pointer was read) are not applied.
   BACKFILL_ASSIGN_OR_RETURN(
       EtcdRangeResult deltas,
       options_.etcd->GetPrefix(absl::StrCat(options_.etcd_prefix, "delta/")));
-  auto version = std::make_shared<Version>();
-  version->id = current.id();
-  version->committed_epoch = Epoch(current.committed_epoch());
-  uint64_t expected_id = 1;
+  uint64_t expected_id = loaded.checkpoint_id + 1;
   for (const EtcdKeyValue& kv : deltas.kvs) {
     if (expected_id > current.id()) break;
+    if (kv.key < DeltaKey(expected_id)) continue;
     proto::VersionDelta delta;
     if (kv.key != DeltaKey(expected_id) || !delta.ParseFromString(kv.value) ||
         delta.id() != expected_id) {
-      return absl::DataLossError(
+      return unless_moved(absl::DataLossError(
           absl::StrCat("etcd key '", absl::CHexEscape(kv.key),
                        "': expected version delta ", expected_id, " of ",
-                       current.id(), " at '", DeltaKey(expected_id), "'"));
+                       current.id(), " at '", DeltaKey(expected_id), "'")));
     }
-    if (!delta.removed().empty()) {
-      return absl::UnimplementedError(absl::StrCat(
-          "etcd key '", absl::CHexEscape(kv.key),
-          "': removes SSTs (compaction), which this version cannot read"));
+    for (const std::string& removed : delta.removed()) {
+      auto it = std::find_if(
+          version.ssts.begin(), version.ssts.end(),
+          [&](const VersionSst& sst) { return sst.object_key == removed; });
+      if (it == version.ssts.end()) {
+        return absl::DataLossError(absl::StrCat(
+            "etcd key '", absl::CHexEscape(kv.key), "': removes SST '",
+            absl::CHexEscape(removed), "', which version ", expected_id - 1,
+            " does not list"));
+      }
+      version.ssts.erase(it);
     }
+    version.gc_horizon =
+        std::max(version.gc_horizon, Epoch(delta.gc_horizon()));
     for (const proto::SstDescriptor& sst : delta.added()) {
       BACKFILL_ASSIGN_OR_RETURN(SstFileInfo info, FromProto(sst, kv.key));
-      version->ssts.push_back(
+      version.ssts.push_back(
           VersionSst{sst.object_key(), std::move(info), nullptr});
     }
     ++expected_id;
   }
   if (expected_id != current.id() + 1) {
-    return absl::DataLossError(
+    return unless_moved(absl::DataLossError(
         absl::StrCat("etcd key '", absl::CHexEscape(DeltaKey(expected_id)),
                      "': version delta missing (the pointer '", pointer_key,
-                     "' names version ", current.id(), ")"));
+                     "' names version ", current.id(), ")")));
   }
-  for (VersionSst& sst : version->ssts) {
-    BACKFILL_ASSIGN_OR_RETURN(sst.reader, OpenSst(sst.object_key, sst.info));
+  version.id = current.id();
+  version.committed_epoch = Epoch(current.committed_epoch());
+  // Readers of files this process has open already are shared.
+  const std::shared_ptr<const Version> mine = this->current();
+  for (VersionSst& sst : version.ssts) {
+    for (const VersionSst& open : mine->ssts) {
+      if (open.object_key == sst.object_key) sst.reader = open.reader;
+    }
+    if (sst.reader == nullptr) {
+      BACKFILL_ASSIGN_OR_RETURN(sst.reader, OpenSst(sst.object_key, sst.info));
+    }
   }
-  MutexLock lock(&mu_);
-  current_ = std::move(version);
-  fence_revision_ = pointer->mod_revision;
+  return loaded;
+}
+
+absl::Status SharedCommittedLayer::WriteVersionCheckpoint(
+    const Version& version) {
+  int64_t fence = 0;
+  uint64_t previous_id = 0;
+  std::string previous_object;
+  {
+    MutexLock lock(&mu_);
+    fence = fence_revision_;
+    previous_id = checkpoint_id_;
+    previous_object = checkpoint_object_;
+  }
+  proto::VersionCheckpoint full;
+  full.set_id(version.id);
+  full.set_committed_epoch(version.committed_epoch.value());
+  full.set_gc_horizon(version.gc_horizon.value());
+  for (const VersionSst& sst : version.ssts) {
+    *full.add_ssts() = ToProto(sst.object_key, sst.info);
+  }
+  const std::string object_key = absl::StrCat(
+      options_.object_prefix, "versions/", absl::StrFormat("%020d", version.id),
+      "-", RandomHex(), ".pb");
+  BACKFILL_RETURN_IF_ERROR(
+      options_.object_store->PutIfAbsent(object_key, full.SerializeAsString()));
+  proto::VersionCheckpointRef ref;
+  ref.set_id(version.id);
+  ref.set_object_key(object_key);
+  const std::string ref_value = ref.SerializeAsString();
+  // Fenced like a commit: only the committer of `version` records it.
+  EtcdTxn txn;
+  txn.compares = {EtcdCompare::ModRevisionEquals(PointerKey(), fence)};
+  txn.then_puts = {EtcdPut{CheckpointKey(), ref_value, 0}};
+  txn.else_gets = {CheckpointKey()};
+  BACKFILL_ASSIGN_OR_RETURN(EtcdTxnResult result, options_.etcd->Txn(txn));
+  if (!result.succeeded) {
+    const std::optional<EtcdKeyValue>& now = result.else_values.at(0);
+    if (!(result.attempts > 1 && now.has_value() && now->value == ref_value)) {
+      options_.object_store->Delete(object_key).IgnoreError();
+      return absl::FailedPreconditionError(
+          absl::StrCat("version checkpoint ", version.id, " refused: '",
+                       PointerKey(), "' was changed by another committer"));
+    }
+  }
+  {
+    MutexLock lock(&mu_);
+    checkpoint_id_ = version.id;
+    checkpoint_object_ = object_key;
+  }
+  // The deltas it covers, and the previous checkpoint object, are no longer
+  // read (ReadVersion skips deltas up to the checkpoint and reads again if
+  // an object it wanted is gone). Deleted in transactions of at most 120.
+  for (uint64_t id = previous_id + 1; id <= version.id;) {
+    EtcdTxn trim;
+    for (; id <= version.id && trim.then_deletes.size() < 120; ++id) {
+      trim.then_deletes.push_back(DeltaKey(id));
+    }
+    BACKFILL_RETURN_IF_ERROR(options_.etcd->Txn(trim).status());
+  }
+  if (!previous_object.empty()) {
+    options_.object_store->Delete(previous_object).IgnoreError();
+  }
   return absl::OkStatus();
+}
+
+void SharedCommittedLayer::SetCurrent(std::shared_ptr<const Version> version) {
+  std::erase_if(versions_, [](const std::weak_ptr<const Version>& old) {
+    return old.expired();
+  });
+  versions_.push_back(version);
+  current_ = std::move(version);
 }
 
 absl::StatusOr<std::string> SharedCommittedLayer::CacheFile(
@@ -279,12 +473,80 @@ std::shared_ptr<const Version> SharedCommittedLayer::current() const {
   return current_;
 }
 
-std::unique_ptr<EpochPin> SharedCommittedLayer::Pin(Epoch /*epoch*/) {
-  return std::make_unique<VersionPin>(current());
+std::unique_ptr<EpochPin> SharedCommittedLayer::Pin(Epoch epoch) {
+  MutexLock lock(&mu_);
+  return std::make_unique<VersionPin>(this, current_,
+                                      pins_.insert(epoch.value()));
+}
+
+void SharedCommittedLayer::Unpin(std::multiset<uint64_t>::iterator pin) {
+  MutexLock lock(&mu_);
+  pins_.erase(pin);
+}
+
+absl::Status SharedCommittedLayer::last_maintenance_status() const {
+  MutexLock lock(&mu_);
+  return last_maintenance_status_;
+}
+
+absl::StatusOr<VersionSst> SharedCommittedLayer::UploadSst(
+    Epoch epoch, const std::string& bytes, SstFileInfo info) {
+  // A fresh name; a taken one (a 2^-64 chance) gets another.
+  std::string object_key;
+  for (int attempt = 0;; ++attempt) {
+    object_key = absl::StrCat(options_.object_prefix, "sst/",
+                              absl::StrFormat("%020d", epoch.value()), "-",
+                              RandomHex(), ".sst");
+    absl::Status put = options_.object_store->PutIfAbsent(object_key, bytes);
+    if (put.ok()) break;
+    if (put.code() != absl::StatusCode::kFailedPrecondition || attempt > 3) {
+      return put;
+    }
+  }
+  if (options_.after_upload_for_test) {
+    BACKFILL_RETURN_IF_ERROR(options_.after_upload_for_test(object_key));
+  }
+  BACKFILL_ASSIGN_OR_RETURN(std::string path, CacheFile(object_key, bytes));
+  BACKFILL_ASSIGN_OR_RETURN(std::shared_ptr<const SstReader> reader,
+                            SstReader::OpenFile(ObjectName(object_key), path,
+                                                {.block_cache = block_cache_,
+                                                 .verify_checksums = false}));
+  return VersionSst{object_key, std::move(info), std::move(reader)};
 }
 
 absl::Status SharedCommittedLayer::Commit(
     const std::vector<CommitBatch>& batches, Epoch committed_epoch) {
+  BACKFILL_ASSIGN_OR_RETURN(storage_internal::SyncResult synced,
+                            Sync(batches, committed_epoch));
+  BACKFILL_ASSIGN_OR_RETURN(storage_internal::CommittedVersion version,
+                            CommitVersion({synced}, committed_epoch));
+  return ApplyVersion(version);
+}
+
+absl::StatusOr<storage_internal::SyncResult> SharedCommittedLayer::Sync(
+    const std::vector<CommitBatch>& batches, Epoch epoch) {
+  storage_internal::SyncResult result;
+  result.epoch = epoch;
+  bool has_entries = false;
+  for (const CommitBatch& batch : batches) {
+    if (batch.data != nullptr && !batch.data->empty()) has_entries = true;
+  }
+  if (!has_entries) return result;
+  SstFileInfo info;
+  BACKFILL_ASSIGN_OR_RETURN(std::string bytes,
+                            WriteSst(batches, options_.sst, &info));
+  BACKFILL_ASSIGN_OR_RETURN(VersionSst sst, UploadSst(epoch, bytes, info));
+  result.descriptors.push_back(
+      ToProto(sst.object_key, sst.info).SerializeAsString());
+  MutexLock lock(&mu_);
+  synced_[sst.object_key] = std::move(sst);
+  return result;
+}
+
+absl::StatusOr<storage_internal::CommittedVersion>
+SharedCommittedLayer::CommitVersion(
+    const std::vector<storage_internal::SyncResult>& syncs,
+    Epoch committed_epoch) {
   std::shared_ptr<const Version> previous;
   int64_t fence = 0;
   uint64_t commit_number = 0;
@@ -300,43 +562,93 @@ absl::Status SharedCommittedLayer::Commit(
   proto::VersionDelta delta;
   delta.set_id(next->id);
   delta.set_committed_epoch(committed_epoch.value());
-
-  bool has_entries = false;
-  for (const CommitBatch& batch : batches) {
-    if (batch.data != nullptr && !batch.data->empty()) has_entries = true;
-  }
-  if (has_entries) {
-    SstFileInfo info;
-    BACKFILL_ASSIGN_OR_RETURN(std::string bytes,
-                              WriteSst(batches, options_.sst, &info));
-    // A fresh name; a taken one (a 2^-64 chance) gets another.
-    std::string object_key;
-    for (int attempt = 0;; ++attempt) {
-      object_key =
-          absl::StrCat(options_.object_prefix, "sst/",
-                       absl::StrFormat("%020d", committed_epoch.value()), "-",
-                       RandomHex(), ".sst");
-      absl::Status put = options_.object_store->PutIfAbsent(object_key, bytes);
-      if (put.ok()) break;
-      if (put.code() != absl::StatusCode::kFailedPrecondition || attempt > 3) {
-        return put;
+  for (const storage_internal::SyncResult& sync : syncs) {
+    for (const std::string& bytes : sync.descriptors) {
+      proto::SstDescriptor descriptor;
+      if (!descriptor.ParseFromString(bytes)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "CommitVersion of epoch ", committed_epoch.value(),
+            ": a sync result of epoch ", sync.epoch.value(),
+            " holds an undecodable SST descriptor (", bytes.size(), " bytes)"));
       }
+      absl::StatusOr<SstFileInfo> info =
+          FromProto(descriptor, "(a sync result)");
+      if (!info.ok())
+        return absl::InvalidArgumentError(info.status().message());
+      VersionSst sst{descriptor.object_key(), *std::move(info), nullptr};
+      {
+        MutexLock lock(&mu_);
+        auto mine = synced_.find(sst.object_key);
+        if (mine != synced_.end()) {
+          sst.reader = mine->second.reader;
+          synced_.erase(mine);
+        }
+      }
+      if (sst.reader == nullptr) {  // Synced by another process.
+        BACKFILL_ASSIGN_OR_RETURN(sst.reader,
+                                  OpenSst(sst.object_key, sst.info));
+      }
+      *delta.add_added() = descriptor;
+      next->ssts.push_back(std::move(sst));
     }
-    if (options_.after_upload_for_test) {
-      BACKFILL_RETURN_IF_ERROR(options_.after_upload_for_test(object_key));
-    }
-    BACKFILL_ASSIGN_OR_RETURN(std::string path, CacheFile(object_key, bytes));
-    BACKFILL_ASSIGN_OR_RETURN(std::shared_ptr<const SstReader> reader,
-                              SstReader::OpenFile(ObjectName(object_key), path,
-                                                  {.block_cache = block_cache_,
-                                                   .verify_checksums = false}));
-    *delta.add_added() = ToProto(object_key, info);
-    next->ssts.push_back(VersionSst{object_key, std::move(info), reader});
   }
+  const storage_internal::CommittedVersion committed{next->id, committed_epoch};
+  BACKFILL_RETURN_IF_ERROR(
+      CommitDelta(*previous, std::move(next), delta, fence, commit_number));
+  previous.reset();  // Not in use any more: the vacuum may delete its SSTs.
+  // The checkpoint is committed: a failed maintenance does not undo it (the
+  // next commit meets the same fence, if that was the cause).
+  absl::Status maintained = Maintain();
+  MutexLock lock(&mu_);
+  last_maintenance_status_ = maintained;
+  return committed;
+}
 
+absl::Status SharedCommittedLayer::ApplyVersion(
+    const storage_internal::CommittedVersion& version) {
+  if (current()->id >= version.id) return absl::OkStatus();
+  BACKFILL_ASSIGN_OR_RETURN(LoadedVersion loaded, ReadVersion());
+  if (loaded.version->id < version.id) {
+    return absl::UnavailableError(absl::StrCat(
+        "ApplyVersion: version ", version.id, " (epoch ",
+        version.committed_epoch.value(), ") is not in etcd ('", PointerKey(),
+        "' names version ", loaded.version->id, ")"));
+  }
+  MutexLock lock(&mu_);
+  if (current_->id >= loaded.version->id) return absl::OkStatus();
+  SetCurrent(std::move(loaded.version));
+  fence_revision_ = loaded.pointer_revision;
+  checkpoint_id_ = loaded.checkpoint_id;
+  checkpoint_object_ = loaded.checkpoint_object;
+  return absl::OkStatus();
+}
+
+absl::Status SharedCommittedLayer::Maintain() {
+  if (std::optional<size_t> first = CompactionStart(*current())) {
+    BACKFILL_RETURN_IF_ERROR(CompactFrom(*first));
+    BACKFILL_RETURN_IF_ERROR(Vacuum().status());
+  }
+  const std::shared_ptr<const Version> version = current();
+  uint64_t checkpoint_id = 0;
+  {
+    MutexLock lock(&mu_);
+    checkpoint_id = checkpoint_id_;
+  }
+  const uint64_t every = options_.version_checkpoint_deltas;
+  if (every > 0 && version->id >= checkpoint_id + every) {
+    BACKFILL_RETURN_IF_ERROR(WriteVersionCheckpoint(*version));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SharedCommittedLayer::CommitDelta(const Version& previous,
+                                               std::shared_ptr<Version> next,
+                                               proto::VersionDelta& delta,
+                                               int64_t fence,
+                                               uint64_t commit_number) {
   proto::CurrentVersion pointer;
   pointer.set_id(next->id);
-  pointer.set_committed_epoch(committed_epoch.value());
+  pointer.set_committed_epoch(next->committed_epoch.value());
   pointer.set_commit_token(absl::StrCat(token_prefix_, "-", commit_number));
   const std::string pointer_value = pointer.SerializeAsString();
   const std::string pointer_key = PointerKey();
@@ -355,11 +667,11 @@ absl::Status SharedCommittedLayer::Commit(
       proto::CurrentVersion theirs;
       if (now.has_value()) theirs.ParseFromString(now->value);
       return absl::FailedPreconditionError(absl::StrCat(
-          "version commit of epoch ", committed_epoch.value(),
+          "version commit of epoch ", next->committed_epoch.value(),
           " refused: etcd key '", pointer_key,
           "' was changed by another committer (this process last saw mod "
           "revision ",
-          fence, ", version ", previous->id, "; now ",
+          fence, ", version ", previous.id, "; now ",
           now.has_value()
               ? absl::StrCat("mod revision ", now->mod_revision, ", version ",
                              theirs.id(), ", epoch ", theirs.committed_epoch())
@@ -368,9 +680,118 @@ absl::Status SharedCommittedLayer::Commit(
     }
   }
   MutexLock lock(&mu_);
-  current_ = std::move(next);
+  SetCurrent(std::move(next));
   fence_revision_ = revision;
   return absl::OkStatus();
+}
+
+std::optional<size_t> SharedCommittedLayer::CompactionStart(
+    const Version& version) const {
+  const size_t count = version.ssts.size();
+  if (options_.compaction_trigger_ssts == 0 ||
+      count <= options_.compaction_trigger_ssts) {
+    return std::nullopt;
+  }
+  // Size-tiered: from the newest SST back, take each older SST while it is
+  // at most twice the size of the newer ones taken (so a big old SST is
+  // rewritten only once the newer data has grown to its order of size).
+  size_t first = count - 1;
+  uint64_t newer_bytes = version.ssts[first].info.size_bytes;
+  while (first > 0 &&
+         version.ssts[first - 1].info.size_bytes <= 2 * newer_bytes) {
+    --first;
+    newer_bytes += version.ssts[first].info.size_bytes;
+  }
+  if (count - first < 2) first = 0;  // Nothing similar: merge everything.
+  return first;
+}
+
+absl::Status SharedCommittedLayer::Compact() {
+  return current()->ssts.size() < 2 ? absl::OkStatus() : CompactFrom(0);
+}
+
+absl::Status SharedCommittedLayer::CompactFrom(size_t first) {
+  std::shared_ptr<const Version> previous;
+  int64_t fence = 0;
+  uint64_t commit_number = 0;
+  Epoch safe;
+  {
+    MutexLock lock(&mu_);
+    previous = current_;
+    fence = fence_revision_;
+    commit_number = ++commits_;
+    // What reads at the committed epoch and at every pinned epoch see is
+    // kept; a pin taken later at an older epoch is refused (gc_horizon).
+    safe = previous->committed_epoch;
+    if (!pins_.empty()) safe = std::min(safe, Epoch(*pins_.begin()));
+  }
+  std::vector<std::shared_ptr<const SstReader>> inputs;
+  for (size_t i = first; i < previous->ssts.size(); ++i) {
+    inputs.push_back(previous->ssts[i].reader);
+  }
+  const bool full = first == 0;
+  SstFileInfo info;
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::string bytes, CompactSsts(inputs, safe, full, options_.sst, &info));
+
+  auto next = std::make_shared<Version>(*previous);
+  next->id = previous->id + 1;
+  next->gc_horizon = std::max(previous->gc_horizon, safe);
+  next->ssts.resize(first);
+  proto::VersionDelta delta;
+  delta.set_id(next->id);
+  delta.set_committed_epoch(previous->committed_epoch.value());
+  delta.set_gc_horizon(next->gc_horizon.value());
+  for (size_t i = first; i < previous->ssts.size(); ++i) {
+    delta.add_removed(previous->ssts[i].object_key);
+  }
+  if (info.num_entries > 0) {
+    // Named one epoch past the committed one: if this commit never lands,
+    // the object is vacuumed once that epoch is committed without it.
+    BACKFILL_ASSIGN_OR_RETURN(
+        VersionSst sst,
+        UploadSst(Epoch(previous->committed_epoch.value() + 1), bytes, info));
+    *delta.add_added() = ToProto(sst.object_key, sst.info);
+    next->ssts.push_back(std::move(sst));
+  }
+  return CommitDelta(*previous, std::move(next), delta, fence, commit_number);
+}
+
+absl::StatusOr<VacuumStats> SharedCommittedLayer::Vacuum() {
+  const std::string sst_prefix = absl::StrCat(options_.object_prefix, "sst/");
+  // Listed before the versions are read: an object uploaded after the list
+  // is not considered; one listed and committed since is in the versions.
+  BACKFILL_ASSIGN_OR_RETURN(std::vector<ObjectInfo> objects,
+                            options_.object_store->List(sst_prefix));
+  std::set<std::string> referenced;
+  Epoch committed;
+  {
+    MutexLock lock(&mu_);
+    committed = current_->committed_epoch;
+    for (const std::weak_ptr<const Version>& weak : versions_) {
+      if (std::shared_ptr<const Version> version = weak.lock()) {
+        for (const VersionSst& sst : version->ssts) {
+          referenced.insert(sst.object_key);
+        }
+      }
+    }
+  }
+  VacuumStats stats;
+  for (const ObjectInfo& object : objects) {
+    const std::optional<uint64_t> epoch = EpochOfObject(object.key, sst_prefix);
+    if (!epoch.has_value()) continue;  // Not an SST object of this store.
+    ++stats.listed;
+    if (referenced.contains(object.key)) {
+      ++stats.kept_referenced;
+    } else if (Epoch(*epoch) > committed) {
+      ++stats.kept_pending;
+    } else if (options_.object_store->Delete(object.key).ok()) {
+      ++stats.deleted;
+      std::error_code ignored;
+      std::filesystem::remove(CachePath(object.key), ignored);
+    }
+  }
+  return stats;
 }
 
 namespace {
@@ -385,12 +806,21 @@ std::vector<std::shared_ptr<const SstReader>> Readable(const Version& version,
   return files;
 }
 
+absl::Status CheckHorizon(const Version& version, Epoch read_epoch) {
+  if (read_epoch >= version.gc_horizon) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "read at epoch ", read_epoch.value(), " refused: version ", version.id,
+      " was compacted at safe epoch ", version.gc_horizon.value(),
+      " (versions only older reads saw are gone)"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<std::string>> SharedCommittedLayer::Get(
     TableId table_id, VirtualNode vnode, absl::string_view pk,
     Epoch read_epoch) {
   std::shared_ptr<const Version> version = current();
+  BACKFILL_RETURN_IF_ERROR(CheckHorizon(*version, read_epoch));
   return GetFromSsts(Readable(*version, read_epoch), table_id, vnode, pk,
                      read_epoch);
 }
@@ -406,6 +836,7 @@ SharedCommittedLayer::NewIterator(TableId table_id, VirtualNode vnode,
   } else {
     version = current();
   }
+  BACKFILL_RETURN_IF_ERROR(CheckHorizon(*version, read_epoch));
   return NewSstsIterator(Readable(*version, read_epoch), table_id, vnode, range,
                          read_epoch, options.fill_cache, std::move(pin));
 }

@@ -22,8 +22,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,7 @@
 #include "storage/rocksdb/sst_file.h"
 #include "storage/shared/etcd_client.h"
 #include "storage/shared/object_store.h"
+#include "storage/shared/shared_version.pb.h"
 #include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
@@ -59,6 +62,16 @@ struct SharedStateStoreOptions {
   size_t block_cache_bytes = size_t{64} << 20;
   // How SSTs are written.
   SstWriteOptions sst;
+  // Compaction (README.md, "Compaction"): after a commit leaves more than
+  // this many SSTs in the version, the newest SSTs of similar size (all of
+  // them if that is fewer than two) are merged into one through the GC rule
+  // and the result committed as a version change. 0 = never. Default 8.
+  size_t compaction_trigger_ssts = 8;
+  // Version checkpoints (README.md, "Version checkpoints"): every this many
+  // versions the committer writes the full version as an object and trims
+  // the deltas before it from etcd; opening reads the newest checkpoint and
+  // the deltas after it. 0 = never. Default 100.
+  uint64_t version_checkpoint_deltas = 100;
   // Test only: runs after an SST is uploaded and before the version commit;
   // an error aborts the commit there (as a crash at that point would).
   std::function<absl::Status(absl::string_view object_key)>
@@ -68,6 +81,14 @@ struct SharedStateStoreOptions {
 // InvalidArgument naming the field.
 absl::Status ValidateSharedStateStoreOptions(
     const SharedStateStoreOptions& options);
+
+// What one vacuum did.
+struct VacuumStats {
+  uint64_t listed = 0;           // SST objects under the store's prefix
+  uint64_t deleted = 0;          // unreferenced ones deleted
+  uint64_t kept_referenced = 0;  // in the current or a live older version
+  uint64_t kept_pending = 0;     // unreferenced, but of an uncommitted epoch
+};
 
 namespace shared_internal {
 
@@ -83,6 +104,9 @@ struct Version {
   uint64_t id = 0;  // 0 = nothing committed yet
   Epoch committed_epoch;
   std::vector<VersionSst> ssts;  // in commit order
+  // Reads below this epoch are refused: compactions dropped versions they
+  // would need.
+  Epoch gc_horizon;
 };
 
 class SharedCommittedLayer final : public storage_internal::CommittedLayer {
@@ -95,8 +119,30 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
       const SharedStateStoreOptions& options);
 
   std::unique_ptr<storage_internal::EpochPin> Pin(Epoch epoch) override;
+  // Sync, then CommitVersion, then ApplyVersion.
   absl::Status Commit(const std::vector<storage_internal::CommitBatch>& batches,
                       Epoch committed_epoch) override;
+
+  // The three steps of a checkpoint over several processes
+  // (committed_layer.h). Sync writes the batches as one SST, uploads it
+  // (README.md, "The commit protocol", steps 1-3) and returns its descriptor
+  // (an SstDescriptor), nothing if there is no row. CommitVersion (the
+  // committer only; not concurrently with itself) adds every sync's SSTs to
+  // the current version in order, commits it fenced (step 4; SSTs another
+  // process synced are fetched and checked), then compacts, vacuums and
+  // writes a version checkpoint as due. ApplyVersion makes this process
+  // read `version` or the newer one etcd has (loading it from etcd unless
+  // this process made it). Errors: InvalidArgument for a descriptor that
+  // does not decode; those of Commit; Unavailable if etcd has not got
+  // `version` (it was not committed).
+  absl::StatusOr<storage_internal::SyncResult> Sync(
+      const std::vector<storage_internal::CommitBatch>& batches,
+      Epoch epoch) override;
+  absl::StatusOr<storage_internal::CommittedVersion> CommitVersion(
+      const std::vector<storage_internal::SyncResult>& syncs,
+      Epoch committed_epoch) override;
+  absl::Status ApplyVersion(
+      const storage_internal::CommittedVersion& version) override;
   absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
                                                  VirtualNode vnode,
                                                  absl::string_view pk,
@@ -108,15 +154,79 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
 
   std::shared_ptr<const Version> current() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Merges every SST of the current version into one (a full compaction:
+  // tombstones at or below the safe epoch go too) and commits the change
+  // (fenced like a checkpoint). Nothing to do with fewer than two SSTs.
+  // Called by the committing thread (not concurrently with Commit).
+  // Errors: as Commit's (FailedPrecondition if another committer took over).
+  absl::Status Compact() ABSL_LOCKS_EXCLUDED(mu_);
+  // The status of the last maintenance (compaction, vacuum, version
+  // checkpoint) a commit ran: a failure there does not fail the checkpoint,
+  // which was committed before it.
+  absl::Status last_maintenance_status() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Deletes the SST objects (and their cache files) under the store's
+  // prefix that no version can list any more: not in the current version,
+  // not in an older version still in use in this process (a pin, an
+  // iterator), and named with an epoch <= the current committed epoch (an
+  // upload for an epoch that is committed without it was never committed,
+  // and never will be: versions commit increasing epochs; uploads of
+  // epochs not committed yet may be a commit in flight and are kept).
+  // Runs after every compaction; called by the committing thread.
+  // Errors: those of the object store's List (Delete errors leave the
+  // object for the next vacuum and are not reported).
+  absl::StatusOr<VacuumStats> Vacuum() ABSL_LOCKS_EXCLUDED(mu_);
+
   // The etcd keys.
   std::string PointerKey() const;
   std::string DeltaKey(uint64_t id) const;
+  std::string CheckpointKey() const;
 
  private:
   SharedCommittedLayer(const SharedStateStoreOptions& options,
                        std::shared_ptr<SstBlockCache> block_cache);
 
+  // A version read from etcd (and its checkpoint object).
+  struct LoadedVersion {
+    std::shared_ptr<Version> version;
+    int64_t pointer_revision = 0;  // 0: no pointer (an empty store)
+    uint64_t checkpoint_id = 0;    // 0: none
+    std::string checkpoint_object;
+  };
+  static constexpr int kReadVersionAttempts = 5;
+
   absl::Status Load();
+  // The version the pointer names now: the newest version checkpoint and
+  // the deltas after it, its SSTs opened (readers of the current version
+  // reused). Reads again when a checkpoint written meanwhile got in the way.
+  absl::StatusOr<LoadedVersion> ReadVersion();
+  absl::StatusOr<LoadedVersion> ReadVersionOnce();
+  // Writes `version` as a checkpoint object, records it (fenced), trims the
+  // deltas it covers and deletes the previous checkpoint object.
+  absl::Status WriteVersionCheckpoint(const Version& version)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Compaction, vacuum and version checkpoint, as due after a commit.
+  absl::Status Maintain() ABSL_LOCKS_EXCLUDED(mu_);
+  // Commits `delta` making `next` (built on `previous`, the current version
+  // when read) current: the fenced etcd transaction of README.md, "The
+  // commit protocol".
+  absl::Status CommitDelta(const Version& previous,
+                           std::shared_ptr<Version> next,
+                           proto::VersionDelta& delta, int64_t fence,
+                           uint64_t commit_number) ABSL_LOCKS_EXCLUDED(mu_);
+  // Uploads `bytes` under a fresh name of `epoch`, caches and opens it.
+  absl::StatusOr<VersionSst> UploadSst(Epoch epoch, const std::string& bytes,
+                                       SstFileInfo info);
+  // Compacts the SSTs of the current version at `first` and after.
+  absl::Status CompactFrom(size_t first) ABSL_LOCKS_EXCLUDED(mu_);
+  // The index of the first SST a compaction after a commit merges, or
+  // nullopt if none is due.
+  std::optional<size_t> CompactionStart(const Version& version) const;
+  // Makes `version` current and remembers it as in use.
+  void SetCurrent(std::shared_ptr<const Version> version)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  class VersionPin;
+  void Unpin(std::multiset<uint64_t>::iterator pin) ABSL_LOCKS_EXCLUDED(mu_);
   // The reader of an object: the cached file if it is sound, else fetched.
   absl::StatusOr<std::shared_ptr<const SstReader>> OpenSst(
       const std::string& object_key, const SstFileInfo& expected);
@@ -132,6 +242,17 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
 
   mutable Mutex mu_;
   std::shared_ptr<const Version> current_ ABSL_GUARDED_BY(mu_);
+  // Every version made current that may still be in use (pins, iterators).
+  std::vector<std::weak_ptr<const Version>> versions_ ABSL_GUARDED_BY(mu_);
+  // The epochs of live pins: the safe epoch of a compaction is the smallest
+  // of them and the committed epoch.
+  std::multiset<uint64_t> pins_ ABSL_GUARDED_BY(mu_);
+  absl::Status last_maintenance_status_ ABSL_GUARDED_BY(mu_);
+  // SSTs this process synced and has open, until a commit takes them.
+  std::map<std::string, VersionSst> synced_ ABSL_GUARDED_BY(mu_);
+  // The newest version checkpoint this process read or wrote.
+  uint64_t checkpoint_id_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string checkpoint_object_ ABSL_GUARDED_BY(mu_);
   // The mod revision of the pointer key this process last read or wrote
   // (0: absent). The fence of the next commit. Only Commit writes it.
   int64_t fence_revision_ ABSL_GUARDED_BY(mu_) = 0;

@@ -34,4 +34,14 @@ std::vector<std::string> SharedStateStore::SstObjects() const {
   return keys;
 }
 
+absl::Status SharedStateStore::Compact() { return layer_->Compact(); }
+
+absl::StatusOr<VacuumStats> SharedStateStore::Vacuum() {
+  return layer_->Vacuum();
+}
+
+absl::Status SharedStateStore::LastMaintenanceStatus() const {
+  return layer_->last_maintenance_status();
+}
+
 }  // namespace backfill

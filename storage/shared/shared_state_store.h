@@ -15,9 +15,10 @@
 // Opening loads the current version (its committed epoch and SSTs). One
 // process commits at a time: a process whose view of the version is stale
 // (another opened the store and committed since) has its Checkpoint refused
-// with FailedPrecondition and must reopen. Not yet: compaction, vacuum of
-// unreferenced objects, version checkpoints, following another committer's
-// versions without reopening.
+// with FailedPrecondition and must reopen. Commits compact the SSTs (size-
+// tiered, through the GC rule) and vacuum unreferenced objects (README.md).
+// Not yet: version checkpoints, following another committer's versions
+// without reopening.
 #ifndef STORAGE_SHARED_SHARED_STATE_STORE_H_
 #define STORAGE_SHARED_SHARED_STATE_STORE_H_
 
@@ -43,6 +44,15 @@ class SharedStateStore final : public storage_internal::LayeredStateStore {
   // of its SSTs, in commit order. For tests and operations.
   uint64_t VersionId() const;
   std::vector<std::string> SstObjects() const;
+
+  // Compaction and vacuum by hand (SharedCommittedLayer::Compact and
+  // ::Vacuum; commits run them as their options say). Not concurrently
+  // with Checkpoint.
+  absl::Status Compact();
+  absl::StatusOr<VacuumStats> Vacuum();
+  // The last maintenance (compaction, vacuum, version checkpoint) a
+  // checkpoint ran (OK if it did not fail).
+  absl::Status LastMaintenanceStatus() const;
 
  private:
   SharedStateStore(std::unique_ptr<shared_internal::SharedCommittedLayer> layer,

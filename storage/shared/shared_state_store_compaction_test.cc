@@ -1,0 +1,176 @@
+// Compaction and vacuum of the shared store over a real etcd cluster: a
+// reader pinned to the version before a compaction keeps reading it (its
+// input objects are kept until it is gone, then vacuumed); reads below the
+// GC horizon are refused, in this process and in one that reopens; commits
+// keep the SST count bounded and leave no unreferenced object behind.
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/shared/shared_state_store.h"
+#include "storage/shared/testing/shared_store_fixture.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::IsOkAndHolds;
+using ::backfill::testing::StatusIs;
+using ::testing::IsSupersetOf;
+using ::testing::Optional;
+using ::testing::SizeIs;
+using ::testing::UnorderedElementsAreArray;
+
+using Rows = std::vector<std::pair<std::string, std::string>>;
+
+constexpr TableId kTable = 3;
+
+void CommitEpoch(
+    StateStore& store, uint64_t epoch,
+    const std::vector<std::pair<std::string, std::optional<std::string>>>&
+        rows) {
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                store.NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(epoch))));
+  for (const auto& [pk, value] : rows) {
+    if (value.has_value()) {
+      BACKFILL_ASSERT_OK(local->Insert(0, pk, *value));
+    } else {
+      BACKFILL_ASSERT_OK(local->Delete(0, pk));
+    }
+  }
+  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}));
+  BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(epoch)));
+}
+
+Rows Drain(StateStoreIterator& it) {
+  Rows rows;
+  for (it.SeekToFirst(); it.Valid(); it.Next()) {
+    rows.emplace_back(std::string(it.key()), std::string(it.value()));
+  }
+  EXPECT_TRUE(it.status().ok()) << it.status();
+  return rows;
+}
+
+Rows ScanAt(StateStore& store, uint64_t epoch) {
+  auto it = store.NewIterator(kTable, 0, PkRange::All(), Epoch(epoch));
+  EXPECT_TRUE(it.ok()) << it.status();
+  if (!it.ok()) return {};
+  return Drain(**it);
+}
+
+std::vector<std::string> ListSsts(ObjectStore& objects) {
+  auto listed = objects.List("store/sst/");
+  EXPECT_TRUE(listed.ok()) << listed.status();
+  std::vector<std::string> keys;
+  for (const ObjectInfo& info : *listed) keys.push_back(info.key);
+  return keys;
+}
+
+// Epochs 1..4: a changes every epoch, b is deleted at 3, c written at 4.
+void CommitHistory(StateStore& store) {
+  CommitEpoch(store, 1, {{"a", "a1"}, {"b", "b1"}});
+  CommitEpoch(store, 2, {{"a", "a2"}});
+  CommitEpoch(store, 3, {{"a", "a3"}, {"b", std::nullopt}});
+  CommitEpoch(store, 4, {{"a", "a4"}, {"c", "c4"}});
+}
+
+TEST(SharedStateStoreCompactionTest, PinnedReaderKeepsItsVersion) {
+  const std::string name = SharedStoreFixture::UniqueName("pinned");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  options.compaction_trigger_ssts = 0;  // Only by hand.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
+  CommitHistory(*store);
+  const std::vector<std::string> inputs = store->SstObjects();
+  ASSERT_THAT(inputs, SizeIs(4));
+
+  // A reader at epoch 2 pins version 4 and epoch 2.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto pinned, store->NewIterator(kTable, 0, PkRange::All(), Epoch(2)));
+  BACKFILL_ASSERT_OK(store->Compact());
+  EXPECT_THAT(store->SstObjects(), SizeIs(1));
+  EXPECT_EQ(store->VersionId(), 5u);
+  // Its inputs stay while the reader lives; the reader sees epoch 2.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(VacuumStats kept, store->Vacuum());
+  EXPECT_EQ(kept.deleted, 0u);
+  EXPECT_EQ(kept.kept_referenced, 5u);
+  EXPECT_EQ(Drain(*pinned), (Rows{{"a", "a2"}, {"b", "b1"}}));
+  pinned.reset();
+  BACKFILL_ASSERT_OK_AND_ASSIGN(VacuumStats vacuumed, store->Vacuum());
+  EXPECT_EQ(vacuumed.deleted, 4u);
+  EXPECT_THAT(ListSsts(*options.object_store),
+              UnorderedElementsAreArray(store->SstObjects()));
+
+  // The compaction kept what reads at 2 (the pin) and later see.
+  EXPECT_EQ(ScanAt(*store, 2), (Rows{{"a", "a2"}, {"b", "b1"}}));
+  EXPECT_EQ(ScanAt(*store, 3), (Rows{{"a", "a3"}}));
+  EXPECT_EQ(ScanAt(*store, 4), (Rows{{"a", "a4"}, {"c", "c4"}}));
+  EXPECT_THAT(store->NewIterator(kTable, 0, PkRange::All(), Epoch(1)),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "a"}, Epoch(1)),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+
+  // A new process loads the compacted version and its horizon.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions reopen_options,
+                                SharedStoreFixture::Options(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto reopened,
+                                SharedStateStore::Open(reopen_options));
+  EXPECT_EQ(reopened->VersionId(), 5u);
+  EXPECT_EQ(reopened->SstObjects(), store->SstObjects());
+  EXPECT_EQ(ScanAt(*reopened, 2), (Rows{{"a", "a2"}, {"b", "b1"}}));
+  EXPECT_EQ(ScanAt(*reopened, 4), (Rows{{"a", "a4"}, {"c", "c4"}}));
+  EXPECT_THAT(reopened->Get(TableKey{kTable, 0, "a"}, Epoch(1)),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+TEST(SharedStateStoreCompactionTest, FullCompactionDropsTombstones) {
+  const std::string name = SharedStoreFixture::UniqueName("tombstones");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  options.compaction_trigger_ssts = 0;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
+  CommitEpoch(*store, 1, {{"a", "a1"}});
+  CommitEpoch(*store, 2, {{"a", std::nullopt}});
+  BACKFILL_ASSERT_OK(store->Compact());
+  // Nothing survives: the version lists no SST at all.
+  EXPECT_THAT(store->SstObjects(), SizeIs(0));
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "a"}, Epoch(2)),
+              IsOkAndHolds(std::nullopt));
+  CommitEpoch(*store, 3, {{"a", "a3"}});
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "a"}, Epoch(3)),
+              IsOkAndHolds(Optional(std::string("a3"))));
+}
+
+TEST(SharedStateStoreCompactionTest, CommitsKeepTheSstCountBounded) {
+  const std::string name = SharedStoreFixture::UniqueName("bounded");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  options.compaction_trigger_ssts = 3;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
+  std::vector<std::string> all_inputs;
+  for (uint64_t epoch = 1; epoch <= 20; ++epoch) {
+    CommitEpoch(*store, epoch,
+                {{absl::StrCat("k", epoch % 7), absl::StrCat("v", epoch)}});
+    EXPECT_LE(store->SstObjects().size(), 3u) << "after epoch " << epoch;
+    BACKFILL_EXPECT_OK(store->LastMaintenanceStatus());
+  }
+  // Each key holds its latest value; every object listed is referenced
+  // (the compactions vacuumed their inputs).
+  for (uint64_t k = 0; k < 7; ++k) {
+    const uint64_t last = 20 - (20 - k) % 7;
+    EXPECT_THAT(
+        store->Get(TableKey{kTable, 0, absl::StrCat("k", k)}, Epoch(20)),
+        IsOkAndHolds(Optional(absl::StrCat("v", last))))
+        << k;
+  }
+  EXPECT_THAT(ListSsts(*options.object_store),
+              UnorderedElementsAreArray(store->SstObjects()));
+}
+
+}  // namespace
+}  // namespace backfill

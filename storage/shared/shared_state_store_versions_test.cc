@@ -1,0 +1,208 @@
+// Version checkpoints and the multi-process checkpoint seam of the shared
+// store, over a real etcd cluster: a full version is written as an object
+// every K versions and the deltas before it leave etcd, a new process opens
+// from the checkpoint plus the later deltas, a corrupt checkpoint object is
+// DataLoss naming it; two processes' syncs committed once become visible to
+// both once applied, an uncommitted sync never, and is vacuumed.
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/internal/mem_table.h"
+#include "storage/shared/shared_committed_layer.h"
+#include "storage/shared/shared_state_store.h"
+#include "storage/shared/shared_version.pb.h"
+#include "storage/shared/testing/shared_store_fixture.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::IsOkAndHolds;
+using ::backfill::testing::StatusIs;
+using shared_internal::SharedCommittedLayer;
+using storage_internal::CommitBatch;
+using storage_internal::CommittedVersion;
+using storage_internal::MemTable;
+using storage_internal::SyncResult;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Optional;
+using ::testing::SizeIs;
+
+constexpr TableId kTable = 4;
+
+void CommitEpoch(StateStore& store, uint64_t epoch, const std::string& pk,
+                 const std::string& value) {
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                store.NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(epoch))));
+  BACKFILL_ASSERT_OK(local->Insert(0, pk, value));
+  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}));
+  BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(epoch)));
+}
+
+std::vector<std::string> List(ObjectStore& objects, const std::string& prefix) {
+  auto listed = objects.List(prefix);
+  EXPECT_TRUE(listed.ok()) << listed.status();
+  std::vector<std::string> keys;
+  if (!listed.ok()) return keys;
+  for (const ObjectInfo& info : *listed) keys.push_back(info.key);
+  return keys;
+}
+
+TEST(SharedStateStoreVersionsTest, CheckpointsTrimDeltasAndOpenFromThem) {
+  const std::string name = SharedStoreFixture::UniqueName("checkpoints");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  options.version_checkpoint_deltas = 3;
+  options.compaction_trigger_ssts = 4;  // Compactions are versions too.
+  std::vector<std::string> ssts;
+  uint64_t version_id = 0;
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
+    for (uint64_t epoch = 1; epoch <= 10; ++epoch) {
+      CommitEpoch(*store, epoch, absl::StrCat("k", epoch),
+                  absl::StrCat("v", epoch));
+      BACKFILL_ASSERT_OK(store->LastMaintenanceStatus());
+    }
+    ssts = store->SstObjects();
+    version_id = store->VersionId();
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto etcd, SharedStoreFixture::NewEtcdClient());
+  const std::string prefix = absl::StrCat("test/", name, "/");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::optional<EtcdKeyValue> record,
+                                etcd->Get(prefix + "checkpoint"));
+  ASSERT_TRUE(record.has_value());
+  proto::VersionCheckpointRef ref;
+  ASSERT_TRUE(ref.ParseFromString(record->value));
+  EXPECT_GT(ref.id(), version_id - 3);
+  EXPECT_LE(ref.id(), version_id);
+  // Only the deltas after the checkpoint are left in etcd, and one
+  // checkpoint object in the object store.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(EtcdRangeResult deltas,
+                                etcd->GetPrefix(prefix + "delta/"));
+  EXPECT_EQ(deltas.kvs.size(), version_id - ref.id());
+  EXPECT_THAT(List(*options.object_store, "store/versions/"),
+              ElementsAre(ref.object_key()));
+
+  // A new process opens from the checkpoint and the deltas after it.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions reopen_options,
+                                SharedStoreFixture::Options(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto reopened,
+                                SharedStateStore::Open(reopen_options));
+  EXPECT_EQ(reopened->VersionId(), version_id);
+  EXPECT_EQ(reopened->CommittedEpoch(kTable), Epoch(10));
+  EXPECT_EQ(reopened->SstObjects(), ssts);
+  for (uint64_t epoch = 1; epoch <= 10; ++epoch) {
+    EXPECT_THAT(
+        reopened->Get(TableKey{kTable, 0, absl::StrCat("k", epoch)}, Epoch(10)),
+        IsOkAndHolds(Optional(absl::StrCat("v", epoch))));
+  }
+  // And commits on top.
+  CommitEpoch(*reopened, 11, "k11", "v11");
+  EXPECT_EQ(reopened->VersionId(), version_id + 1);
+
+  // A corrupt checkpoint object: DataLoss naming it.
+  BACKFILL_ASSERT_OK(options.object_store->Put(ref.object_key(), "garbage"));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions corrupt_options,
+                                SharedStoreFixture::Options(name));
+  EXPECT_THAT(
+      SharedStateStore::Open(corrupt_options),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr(ref.object_key())));
+}
+
+CommitBatch Batch(TableId table, uint64_t epoch, const std::string& pk,
+                  const std::string& value) {
+  auto data = std::make_shared<MemTable>();
+  std::string key;
+  storage_internal::SetMemTableKey(0, pk, &key);
+  (*data)[key] = value;
+  return CommitBatch{table, Epoch(epoch), std::move(data)};
+}
+
+absl::StatusOr<std::unique_ptr<SharedCommittedLayer>> OpenLayer(
+    const std::string& name) {
+  absl::StatusOr<SharedStateStoreOptions> options =
+      SharedStoreFixture::Options(name);  // Its own cache: another process.
+  if (!options.ok()) return options.status();
+  return SharedCommittedLayer::Open(*options);
+}
+
+TEST(SharedStateStoreVersionsTest, SyncPerProcessCommitOnceApplyPerProcess) {
+  const std::string name = SharedStoreFixture::UniqueName("seam");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto committer, OpenLayer(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto worker, OpenLayer(name));
+  // Each process syncs its own table's batch of epoch 1.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      SyncResult mine, committer->Sync({Batch(1, 1, "a", "a1")}, Epoch(1)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      SyncResult theirs, worker->Sync({Batch(2, 1, "b", "b1")}, Epoch(1)));
+  ASSERT_THAT(theirs.descriptors, SizeIs(1));
+  // Synced, not committed: nobody sees it.
+  EXPECT_THAT(worker->Get(2, 0, "b", Epoch(1)), IsOkAndHolds(std::nullopt));
+  // The committer commits both once.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      CommittedVersion version,
+      committer->CommitVersion({mine, theirs}, Epoch(1)));
+  EXPECT_EQ(version.id, 1u);
+  BACKFILL_ASSERT_OK(committer->ApplyVersion(version));
+  EXPECT_THAT(committer->Get(2, 0, "b", Epoch(1)),
+              IsOkAndHolds(Optional(std::string("b1"))));
+  // The worker reads it once it applied it.
+  EXPECT_EQ(worker->current()->id, 0u);
+  BACKFILL_ASSERT_OK(worker->ApplyVersion(version));
+  EXPECT_EQ(worker->current()->id, 1u);
+  EXPECT_THAT(worker->current()->ssts, SizeIs(2));
+  EXPECT_THAT(worker->Get(1, 0, "a", Epoch(1)),
+              IsOkAndHolds(Optional(std::string("a1"))));
+  EXPECT_THAT(worker->Get(2, 0, "b", Epoch(1)),
+              IsOkAndHolds(Optional(std::string("b1"))));
+
+  // A sync never committed stays invisible, and is vacuumed once its epoch
+  // is committed without it.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      SyncResult lost, worker->Sync({Batch(2, 2, "c", "c2")}, Epoch(2)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      SyncResult next, committer->Sync({Batch(1, 2, "a", "a2")}, Epoch(2)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(CommittedVersion second,
+                                committer->CommitVersion({next}, Epoch(2)));
+  BACKFILL_ASSERT_OK(worker->ApplyVersion(second));
+  EXPECT_THAT(worker->Get(2, 0, "c", Epoch(2)), IsOkAndHolds(std::nullopt));
+  EXPECT_THAT(worker->Get(1, 0, "a", Epoch(2)),
+              IsOkAndHolds(Optional(std::string("a2"))));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(VacuumStats stats, committer->Vacuum());
+  EXPECT_EQ(stats.deleted, 1u);
+  EXPECT_EQ(stats.kept_referenced, 3u);
+
+  // A version that was never committed cannot be applied; a bad descriptor
+  // is refused.
+  EXPECT_THAT(worker->ApplyVersion(CommittedVersion{99, Epoch(9)}),
+              StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(
+      committer->CommitVersion({SyncResult{Epoch(3), {"\xff"}}}, Epoch(3)),
+      StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// The worker's view is stale after the committer moved on; if the worker
+// committed now, it would be fenced.
+TEST(SharedStateStoreVersionsTest, AStaleCommitterIsFenced) {
+  const std::string name = SharedStoreFixture::UniqueName("seam-fence");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto committer, OpenLayer(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto stale, OpenLayer(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      SyncResult mine, committer->Sync({Batch(1, 1, "a", "a1")}, Epoch(1)));
+  BACKFILL_ASSERT_OK(committer->CommitVersion({mine}, Epoch(1)).status());
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      SyncResult theirs, stale->Sync({Batch(2, 1, "b", "b1")}, Epoch(1)));
+  EXPECT_THAT(stale->CommitVersion({theirs}, Epoch(1)),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+}  // namespace
+}  // namespace backfill
