@@ -7,6 +7,7 @@
 // `bazel run -c opt //tests:backfill_simulation -- --executor=no_shuffle
 // --seeds=10000`. Environment: BACKFILL_SIM_SEEDS / BACKFILL_SIM_FIRST_SEED
 // override the count and the first seed.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -28,9 +29,16 @@ uint64_t EnvU64(const char* name, uint64_t fallback) {
   return value != nullptr ? std::strtoull(value, nullptr, 10) : fallback;
 }
 
-TEST(BackfillSimulationNoShuffleTest, MemoryStore) {
-  const uint64_t first = EnvU64("BACKFILL_SIM_FIRST_SEED", 1);
-  const uint64_t seeds = EnvU64("BACKFILL_SIM_SEEDS", 300);
+// The seeds in three parts (one per shard: a sanitizer build runs them
+// side by side).
+class BackfillSimulationNoShuffleTest
+    : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(BackfillSimulationNoShuffleTest, MemoryStore) {
+  const uint64_t all = EnvU64("BACKFILL_SIM_SEEDS", 300);
+  const uint64_t seeds = all / 3 + (GetParam() < all % 3 ? 1 : 0);
+  const uint64_t first = EnvU64("BACKFILL_SIM_FIRST_SEED", 1) +
+                         GetParam() * (all / 3) + std::min(GetParam(), all % 3);
   SimulationOptions options;
   options.backfill_kind = BackfillKind::kNoShuffle;
   int crashes = 0;
@@ -57,7 +65,10 @@ TEST(BackfillSimulationNoShuffleTest, MemoryStore) {
 
 // The oracle is not vacuous for this kind either: a duplicated output chunk
 // is caught within 200 seeds.
-TEST(BackfillSimulationNoShuffleTest, OracleCatchesADuplicatedChunk) {
+INSTANTIATE_TEST_SUITE_P(Parts, BackfillSimulationNoShuffleTest,
+                         ::testing::Values(0, 1, 2));
+
+TEST(BackfillSimulationNoShuffleSabotageTest, OracleCatchesADuplicatedChunk) {
   SimulationOptions options;
   options.backfill_kind = BackfillKind::kNoShuffle;
   options.sabotage = SimulationOptions::Sabotage::kDuplicateChunk;
