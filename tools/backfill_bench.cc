@@ -838,28 +838,13 @@ UpstreamRun RunUpstreamOnly(RocksDbStateStore& store,
   return run;
 }
 
-// The peak resident set of this process since the last ResetPeakRss(), in
-// KiB (VmHWM); 0 where /proc does not say. The loaded runs of each backfill
-// kind run in this process, one after the other, so each reset before a run
-// makes the figure that run's (plus what the process already holds).
+// Resets this process's peak resident set (VmHWM, read by PeakRssKb) to
+// its current RSS. The loaded runs of each backfill kind run in this
+// process, one after the other, so each reset before a run makes the figure
+// that run's (plus what the process already holds).
 void ResetPeakRss() {
   std::ofstream clear_refs("/proc/self/clear_refs");
   clear_refs << "5";  // Linux: resets VmHWM to the current RSS.
-}
-int64_t PeakRssKb() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      int64_t kb = 0;
-      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripSuffix(
-                               absl::StripPrefix(line, "VmHWM:"), "kB")),
-                           &kb)) {
-        return kb;
-      }
-    }
-  }
-  return 0;
 }
 
 // The snapshot rows/s and upstream ops/s of a loaded run while it
