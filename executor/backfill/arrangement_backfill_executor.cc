@@ -112,20 +112,16 @@ ArrangementBackfillExecutor::ArrangementBackfillExecutor(
       options_(options),
       output_mapping_(std::move(output_mapping)),
       info_(std::move(info)),
+      controls_({.actor_id = options_.actor_id,
+                 .fragment_id = options_.fragment_id,
+                 .rate_limit = options_.rate_limit,
+                 .chunk_size = options_.chunk_size,
+                 .clock = options_.clock},
+                metrics_),
       commit_waiter_(upstream_table_->store()) {
   const TableCatalog& catalog = upstream_table_->catalog();
   pk_orders_ = catalog.pk_orders;
   pk_types_ = catalog.PkTypes();
-  MonitoredRateLimiter::Observers observers;
-  observers.on_limit =
-      [gauge = metrics_.rate_limit_rows_per_second](double rows_per_second) {
-        gauge.Set(rows_per_second);
-      };
-  RateLimiter::Options limiter_options;
-  limiter_options.max_burst = std::max<uint32_t>(options_.chunk_size, 2);
-  limiter_ = std::make_unique<MonitoredRateLimiter>(
-      options_.clock != nullptr ? *options_.clock : Clock::Real(),
-      options_.rate_limit, limiter_options, observers);
 }
 
 ArrangementBackfillExecutor::~ArrangementBackfillExecutor() {
@@ -197,16 +193,6 @@ PollResult ArrangementBackfillExecutor::PollNext(PollContext& cx) {
 
 // ---- Start-up ---------------------------------------------------------------
 
-void ArrangementBackfillExecutor::ApplyFirstBarrier(const Barrier& barrier) {
-  if (const AddMutation* add = barrier.MutationAs<AddMutation>()) {
-    global_pause_ = add->pause;
-    backfill_paused_ =
-        add->backfill_fragments_to_pause.contains(options_.fragment_id);
-  } else {
-    backfill_paused_ = false;
-  }
-}
-
 absl::Status ArrangementBackfillExecutor::LoadProgress() {
   std::map<VirtualNode, VnodeProgress> loaded;
   for (VirtualNode vnode : progress_table_->vnodes().set_vnodes()) {
@@ -250,7 +236,7 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollStartup(
           absl::StrCat("the first message must be a barrier, got ",
                        MessageDebugString(result.message()))));
     }
-    ApplyFirstBarrier(*barrier);
+    controls_.ApplyFirstBarrier(*barrier);
     first_barrier_ = *barrier;
     phase_ = Phase::kInitProgressTable;
     // Emitted at once, before any initialisation (waiting for the committed
@@ -283,7 +269,7 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollStartup(
       phase_ = Phase::kFinishing;
     } else {
       phase_ = Phase::kBackfill;
-      snapshot_.emplace(*upstream_table_, *state_, *limiter_,
+      snapshot_.emplace(*upstream_table_, *state_, controls_.limiter(),
                         options_.chunk_size, options_.max_vnode_scans_per_step);
     }
   }
@@ -291,10 +277,6 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollStartup(
 }
 
 // ---- The epoch loop ---------------------------------------------------------
-
-bool ArrangementBackfillExecutor::Paused() const {
-  return global_pause_ || backfill_paused_ || limiter_->limit().is_paused();
-}
 
 absl::Status ArrangementBackfillExecutor::HandleSnapshotChunk(
     VnodeChunk chunk) {
@@ -369,7 +351,7 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollBackfill(
   // Upstream has nothing ready (and will wake us): read the snapshot, if
   // downstream has room for it (else it wakes us when it has). Frozen: the
   // position stays where it is until the barrier.
-  if (frozen_ || Paused()) return Step::kPending;
+  if (frozen_ || controls_.paused()) return Step::kPending;
   if (options_.output_ready && !options_.output_ready(cx)) {
     return Step::kPending;
   }
@@ -467,7 +449,7 @@ absl::Status ArrangementBackfillExecutor::ForwardMarked(
 
 absl::Status ArrangementBackfillExecutor::MinimumProgress(bool* exhausted) {
   *exhausted = false;
-  if (snapshot_rows_this_epoch_ != 0 || Paused() ||
+  if (snapshot_rows_this_epoch_ != 0 || controls_.paused() ||
       !snapshot_->AcquirePermitsNow()) {
     return absl::OkStatus();
   }
@@ -572,30 +554,8 @@ absl::Status ArrangementBackfillExecutor::PersistState(EpochPair epoch) {
 }
 
 void ArrangementBackfillExecutor::ApplyMutation(const Barrier& barrier) {
-  if (barrier.MutationAs<PauseMutation>() != nullptr) global_pause_ = true;
-  if (barrier.MutationAs<ResumeMutation>() != nullptr) global_pause_ = false;
-  if (const auto* start = barrier.MutationAs<StartFragmentBackfillMutation>()) {
-    if (backfill_paused_ &&
-        start->fragment_ids.contains(options_.fragment_id)) {
-      backfill_paused_ = false;
-    }
-  }
-  if (const auto* throttle = barrier.MutationAs<ThrottleMutation>()) {
-    std::optional<std::optional<uint32_t>> entry;
-    if (auto it = throttle->actor_rate_limits.find(options_.actor_id);
-        it != throttle->actor_rate_limits.end()) {
-      entry = it->second;
-    } else if (auto it = throttle->rate_limits.find(options_.fragment_id);
-               it != throttle->rate_limits.end()) {
-      entry = it->second;
-    }
-    if (entry.has_value()) {
-      const RateLimit limit = RateLimit::FromOptionalU32(*entry);
-      if (limit != limiter_->limit()) {
-        limiter_->Update(limit);
-        if (snapshot_.has_value()) snapshot_->Resize();
-      }
-    }
+  if (controls_.ApplyMutation(barrier) && snapshot_.has_value()) {
+    snapshot_->Resize();
   }
 }
 

@@ -37,6 +37,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "executor/backfill/backfill_controls.h"
 #include "executor/backfill/backfill_state.h"
 #include "executor/backfill/commit_waiter.h"
 #include "executor/backfill/output_mapping.h"
@@ -48,7 +49,6 @@
 #include "executor/message.h"
 #include "executor/poll.h"
 #include "metrics/backfill_metrics.h"
-#include "ratelimit/monitored_rate_limiter.h"
 #include "ratelimit/rate_limit.h"
 #include "storage/replicated_state_table.h"
 #include "storage/state_table.h"
@@ -126,7 +126,7 @@ class ArrangementBackfillExecutor final : public Executor {
   bool is_finished() const {
     return phase_ == Phase::kSteady || phase_ == Phase::kEnded;
   }
-  RateLimit rate_limit() const { return limiter_->limit(); }
+  RateLimit rate_limit() const { return controls_.limiter().limit(); }
   // options.upstream_buffer_budget_bytes, as built.
   size_t upstream_buffer_budget_bytes() const {
     return options_.upstream_buffer_budget_bytes;
@@ -202,9 +202,9 @@ class ArrangementBackfillExecutor final : public Executor {
   // reported; then the barrier is queued.
   absl::Status FinishBarrier(Barrier barrier);
   absl::Status PersistState(EpochPair epoch);
+  // Applies the barrier's mutation to the controls; a new rate limit
+  // resizes the snapshot side's builders.
   void ApplyMutation(const Barrier& barrier);
-  void ApplyFirstBarrier(const Barrier& barrier);
-  bool Paused() const;
   absl::Status LoadProgress();
   void QueueOutput(Message message);
   // Ends the stream with `status` (with context) / normally.
@@ -225,14 +225,13 @@ class ArrangementBackfillExecutor final : public Executor {
   const ExecutorInfo info_;
   std::vector<OrderType> pk_orders_;
   std::vector<DataType> pk_types_;
-  std::unique_ptr<MonitoredRateLimiter> limiter_;
+  // The pauses and the rate limiter, as barriers set them.
+  BackfillControls controls_;
 
   // Lifecycle.
   Phase phase_ = Phase::kAwaitFirstBarrier;
   std::optional<Barrier> first_barrier_;
   absl::Status final_status_;
-  bool global_pause_ = false;
-  bool backfill_paused_ = false;
 
   // The epoch loop.
   std::optional<BackfillState> state_;

@@ -78,10 +78,9 @@ NoShuffleBackfillExecutor::Create(StateTable& upstream_table,
   info.identity = absl::StrCat(name, " on table ", catalog.table_id, " (",
                                catalog.name, ")");
   return std::unique_ptr<NoShuffleBackfillExecutor>(
-      new NoShuffleBackfillExecutor(upstream_table, std::move(upstream),
-                                    std::move(progress_table), reporter,
-                                    metrics, options, std::move(*mapping),
-                                    std::move(info)));
+      new NoShuffleBackfillExecutor(
+          upstream_table, std::move(upstream), std::move(progress_table),
+          reporter, metrics, options, std::move(*mapping), std::move(info)));
 }
 
 NoShuffleBackfillExecutor::NoShuffleBackfillExecutor(
@@ -99,17 +98,13 @@ NoShuffleBackfillExecutor::NoShuffleBackfillExecutor(
       info_(std::move(info)),
       pk_types_(upstream_table.catalog().PkTypes()),
       s1_types_(ColumnTypes(upstream_table.catalog().columns)),
+      controls_({.actor_id = options_.actor_id,
+                 .fragment_id = options_.fragment_id,
+                 .rate_limit = options_.rate_limit,
+                 .chunk_size = options_.chunk_size,
+                 .clock = options_.clock},
+                metrics_),
       commit_waiter_(progress_table_->store()) {
-  MonitoredRateLimiter::Observers observers;
-  observers.on_limit =
-      [gauge = metrics_.rate_limit_rows_per_second](double rows_per_second) {
-        gauge.Set(rows_per_second);
-      };
-  RateLimiter::Options limiter_options;
-  limiter_options.max_burst = std::max<uint32_t>(options_.chunk_size, 2);
-  limiter_ = std::make_unique<MonitoredRateLimiter>(
-      options_.clock != nullptr ? *options_.clock : Clock::Real(),
-      options_.rate_limit, limiter_options, observers);
   metrics_.vnodes_assigned.Set(
       static_cast<double>(progress_table_->vnodes().Count()));
 }
@@ -204,9 +199,9 @@ absl::Status NoShuffleBackfillExecutor::LoadProgress() {
       shared_vnode = vnode;
     } else {
       const bool shared_finished = std::holds_alternative<Completed>(*shared);
-      const Row& shared_pos =
-          shared_finished ? std::get<Completed>(*shared).current_pos
-                          : std::get<InProgress>(*shared).current_pos;
+      const Row& shared_pos = shared_finished
+                                  ? std::get<Completed>(*shared).current_pos
+                                  : std::get<InProgress>(*shared).current_pos;
       if (shared_finished != finished || !RowsEqual(shared_pos, pos)) {
         return absl::FailedPreconditionError(absl::StrCat(
             "the progress of vnodes ", *shared_vnode, " and ", vnode,
@@ -257,11 +252,7 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollStartup(
           absl::StrCat("the first message must be a barrier, got ",
                        MessageDebugString(result.message()))));
     }
-    if (const AddMutation* add = barrier->MutationAs<AddMutation>()) {
-      global_pause_ = add->pause;
-      backfill_paused_ =
-          add->backfill_fragments_to_pause.contains(options_.fragment_id);
-    }
+    controls_.ApplyFirstBarrier(*barrier);
     first_barrier_ = *barrier;
     phase_ = Phase::kInitProgressTable;
     // Emitted at once: the commit it waits for needs it collected.
@@ -269,8 +260,8 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollStartup(
     return Step::kProgress;
   }
   const EpochPair first = first_barrier_->epoch;
-  if (!commit_waiter_.Ready(
-          [&] { return progress_table_->ReadyToInit(first); }, cx)) {
+  if (!commit_waiter_.Ready([&] { return progress_table_->ReadyToInit(first); },
+                            cx)) {
     return Step::kPending;
   }
   commit_waiter_.Stop();
@@ -295,9 +286,8 @@ void NoShuffleBackfillExecutor::CloseScans() {
 
 absl::Status NoShuffleBackfillExecutor::OpenScans() {
   CloseScans();
-  const PkRowRange range = position_.has_value()
-                               ? PkRowRange::After(*position_)
-                               : PkRowRange::All();
+  const PkRowRange range =
+      position_.has_value() ? PkRowRange::After(*position_) : PkRowRange::All();
   for (VirtualNode vnode : upstream_table_.vnodes().set_vnodes()) {
     auto cursor = std::make_unique<Cursor>();
     BACKFILL_ASSIGN_OR_RETURN(cursor->iterator,
@@ -308,17 +298,17 @@ absl::Status NoShuffleBackfillExecutor::OpenScans() {
     cursor->pk_bytes = std::string(cursor->iterator->pk_bytes());
     cursors_.push_back(std::move(cursor));
   }
-  std::make_heap(cursors_.begin(), cursors_.end(),
-                 [](const auto& a, const auto& b) {
-                   return a->pk_bytes > b->pk_bytes;
-                 });
+  std::make_heap(
+      cursors_.begin(), cursors_.end(),
+      [](const auto& a, const auto& b) { return a->pk_bytes > b->pk_bytes; });
   scans_open_ = true;
   return absl::OkStatus();
 }
 
 uint32_t NoShuffleBackfillExecutor::ChunkCapacity() const {
   uint32_t capacity = options_.chunk_size;
-  if (std::optional<uint32_t> rate = limiter_->limit().ToOptionalU32();
+  if (std::optional<uint32_t> rate =
+          controls_.limiter().limit().ToOptionalU32();
       rate.has_value() && *rate > 0) {
     capacity = std::min(capacity, *rate);
   }
@@ -336,8 +326,8 @@ absl::Status NoShuffleBackfillExecutor::ReadChunk(bool* exhausted) {
   while (rows.size() < capacity && !cursors_.empty()) {
     std::pop_heap(cursors_.begin(), cursors_.end(), greater);
     Cursor& cursor = *cursors_.back();
-    rows.push_back(Row(cursor.iterator->row().begin(),
-                       cursor.iterator->row().end()));
+    rows.push_back(
+        Row(cursor.iterator->row().begin(), cursor.iterator->row().end()));
     cursor.iterator->Next();
     BACKFILL_RETURN_IF_ERROR(cursor.iterator->status());
     if (cursor.iterator->Valid()) {
@@ -361,10 +351,6 @@ absl::Status NoShuffleBackfillExecutor::ReadChunk(bool* exhausted) {
 }
 
 // ---- The epoch loop ---------------------------------------------------------
-
-bool NoShuffleBackfillExecutor::Paused() const {
-  return global_pause_ || backfill_paused_ || limiter_->limit().is_paused();
-}
 
 absl::Status NoShuffleBackfillExecutor::ForwardMarked(StreamChunk chunk) {
   chunk.Compact();
@@ -417,12 +403,12 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollBackfill(
     }
     return Step::kProgress;
   }
-  if (Paused()) return Step::kPending;
+  if (controls_.paused()) return Step::kPending;
   if (options_.output_ready && !options_.output_ready(cx)) {
     return Step::kPending;
   }
   const RateLimiter::TryAcquireResult permits =
-      limiter_->TryAcquire(ChunkCapacity());
+      controls_.limiter().TryAcquire(ChunkCapacity());
   if (!permits.granted) {
     if (permits.retry_at != absl::InfiniteFuture()) {
       cx.WakeNoLaterThan(permits.retry_at);
@@ -442,8 +428,9 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollBackfill(
 
 absl::Status NoShuffleBackfillExecutor::MinimumProgress(bool* exhausted) {
   *exhausted = false;
-  if (rows_this_epoch_ != 0 || Paused()) return absl::OkStatus();
-  if (!limiter_->TryAcquire(ChunkCapacity()).granted) return absl::OkStatus();
+  if (rows_this_epoch_ != 0 || controls_.paused()) return absl::OkStatus();
+  if (!controls_.limiter().TryAcquire(ChunkCapacity()).granted)
+    return absl::OkStatus();
   return ReadChunk(exhausted);
 }
 
@@ -461,7 +448,7 @@ absl::Status NoShuffleBackfillExecutor::ProcessBarrier(Barrier barrier) {
         reporter_->Update(barrier.epoch, barrier.epoch.prev, total_rows_));
   }
   BACKFILL_RETURN_IF_ERROR(PersistState(barrier.epoch, /*finished=*/false));
-  ApplyMutation(barrier);
+  controls_.ApplyMutation(barrier);
   const bool stop = barrier.IsStopFor(options_.actor_id);
   QueueOutput(std::move(barrier));
   if (stop) phase_ = Phase::kEnded;
@@ -501,30 +488,6 @@ absl::Status NoShuffleBackfillExecutor::PersistState(EpochPair epoch,
   return progress_table_->Commit(epoch);
 }
 
-void NoShuffleBackfillExecutor::ApplyMutation(const Barrier& barrier) {
-  if (barrier.MutationAs<PauseMutation>() != nullptr) global_pause_ = true;
-  if (barrier.MutationAs<ResumeMutation>() != nullptr) global_pause_ = false;
-  if (const auto* start = barrier.MutationAs<StartFragmentBackfillMutation>()) {
-    if (start->fragment_ids.contains(options_.fragment_id)) {
-      backfill_paused_ = false;
-    }
-  }
-  if (const auto* throttle = barrier.MutationAs<ThrottleMutation>()) {
-    std::optional<std::optional<uint32_t>> entry;
-    if (auto it = throttle->actor_rate_limits.find(options_.actor_id);
-        it != throttle->actor_rate_limits.end()) {
-      entry = it->second;
-    } else if (auto it = throttle->rate_limits.find(options_.fragment_id);
-               it != throttle->rate_limits.end()) {
-      entry = it->second;
-    }
-    if (entry.has_value()) {
-      const RateLimit limit = RateLimit::FromOptionalU32(*entry);
-      if (limit != limiter_->limit()) limiter_->Update(limit);
-    }
-  }
-}
-
 // ---- Finish and steady state ------------------------------------------------
 
 absl::Status NoShuffleBackfillExecutor::FinishBarrier(Barrier barrier) {
@@ -538,7 +501,7 @@ absl::Status NoShuffleBackfillExecutor::FinishBarrier(Barrier barrier) {
   }
   metrics_.vnodes_completed.Set(
       static_cast<double>(progress_table_->vnodes().Count()));
-  ApplyMutation(barrier);
+  controls_.ApplyMutation(barrier);
   const bool stop = barrier.IsStopFor(options_.actor_id);
   QueueOutput(std::move(barrier));
   phase_ = stop ? Phase::kEnded : Phase::kSteady;

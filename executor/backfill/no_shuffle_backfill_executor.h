@@ -70,13 +70,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "executor/backfill/backfill_controls.h"
 #include "executor/backfill/commit_waiter.h"
 #include "executor/backfill/output_mapping.h"
 #include "executor/backfill/progress_reporter.h"
 #include "executor/barrier.h"
 #include "executor/executor.h"
 #include "metrics/backfill_metrics.h"
-#include "ratelimit/monitored_rate_limiter.h"
 #include "ratelimit/rate_limit.h"
 #include "storage/state_table.h"
 #include "third_party/absl_extras/clock.h"
@@ -166,8 +166,6 @@ class NoShuffleBackfillExecutor final : public Executor {
   // Writes `finished` and the position into every owned vnode's row if it
   // changed, then commits the progress table.
   absl::Status PersistState(EpochPair epoch, bool finished);
-  void ApplyMutation(const Barrier& barrier);
-  bool Paused() const;
   uint32_t ChunkCapacity() const;
   void QueueOutput(Message message);
   Step Fail(const absl::Status& status);
@@ -183,13 +181,12 @@ class NoShuffleBackfillExecutor final : public Executor {
   const ExecutorInfo info_;
   std::vector<DataType> pk_types_;
   std::vector<DataType> s1_types_;
-  std::unique_ptr<MonitoredRateLimiter> limiter_;
+  // The pauses and the rate limiter, as barriers set them.
+  BackfillControls controls_;
 
   Phase phase_ = Phase::kAwaitFirstBarrier;
   std::optional<Barrier> first_barrier_;
   absl::Status final_status_;
-  bool global_pause_ = false;
-  bool backfill_paused_ = false;
 
   // The shared position and its memcomparable bytes.
   std::optional<Row> position_;
