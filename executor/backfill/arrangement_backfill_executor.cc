@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/backfill/marking.h"
+#include "executor/backfill/progress_rows.h"
 #include "executor/stream_chunk.h"
 #include "third_party/absl_extras/status_macros.h"
 
@@ -194,20 +195,8 @@ PollResult ArrangementBackfillExecutor::PollNext(PollContext& cx) {
 // ---- Start-up ---------------------------------------------------------------
 
 absl::Status ArrangementBackfillExecutor::LoadProgress() {
-  std::map<VirtualNode, VnodeProgress> loaded;
-  for (VirtualNode vnode : progress_table_->vnodes().set_vnodes()) {
-    BACKFILL_ASSIGN_OR_RETURN(
-        std::optional<Row> row,
-        progress_table_->GetRow(Row{static_cast<int16_t>(vnode)}));
-    if (!row.has_value()) {
-      loaded.emplace(vnode, NotStarted{});
-      continue;
-    }
-    const RowView value = RowView(*row).subspan(1);
-    BACKFILL_ASSIGN_OR_RETURN(VnodeProgress progress,
-                              DecodeProgressValue(vnode, value, pk_types_));
-    loaded.emplace(vnode, std::move(progress));
-  }
+  BACKFILL_ASSIGN_OR_RETURN(BackfillState loaded,
+                            ReadProgressRows(*progress_table_, pk_types_));
   state_.emplace(std::move(loaded));
   num_vnodes_completed_ = 0;
   for (VirtualNode vnode : state_->owned_vnodes()) {
@@ -533,23 +522,7 @@ absl::Status ArrangementBackfillExecutor::ProcessBarrier(Barrier barrier) {
 }
 
 absl::Status ArrangementBackfillExecutor::PersistState(EpochPair epoch) {
-  for (const ProgressWrite& write : state_->PendingWrites()) {
-    Row new_row;
-    new_row.reserve(write.new_value.size() + 1);
-    new_row.push_back(static_cast<int16_t>(write.vnode));
-    new_row.insert(new_row.end(), write.new_value.begin(),
-                   write.new_value.end());
-    if (write.old_value.has_value()) {
-      Row old_row;
-      old_row.push_back(static_cast<int16_t>(write.vnode));
-      old_row.insert(old_row.end(), write.old_value->begin(),
-                     write.old_value->end());
-      BACKFILL_RETURN_IF_ERROR(progress_table_->Update(old_row, new_row));
-    } else {
-      BACKFILL_RETURN_IF_ERROR(progress_table_->Insert(new_row));
-    }
-    state_->MarkCommitted(write.vnode);
-  }
+  BACKFILL_RETURN_IF_ERROR(WriteProgressRows(*state_, *progress_table_));
   return progress_table_->Commit(epoch);
 }
 

@@ -7,6 +7,7 @@
 #include "executor/backfill/backfill_state.h"
 #include "executor/backfill/marking.h"
 #include "executor/backfill/progress_catalog.h"
+#include "executor/backfill/progress_rows.h"
 #include "executor/stream_chunk.h"
 #include "serde/row.h"
 #include "third_party/absl_extras/status_macros.h"
@@ -26,6 +27,20 @@ absl::Status WithContext(const absl::Status& status,
   if (status.ok()) return status;
   return absl::Status(status.code(),
                       absl::StrCat(context, ": ", status.message()));
+}
+
+// Same kind and position (not row count).
+bool SamePosition(const VnodeProgress& a, const VnodeProgress& b) {
+  if (a.index() != b.index()) return false;
+  if (const auto* in_progress = std::get_if<InProgress>(&a)) {
+    return RowsEqual(in_progress->current_pos,
+                     std::get<InProgress>(b).current_pos);
+  }
+  if (const auto* completed = std::get_if<Completed>(&a)) {
+    return RowsEqual(completed->current_pos,
+                     std::get<Completed>(b).current_pos);
+  }
+  return true;  // both NotStarted
 }
 
 }  // namespace
@@ -168,70 +183,32 @@ PollResult NoShuffleBackfillExecutor::PollNext(PollContext& cx) {
 // ---- Start-up ---------------------------------------------------------------
 
 absl::Status NoShuffleBackfillExecutor::LoadProgress() {
-  std::optional<VnodeProgress> shared;
-  std::optional<VirtualNode> shared_vnode;
-  bool any_missing = false;
-  std::optional<VirtualNode> missing_vnode;
-  uint64_t rows = 0;
-  for (VirtualNode vnode : progress_table_->vnodes().set_vnodes()) {
-    BACKFILL_ASSIGN_OR_RETURN(
-        std::optional<Row> row,
-        progress_table_->GetRow(Row{static_cast<int16_t>(vnode)}));
-    if (!row.has_value()) {
-      any_missing = true;
-      if (!missing_vnode.has_value()) missing_vnode = vnode;
-      continue;
+  BACKFILL_ASSIGN_OR_RETURN(BackfillState loaded,
+                            ReadProgressRows(*progress_table_, pk_types_));
+  state_.emplace(std::move(loaded));
+  // Every owned vnode must tell the same story: all NotStarted (a fresh
+  // start) or all at one position, all finished or none. Row counts differ
+  // (the actor's count is in its first vnode's row).
+  const std::vector<VirtualNode> vnodes = state_->owned_vnodes();
+  const VnodeProgress& first = *state_->Get(vnodes.front());
+  for (VirtualNode vnode : vnodes) {
+    const VnodeProgress& progress = *state_->Get(vnode);
+    if (!SamePosition(first, progress)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the progress of vnodes ", vnodes.front(), " and ", vnode,
+          " differs (", ProgressDebugString(first), " vs ",
+          ProgressDebugString(progress),
+          "): it was written by actors with another vnode split, i.e. at "
+          "another parallelism, and a no-shuffle backfill cannot be "
+          "rescaled"));
     }
-    BACKFILL_ASSIGN_OR_RETURN(
-        VnodeProgress progress,
-        DecodeProgressValue(vnode, RowView(*row).subspan(1), pk_types_));
-    if (std::holds_alternative<NotStarted>(progress)) {
-      return absl::DataLossError(
-          absl::StrCat("vnode ", vnode, ": a stored NotStarted progress"));
-    }
-    const bool finished = std::holds_alternative<Completed>(progress);
-    const Row& pos = finished ? std::get<Completed>(progress).current_pos
-                              : std::get<InProgress>(progress).current_pos;
-    rows += finished ? std::get<Completed>(progress).row_count
-                     : std::get<InProgress>(progress).row_count;
-    if (!shared.has_value()) {
-      shared = progress;
-      shared_vnode = vnode;
-    } else {
-      const bool shared_finished = std::holds_alternative<Completed>(*shared);
-      const Row& shared_pos = shared_finished
-                                  ? std::get<Completed>(*shared).current_pos
-                                  : std::get<InProgress>(*shared).current_pos;
-      if (shared_finished != finished || !RowsEqual(shared_pos, pos)) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "the progress of vnodes ", *shared_vnode, " and ", vnode,
-            " differs (", ProgressDebugString(*shared), " vs ",
-            ProgressDebugString(progress),
-            "): it was written by actors with another vnode split, i.e. at "
-            "another parallelism, and a no-shuffle backfill cannot be "
-            "rescaled"));
-      }
-    }
-    written_.emplace(vnode, std::move(*row));
   }
-  if (!shared.has_value()) return absl::OkStatus();  // A fresh start.
-  if (any_missing) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "vnode ", *missing_vnode, " has no progress but vnode ", *shared_vnode,
-        " has ", ProgressDebugString(*shared),
-        ": it was written by actors with another vnode split, i.e. at another "
-        "parallelism, and a no-shuffle backfill cannot be rescaled"));
-  }
-  const bool finished = std::holds_alternative<Completed>(*shared);
-  Row pos = finished ? std::get<Completed>(*shared).current_pos
-                     : std::get<InProgress>(*shared).current_pos;
-  total_rows_ = rows;
-  if (finished) {
+  total_rows_ = state_->total_row_count();
+  if (std::holds_alternative<Completed>(first)) {
     // Finished before a restart: the next barrier reports it again.
     phase_ = Phase::kFinishing;
-    finished_persisted_ = true;
-  } else {
-    position_ = std::move(pos);
+  } else if (const auto* in_progress = std::get_if<InProgress>(&first)) {
+    position_ = in_progress->current_pos;
   }
   return absl::OkStatus();
 }
@@ -339,7 +316,6 @@ absl::Status NoShuffleBackfillExecutor::ReadChunk(bool* exhausted) {
   }
   if (!rows.empty()) {
     position_ = ProjectRow(rows.back(), upstream_table_.catalog().pk_indices);
-    dirty_ = true;
     rows_this_epoch_ += rows.size();
     total_rows_ += rows.size();
     std::vector<Op> ops(rows.size(), Op::kInsert);
@@ -439,10 +415,6 @@ absl::Status NoShuffleBackfillExecutor::ProcessBarrier(Barrier barrier) {
   BACKFILL_RETURN_IF_ERROR(MinimumProgress(&exhausted));
   CloseScans();
   if (exhausted) return FinishBarrier(std::move(barrier));
-  metrics_.snapshot_read_row_count.Increment(rows_this_epoch_);
-  metrics_.upstream_output_row_count.Increment(upstream_rows_this_epoch_);
-  rows_this_epoch_ = 0;
-  upstream_rows_this_epoch_ = 0;
   if (reporter_ != nullptr) {
     BACKFILL_RETURN_IF_ERROR(
         reporter_->Update(barrier.epoch, barrier.epoch.prev, total_rows_));
@@ -457,44 +429,29 @@ absl::Status NoShuffleBackfillExecutor::ProcessBarrier(Barrier barrier) {
 
 absl::Status NoShuffleBackfillExecutor::PersistState(EpochPair epoch,
                                                      bool finished) {
-  if (dirty_ || (finished && !finished_persisted_)) {
-    // A backfill that never read a row finishes with an all-NULL position.
-    Row pos = position_.value_or(Row(pk_types_.size()));
+  if (rows_this_epoch_ != 0) {
+    // The shared position in every owned vnode's row; the actor's rows
+    // counted in its first vnode's only, so that sums over vnodes stay right.
     bool first = true;
-    for (VirtualNode vnode : progress_table_->vnodes().set_vnodes()) {
-      const uint64_t rows = first ? total_rows_ : 0;
+    for (VirtualNode vnode : state_->owned_vnodes()) {
+      BACKFILL_RETURN_IF_ERROR(state_->UpdateProgress(
+          vnode, *position_, first ? rows_this_epoch_ : 0));
       first = false;
-      VnodeProgress progress;
-      if (finished) {
-        progress = Completed{pos, rows};
-      } else {
-        progress = InProgress{pos, rows};
-      }
-      Row row{static_cast<int16_t>(vnode)};
-      Row value = EncodeProgressValue(progress);
-      row.insert(row.end(), value.begin(), value.end());
-      auto it = written_.find(vnode);
-      if (it == written_.end()) {
-        BACKFILL_RETURN_IF_ERROR(progress_table_->Insert(row));
-        written_.emplace(vnode, std::move(row));
-      } else {
-        BACKFILL_RETURN_IF_ERROR(progress_table_->Update(it->second, row));
-        it->second = std::move(row);
-      }
     }
-    dirty_ = false;
-    finished_persisted_ = finished;
   }
+  // A backfill that never read a row finishes with an all-NULL position.
+  if (finished) state_->FinishAll(pk_types_.size());
+  metrics_.snapshot_read_row_count.Increment(rows_this_epoch_);
+  metrics_.upstream_output_row_count.Increment(upstream_rows_this_epoch_);
+  rows_this_epoch_ = 0;
+  upstream_rows_this_epoch_ = 0;
+  BACKFILL_RETURN_IF_ERROR(WriteProgressRows(*state_, *progress_table_));
   return progress_table_->Commit(epoch);
 }
 
 // ---- Finish and steady state ------------------------------------------------
 
 absl::Status NoShuffleBackfillExecutor::FinishBarrier(Barrier barrier) {
-  metrics_.snapshot_read_row_count.Increment(rows_this_epoch_);
-  metrics_.upstream_output_row_count.Increment(upstream_rows_this_epoch_);
-  rows_this_epoch_ = 0;
-  upstream_rows_this_epoch_ = 0;
   BACKFILL_RETURN_IF_ERROR(PersistState(barrier.epoch, /*finished=*/true));
   if (reporter_ != nullptr) {
     BACKFILL_RETURN_IF_ERROR(reporter_->Finish(barrier.epoch, total_rows_));

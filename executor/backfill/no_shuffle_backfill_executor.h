@@ -62,7 +62,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,6 +70,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "executor/backfill/backfill_controls.h"
+#include "executor/backfill/backfill_state.h"
 #include "executor/backfill/commit_waiter.h"
 #include "executor/backfill/output_mapping.h"
 #include "executor/backfill/progress_reporter.h"
@@ -163,8 +163,9 @@ class NoShuffleBackfillExecutor final : public Executor {
   absl::Status MinimumProgress(bool* exhausted);
   absl::Status ProcessBarrier(Barrier barrier);
   absl::Status FinishBarrier(Barrier barrier);
-  // Writes `finished` and the position into every owned vnode's row if it
-  // changed, then commits the progress table.
+  // Moves every owned vnode's progress to the position if it moved (all
+  // Completed when `finished`), writes what changed, commits the progress
+  // table and counts the epoch's rows in the metrics.
   absl::Status PersistState(EpochPair epoch, bool finished);
   uint32_t ChunkCapacity() const;
   void QueueOutput(Message message);
@@ -188,18 +189,15 @@ class NoShuffleBackfillExecutor final : public Executor {
   std::optional<Barrier> first_barrier_;
   absl::Status final_status_;
 
-  // The shared position and its memcomparable bytes.
+  // The owned vnodes' progress as persisted: every vnode at the shared
+  // position (absent before start-up finished).
+  std::optional<BackfillState> state_;
+  // The shared position; none before the first snapshot row.
   std::optional<Row> position_;
-  std::string position_bytes_;
   uint64_t total_rows_ = 0;
+  // Snapshot and upstream rows sent since the last barrier.
   uint64_t rows_this_epoch_ = 0;
   uint64_t upstream_rows_this_epoch_ = 0;
-  // Whether the position changed since the last persist; whether the
-  // finished rows are written (now or before a restart).
-  bool dirty_ = false;
-  bool finished_persisted_ = false;
-  // The last written progress row of each owned vnode (for Update).
-  std::map<VirtualNode, Row> written_;
 
   // The merge: one open scan per owned vnode with rows left, a min-heap on
   // the current pk bytes. Empty = closed.

@@ -1,0 +1,88 @@
+#include "executor/backfill/progress_rows.h"
+
+#include <map>
+#include <memory>
+
+#include "executor/backfill/progress_catalog.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "serde/vnode_bitmap.h"
+#include "storage/memory_state_store.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::StatusIs;
+
+// t(id INT64, v INT64): pk (id), 4 vnodes.
+TableCatalog Upstream() {
+  TableCatalog catalog;
+  catalog.table_id = 7;
+  catalog.name = "t";
+  catalog.columns = {{"id", DataType::kInt64, 1, false},
+                     {"v", DataType::kInt64, 2, true}};
+  catalog.pk_indices = {0};
+  catalog.pk_orders = {OrderType::Ascending()};
+  catalog.dist_key_indices = {0};
+  catalog.vnode_count = 4;
+  catalog.value_indices = {0, 1};
+  return catalog;
+}
+
+VnodeBitmap FirstThree() {
+  VnodeBitmap vnodes(4);
+  for (VirtualNode vnode = 0; vnode < 3; ++vnode) vnodes.Set(vnode);
+  return vnodes;
+}
+
+std::unique_ptr<StateTable> ProgressTable(StateStore& store, uint64_t curr) {
+  auto table = StateTable::Create(BackfillProgressCatalog(Upstream(), 9), store,
+                                  FirstThree());
+  EXPECT_TRUE(table.ok()) << table.status();
+  EXPECT_TRUE((*table)->InitEpoch(EpochPair::ForInitial(Epoch(curr))).ok());
+  return std::move(*table);
+}
+
+TEST(ProgressRowsTest, WritesInsertsThenUpdatesAndReadsThemBack) {
+  auto store = NewMemoryStateStore();
+  const std::vector<DataType> pk_types = {DataType::kInt64};
+  {
+    auto table = ProgressTable(*store, 1);
+    BACKFILL_ASSERT_OK_AND_ASSIGN(BackfillState state,
+                                  ReadProgressRows(*table, pk_types));
+    for (VirtualNode vnode : {0, 1, 2}) {
+      EXPECT_TRUE(ProgressEquals(*state.Get(vnode), NotStarted{}));
+    }
+    BACKFILL_ASSERT_OK(state.UpdateProgress(0, {int64_t{5}}, 5));
+    BACKFILL_ASSERT_OK(state.UpdateProgress(2, {int64_t{8}}, 1));
+    BACKFILL_ASSERT_OK(WriteProgressRows(state, *table));  // two inserts
+    EXPECT_TRUE(state.ChangedVnodes().empty());
+    BACKFILL_ASSERT_OK(state.UpdateProgress(0, {int64_t{6}}, 1));
+    BACKFILL_ASSERT_OK(WriteProgressRows(state, *table));  // one update
+    BACKFILL_ASSERT_OK(table->Commit(EpochPair{Epoch(2), Epoch(1)}));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+  }
+  auto table = ProgressTable(*store, 2);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(BackfillState state,
+                                ReadProgressRows(*table, pk_types));
+  EXPECT_TRUE(ProgressEquals(*state.Get(0), InProgress{{int64_t{6}}, 6}));
+  EXPECT_TRUE(ProgressEquals(*state.Get(1), NotStarted{}));
+  EXPECT_TRUE(ProgressEquals(*state.Get(2), InProgress{{int64_t{8}}, 1}));
+  EXPECT_EQ(state.Get(3), nullptr);
+  EXPECT_TRUE(state.ChangedVnodes().empty());
+}
+
+TEST(ProgressRowsTest, ARowThatDoesNotDecodeIsDataLoss) {
+  auto store = NewMemoryStateStore();
+  auto table = ProgressTable(*store, 1);
+  // A position of two columns for a pk of one.
+  BACKFILL_ASSERT_OK(
+      table->Insert({int16_t{1}, int64_t{5}, false, int64_t{3}}));
+  EXPECT_THAT(
+      ReadProgressRows(*table, {DataType::kInt64, DataType::kInt64}).status(),
+      StatusIs(absl::StatusCode::kDataLoss));
+}
+
+}  // namespace
+}  // namespace backfill
