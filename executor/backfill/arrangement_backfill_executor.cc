@@ -70,26 +70,15 @@ ArrangementBackfillExecutor::Create(
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": output_indices: ", mapping.status().message()));
   }
-  if (absl::Status status =
-          ValidateProgressCatalog(upstream_catalog, progress_table->catalog());
+  if (absl::Status status = ValidateProgressTable(
+          upstream_catalog, upstream_table->vnodes(), *progress_table);
       !status.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": ", status.message()));
   }
-  if (!(progress_table->vnodes() == upstream_table->vnodes())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, ": progress_table and upstream_table own different vnodes"));
-  }
   ExecutorInfo info;
   info.schema = mapping->MapTypes(s2_types);
-  for (int position : upstream_table->pk_in_output_indices()) {
-    for (size_t i = 0; i < options.output_indices.size(); ++i) {
-      if (options.output_indices[i] == position) {
-        info.stream_key.push_back(static_cast<int>(i));
-        break;
-      }
-    }
-  }
+  info.stream_key = mapping->MapKey(upstream_table->pk_in_output_indices());
   info.identity = absl::StrCat(name, " on table ", upstream_catalog.table_id,
                                " (", upstream_catalog.name, ")");
   return std::unique_ptr<ArrangementBackfillExecutor>(

@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "executor/backfill/backfill_state.h"
 #include "executor/backfill/marking.h"
-#include "executor/backfill/progress_catalog.h"
 #include "executor/backfill/progress_rows.h"
 #include "executor/stream_chunk.h"
 #include "serde/row.h"
@@ -70,26 +69,15 @@ NoShuffleBackfillExecutor::Create(StateTable& upstream_table,
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": output_indices: ", mapping.status().message()));
   }
-  if (absl::Status status =
-          ValidateProgressCatalog(catalog, progress_table->catalog());
+  if (absl::Status status = ValidateProgressTable(
+          catalog, upstream_table.vnodes(), *progress_table);
       !status.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": ", status.message()));
   }
-  if (!(progress_table->vnodes() == upstream_table.vnodes())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, ": progress_table and upstream_table own different vnodes"));
-  }
   ExecutorInfo info;
   info.schema = mapping->MapTypes(s1_types);
-  for (int pk : catalog.pk_indices) {
-    for (size_t i = 0; i < options.output_indices.size(); ++i) {
-      if (options.output_indices[i] == pk) {
-        info.stream_key.push_back(static_cast<int>(i));
-        break;
-      }
-    }
-  }
+  info.stream_key = mapping->MapKey(catalog.pk_indices);
   info.identity = absl::StrCat(name, " on table ", catalog.table_id, " (",
                                catalog.name, ")");
   return std::unique_ptr<NoShuffleBackfillExecutor>(

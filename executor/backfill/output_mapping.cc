@@ -66,4 +66,17 @@ std::vector<DataType> OutputMapping::MapTypes(
   return out;
 }
 
+std::vector<int> OutputMapping::MapKey(absl::Span<const int> input_key) const {
+  std::vector<int> out;
+  for (int column : input_key) {
+    for (size_t i = 0; i < output_indices_.size(); ++i) {
+      if (output_indices_[i] == column) {
+        out.push_back(static_cast<int>(i));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace backfill

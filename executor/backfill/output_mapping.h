@@ -43,6 +43,10 @@ class OutputMapping {
   // The output column types given the input's.
   // REQUIRES: input_types.size() == num_input_columns().
   std::vector<DataType> MapTypes(absl::Span<const DataType> input_types) const;
+  // The output positions of the input columns `input_key` (e.g. the pk: an
+  // executor's stream key), in key order: each column's first output
+  // position; a column not in the output is left out.
+  std::vector<int> MapKey(absl::Span<const int> input_key) const;
 
   int num_input_columns() const { return num_input_columns_; }
   const std::vector<int>& output_indices() const { return output_indices_; }

@@ -53,6 +53,15 @@ TEST(OutputMappingTest, ProjectsChunksKeepingOpsAndVisibility) {
               ElementsAre(DataType::kVarchar, DataType::kInt64));
 }
 
+TEST(OutputMappingTest, MapsAKeyToItsFirstOutputPositions) {
+  // S3 = [name, id, id]: key (i, id) keeps only id, at its first position.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(OutputMapping mapping,
+                                OutputMapping::Create(3, {2, 0, 0}));
+  EXPECT_THAT(mapping.MapKey({1, 0}), ElementsAre(1));
+  EXPECT_THAT(mapping.MapKey({2, 0}), ElementsAre(0, 1));
+  EXPECT_THAT(mapping.MapKey({1}), ElementsAre());
+}
+
 TEST(OutputMappingTest, MapsEveryMessageKind) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(OutputMapping mapping,
                                 OutputMapping::Create(3, {2, 0}));

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "executor/backfill/progress_catalog.h"
 #include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
@@ -19,6 +20,18 @@ Row ProgressRow(VirtualNode vnode, const Row& value) {
 }
 
 }  // namespace
+
+absl::Status ValidateProgressTable(const TableCatalog& upstream,
+                                   const VnodeBitmap& upstream_vnodes,
+                                   const StateTable& progress_table) {
+  BACKFILL_RETURN_IF_ERROR(
+      ValidateProgressCatalog(upstream, progress_table.catalog()));
+  if (!(progress_table.vnodes() == upstream_vnodes)) {
+    return absl::InvalidArgumentError(
+        "progress_table and upstream_table own different vnodes");
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<BackfillState> ReadProgressRows(
     StateTable& progress_table, absl::Span<const DataType> pk_types) {

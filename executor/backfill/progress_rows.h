@@ -21,9 +21,18 @@
 #include "absl/types/span.h"
 #include "executor/backfill/backfill_state.h"
 #include "serde/data_type.h"
+#include "serde/vnode_bitmap.h"
 #include "storage/state_table.h"
+#include "storage/table_catalog.h"
 
 namespace backfill {
+
+// OK iff `progress_table` can hold the progress of a backfill of `upstream`
+// (ValidateProgressCatalog) and owns exactly `upstream_vnodes`.
+// Errors: InvalidArgument, the message starting with "progress_table".
+absl::Status ValidateProgressTable(const TableCatalog& upstream,
+                                   const VnodeBitmap& upstream_vnodes,
+                                   const StateTable& progress_table);
 
 // The progress of every vnode `progress_table` owns: NotStarted where it
 // has no row. REQUIRES: the table's epoch is initialised.

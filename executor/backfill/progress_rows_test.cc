@@ -14,6 +14,7 @@ namespace backfill {
 namespace {
 
 using ::backfill::testing::StatusIs;
+using ::testing::HasSubstr;
 
 // t(id INT64, v INT64): pk (id), 4 vnodes.
 TableCatalog Upstream() {
@@ -71,6 +72,20 @@ TEST(ProgressRowsTest, WritesInsertsThenUpdatesAndReadsThemBack) {
   EXPECT_TRUE(ProgressEquals(*state.Get(2), InProgress{{int64_t{8}}, 1}));
   EXPECT_EQ(state.Get(3), nullptr);
   EXPECT_TRUE(state.ChangedVnodes().empty());
+}
+
+TEST(ProgressRowsTest, ValidatesTheTablesShapeAndVnodes) {
+  auto store = NewMemoryStateStore();
+  auto table = ProgressTable(*store, 1);
+  BACKFILL_EXPECT_OK(ValidateProgressTable(Upstream(), FirstThree(), *table));
+  EXPECT_THAT(ValidateProgressTable(Upstream(), VnodeBitmap::All(4), *table),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("own different vnodes")));
+  TableCatalog other = Upstream();
+  other.columns[0].type = DataType::kInt32;
+  EXPECT_THAT(ValidateProgressTable(other, FirstThree(), *table),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("progress_table")));
 }
 
 TEST(ProgressRowsTest, ARowThatDoesNotDecodeIsDataLoss) {
