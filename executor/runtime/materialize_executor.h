@@ -33,10 +33,6 @@ class MaterializeExecutor final : public Executor {
 
   // Rows written so far (inserts + deletes, an update counts once).
   uint64_t rows_written() const { return rows_written_; }
-  // The table it writes, for an executor polling this one in the same actor
-  // (a no-shuffle backfill reads its writer's table). Valid as long as this
-  // executor.
-  StateTable& table() const { return *table_; }
 
  private:
   absl::Status Write(const StreamChunk& chunk);
