@@ -108,6 +108,7 @@ ArrangementBackfillExecutor::ArrangementBackfillExecutor(
                  .chunk_size = options_.chunk_size,
                  .clock = options_.clock},
                 metrics_),
+      output_(metrics_.barrier_latency_seconds),
       commit_waiter_(upstream_table_->store()) {
   const TableCatalog& catalog = upstream_table_->catalog();
   pk_orders_ = catalog.pk_orders;
@@ -131,7 +132,7 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::Fail(
     const absl::Status& status) {
   final_status_ = WithContext(status, Context());
   phase_ = Phase::kEnded;
-  output_.clear();
+  output_.Clear();
   snapshot_.reset();
   return Step::kProgress;
 }
@@ -142,22 +143,10 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::EndStream() {
   return Step::kProgress;
 }
 
-void ArrangementBackfillExecutor::QueueOutput(Message message) {
-  output_.push_back(std::move(message));
-}
-
 PollResult ArrangementBackfillExecutor::PollNext(PollContext& cx) {
   while (true) {
     if (!output_.empty()) {
-      Message message = std::move(output_.front());
-      output_.pop_front();
-      if (std::holds_alternative<Barrier>(message) &&
-          !barrier_arrivals_.empty()) {
-        metrics_.barrier_latency_seconds.Observe(absl::ToDoubleSeconds(
-            cx.clock().Now() - barrier_arrivals_.front()));
-        barrier_arrivals_.pop_front();
-      }
-      return PollResult::Ready(std::move(message));
+      return PollResult::Ready(output_.Pop(cx.clock().Now()));
     }
     Step step = Step::kProgress;
     switch (phase_) {
@@ -219,7 +208,7 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollStartup(
     phase_ = Phase::kInitProgressTable;
     // Emitted at once, before any initialisation (waiting for the committed
     // epoch depends on this barrier being collected downstream).
-    QueueOutput(std::move(result).message());
+    output_.Push(std::move(result).message());
     return Step::kProgress;
   }
   const EpochPair first = first_barrier_->epoch;
@@ -272,7 +261,7 @@ absl::Status ArrangementBackfillExecutor::HandleSnapshotChunk(
   snapshot_rows_this_epoch_ += rows;
   total_snapshot_rows_ += rows;
   std::vector<Op> ops(data.capacity(), Op::kInsert);
-  QueueOutput(
+  output_.Push(
       output_mapping_.MapChunk(StreamChunk(std::move(ops), std::move(data))));
   return absl::OkStatus();
 }
@@ -319,7 +308,7 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollBackfill(
       return Step::kProgress;  // dropped during the backfill
     }
     Barrier barrier = std::get<Barrier>(std::move(message));
-    barrier_arrivals_.push_back(cx.clock().Now());
+    output_.BarrierArrived(cx.clock().Now());
     if (absl::Status status = ProcessBarrier(std::move(barrier));
         !status.ok()) {
       return Fail(status);
@@ -377,7 +366,7 @@ absl::Status ArrangementBackfillExecutor::HandleUpstreamChunk(
       // The snapshot ended: EndOfSnapshot forwarded the buffer unmarked and
       // every later change of the epoch applies too (CONTRACT §4.6).
       metrics_.upstream_output_row_count.Increment(chunk.cardinality());
-      QueueOutput(output_mapping_.MapChunk(std::move(chunk)));
+      output_.Push(output_mapping_.MapChunk(std::move(chunk)));
       phase_ = Phase::kFinishing;
       return absl::OkStatus();
     }
@@ -415,7 +404,7 @@ absl::Status ArrangementBackfillExecutor::ForwardMarked(
           *state_));
   if (marked.cardinality() > 0) {
     marked.Compact();
-    QueueOutput(output_mapping_.MapChunk(std::move(marked)));
+    output_.Push(output_mapping_.MapChunk(std::move(marked)));
   }
   for (size_t i = 0; i < chunk.capacity(); ++i) {
     if (!chunk.is_visible(i)) continue;
@@ -452,7 +441,7 @@ absl::Status ArrangementBackfillExecutor::EndOfSnapshot() {
   assert(!frozen_);
   for (StreamChunk& chunk : upstream_buffer_) {
     upstream_rows_this_epoch_ += chunk.cardinality();
-    QueueOutput(output_mapping_.MapChunk(std::move(chunk)));
+    output_.Push(output_mapping_.MapChunk(std::move(chunk)));
   }
   upstream_buffer_.clear();
   upstream_buffer_rows_ = upstream_buffer_bytes_ = 0;
@@ -505,7 +494,7 @@ absl::Status ArrangementBackfillExecutor::ProcessBarrier(Barrier barrier) {
   // (g) mutations, (h) the barrier.
   ApplyMutation(barrier);
   const bool stop = barrier.IsStopFor(options_.actor_id);
-  QueueOutput(std::move(barrier));
+  output_.Push(std::move(barrier));
   if (stop) phase_ = Phase::kEnded;
   return absl::OkStatus();
 }
@@ -533,7 +522,7 @@ absl::Status ArrangementBackfillExecutor::FinishBarrier(Barrier barrier) {
   metrics_.vnodes_completed.Set(static_cast<double>(state_->num_vnodes()));
   ApplyMutation(barrier);
   const bool stop = barrier.IsStopFor(options_.actor_id);
-  QueueOutput(std::move(barrier));
+  output_.Push(std::move(barrier));
   phase_ = stop ? Phase::kEnded : Phase::kSteady;
   return absl::OkStatus();
 }
@@ -548,7 +537,7 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollForward(
   if (Barrier* barrier = std::get_if<Barrier>(&message)) {
     if (phase_ == Phase::kFinishing) {
       // The finish barrier: FinishBarrier queues it.
-      barrier_arrivals_.push_back(cx.clock().Now());
+      output_.BarrierArrived(cx.clock().Now());
       if (absl::Status status = FinishBarrier(std::move(*barrier));
           !status.ok()) {
         return Fail(status);
@@ -563,7 +552,7 @@ ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollForward(
   }
   if (std::optional<Message> mapped =
           output_mapping_.MapMessage(std::move(message))) {
-    QueueOutput(std::move(*mapped));
+    output_.Push(std::move(*mapped));
   }
   return Step::kProgress;
 }

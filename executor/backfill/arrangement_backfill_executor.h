@@ -27,7 +27,6 @@
 #define EXECUTOR_BACKFILL_ARRANGEMENT_BACKFILL_EXECUTOR_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -38,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "executor/backfill/backfill_controls.h"
+#include "executor/backfill/backfill_output.h"
 #include "executor/backfill/backfill_state.h"
 #include "executor/backfill/commit_waiter.h"
 #include "executor/backfill/output_mapping.h"
@@ -206,7 +206,6 @@ class ArrangementBackfillExecutor final : public Executor {
   // resizes the snapshot side's builders.
   void ApplyMutation(const Barrier& barrier);
   absl::Status LoadProgress();
-  void QueueOutput(Message message);
   // Ends the stream with `status` (with context) / normally.
   Step Fail(const absl::Status& status);
   Step EndStream();
@@ -253,9 +252,8 @@ class ArrangementBackfillExecutor final : public Executor {
   uint64_t snapshot_rows_this_epoch_ = 0;
   uint64_t total_snapshot_rows_ = 0;
 
-  // Messages ready to emit, in order; barriers carry their arrival time.
-  std::deque<Message> output_;
-  std::deque<absl::Time> barrier_arrivals_;
+  // Messages ready to emit, in order, and the barriers' arrival times.
+  BackfillOutput output_;
 
   // Start-up: waits for the committed epoch before each InitEpoch.
   CommitWaiter commit_waiter_;

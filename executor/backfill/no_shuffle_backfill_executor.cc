@@ -107,6 +107,7 @@ NoShuffleBackfillExecutor::NoShuffleBackfillExecutor(
                  .chunk_size = options_.chunk_size,
                  .clock = options_.clock},
                 metrics_),
+      output_(metrics_.barrier_latency_seconds),
       commit_waiter_(progress_table_->store()) {
   metrics_.vnodes_assigned.Set(
       static_cast<double>(progress_table_->vnodes().Count()));
@@ -129,7 +130,7 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::Fail(
     const absl::Status& status) {
   final_status_ = WithContext(status, Context());
   phase_ = Phase::kEnded;
-  output_.clear();
+  output_.Clear();
   CloseScans();
   return Step::kProgress;
 }
@@ -137,15 +138,7 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::Fail(
 PollResult NoShuffleBackfillExecutor::PollNext(PollContext& cx) {
   while (true) {
     if (!output_.empty()) {
-      Message message = std::move(output_.front());
-      output_.pop_front();
-      if (std::holds_alternative<Barrier>(message) &&
-          !barrier_arrivals_.empty()) {
-        metrics_.barrier_latency_seconds.Observe(absl::ToDoubleSeconds(
-            cx.clock().Now() - barrier_arrivals_.front()));
-        barrier_arrivals_.pop_front();
-      }
-      return PollResult::Ready(std::move(message));
+      return PollResult::Ready(output_.Pop(cx.clock().Now()));
     }
     Step step = Step::kProgress;
     switch (phase_) {
@@ -221,7 +214,7 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollStartup(
     first_barrier_ = *barrier;
     phase_ = Phase::kInitProgressTable;
     // Emitted at once: the commit it waits for needs it collected.
-    QueueOutput(std::move(result).message());
+    output_.Push(std::move(result).message());
     return Step::kProgress;
   }
   const EpochPair first = first_barrier_->epoch;
@@ -236,10 +229,6 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollStartup(
   phase_ = Phase::kBackfill;
   if (absl::Status status = LoadProgress(); !status.ok()) return Fail(status);
   return Step::kProgress;
-}
-
-void NoShuffleBackfillExecutor::QueueOutput(Message message) {
-  output_.push_back(std::move(message));
 }
 
 // ---- The snapshot side ------------------------------------------------------
@@ -307,7 +296,7 @@ absl::Status NoShuffleBackfillExecutor::ReadChunk(bool* exhausted) {
     rows_this_epoch_ += rows.size();
     total_rows_ += rows.size();
     std::vector<Op> ops(rows.size(), Op::kInsert);
-    QueueOutput(output_mapping_.MapChunk(
+    output_.Push(output_mapping_.MapChunk(
         StreamChunk::FromRows(s1_types_, std::move(ops), rows)));
   }
   *exhausted = cursors_.empty();
@@ -333,7 +322,7 @@ absl::Status NoShuffleBackfillExecutor::ForwardMarked(StreamChunk chunk) {
                             NormalizeUnmatchedUpdates(std::move(chunk), keep));
   marked.Compact();
   if (marked.cardinality() > 0) {
-    QueueOutput(output_mapping_.MapChunk(std::move(marked)));
+    output_.Push(output_mapping_.MapChunk(std::move(marked)));
   }
   return absl::OkStatus();
 }
@@ -360,7 +349,7 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollBackfill(
     }
     if (std::holds_alternative<Watermark>(message)) return Step::kProgress;
     Barrier barrier = std::get<Barrier>(std::move(message));
-    barrier_arrivals_.push_back(cx.clock().Now());
+    output_.BarrierArrived(cx.clock().Now());
     if (absl::Status status = ProcessBarrier(std::move(barrier));
         !status.ok()) {
       return Fail(status);
@@ -410,7 +399,7 @@ absl::Status NoShuffleBackfillExecutor::ProcessBarrier(Barrier barrier) {
   BACKFILL_RETURN_IF_ERROR(PersistState(barrier.epoch, /*finished=*/false));
   controls_.ApplyMutation(barrier);
   const bool stop = barrier.IsStopFor(options_.actor_id);
-  QueueOutput(std::move(barrier));
+  output_.Push(std::move(barrier));
   if (stop) phase_ = Phase::kEnded;
   return absl::OkStatus();
 }
@@ -448,7 +437,7 @@ absl::Status NoShuffleBackfillExecutor::FinishBarrier(Barrier barrier) {
       static_cast<double>(progress_table_->vnodes().Count()));
   controls_.ApplyMutation(barrier);
   const bool stop = barrier.IsStopFor(options_.actor_id);
-  QueueOutput(std::move(barrier));
+  output_.Push(std::move(barrier));
   phase_ = stop ? Phase::kEnded : Phase::kSteady;
   return absl::OkStatus();
 }
@@ -465,7 +454,7 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollForward(
   Message& message = upstream.message();
   if (Barrier* barrier = std::get_if<Barrier>(&message)) {
     if (phase_ == Phase::kFinishing) {
-      barrier_arrivals_.push_back(cx.clock().Now());
+      output_.BarrierArrived(cx.clock().Now());
       if (absl::Status status = FinishBarrier(std::move(*barrier));
           !status.ok()) {
         return Fail(status);
@@ -482,7 +471,7 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollForward(
   }
   if (std::optional<Message> mapped =
           output_mapping_.MapMessage(std::move(message))) {
-    QueueOutput(std::move(*mapped));
+    output_.Push(std::move(*mapped));
   }
   return Step::kProgress;
 }

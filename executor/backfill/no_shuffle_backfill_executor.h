@@ -60,7 +60,6 @@
 #define EXECUTOR_BACKFILL_NO_SHUFFLE_BACKFILL_EXECUTOR_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -70,6 +69,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "executor/backfill/backfill_controls.h"
+#include "executor/backfill/backfill_output.h"
 #include "executor/backfill/backfill_state.h"
 #include "executor/backfill/commit_waiter.h"
 #include "executor/backfill/output_mapping.h"
@@ -168,7 +168,6 @@ class NoShuffleBackfillExecutor final : public Executor {
   // table and counts the epoch's rows in the metrics.
   absl::Status PersistState(EpochPair epoch, bool finished);
   uint32_t ChunkCapacity() const;
-  void QueueOutput(Message message);
   Step Fail(const absl::Status& status);
   std::string Context() const;
 
@@ -204,8 +203,8 @@ class NoShuffleBackfillExecutor final : public Executor {
   std::vector<std::unique_ptr<Cursor>> cursors_;
   bool scans_open_ = false;
 
-  std::deque<Message> output_;
-  std::deque<absl::Time> barrier_arrivals_;
+  // Messages ready to emit, in order, and the barriers' arrival times.
+  BackfillOutput output_;
   CommitWaiter commit_waiter_;
 };
 
