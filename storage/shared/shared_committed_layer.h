@@ -196,9 +196,10 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   static constexpr int kReadVersionAttempts = 5;
 
   absl::Status Load();
-  // The version the pointer names now: the newest version checkpoint and
-  // the deltas after it, its SSTs opened (readers of the current version
-  // reused). Reads again when a checkpoint written meanwhile got in the way.
+  // The version the pointer names now: this process's current version (or
+  // the newest version checkpoint, if that is newer) and the deltas after
+  // it, its SSTs opened (readers this process has open reused). Reads again
+  // when a checkpoint written meanwhile got in the way.
   absl::StatusOr<LoadedVersion> ReadVersion();
   absl::StatusOr<LoadedVersion> ReadVersionOnce();
   // Writes `version` as a checkpoint object, records it (fenced), trims the
@@ -222,9 +223,13 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // The index of the first SST a compaction after a commit merges, or
   // nullopt if none is due.
   std::optional<size_t> CompactionStart(const Version& version) const;
-  // Makes `version` current and remembers it as in use.
+  // Makes `version` current, remembers it as in use and forgets the synced
+  // SSTs of the epochs it commits.
   void SetCurrent(std::shared_ptr<const Version> version)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes a version read from etcd current (with its fence and checkpoint)
+  // unless this process has it or a newer one already.
+  void Adopt(LoadedVersion loaded) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   class VersionPin;
   void Unpin(std::multiset<uint64_t>::iterator pin) ABSL_LOCKS_EXCLUDED(mu_);
   // The reader of an object: the cached file if it is sound, else fetched.
@@ -248,7 +253,8 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // of them and the committed epoch.
   std::multiset<uint64_t> pins_ ABSL_GUARDED_BY(mu_);
   absl::Status last_maintenance_status_ ABSL_GUARDED_BY(mu_);
-  // SSTs this process synced and has open, until a commit takes them.
+  // SSTs this process synced and has open, until a version committing
+  // their epoch is current.
   std::map<std::string, VersionSst> synced_ ABSL_GUARDED_BY(mu_);
   // The newest version checkpoint this process read or wrote.
   uint64_t checkpoint_id_ ABSL_GUARDED_BY(mu_) = 0;
