@@ -38,25 +38,6 @@ using ::testing::SizeIs;
 
 constexpr TableId kTable = 4;
 
-void CommitEpoch(StateStore& store, uint64_t epoch, const std::string& pk,
-                 const std::string& value) {
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
-                                store.NewLocalStateStore(kTable, {}));
-  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(epoch))));
-  BACKFILL_ASSERT_OK(local->Insert(0, pk, value));
-  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}));
-  BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(epoch)));
-}
-
-std::vector<std::string> List(ObjectStore& objects, const std::string& prefix) {
-  auto listed = objects.List(prefix);
-  EXPECT_TRUE(listed.ok()) << listed.status();
-  std::vector<std::string> keys;
-  if (!listed.ok()) return keys;
-  for (const ObjectInfo& info : *listed) keys.push_back(info.key);
-  return keys;
-}
-
 TEST(SharedStateStoreVersionsTest, CheckpointsTrimDeltasAndOpenFromThem) {
   const std::string name = SharedStoreFixture::UniqueName("checkpoints");
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
@@ -68,8 +49,9 @@ TEST(SharedStateStoreVersionsTest, CheckpointsTrimDeltasAndOpenFromThem) {
   {
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
     for (uint64_t epoch = 1; epoch <= 10; ++epoch) {
-      CommitEpoch(*store, epoch, absl::StrCat("k", epoch),
-                  absl::StrCat("v", epoch));
+      SharedStoreFixture::CommitRows(
+          *store, kTable, epoch,
+          {{absl::StrCat("k", epoch), absl::StrCat("v", epoch)}});
       BACKFILL_ASSERT_OK(store->LastMaintenanceStatus());
     }
     ssts = store->SstObjects();
@@ -89,8 +71,9 @@ TEST(SharedStateStoreVersionsTest, CheckpointsTrimDeltasAndOpenFromThem) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(EtcdRangeResult deltas,
                                 etcd->GetPrefix(prefix + "delta/"));
   EXPECT_EQ(deltas.kvs.size(), version_id - ref.id());
-  EXPECT_THAT(List(*options.object_store, "store/versions/"),
-              ElementsAre(ref.object_key()));
+  EXPECT_THAT(
+      SharedStoreFixture::ListKeys(*options.object_store, "store/versions/"),
+      ElementsAre(ref.object_key()));
 
   // A new process opens from the checkpoint and the deltas after it.
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions reopen_options,
@@ -106,7 +89,7 @@ TEST(SharedStateStoreVersionsTest, CheckpointsTrimDeltasAndOpenFromThem) {
         IsOkAndHolds(Optional(absl::StrCat("v", epoch))));
   }
   // And commits on top.
-  CommitEpoch(*reopened, 11, "k11", "v11");
+  SharedStoreFixture::CommitRows(*reopened, kTable, 11, {{"k11", "v11"}});
   EXPECT_EQ(reopened->VersionId(), version_id + 1);
 
   // A corrupt checkpoint object: DataLoss naming it.
