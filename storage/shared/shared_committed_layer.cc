@@ -628,12 +628,6 @@ SharedCommittedLayer::CommitVersion(
   const storage_internal::CommittedVersion committed{next->id, committed_epoch};
   BACKFILL_RETURN_IF_ERROR(
       CommitDelta(*previous, std::move(next), delta, fence, commit_number));
-  previous.reset();  // Not in use any more: the vacuum may delete its SSTs.
-  // The checkpoint is committed: a failed maintenance does not undo it (the
-  // next commit meets the same fence, if that was the cause).
-  absl::Status maintained = Maintain();
-  MutexLock lock(&mu_);
-  last_maintenance_status_ = maintained;
   return committed;
 }
 
@@ -650,6 +644,14 @@ absl::Status SharedCommittedLayer::ApplyVersion(
   MutexLock lock(&mu_);
   Adopt(std::move(loaded));
   return absl::OkStatus();
+}
+
+void SharedCommittedLayer::AfterCommit() {
+  // The checkpoint is committed: a failed maintenance does not undo it (the
+  // next commit meets the same fence, if that was the cause).
+  absl::Status maintained = Maintain();
+  MutexLock lock(&mu_);
+  last_maintenance_status_ = std::move(maintained);
 }
 
 absl::Status SharedCommittedLayer::Maintain() {

@@ -128,9 +128,9 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // (README.md, "The commit protocol", steps 1-3) and returns its descriptor
   // (an SstDescriptor), nothing if there is no row. CommitVersion (the
   // committer only; not concurrently with itself) adds every sync's SSTs to
-  // the current version in order, commits it fenced (step 4; SSTs another
-  // process synced are fetched and checked), then compacts, vacuums and
-  // writes a version checkpoint as due. ApplyVersion makes this process
+  // the current version in order and commits it fenced (step 4; SSTs
+  // another process synced are fetched and checked); the committer then
+  // runs AfterCommit. ApplyVersion makes this process
   // read `version` or the newer one etcd has (loading it from etcd unless
   // this process made it). Errors: InvalidArgument for a descriptor that
   // does not decode; those of Commit; Unavailable if etcd has not got
@@ -143,6 +143,9 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
       Epoch committed_epoch) override;
   absl::Status ApplyVersion(
       const storage_internal::CommittedVersion& version) override;
+  // Compacts, vacuums and writes a version checkpoint as due; the outcome
+  // is last_maintenance_status().
+  void AfterCommit() override ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
                                                  VirtualNode vnode,
                                                  absl::string_view pk,
@@ -161,8 +164,8 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // Errors: as Commit's (FailedPrecondition if another committer took over).
   absl::Status Compact() ABSL_LOCKS_EXCLUDED(mu_);
   // The status of the last maintenance (compaction, vacuum, version
-  // checkpoint) a commit ran: a failure there does not fail the checkpoint,
-  // which was committed before it.
+  // checkpoint) AfterCommit ran: a failure there does not fail the
+  // checkpoint, which was committed before it.
   absl::Status last_maintenance_status() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Deletes the SST objects (and their cache files) under the store's

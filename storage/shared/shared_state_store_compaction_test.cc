@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/shared/shared_state_store.h"
@@ -20,6 +21,7 @@ namespace {
 
 using ::backfill::testing::IsOkAndHolds;
 using ::backfill::testing::StatusIs;
+using ::testing::ElementsAre;
 using ::testing::Optional;
 using ::testing::SizeIs;
 using ::testing::UnorderedElementsAreArray;
@@ -134,6 +136,41 @@ TEST(SharedStateStoreCompactionTest, CommitsKeepTheSstCountBounded) {
   }
   EXPECT_THAT(SharedStoreFixture::ListKeys(*options.object_store, "store/sst/"),
               UnorderedElementsAreArray(store->SstObjects()));
+}
+
+// A checkpoint is published (its epoch committed, waiters woken) before the
+// compaction it makes due runs: no reader waits for a merge, and the GC
+// horizon never passes the epoch readers are told is committed.
+TEST(SharedStateStoreCompactionTest, CompactionRunsAfterTheCheckpointIsOut) {
+  const std::string name = SharedStoreFixture::UniqueName("after");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  options.compaction_trigger_ssts = 2;
+  // Each upload and the store's committed epoch when it happened.
+  std::vector<std::pair<std::string, Epoch>> uploads;
+  SharedStateStore* opened = nullptr;
+  options.after_upload_for_test = [&](absl::string_view object_key) {
+    uploads.emplace_back(std::string(object_key),
+                         opened->CommittedEpoch(kTable));
+    return absl::OkStatus();
+  };
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
+  opened = store.get();
+  for (uint64_t epoch = 1; epoch <= 3; ++epoch) {
+    SharedStoreFixture::CommitRows(*store, kTable, epoch,
+                                   {{"a", absl::StrCat("a", epoch)}});
+  }
+  BACKFILL_EXPECT_OK(store->LastMaintenanceStatus());
+  // Three checkpoints' SSTs, each uploaded before its commit, then the merge
+  // of all three (epoch 3 left more than two), once epoch 3 was out.
+  ASSERT_THAT(uploads, SizeIs(4));
+  EXPECT_EQ(uploads[0].second, Epoch(0));
+  EXPECT_EQ(uploads[1].second, Epoch(1));
+  EXPECT_EQ(uploads[2].second, Epoch(2));
+  EXPECT_EQ(uploads[3].second, Epoch(3));
+  EXPECT_THAT(store->SstObjects(), ElementsAre(uploads[3].first));
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "a"}, Epoch(3)),
+              IsOkAndHolds(Optional(std::string("a3"))));
 }
 
 }  // namespace

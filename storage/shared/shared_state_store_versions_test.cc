@@ -191,6 +191,7 @@ TEST(SharedStateStoreVersionsTest, AFollowerDoesNotFetchTheCheckpoint) {
     absl::StatusOr<CommittedVersion> version =
         committer->CommitVersion({*sync}, Epoch(epoch));
     if (!version.ok()) return version.status();
+    committer->AfterCommit();  // Writes the version checkpoint when due.
     BACKFILL_RETURN_IF_ERROR(committer->last_maintenance_status());
     return version;
   };
