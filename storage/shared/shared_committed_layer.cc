@@ -280,15 +280,15 @@ SharedCommittedLayer::ReadVersionOnce() {
     }
   }
   Version& version = *loaded.version;
-  // Deltas up to the base (not trimmed yet) and past current.id() (a commit
-  // after the pointer was read) are not applied.
+  // Only the deltas after the base are read; those past current.id() (a
+  // commit after the pointer was read) are not applied.
+  uint64_t expected_id = version.id + 1;
   BACKFILL_ASSIGN_OR_RETURN(
       EtcdRangeResult deltas,
-      options_.etcd->GetPrefix(absl::StrCat(options_.etcd_prefix, "delta/")));
-  uint64_t expected_id = version.id + 1;
+      options_.etcd->GetPrefix(absl::StrCat(options_.etcd_prefix, "delta/"),
+                               {.from_key = DeltaKey(expected_id)}));
   for (const EtcdKeyValue& kv : deltas.kvs) {
     if (expected_id > current.id()) break;
-    if (kv.key < DeltaKey(expected_id)) continue;
     proto::VersionDelta delta;
     if (kv.key != DeltaKey(expected_id) || !delta.ParseFromString(kv.value) ||
         delta.id() != expected_id) {
