@@ -67,6 +67,13 @@ class CommittedLayer {
   // of it is there. Called by one thread at a time, with increasing epochs.
   virtual absl::Status Commit(const std::vector<CommitBatch>& batches,
                               Epoch committed_epoch) = 0;
+  // The upkeep a commit leaves due (a compaction, a cleanup). The store
+  // calls it after a successful Commit once the committed epoch is set
+  // (SetCommittedEpoch) and waiters are woken, so that no reader waits for
+  // it and no garbage collection runs ahead of that epoch; by the
+  // committing thread, not concurrently with Commit. A failure does not
+  // undo the commit: the layer reports it its own way. Default: nothing.
+  virtual void AfterCommit() {}
 
   // A checkpoint over several processes, as three steps (a layer whose data
   // several processes write implements them, and its Commit runs them in
@@ -74,7 +81,8 @@ class CommittedLayer {
   //   1. Sync, per process: makes its batches durable where every process
   //      can read them (not visible to any reader yet) and describes them;
   //   2. CommitVersion, once (the committer): makes the version of every
-  //      process's sync results and `committed_epoch` visible atomically;
+  //      process's sync results and `committed_epoch` visible atomically
+  //      (then the committer runs AfterCommit);
   //   3. ApplyVersion, per process: reads go to that version (or a newer
   //      one) from then on.
   // A sync whose results are never committed stays invisible.

@@ -327,8 +327,11 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
     }
   }
   committed_changed_.SignalAll();
-  MutexLock lock(&listeners_mu_);
-  for (auto& [id, listener] : listeners_) listener(epoch);
+  {
+    MutexLock lock(&listeners_mu_);
+    for (auto& [id, listener] : listeners_) listener(epoch);
+  }
+  layer_->AfterCommit();  // Still under checkpoint_mu_: not with a Commit.
   return absl::OkStatus();
 }
 

@@ -89,19 +89,81 @@ rocksdb::Status NameStatus(const rocksdb::Status& status,
   return rocksdb::Status::IOError(context, status.ToString());
 }
 
+// Builds one SST in memory (a file of its own MemEnv) and its SstFileInfo:
+// Open, Add in comparator order, Finish. Errors name `operation`.
+class MemorySstBuilder {
+ public:
+  explicit MemorySstBuilder(absl::string_view operation)
+      : operation_(operation) {}
+
+  // InvalidArgument for a block size < 256; Internal for RocksDB.
+  absl::Status Open(const SstWriteOptions& options) {
+    if (options.block_size < 256) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("SstWriteOptions.block_size must be >= 256, got ",
+                       options.block_size));
+    }
+    env_.reset(rocksdb::NewMemEnv(rocksdb::Env::Default()));
+    rocksdb::Options sst_options =
+        SstOptions(nullptr, options.block_size, options.bloom_bits_per_key);
+    sst_options.env = env_.get();
+    writer_ = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(),
+                                                       sst_options);
+    info_.min_epoch = Epoch::Max();
+    return FromRocksDb(writer_->Open(kFileName),
+                       absl::StrCat(operation_, ": open"));
+  }
+
+  // `epoch` and `tombstone` describe the entry (the caller has decoded it).
+  absl::Status Add(absl::string_view full_key, absl::string_view value,
+                   Epoch epoch, bool tombstone) {
+    BACKFILL_RETURN_IF_ERROR(
+        FromRocksDb(writer_->Put(ToSlice(full_key), ToSlice(value)),
+                    absl::StrCat(operation_, ": put")));
+    if (info_.num_entries == 0) info_.smallest_key = std::string(full_key);
+    info_.largest_key.assign(full_key.data(), full_key.size());
+    ++info_.num_entries;
+    if (tombstone) ++info_.num_tombstones;
+    info_.min_epoch = std::min(info_.min_epoch, epoch);
+    info_.max_epoch = std::max(info_.max_epoch, epoch);
+    return absl::OkStatus();
+  }
+
+  // The info of the entries added so far (size_bytes is set by Finish).
+  const SstFileInfo& info() const { return info_; }
+
+  // REQUIRES: at least one entry added. Returns the bytes and sets *info
+  // (may be null).
+  absl::StatusOr<std::string> Finish(SstFileInfo* info) {
+    rocksdb::ExternalSstFileInfo file_info;
+    BACKFILL_RETURN_IF_ERROR(FromRocksDb(writer_->Finish(&file_info),
+                                         absl::StrCat(operation_, ": finish")));
+    std::string bytes;
+    BACKFILL_RETURN_IF_ERROR(
+        FromRocksDb(rocksdb::ReadFileToString(env_.get(), kFileName, &bytes),
+                    absl::StrCat(operation_, ": read back")));
+    info_.size_bytes = bytes.size();
+    if (info != nullptr) *info = std::move(info_);
+    return bytes;
+  }
+
+ private:
+  const std::string operation_;
+  std::unique_ptr<rocksdb::Env> env_;  // Outlives writer_.
+  std::unique_ptr<rocksdb::SstFileWriter> writer_;
+  SstFileInfo info_;
+};
+
 }  // namespace
 
 absl::StatusOr<std::string> WriteSst(const std::vector<CommitBatch>& batches,
                                      const SstWriteOptions& options,
                                      SstFileInfo* info) {
-  if (options.block_size < 256) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "SstWriteOptions.block_size must be >= 256, got ", options.block_size));
-  }
+  MemorySstBuilder builder("WriteSst");
+  BACKFILL_RETURN_IF_ERROR(builder.Open(options));
   // Sorted by the comparator; a later batch's version of the same full key
   // replaces an earlier one.
   std::map<std::string, std::string, MvccLess> entries;
-  SstFileInfo result;
   std::string key;
   for (const CommitBatch& batch : batches) {
     if (batch.epoch == Epoch::Zero()) {
@@ -131,37 +193,14 @@ absl::StatusOr<std::string> WriteSst(const std::vector<CommitBatch>& batches,
   if (entries.empty()) {
     return absl::InvalidArgumentError("WriteSst: no entry to write");
   }
-  std::unique_ptr<rocksdb::Env> env(
-      rocksdb::NewMemEnv(rocksdb::Env::Default()));
-  rocksdb::Options sst_options =
-      SstOptions(nullptr, options.block_size, options.bloom_bits_per_key);
-  sst_options.env = env.get();
-  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), sst_options);
-  BACKFILL_RETURN_IF_ERROR(
-      FromRocksDb(writer.Open(kFileName), "WriteSst: open"));
-  result.min_epoch = Epoch::Max();
   for (const auto& [full_key, value] : entries) {
-    BACKFILL_RETURN_IF_ERROR(
-        FromRocksDb(writer.Put(full_key, value), "WriteSst: put"));
-    const Epoch epoch =
-        DecodeEpochSuffix(SplitEncodedFullKey(full_key).epoch_suffix);
-    result.min_epoch = std::min(result.min_epoch, epoch);
-    result.max_epoch = std::max(result.max_epoch, epoch);
-    if (value.size() == 1 && value[0] == '\0') ++result.num_tombstones;
+    absl::string_view row;
+    BACKFILL_RETURN_IF_ERROR(builder.Add(
+        full_key, value,
+        DecodeEpochSuffix(SplitEncodedFullKey(full_key).epoch_suffix),
+        ParseMvccValue(value, &row) == MvccValueKind::kTombstone));
   }
-  rocksdb::ExternalSstFileInfo file_info;
-  BACKFILL_RETURN_IF_ERROR(
-      FromRocksDb(writer.Finish(&file_info), "WriteSst: finish"));
-  std::string bytes;
-  BACKFILL_RETURN_IF_ERROR(
-      FromRocksDb(rocksdb::ReadFileToString(env.get(), kFileName, &bytes),
-                  "WriteSst: read back"));
-  result.num_entries = entries.size();
-  result.smallest_key = entries.begin()->first;
-  result.largest_key = entries.rbegin()->first;
-  result.size_bytes = bytes.size();
-  if (info != nullptr) *info = std::move(result);
-  return bytes;
+  return builder.Finish(info);
 }
 
 // ---- SstBlockCache
@@ -471,26 +510,13 @@ absl::StatusOr<std::optional<std::string>> GetFromSsts(
 absl::StatusOr<std::string> CompactSsts(
     const std::vector<std::shared_ptr<const SstReader>>& inputs, Epoch safe,
     bool drop_tombstones, const SstWriteOptions& options, SstFileInfo* info) {
-  if (options.block_size < 256) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "SstWriteOptions.block_size must be >= 256, got ", options.block_size));
-  }
-  std::unique_ptr<rocksdb::Env> env(
-      rocksdb::NewMemEnv(rocksdb::Env::Default()));
-  rocksdb::Options sst_options =
-      SstOptions(nullptr, options.block_size, options.bloom_bits_per_key);
-  sst_options.env = env.get();
-  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), sst_options);
-  BACKFILL_RETURN_IF_ERROR(
-      FromRocksDb(writer.Open(kFileName), "CompactSsts: open"));
+  MemorySstBuilder builder("CompactSsts");
+  BACKFILL_RETURN_IF_ERROR(builder.Open(options));
   rocksdb::ReadOptions read_options;
   read_options.total_order_seek = true;
   read_options.fill_cache = false;
   MergingSstIterator it(inputs, read_options);
-  SstFileInfo result;
-  result.min_epoch = Epoch::Max();
   std::string last_user_key;
-  std::string last_written;
   bool any_key = false;
   bool shadowed = false;  // a version <= safe of last_user_key was seen
   for (it.SeekToFirst(); it.Valid(); it.Next()) {
@@ -510,7 +536,9 @@ absl::StatusOr<std::string> CompactSsts(
       shadowed = false;
       any_key = true;
     }
-    if (result.num_entries > 0 && key == last_written) continue;  // A tie.
+    if (builder.info().num_entries > 0 && key == builder.info().largest_key) {
+      continue;  // A tie: the earlier input won.
+    }
     absl::string_view row;
     const bool tombstone =
         ParseMvccValue(value, &row) == MvccValueKind::kTombstone;
@@ -519,31 +547,15 @@ absl::StatusOr<std::string> CompactSsts(
       if (tombstone && drop_tombstones) continue;
     }
     BACKFILL_RETURN_IF_ERROR(
-        FromRocksDb(writer.Put(it.key(), it.value()), "CompactSsts: put"));
-    if (result.num_entries == 0) result.smallest_key = std::string(key);
-    last_written.assign(key.data(), key.size());
-    ++result.num_entries;
-    if (tombstone) ++result.num_tombstones;
-    result.min_epoch = std::min(result.min_epoch, decoded->epoch);
-    result.max_epoch = std::max(result.max_epoch, decoded->epoch);
+        builder.Add(key, value, decoded->epoch, tombstone));
   }
   BACKFILL_RETURN_IF_ERROR(
       FromRocksDb(it.status(), "CompactSsts: read inputs"));
-  if (result.num_entries == 0) {
+  if (builder.info().num_entries == 0) {
     if (info != nullptr) *info = SstFileInfo{};
     return std::string();
   }
-  rocksdb::ExternalSstFileInfo file_info;
-  BACKFILL_RETURN_IF_ERROR(
-      FromRocksDb(writer.Finish(&file_info), "CompactSsts: finish"));
-  std::string bytes;
-  BACKFILL_RETURN_IF_ERROR(
-      FromRocksDb(rocksdb::ReadFileToString(env.get(), kFileName, &bytes),
-                  "CompactSsts: read back"));
-  result.largest_key = std::move(last_written);
-  result.size_bytes = bytes.size();
-  if (info != nullptr) *info = std::move(result);
-  return bytes;
+  return builder.Finish(info);
 }
 
 std::unique_ptr<StateStoreIterator> NewSstsIterator(

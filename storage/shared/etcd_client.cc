@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "third_party/absl_extras/status_macros.h"
@@ -385,8 +386,15 @@ absl::StatusOr<EtcdRangeResult> EtcdClient::GetPrefix(
         absl::StrCat("etcd GetPrefix ", DescribeKey(prefix),
                      ": limit must be >= 0, got ", options.limit));
   }
+  if (!options.from_key.empty() &&
+      !absl::StartsWith(options.from_key, prefix)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "etcd GetPrefix ", DescribeKey(prefix), ": from_key ",
+        DescribeKey(options.from_key), " does not start with the prefix"));
+  }
   etcdserverpb::RangeRequest request;
-  request.set_key(std::string(prefix));
+  request.set_key(options.from_key.empty() ? std::string(prefix)
+                                           : options.from_key);
   request.set_range_end(PrefixEnd(prefix));
   request.set_limit(options.limit);
   request.set_keys_only(options.keys_only);

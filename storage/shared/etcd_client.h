@@ -110,6 +110,9 @@ struct EtcdRangeOptions {
   Order order = Order::kKey;
   // Leave values empty (keys and revisions only). Default false.
   bool keys_only = false;
+  // Skip the prefix's keys before this one; it must start with the prefix.
+  // Default "": from the prefix's first key.
+  std::string from_key;
 };
 
 struct EtcdRangeResult {

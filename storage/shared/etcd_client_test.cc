@@ -146,6 +146,21 @@ TEST_F(EtcdClientTest, GetPrefixAndDeletePrefix) {
   EXPECT_THAT(Keys(by_age), ElementsAre("range/b", "range/a", "range/c"));
   EXPECT_EQ(by_age.kvs[0].value, "");
 
+  // From a key on (that key included; absent keys are fine).
+  EtcdRangeOptions from_b;
+  from_b.from_key = "range/b";
+  BACKFILL_ASSERT_OK_AND_ASSIGN(EtcdRangeResult b_on,
+                                client_->GetPrefix("range/", from_b));
+  EXPECT_THAT(Keys(b_on), ElementsAre("range/b", "range/c"));
+  from_b.from_key = "range/bb";
+  BACKFILL_ASSERT_OK_AND_ASSIGN(EtcdRangeResult after_b,
+                                client_->GetPrefix("range/", from_b));
+  EXPECT_THAT(Keys(after_b), ElementsAre("range/c"));
+  from_b.from_key = "rangf";  // Outside the prefix.
+  EXPECT_THAT(
+      client_->GetPrefix("range/", from_b),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("from_key")));
+
   // A prefix ending in 0xff bytes: its end is computed by carrying.
   const std::string high("range\xff", 6);
   BACKFILL_ASSERT_OK(client_

@@ -178,10 +178,7 @@ std::string SharedCommittedLayer::CheckpointKey() const {
 absl::Status SharedCommittedLayer::Load() {
   BACKFILL_ASSIGN_OR_RETURN(LoadedVersion loaded, ReadVersion());
   MutexLock lock(&mu_);
-  SetCurrent(std::move(loaded.version));
-  fence_revision_ = loaded.pointer_revision;
-  checkpoint_id_ = loaded.checkpoint_id;
-  checkpoint_object_ = loaded.checkpoint_object;
+  Adopt(std::move(loaded));
   return absl::OkStatus();
 }
 
@@ -205,10 +202,12 @@ absl::StatusOr<SharedCommittedLayer::LoadedVersion>
 SharedCommittedLayer::ReadVersionOnce() {
   const std::string pointer_key = PointerKey();
   LoadedVersion loaded;
-  loaded.version = std::make_shared<Version>();
   BACKFILL_ASSIGN_OR_RETURN(std::optional<EtcdKeyValue> pointer,
                             options_.etcd->Get(pointer_key));
-  if (!pointer.has_value()) return loaded;  // A new store.
+  if (!pointer.has_value()) {  // A new store.
+    loaded.version = std::make_shared<Version>();
+    return loaded;
+  }
   proto::CurrentVersion current;
   if (!current.ParseFromString(pointer->value) || current.id() == 0) {
     return absl::DataLossError(absl::StrCat(
@@ -216,8 +215,7 @@ SharedCommittedLayer::ReadVersionOnce() {
         "': not a version pointer (", pointer->value.size(), " bytes)"));
   }
   loaded.pointer_revision = pointer->mod_revision;
-  Version& version = *loaded.version;
-  // The newest version checkpoint, if any: the base the deltas apply to.
+  // The newest version checkpoint, if any: deltas up to it may be trimmed.
   const std::string checkpoint_key = CheckpointKey();
   BACKFILL_ASSIGN_OR_RETURN(std::optional<EtcdKeyValue> checkpoint,
                             options_.etcd->Get(checkpoint_key));
@@ -237,8 +235,8 @@ SharedCommittedLayer::ReadVersionOnce() {
     }
     return status;
   };
+  proto::VersionCheckpointRef ref;
   if (checkpoint.has_value()) {
-    proto::VersionCheckpointRef ref;
     if (!ref.ParseFromString(checkpoint->value) || ref.id() == 0 ||
         !ValidateObjectKey(ref.object_key()).ok()) {
       return absl::DataLossError(
@@ -249,36 +247,48 @@ SharedCommittedLayer::ReadVersionOnce() {
     if (ref.id() > current.id()) {
       return absl::AbortedError("a version checkpoint newer than the pointer");
     }
-    absl::StatusOr<std::string> bytes =
-        options_.object_store->Get(ref.object_key());
-    if (!bytes.ok()) return unless_moved(bytes.status());
-    proto::VersionCheckpoint full;
-    if (!full.ParseFromString(*bytes) || full.id() != ref.id()) {
-      return absl::DataLossError(absl::StrCat(
-          "version checkpoint object ", ObjectName(ref.object_key()),
-          ": not version ", ref.id(), " (", bytes->size(), " bytes)"));
-    }
-    version.id = full.id();
-    version.committed_epoch = Epoch(full.committed_epoch());
-    version.gc_horizon = Epoch(full.gc_horizon());
-    for (const proto::SstDescriptor& sst : full.ssts()) {
-      BACKFILL_ASSIGN_OR_RETURN(SstFileInfo info,
-                                FromProto(sst, ObjectName(ref.object_key())));
-      version.ssts.push_back(
-          VersionSst{sst.object_key(), std::move(info), nullptr});
-    }
     loaded.checkpoint_id = ref.id();
     loaded.checkpoint_object = ref.object_key();
   }
-  // Deltas up to the checkpoint (not trimmed yet) and past current.id() (a
+  // The base the deltas apply to: the version this process has, unless the
+  // checkpoint is newer (its deltas may be gone); then the checkpoint
+  // object. Only a process that fell behind a checkpoint fetches it.
+  const std::shared_ptr<const Version> mine = this->current();
+  if (mine->id <= current.id() && loaded.checkpoint_id <= mine->id) {
+    loaded.version = std::make_shared<Version>(*mine);
+  } else {
+    loaded.version = std::make_shared<Version>();
+    if (checkpoint.has_value()) {
+      absl::StatusOr<std::string> bytes =
+          options_.object_store->Get(ref.object_key());
+      if (!bytes.ok()) return unless_moved(bytes.status());
+      proto::VersionCheckpoint full;
+      if (!full.ParseFromString(*bytes) || full.id() != ref.id()) {
+        return absl::DataLossError(absl::StrCat(
+            "version checkpoint object ", ObjectName(ref.object_key()),
+            ": not version ", ref.id(), " (", bytes->size(), " bytes)"));
+      }
+      loaded.version->id = full.id();
+      loaded.version->committed_epoch = Epoch(full.committed_epoch());
+      loaded.version->gc_horizon = Epoch(full.gc_horizon());
+      for (const proto::SstDescriptor& sst : full.ssts()) {
+        BACKFILL_ASSIGN_OR_RETURN(SstFileInfo info,
+                                  FromProto(sst, ObjectName(ref.object_key())));
+        loaded.version->ssts.push_back(
+            VersionSst{sst.object_key(), std::move(info), nullptr});
+      }
+    }
+  }
+  Version& version = *loaded.version;
+  // Only the deltas after the base are read; those past current.id() (a
   // commit after the pointer was read) are not applied.
+  uint64_t expected_id = version.id + 1;
   BACKFILL_ASSIGN_OR_RETURN(
       EtcdRangeResult deltas,
-      options_.etcd->GetPrefix(absl::StrCat(options_.etcd_prefix, "delta/")));
-  uint64_t expected_id = loaded.checkpoint_id + 1;
+      options_.etcd->GetPrefix(absl::StrCat(options_.etcd_prefix, "delta/"),
+                               {.from_key = DeltaKey(expected_id)}));
   for (const EtcdKeyValue& kv : deltas.kvs) {
     if (expected_id > current.id()) break;
-    if (kv.key < DeltaKey(expected_id)) continue;
     proto::VersionDelta delta;
     if (kv.key != DeltaKey(expected_id) || !delta.ParseFromString(kv.value) ||
         delta.id() != expected_id) {
@@ -316,9 +326,15 @@ SharedCommittedLayer::ReadVersionOnce() {
   }
   version.id = current.id();
   version.committed_epoch = Epoch(current.committed_epoch());
-  // Readers of files this process has open already are shared.
-  const std::shared_ptr<const Version> mine = this->current();
+  // Files this process has open already (synced by it, or in its version)
+  // are not opened again.
   for (VersionSst& sst : version.ssts) {
+    if (sst.reader != nullptr) continue;
+    {
+      MutexLock lock(&mu_);
+      auto synced = synced_.find(sst.object_key);
+      if (synced != synced_.end()) sst.reader = synced->second.reader;
+    }
     for (const VersionSst& open : mine->ssts) {
       if (open.object_key == sst.object_key) sst.reader = open.reader;
     }
@@ -396,8 +412,25 @@ void SharedCommittedLayer::SetCurrent(std::shared_ptr<const Version> version) {
   std::erase_if(versions_, [](const std::weak_ptr<const Version>& old) {
     return old.expired();
   });
+  // A synced SST of an epoch the version commits is in it (its reader is
+  // shared) or never will be (README.md, "Compaction, the GC horizon and the
+  // vacuum").
+  const std::string sst_prefix = absl::StrCat(options_.object_prefix, "sst/");
+  std::erase_if(synced_, [&](const auto& synced) {
+    const std::optional<uint64_t> epoch =
+        EpochOfObject(synced.first, sst_prefix);
+    return epoch.has_value() && Epoch(*epoch) <= version->committed_epoch;
+  });
   versions_.push_back(version);
   current_ = std::move(version);
+}
+
+void SharedCommittedLayer::Adopt(LoadedVersion loaded) {
+  if (current_->id >= loaded.version->id) return;
+  SetCurrent(std::move(loaded.version));
+  fence_revision_ = loaded.pointer_revision;
+  checkpoint_id_ = loaded.checkpoint_id;
+  checkpoint_object_ = std::move(loaded.checkpoint_object);
 }
 
 absl::StatusOr<std::string> SharedCommittedLayer::CacheFile(
@@ -595,12 +628,6 @@ SharedCommittedLayer::CommitVersion(
   const storage_internal::CommittedVersion committed{next->id, committed_epoch};
   BACKFILL_RETURN_IF_ERROR(
       CommitDelta(*previous, std::move(next), delta, fence, commit_number));
-  previous.reset();  // Not in use any more: the vacuum may delete its SSTs.
-  // The checkpoint is committed: a failed maintenance does not undo it (the
-  // next commit meets the same fence, if that was the cause).
-  absl::Status maintained = Maintain();
-  MutexLock lock(&mu_);
-  last_maintenance_status_ = maintained;
   return committed;
 }
 
@@ -615,12 +642,16 @@ absl::Status SharedCommittedLayer::ApplyVersion(
         "' names version ", loaded.version->id, ")"));
   }
   MutexLock lock(&mu_);
-  if (current_->id >= loaded.version->id) return absl::OkStatus();
-  SetCurrent(std::move(loaded.version));
-  fence_revision_ = loaded.pointer_revision;
-  checkpoint_id_ = loaded.checkpoint_id;
-  checkpoint_object_ = loaded.checkpoint_object;
+  Adopt(std::move(loaded));
   return absl::OkStatus();
+}
+
+void SharedCommittedLayer::AfterCommit() {
+  // The checkpoint is committed: a failed maintenance does not undo it (the
+  // next commit meets the same fence, if that was the cause).
+  absl::Status maintained = Maintain();
+  MutexLock lock(&mu_);
+  last_maintenance_status_ = std::move(maintained);
 }
 
 absl::Status SharedCommittedLayer::Maintain() {

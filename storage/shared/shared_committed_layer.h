@@ -128,9 +128,9 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // (README.md, "The commit protocol", steps 1-3) and returns its descriptor
   // (an SstDescriptor), nothing if there is no row. CommitVersion (the
   // committer only; not concurrently with itself) adds every sync's SSTs to
-  // the current version in order, commits it fenced (step 4; SSTs another
-  // process synced are fetched and checked), then compacts, vacuums and
-  // writes a version checkpoint as due. ApplyVersion makes this process
+  // the current version in order and commits it fenced (step 4; SSTs
+  // another process synced are fetched and checked); the committer then
+  // runs AfterCommit. ApplyVersion makes this process
   // read `version` or the newer one etcd has (loading it from etcd unless
   // this process made it). Errors: InvalidArgument for a descriptor that
   // does not decode; those of Commit; Unavailable if etcd has not got
@@ -143,6 +143,9 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
       Epoch committed_epoch) override;
   absl::Status ApplyVersion(
       const storage_internal::CommittedVersion& version) override;
+  // Compacts, vacuums and writes a version checkpoint as due; the outcome
+  // is last_maintenance_status().
+  void AfterCommit() override ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
                                                  VirtualNode vnode,
                                                  absl::string_view pk,
@@ -161,8 +164,8 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // Errors: as Commit's (FailedPrecondition if another committer took over).
   absl::Status Compact() ABSL_LOCKS_EXCLUDED(mu_);
   // The status of the last maintenance (compaction, vacuum, version
-  // checkpoint) a commit ran: a failure there does not fail the checkpoint,
-  // which was committed before it.
+  // checkpoint) AfterCommit ran: a failure there does not fail the
+  // checkpoint, which was committed before it.
   absl::Status last_maintenance_status() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Deletes the SST objects (and their cache files) under the store's
@@ -196,9 +199,10 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   static constexpr int kReadVersionAttempts = 5;
 
   absl::Status Load();
-  // The version the pointer names now: the newest version checkpoint and
-  // the deltas after it, its SSTs opened (readers of the current version
-  // reused). Reads again when a checkpoint written meanwhile got in the way.
+  // The version the pointer names now: this process's current version (or
+  // the newest version checkpoint, if that is newer) and the deltas after
+  // it, its SSTs opened (readers this process has open reused). Reads again
+  // when a checkpoint written meanwhile got in the way.
   absl::StatusOr<LoadedVersion> ReadVersion();
   absl::StatusOr<LoadedVersion> ReadVersionOnce();
   // Writes `version` as a checkpoint object, records it (fenced), trims the
@@ -222,9 +226,13 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // The index of the first SST a compaction after a commit merges, or
   // nullopt if none is due.
   std::optional<size_t> CompactionStart(const Version& version) const;
-  // Makes `version` current and remembers it as in use.
+  // Makes `version` current, remembers it as in use and forgets the synced
+  // SSTs of the epochs it commits.
   void SetCurrent(std::shared_ptr<const Version> version)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes a version read from etcd current (with its fence and checkpoint)
+  // unless this process has it or a newer one already.
+  void Adopt(LoadedVersion loaded) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   class VersionPin;
   void Unpin(std::multiset<uint64_t>::iterator pin) ABSL_LOCKS_EXCLUDED(mu_);
   // The reader of an object: the cached file if it is sound, else fetched.
@@ -248,7 +256,8 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // of them and the committed epoch.
   std::multiset<uint64_t> pins_ ABSL_GUARDED_BY(mu_);
   absl::Status last_maintenance_status_ ABSL_GUARDED_BY(mu_);
-  // SSTs this process synced and has open, until a commit takes them.
+  // SSTs this process synced and has open, until a version committing
+  // their epoch is current.
   std::map<std::string, VersionSst> synced_ ABSL_GUARDED_BY(mu_);
   // The newest version checkpoint this process read or wrote.
   uint64_t checkpoint_id_ ABSL_GUARDED_BY(mu_) = 0;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/shared/shared_state_store.h"
@@ -20,63 +21,22 @@ namespace {
 
 using ::backfill::testing::IsOkAndHolds;
 using ::backfill::testing::StatusIs;
-using ::testing::IsSupersetOf;
+using ::testing::ElementsAre;
 using ::testing::Optional;
 using ::testing::SizeIs;
 using ::testing::UnorderedElementsAreArray;
 
-using Rows = std::vector<std::pair<std::string, std::string>>;
+using Rows = SharedStoreFixture::Rows;
 
 constexpr TableId kTable = 3;
 
-void CommitEpoch(
-    StateStore& store, uint64_t epoch,
-    const std::vector<std::pair<std::string, std::optional<std::string>>>&
-        rows) {
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
-                                store.NewLocalStateStore(kTable, {}));
-  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(epoch))));
-  for (const auto& [pk, value] : rows) {
-    if (value.has_value()) {
-      BACKFILL_ASSERT_OK(local->Insert(0, pk, *value));
-    } else {
-      BACKFILL_ASSERT_OK(local->Delete(0, pk));
-    }
-  }
-  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}));
-  BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(epoch)));
-}
-
-Rows Drain(StateStoreIterator& it) {
-  Rows rows;
-  for (it.SeekToFirst(); it.Valid(); it.Next()) {
-    rows.emplace_back(std::string(it.key()), std::string(it.value()));
-  }
-  EXPECT_TRUE(it.status().ok()) << it.status();
-  return rows;
-}
-
-Rows ScanAt(StateStore& store, uint64_t epoch) {
-  auto it = store.NewIterator(kTable, 0, PkRange::All(), Epoch(epoch));
-  EXPECT_TRUE(it.ok()) << it.status();
-  if (!it.ok()) return {};
-  return Drain(**it);
-}
-
-std::vector<std::string> ListSsts(ObjectStore& objects) {
-  auto listed = objects.List("store/sst/");
-  EXPECT_TRUE(listed.ok()) << listed.status();
-  std::vector<std::string> keys;
-  for (const ObjectInfo& info : *listed) keys.push_back(info.key);
-  return keys;
-}
-
 // Epochs 1..4: a changes every epoch, b is deleted at 3, c written at 4.
 void CommitHistory(StateStore& store) {
-  CommitEpoch(store, 1, {{"a", "a1"}, {"b", "b1"}});
-  CommitEpoch(store, 2, {{"a", "a2"}});
-  CommitEpoch(store, 3, {{"a", "a3"}, {"b", std::nullopt}});
-  CommitEpoch(store, 4, {{"a", "a4"}, {"c", "c4"}});
+  SharedStoreFixture::CommitRows(store, kTable, 1, {{"a", "a1"}, {"b", "b1"}});
+  SharedStoreFixture::CommitRows(store, kTable, 2, {{"a", "a2"}});
+  SharedStoreFixture::CommitRows(store, kTable, 3,
+                                 {{"a", "a3"}, {"b", std::nullopt}});
+  SharedStoreFixture::CommitRows(store, kTable, 4, {{"a", "a4"}, {"c", "c4"}});
 }
 
 TEST(SharedStateStoreCompactionTest, PinnedReaderKeepsItsVersion) {
@@ -99,17 +59,20 @@ TEST(SharedStateStoreCompactionTest, PinnedReaderKeepsItsVersion) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(VacuumStats kept, store->Vacuum());
   EXPECT_EQ(kept.deleted, 0u);
   EXPECT_EQ(kept.kept_referenced, 5u);
-  EXPECT_EQ(Drain(*pinned), (Rows{{"a", "a2"}, {"b", "b1"}}));
+  EXPECT_EQ(SharedStoreFixture::Drain(*pinned),
+            (Rows{{"a", "a2"}, {"b", "b1"}}));
   pinned.reset();
   BACKFILL_ASSERT_OK_AND_ASSIGN(VacuumStats vacuumed, store->Vacuum());
   EXPECT_EQ(vacuumed.deleted, 4u);
-  EXPECT_THAT(ListSsts(*options.object_store),
+  EXPECT_THAT(SharedStoreFixture::ListKeys(*options.object_store, "store/sst/"),
               UnorderedElementsAreArray(store->SstObjects()));
 
   // The compaction kept what reads at 2 (the pin) and later see.
-  EXPECT_EQ(ScanAt(*store, 2), (Rows{{"a", "a2"}, {"b", "b1"}}));
-  EXPECT_EQ(ScanAt(*store, 3), (Rows{{"a", "a3"}}));
-  EXPECT_EQ(ScanAt(*store, 4), (Rows{{"a", "a4"}, {"c", "c4"}}));
+  EXPECT_EQ(SharedStoreFixture::Scan(*store, kTable, 2),
+            (Rows{{"a", "a2"}, {"b", "b1"}}));
+  EXPECT_EQ(SharedStoreFixture::Scan(*store, kTable, 3), (Rows{{"a", "a3"}}));
+  EXPECT_EQ(SharedStoreFixture::Scan(*store, kTable, 4),
+            (Rows{{"a", "a4"}, {"c", "c4"}}));
   EXPECT_THAT(store->NewIterator(kTable, 0, PkRange::All(), Epoch(1)),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "a"}, Epoch(1)),
@@ -122,8 +85,10 @@ TEST(SharedStateStoreCompactionTest, PinnedReaderKeepsItsVersion) {
                                 SharedStateStore::Open(reopen_options));
   EXPECT_EQ(reopened->VersionId(), 5u);
   EXPECT_EQ(reopened->SstObjects(), store->SstObjects());
-  EXPECT_EQ(ScanAt(*reopened, 2), (Rows{{"a", "a2"}, {"b", "b1"}}));
-  EXPECT_EQ(ScanAt(*reopened, 4), (Rows{{"a", "a4"}, {"c", "c4"}}));
+  EXPECT_EQ(SharedStoreFixture::Scan(*reopened, kTable, 2),
+            (Rows{{"a", "a2"}, {"b", "b1"}}));
+  EXPECT_EQ(SharedStoreFixture::Scan(*reopened, kTable, 4),
+            (Rows{{"a", "a4"}, {"c", "c4"}}));
   EXPECT_THAT(reopened->Get(TableKey{kTable, 0, "a"}, Epoch(1)),
               StatusIs(absl::StatusCode::kFailedPrecondition));
 }
@@ -134,14 +99,14 @@ TEST(SharedStateStoreCompactionTest, FullCompactionDropsTombstones) {
                                 SharedStoreFixture::Options(name));
   options.compaction_trigger_ssts = 0;
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
-  CommitEpoch(*store, 1, {{"a", "a1"}});
-  CommitEpoch(*store, 2, {{"a", std::nullopt}});
+  SharedStoreFixture::CommitRows(*store, kTable, 1, {{"a", "a1"}});
+  SharedStoreFixture::CommitRows(*store, kTable, 2, {{"a", std::nullopt}});
   BACKFILL_ASSERT_OK(store->Compact());
   // Nothing survives: the version lists no SST at all.
   EXPECT_THAT(store->SstObjects(), SizeIs(0));
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "a"}, Epoch(2)),
               IsOkAndHolds(std::nullopt));
-  CommitEpoch(*store, 3, {{"a", "a3"}});
+  SharedStoreFixture::CommitRows(*store, kTable, 3, {{"a", "a3"}});
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "a"}, Epoch(3)),
               IsOkAndHolds(Optional(std::string("a3"))));
 }
@@ -154,8 +119,9 @@ TEST(SharedStateStoreCompactionTest, CommitsKeepTheSstCountBounded) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
   std::vector<std::string> all_inputs;
   for (uint64_t epoch = 1; epoch <= 20; ++epoch) {
-    CommitEpoch(*store, epoch,
-                {{absl::StrCat("k", epoch % 7), absl::StrCat("v", epoch)}});
+    SharedStoreFixture::CommitRows(
+        *store, kTable, epoch,
+        {{absl::StrCat("k", epoch % 7), absl::StrCat("v", epoch)}});
     EXPECT_LE(store->SstObjects().size(), 3u) << "after epoch " << epoch;
     BACKFILL_EXPECT_OK(store->LastMaintenanceStatus());
   }
@@ -168,8 +134,43 @@ TEST(SharedStateStoreCompactionTest, CommitsKeepTheSstCountBounded) {
         IsOkAndHolds(Optional(absl::StrCat("v", last))))
         << k;
   }
-  EXPECT_THAT(ListSsts(*options.object_store),
+  EXPECT_THAT(SharedStoreFixture::ListKeys(*options.object_store, "store/sst/"),
               UnorderedElementsAreArray(store->SstObjects()));
+}
+
+// A checkpoint is published (its epoch committed, waiters woken) before the
+// compaction it makes due runs: no reader waits for a merge, and the GC
+// horizon never passes the epoch readers are told is committed.
+TEST(SharedStateStoreCompactionTest, CompactionRunsAfterTheCheckpointIsOut) {
+  const std::string name = SharedStoreFixture::UniqueName("after");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  options.compaction_trigger_ssts = 2;
+  // Each upload and the store's committed epoch when it happened.
+  std::vector<std::pair<std::string, Epoch>> uploads;
+  SharedStateStore* opened = nullptr;
+  options.after_upload_for_test = [&](absl::string_view object_key) {
+    uploads.emplace_back(std::string(object_key),
+                         opened->CommittedEpoch(kTable));
+    return absl::OkStatus();
+  };
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
+  opened = store.get();
+  for (uint64_t epoch = 1; epoch <= 3; ++epoch) {
+    SharedStoreFixture::CommitRows(*store, kTable, epoch,
+                                   {{"a", absl::StrCat("a", epoch)}});
+  }
+  BACKFILL_EXPECT_OK(store->LastMaintenanceStatus());
+  // Three checkpoints' SSTs, each uploaded before its commit, then the merge
+  // of all three (epoch 3 left more than two), once epoch 3 was out.
+  ASSERT_THAT(uploads, SizeIs(4));
+  EXPECT_EQ(uploads[0].second, Epoch(0));
+  EXPECT_EQ(uploads[1].second, Epoch(1));
+  EXPECT_EQ(uploads[2].second, Epoch(2));
+  EXPECT_EQ(uploads[3].second, Epoch(3));
+  EXPECT_THAT(store->SstObjects(), ElementsAre(uploads[3].first));
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "a"}, Epoch(3)),
+              IsOkAndHolds(Optional(std::string("a3"))));
 }
 
 }  // namespace

@@ -49,47 +49,18 @@ INSTANTIATE_TEST_SUITE_P(
 
 constexpr TableId kTable = 5;
 
-// Writes rows `pk -> value` (nullopt deletes) at epoch `epoch` of a fresh
-// instance, seals and checkpoints `epoch`.
-void CommitEpoch(
-    StateStore& store, uint64_t epoch,
-    const std::vector<std::pair<std::string, std::optional<std::string>>>&
-        rows) {
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
-                                store.NewLocalStateStore(kTable, {}));
-  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(epoch))));
-  for (const auto& [pk, value] : rows) {
-    if (value.has_value()) {
-      BACKFILL_ASSERT_OK(local->Insert(0, pk, *value));
-    } else {
-      BACKFILL_ASSERT_OK(local->Delete(0, pk));
-    }
-  }
-  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}));
-  BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(epoch)));
-}
-
-std::vector<std::pair<std::string, std::string>> ScanAll(StateStore& store,
-                                                         uint64_t epoch) {
-  auto it = store.NewIterator(kTable, 0, PkRange::All(), Epoch(epoch));
-  EXPECT_TRUE(it.ok()) << it.status();
-  std::vector<std::pair<std::string, std::string>> rows;
-  for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
-    rows.emplace_back(std::string((*it)->key()), std::string((*it)->value()));
-  }
-  EXPECT_TRUE((*it)->status().ok()) << (*it)->status();
-  return rows;
-}
-
 TEST(SharedStateStoreTest, ReopenLoadsTheCurrentVersion) {
   const std::string name = SharedStoreFixture::UniqueName("reopen");
   {
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, OpenStore(name));
     EXPECT_EQ(store->VersionId(), 0u);
     EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(0));
-    CommitEpoch(*store, 2, {{"a", "a2"}, {"b", "b2"}});
-    CommitEpoch(*store, 4, {{"a", std::nullopt}, {"c", "c4"}});
-    CommitEpoch(*store, 6, {});  // No rows: a version without a new SST.
+    SharedStoreFixture::CommitRows(*store, kTable, 2,
+                                   {{"a", "a2"}, {"b", "b2"}});
+    SharedStoreFixture::CommitRows(*store, kTable, 4,
+                                   {{"a", std::nullopt}, {"c", "c4"}});
+    // No rows: a version without a new SST.
+    SharedStoreFixture::CommitRows(*store, kTable, 6, {});
     EXPECT_EQ(store->VersionId(), 3u);
     EXPECT_THAT(store->SstObjects(), SizeIs(2));
   }
@@ -102,11 +73,11 @@ TEST(SharedStateStoreTest, ReopenLoadsTheCurrentVersion) {
               IsOkAndHolds(Optional(std::string("a2"))));
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "a"}, Epoch(6)),
               IsOkAndHolds(std::nullopt));
-  EXPECT_EQ(ScanAll(*store, 6),
+  EXPECT_EQ(SharedStoreFixture::Scan(*store, kTable, 6),
             (std::vector<std::pair<std::string, std::string>>{{"b", "b2"},
                                                               {"c", "c4"}}));
   // And it commits on top.
-  CommitEpoch(*store, 8, {{"d", "d8"}});
+  SharedStoreFixture::CommitRows(*store, kTable, 8, {{"d", "d8"}});
   EXPECT_EQ(store->VersionId(), 4u);
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "d"}, Epoch(8)),
               IsOkAndHolds(Optional(std::string("d8"))));
@@ -115,8 +86,9 @@ TEST(SharedStateStoreTest, ReopenLoadsTheCurrentVersion) {
 TEST(SharedStateStoreTest, EtcdHoldsThePointerAndOneDeltaPerCommit) {
   const std::string name = SharedStoreFixture::UniqueName("records");
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, OpenStore(name));
-  CommitEpoch(*store, 3, {{"a", "x"}, {"b", std::nullopt}});
-  CommitEpoch(*store, 5, {});
+  SharedStoreFixture::CommitRows(*store, kTable, 3,
+                                 {{"a", "x"}, {"b", std::nullopt}});
+  SharedStoreFixture::CommitRows(*store, kTable, 5, {});
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto etcd, SharedStoreFixture::NewEtcdClient());
   const std::string prefix = absl::StrCat("test/", name, "/");
   BACKFILL_ASSERT_OK_AND_ASSIGN(std::optional<EtcdKeyValue> pointer,
@@ -154,7 +126,8 @@ TEST(SharedStateStoreTest, CorruptObjectIsDataLossNamingIt) {
   std::string object_key;
   {
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, OpenStore(name));
-    CommitEpoch(*store, 2, {{"a", std::string(3000, 'a')}});
+    SharedStoreFixture::CommitRows(*store, kTable, 2,
+                                   {{"a", std::string(3000, 'a')}});
     object_key = store->SstObjects().at(0);
   }
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
@@ -182,7 +155,7 @@ TEST(SharedStateStoreTest, CorruptCacheFileIsFetchedAgain) {
   std::string object_key;
   {
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
-    CommitEpoch(*store, 2, {{"a", "value"}});
+    SharedStoreFixture::CommitRows(*store, kTable, 2, {{"a", "value"}});
     object_key = store->SstObjects().at(0);
   }
   // Same cache directory: the cached file is damaged (same size).
@@ -204,8 +177,8 @@ TEST(SharedStateStoreTest, CorruptRecordsAreDataLossNamingTheKey) {
                                 SharedStoreFixture::Options(name));
   {
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
-    CommitEpoch(*store, 2, {{"a", "1"}});
-    CommitEpoch(*store, 3, {{"a", "2"}});
+    SharedStoreFixture::CommitRows(*store, kTable, 2, {{"a", "1"}});
+    SharedStoreFixture::CommitRows(*store, kTable, 3, {{"a", "2"}});
   }
   const std::string prefix = options.etcd_prefix;
   BACKFILL_ASSERT_OK_AND_ASSIGN(

@@ -107,14 +107,6 @@ class FailingObjectStore final : public ObjectStore {
   const std::shared_ptr<ObjectStore> base_;
 };
 
-std::vector<std::string> ListSsts(ObjectStore& objects) {
-  auto listed = objects.List("store/sst/");
-  EXPECT_TRUE(listed.ok()) << listed.status();
-  std::vector<std::string> keys;
-  for (const ObjectInfo& info : *listed) keys.push_back(info.key);
-  return keys;
-}
-
 TEST(SharedStateStoreEtcdFailureTest, StaleCommitterIsRefused) {
   const std::string name = SharedStoreFixture::UniqueName("fenced");
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
@@ -149,7 +141,8 @@ TEST(SharedStateStoreEtcdFailureTest, StaleCommitterIsRefused) {
                 StatusIs(absl::StatusCode::kFailedPrecondition));
   }
   // Its uploaded SST exists but no version lists it: nobody sees "c".
-  EXPECT_THAT(ListSsts(*options.object_store), SizeIs(3));
+  EXPECT_THAT(SharedStoreFixture::ListKeys(*options.object_store, "store/sst/"),
+              SizeIs(3));
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions reader_options,
                                 SharedStoreFixture::Options(name));
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto reader,
@@ -197,7 +190,8 @@ TEST(SharedStateStoreEtcdFailureTest,
                 StatusIs(absl::StatusCode::kAborted));
   }
   ASSERT_FALSE(orphan.empty());
-  EXPECT_THAT(ListSsts(*options.object_store), Contains(orphan));
+  EXPECT_THAT(SharedStoreFixture::ListKeys(*options.object_store, "store/sst/"),
+              Contains(orphan));
   // The next process sees the last version, without the orphan.
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions next_options,
                                 SharedStoreFixture::Options(name));
@@ -224,7 +218,8 @@ TEST(SharedStateStoreEtcdFailureTest,
   }
   BACKFILL_ASSERT_OK((*it)->status());
   EXPECT_EQ(keys, (std::vector<std::string>{"kept", "other"}));
-  EXPECT_THAT(ListSsts(*options.object_store), SizeIs(3));
+  EXPECT_THAT(SharedStoreFixture::ListKeys(*options.object_store, "store/sst/"),
+              SizeIs(3));
   EXPECT_THAT(next->SstObjects(), SizeIs(2));
 }
 
@@ -263,7 +258,8 @@ TEST(SharedStateStoreEtcdFailureTest, ProcessKilledBetweenUploadAndCommit) {
   const std::string orphan = orphan_bytes.str();
   ASSERT_FALSE(orphan.empty());
   // Uploaded, never committed.
-  EXPECT_THAT(ListSsts(*options.object_store), Contains(orphan));
+  EXPECT_THAT(SharedStoreFixture::ListKeys(*options.object_store, "store/sst/"),
+              Contains(orphan));
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions next_options,
                                 SharedStoreFixture::Options(name));
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto next,
@@ -282,14 +278,15 @@ TEST(SharedStateStoreEtcdFailureTest, ProcessKilledBetweenUploadAndCommit) {
   EXPECT_THAT(next->Get(TableKey{kTable, 1, "other"}, Epoch(3)),
               IsOkAndHolds(Optional(std::string("v3"))));
   EXPECT_THAT(next->SstObjects(), SizeIs(2));
-  EXPECT_THAT(ListSsts(*options.object_store), SizeIs(3));
+  EXPECT_THAT(SharedStoreFixture::ListKeys(*options.object_store, "store/sst/"),
+              SizeIs(3));
   // Epoch 3 is committed without the orphan: the vacuum deletes it, and
   // never an object a version lists.
   const std::vector<std::string> referenced = next->SstObjects();
   BACKFILL_ASSERT_OK_AND_ASSIGN(VacuumStats stats, next->Vacuum());
   EXPECT_EQ(stats.deleted, 1u);
   EXPECT_EQ(stats.kept_referenced, 2u);
-  EXPECT_THAT(ListSsts(*options.object_store),
+  EXPECT_THAT(SharedStoreFixture::ListKeys(*options.object_store, "store/sst/"),
               UnorderedElementsAreArray(referenced));
   BACKFILL_ASSERT_OK_AND_ASSIGN(VacuumStats again, next->Vacuum());
   EXPECT_EQ(again.deleted, 0u);

@@ -18,6 +18,7 @@
 #include "storage/shared/shared_state_store.h"
 #include "storage/shared/shared_version.pb.h"
 #include "storage/shared/testing/shared_store_fixture.h"
+#include "third_party/absl_extras/status_macros.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -37,25 +38,6 @@ using ::testing::SizeIs;
 
 constexpr TableId kTable = 4;
 
-void CommitEpoch(StateStore& store, uint64_t epoch, const std::string& pk,
-                 const std::string& value) {
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
-                                store.NewLocalStateStore(kTable, {}));
-  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(epoch))));
-  BACKFILL_ASSERT_OK(local->Insert(0, pk, value));
-  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}));
-  BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(epoch)));
-}
-
-std::vector<std::string> List(ObjectStore& objects, const std::string& prefix) {
-  auto listed = objects.List(prefix);
-  EXPECT_TRUE(listed.ok()) << listed.status();
-  std::vector<std::string> keys;
-  if (!listed.ok()) return keys;
-  for (const ObjectInfo& info : *listed) keys.push_back(info.key);
-  return keys;
-}
-
 TEST(SharedStateStoreVersionsTest, CheckpointsTrimDeltasAndOpenFromThem) {
   const std::string name = SharedStoreFixture::UniqueName("checkpoints");
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
@@ -67,8 +49,9 @@ TEST(SharedStateStoreVersionsTest, CheckpointsTrimDeltasAndOpenFromThem) {
   {
     BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
     for (uint64_t epoch = 1; epoch <= 10; ++epoch) {
-      CommitEpoch(*store, epoch, absl::StrCat("k", epoch),
-                  absl::StrCat("v", epoch));
+      SharedStoreFixture::CommitRows(
+          *store, kTable, epoch,
+          {{absl::StrCat("k", epoch), absl::StrCat("v", epoch)}});
       BACKFILL_ASSERT_OK(store->LastMaintenanceStatus());
     }
     ssts = store->SstObjects();
@@ -88,8 +71,9 @@ TEST(SharedStateStoreVersionsTest, CheckpointsTrimDeltasAndOpenFromThem) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(EtcdRangeResult deltas,
                                 etcd->GetPrefix(prefix + "delta/"));
   EXPECT_EQ(deltas.kvs.size(), version_id - ref.id());
-  EXPECT_THAT(List(*options.object_store, "store/versions/"),
-              ElementsAre(ref.object_key()));
+  EXPECT_THAT(
+      SharedStoreFixture::ListKeys(*options.object_store, "store/versions/"),
+      ElementsAre(ref.object_key()));
 
   // A new process opens from the checkpoint and the deltas after it.
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions reopen_options,
@@ -105,7 +89,7 @@ TEST(SharedStateStoreVersionsTest, CheckpointsTrimDeltasAndOpenFromThem) {
         IsOkAndHolds(Optional(absl::StrCat("v", epoch))));
   }
   // And commits on top.
-  CommitEpoch(*reopened, 11, "k11", "v11");
+  SharedStoreFixture::CommitRows(*reopened, kTable, 11, {{"k11", "v11"}});
   EXPECT_EQ(reopened->VersionId(), version_id + 1);
 
   // A corrupt checkpoint object: DataLoss naming it.
@@ -187,6 +171,53 @@ TEST(SharedStateStoreVersionsTest, SyncPerProcessCommitOnceApplyPerProcess) {
   EXPECT_THAT(
       committer->CommitVersion({SyncResult{Epoch(3), {"\xff"}}}, Epoch(3)),
       StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// A process that follows every version reads only the deltas after its
+// own: the checkpoint object is fetched only by one that is behind it.
+TEST(SharedStateStoreVersionsTest, AFollowerDoesNotFetchTheCheckpoint) {
+  const std::string name = SharedStoreFixture::UniqueName("follow");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  options.version_checkpoint_deltas = 2;
+  options.compaction_trigger_ssts = 0;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto committer,
+                                SharedCommittedLayer::Open(options));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto follower, OpenLayer(name));
+  auto commit = [&](uint64_t epoch) -> absl::StatusOr<CommittedVersion> {
+    absl::StatusOr<SyncResult> sync = committer->Sync(
+        {Batch(1, epoch, "a", absl::StrCat("a", epoch))}, Epoch(epoch));
+    if (!sync.ok()) return sync.status();
+    absl::StatusOr<CommittedVersion> version =
+        committer->CommitVersion({*sync}, Epoch(epoch));
+    if (!version.ok()) return version.status();
+    committer->AfterCommit();  // Writes the version checkpoint when due.
+    BACKFILL_RETURN_IF_ERROR(committer->last_maintenance_status());
+    return version;
+  };
+  for (uint64_t epoch = 1; epoch <= 2; ++epoch) {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(CommittedVersion version, commit(epoch));
+    BACKFILL_ASSERT_OK(follower->ApplyVersion(version));
+  }
+  // Version 2 is checkpointed and the follower has it; its object breaks.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto etcd, SharedStoreFixture::NewEtcdClient());
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      std::optional<EtcdKeyValue> record,
+      etcd->Get(absl::StrCat("test/", name, "/checkpoint")));
+  ASSERT_TRUE(record.has_value());
+  proto::VersionCheckpointRef ref;
+  ASSERT_TRUE(ref.ParseFromString(record->value));
+  ASSERT_EQ(ref.id(), 2u);
+  BACKFILL_ASSERT_OK(options.object_store->Put(ref.object_key(), "garbage"));
+  // The follower applies version 3 from its own version 2 and delta 3.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(CommittedVersion third, commit(3));
+  BACKFILL_ASSERT_OK(follower->ApplyVersion(third));
+  EXPECT_EQ(follower->current()->id, 3u);
+  EXPECT_THAT(follower->Get(1, 0, "a", Epoch(3)),
+              IsOkAndHolds(Optional(std::string("a3"))));
+  // A new process starts from the checkpoint object: DataLoss naming it.
+  EXPECT_THAT(OpenLayer(name), StatusIs(absl::StatusCode::kDataLoss,
+                                        HasSubstr(ref.object_key())));
 }
 
 // The worker's view is stale after the committer moved on; if the worker

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "storage/shared/local_directory_object_store.h"
 #include "third_party/absl_extras/status_macros.h"
+#include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
 namespace {
@@ -83,6 +84,50 @@ absl::StatusOr<SharedStateStoreOptions> SharedStoreFixture::Options(
       absl::StrCat(TestDir(), "/", name, "/", UniqueName("cache"));
   options.block_cache_bytes = 1 << 20;
   return options;
+}
+
+void SharedStoreFixture::CommitRows(StateStore& store, TableId table,
+                                    uint64_t epoch, const RowChanges& rows) {
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                store.NewLocalStateStore(table, {}));
+  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(epoch))));
+  for (const auto& [pk, value] : rows) {
+    if (value.has_value()) {
+      BACKFILL_ASSERT_OK(local->Insert(0, pk, *value));
+    } else {
+      BACKFILL_ASSERT_OK(local->Delete(0, pk));
+    }
+  }
+  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}));
+  BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(epoch)));
+}
+
+SharedStoreFixture::Rows SharedStoreFixture::Drain(StateStoreIterator& it) {
+  Rows rows;
+  for (it.SeekToFirst(); it.Valid(); it.Next()) {
+    rows.emplace_back(std::string(it.key()), std::string(it.value()));
+  }
+  EXPECT_TRUE(it.status().ok()) << it.status();
+  return rows;
+}
+
+SharedStoreFixture::Rows SharedStoreFixture::Scan(StateStore& store,
+                                                  TableId table,
+                                                  uint64_t epoch) {
+  auto it = store.NewIterator(table, 0, PkRange::All(), Epoch(epoch));
+  EXPECT_TRUE(it.ok()) << it.status();
+  if (!it.ok()) return {};
+  return Drain(**it);
+}
+
+std::vector<std::string> SharedStoreFixture::ListKeys(
+    ObjectStore& objects, const std::string& prefix) {
+  absl::StatusOr<std::vector<ObjectInfo>> listed = objects.List(prefix);
+  EXPECT_TRUE(listed.ok()) << listed.status();
+  std::vector<std::string> keys;
+  if (!listed.ok()) return keys;
+  for (const ObjectInfo& info : *listed) keys.push_back(info.key);
+  return keys;
 }
 
 }  // namespace backfill
