@@ -55,7 +55,6 @@
 #include "storage/table_catalog.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "tools/command_flags.h"
-#include "tools/copy_format.h"
 #include "tools/disk_space.h"
 #include "tools/exit_codes.h"
 #include "tools/inspect.h"
@@ -67,6 +66,7 @@
 #include "tools/run_result.h"
 #include "tools/scenario.h"
 #include "tools/storage_fault_spec.h"
+#include "tools/view_dumps.h"
 
 ABSL_FLAG(std::string, scenario, "",
           "A text-format tools/scenario.proto file (examples in "
@@ -355,38 +355,14 @@ bool IsFresh(const std::string& data_dir) {
          std::filesystem::is_empty(data_dir, error);
 }
 
-// `--dump_dir`: upstream.tsv and view.tsv, written by a verification pass
-// as it compares the two tables (constant memory: CopyDump sorts through run
-// files beside the dumps). Its verdict must be the job's: the data did not
-// change since.
-class DumpWriter final : public VerifiedRowSink {
- public:
-  DumpWriter(const std::string& dir, const ScenarioSpec& spec)
-      : upstream_(dir + "/upstream.tsv", spec.output_column_names,
-                  spec.output_column_types),
-        view_(dir + "/view.tsv", spec.output_column_names,
-              spec.output_column_types) {}
-  absl::Status AddUpstreamRow(RowView row) override {
-    return upstream_.AddRow(row);
-  }
-  absl::Status AddViewRow(RowView row) override { return view_.AddRow(row); }
-  absl::Status Finish() {
-    BACKFILL_RETURN_IF_ERROR(upstream_.Finish());
-    return view_.Finish();
-  }
-
- private:
-  CopyDump upstream_;
-  CopyDump view_;
-};
-
+// `--dump_dir`: upstream.tsv and view.tsv (tools/view_dumps.h). Their
+// verification pass's verdict must be the job's: the data did not change
+// since.
 absl::Status WriteDumps(StateStore& store, const StreamingJobOptions& options,
                         const ScenarioSpec& spec, const std::string& dir,
                         const JobResult& job) {
-  DumpWriter dumps(dir, spec);
   BACKFILL_ASSIGN_OR_RETURN(ViewVerdict verdict,
-                            VerifyView(store, options, &dumps));
-  BACKFILL_RETURN_IF_ERROR(dumps.Finish());
+                            WriteViewDumps(store, options, spec, dir));
   if (verdict.consistent != job.consistent ||
       verdict.upstream_rows != job.upstream_rows ||
       verdict.view_rows != job.view_rows) {
