@@ -36,6 +36,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
@@ -355,6 +357,21 @@ bool IsFresh(const std::string& data_dir) {
          std::filesystem::is_empty(data_dir, error);
 }
 
+// Makes `dir` (the value of --`flag`) and its missing parents; nothing when
+// `dir` is empty or exists. Errors name the flag and the directory, with
+// the code of the system's error (PermissionDenied, FailedPrecondition for
+// a file in the way, ...).
+absl::Status CreateDirectories(absl::string_view flag, const std::string& dir) {
+  if (dir.empty()) return absl::OkStatus();
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (!error) return absl::OkStatus();
+  return absl::Status(absl::ErrnoToStatusCode(error.value()),
+                      absl::StrCat("--", flag, "=", dir,
+                                   ": cannot create the directory: ",
+                                   error.message()));
+}
+
 // `--dump_dir`: upstream.tsv and view.tsv (tools/view_dumps.h). Their
 // verification pass's verdict must be the job's: the data did not change
 // since.
@@ -520,6 +537,14 @@ int Main(int argc, char** argv) {
     }
     data_dir = pattern;
   }
+  // RocksDB makes only the last level of its directory, and the dumps are
+  // written after the job: make both directories, parents included, now.
+  for (const auto& [flag, dir] : {std::pair("data_dir", data_dir),
+                                  std::pair("dump_dir", flags->dump_dir)}) {
+    if (absl::Status made = CreateDirectories(flag, dir); !made.ok()) {
+      return Fail(*flags, name, data_dir, made);
+    }
+  }
   const std::string object_store =
       !flags->shared || !flags->object_store.empty()
           ? flags->object_store
@@ -561,8 +586,6 @@ int Main(int argc, char** argv) {
     backend_options.object_store = object_store;
     backend_options.etcd_endpoints = flags->etcd;
     if (flags->etcd.empty()) {
-      std::error_code ignored;  // mkdtemp reports a missing directory.
-      std::filesystem::create_directories(data_dir, ignored);
       std::string pattern =
           (std::filesystem::path(data_dir) / "etcd-XXXXXX").string();
       if (mkdtemp(pattern.data()) == nullptr) {
@@ -737,7 +760,6 @@ int Main(int argc, char** argv) {
   if (!job.ok()) return Fail(*flags, name, data_dir, job.status(), recoveries);
 
   if (!flags->dump_dir.empty()) {
-    std::filesystem::create_directories(flags->dump_dir);
     const absl::Status dumped =
         WriteDumps(*store, options, *spec, flags->dump_dir, *job);
     if (!dumped.ok()) return Fail(*flags, name, data_dir, dumped);
