@@ -765,6 +765,8 @@ struct JobRun {
   uint64_t snapshot_rows = 0;
   uint64_t upstream_ops_during_backfill = 0;
   std::vector<Sample> timeline;
+  // This process's peak RSS during the run, kB (RunJobOnCopy; 0 otherwise).
+  int64_t peak_rss_kb = 0;
 };
 
 JobRun RunJob(RocksDbStateStore& store, const StreamingJobOptions& options) {
@@ -845,6 +847,26 @@ UpstreamRun RunUpstreamOnly(RocksDbStateStore& store,
 void ResetPeakRss() {
   std::ofstream clear_refs("/proc/self/clear_refs");
   clear_refs << "5";  // Linux: resets VmHWM to the current RSS.
+}
+
+// The base job with one backfill actor under `load` upstream ops/s.
+StreamingJobOptions OneActorJob(const StreamingJobOptions& base, double load) {
+  StreamingJobOptions options = base;
+  options.parallelism = 1;
+  options.workload.ops_per_second = load;
+  return options;
+}
+
+// RunJob over a fresh copy of the table at `base_dir`, in `work` (every run
+// starts from the same bytes), with the run's peak RSS.
+JobRun RunJobOnCopy(const std::string& base_dir, const std::string& work,
+                    const StreamingJobOptions& options) {
+  CopyStore(base_dir, work);
+  auto store = OpenStore(work);
+  ResetPeakRss();
+  JobRun run = RunJob(*store, options);
+  run.peak_rss_kb = PeakRssKb();
+  return run;
 }
 
 // The snapshot rows/s and upstream ops/s of a loaded run while it
@@ -1244,33 +1266,16 @@ int Main(int argc, char** argv) {
 
   // End to end, no load: the streaming job with 1 actor, view in RocksDB.
   log("end to end, no load");
-  JobRun e2e;
-  {
-    const std::string work = dir + "/e2e";
-    CopyStore(base_dir, work);
-    auto store = OpenStore(work);
-    StreamingJobOptions options = base;
-    options.parallelism = 1;
-    e2e = RunJob(*store, options);
-  }
   const double e2e_rate =
-      e2e.backfill_seconds > 0 ? e2e.snapshot_rows / e2e.backfill_seconds : 0;
+      SnapshotRate(RunJobOnCopy(base_dir, dir + "/e2e", OneActorJob(base, 0)));
 
   // The same with the view's fast path: writes without the point read per
   // row that checks each one (StreamingJobOptions::view_op_consistency).
   log("end to end, no load, unchecked view writes");
-  double e2e_unchecked_rate = 0;
-  {
-    const std::string work = dir + "/e2e_unchecked";
-    CopyStore(base_dir, work);
-    auto store = OpenStore(work);
-    StreamingJobOptions options = base;
-    options.parallelism = 1;
-    options.view_op_consistency = OpConsistency::kInconsistent;
-    const JobRun run = RunJob(*store, options);
-    e2e_unchecked_rate =
-        run.backfill_seconds > 0 ? run.snapshot_rows / run.backfill_seconds : 0;
-  }
+  StreamingJobOptions unchecked = OneActorJob(base, 0);
+  unchecked.view_op_consistency = OpConsistency::kInconsistent;
+  const double e2e_unchecked_rate =
+      SnapshotRate(RunJobOnCopy(base_dir, dir + "/e2e_unchecked", unchecked));
   std::filesystem::remove_all(dir + "/e2e_unchecked");
 
   // The view's write limit: its rows written straight into RocksDB, one
@@ -1298,10 +1303,8 @@ int Main(int argc, char** argv) {
   double load = 0;
   {
     auto store = OpenStore(dir + "/e2e");
-    StreamingJobOptions options = base;
-    options.parallelism = 1;
+    StreamingJobOptions options = OneActorJob(base, kUnboundedOps);
     options.extra_checkpoints_after_finish = kUpstreamOnlyCheckpoints;
-    options.workload.ops_per_second = kUnboundedOps;
     capacity = RunUpstreamOnly(*store, options);
     load = flags.load.value_or(capacity.ops_per_second / 2);
     log(absl::StrCat("baseline: the upstream alone at ",
@@ -1313,38 +1316,17 @@ int Main(int argc, char** argv) {
   // Under load, no rate limit.
   log(absl::StrCat("end to end under ", absl::StrFormat("%.0f", load),
                    " upstream ops/s"));
-  JobRun loaded;
-  int64_t loaded_peak_rss_kb = 0;
-  {
-    const std::string work = dir + "/loaded";
-    CopyStore(base_dir, work);
-    auto store = OpenStore(work);
-    StreamingJobOptions options = base;
-    options.parallelism = 1;
-    options.workload.ops_per_second = load;
-    ResetPeakRss();
-    loaded = RunJob(*store, options);
-    loaded_peak_rss_kb = PeakRssKb();
-  }
+  const StreamingJobOptions loaded_options = OneActorJob(base, load);
+  const JobRun loaded = RunJobOnCopy(base_dir, dir + "/loaded", loaded_options);
 
   // The same run with the no-shuffle backfill (issue 20): the upstream's
   // writer and the backfill in one actor, no buffer, one position.
   log(absl::StrCat("no-shuffle backfill under ",
                    absl::StrFormat("%.0f", load), " upstream ops/s"));
-  JobRun no_shuffle;
-  int64_t no_shuffle_peak_rss_kb = 0;
-  {
-    const std::string work = dir + "/no_shuffle";
-    CopyStore(base_dir, work);
-    auto store = OpenStore(work);
-    StreamingJobOptions options = base;
-    options.parallelism = 1;
-    options.workload.ops_per_second = load;
-    options.backfill_kind = BackfillKind::kNoShuffle;
-    ResetPeakRss();
-    no_shuffle = RunJob(*store, options);
-    no_shuffle_peak_rss_kb = PeakRssKb();
-  }
+  StreamingJobOptions no_shuffle_options = loaded_options;
+  no_shuffle_options.backfill_kind = BackfillKind::kNoShuffle;
+  const JobRun no_shuffle =
+      RunJobOnCopy(base_dir, dir + "/no_shuffle", no_shuffle_options);
 
   // A burst: one epoch with 10x the changes the load brings in an epoch.
   log("a burst of 10x one epoch's upstream changes");
@@ -1367,20 +1349,13 @@ int Main(int argc, char** argv) {
   const double adaptive_target_ms = baseline.barrier_latency_p99_ms + 10;
   log(absl::StrCat("adaptive rate, target ",
                    absl::StrFormat("%.1f", adaptive_target_ms), " ms"));
-  JobRun adaptive;
-  {
-    const std::string work = dir + "/adaptive";
-    CopyStore(base_dir, work);
-    auto store = OpenStore(work);
-    StreamingJobOptions options = base;
-    options.parallelism = 1;
-    options.workload.ops_per_second = load;
-    options.adaptive_target_barrier_latency =
-        absl::Milliseconds(adaptive_target_ms);
-    options.adaptive_min_rows_per_second = static_cast<uint32_t>(
-        std::clamp(SnapshotRate(loaded) / 10, 1.0, 1e9));
-    adaptive = RunJob(*store, options);
-  }
+  StreamingJobOptions adaptive_options = loaded_options;
+  adaptive_options.adaptive_target_barrier_latency =
+      absl::Milliseconds(adaptive_target_ms);
+  adaptive_options.adaptive_min_rows_per_second = static_cast<uint32_t>(
+      std::clamp(SnapshotRate(loaded) / 10, 1.0, 1e9));
+  const JobRun adaptive =
+      RunJobOnCopy(base_dir, dir + "/adaptive", adaptive_options);
 
   // Stop-the-world: pause the upstream, copy, resume.
   log("naive: stop the world");
@@ -1576,14 +1551,14 @@ int Main(int argc, char** argv) {
            ratio(loaded_ops, baseline.ops_per_second))
       .Add("arrangement_barrier_latency_p99_ms",
            lr.backfill_barrier_latency_p99_ms)
-      .Add("arrangement_peak_rss_kb", loaded_peak_rss_kb)
+      .Add("arrangement_peak_rss_kb", loaded.peak_rss_kb)
       .Add("no_shuffle_snapshot_rows_per_second", no_shuffle_rate)
       .Add("no_shuffle_seconds_to_consistent", no_shuffle.backfill_seconds)
       .Add("no_shuffle_upstream_ops_ratio",
            ratio(no_shuffle_ops, baseline.ops_per_second))
       .Add("no_shuffle_barrier_latency_p99_ms",
            no_shuffle.result.backfill_barrier_latency_p99_ms)
-      .Add("no_shuffle_peak_rss_kb", no_shuffle_peak_rss_kb)
+      .Add("no_shuffle_peak_rss_kb", no_shuffle.peak_rss_kb)
       // The snapshot backfill (issue 20) is not built yet: its keys are
       // present and null.
       .AddNull("snapshot_snapshot_rows_per_second")
@@ -1669,7 +1644,7 @@ int Main(int argc, char** argv) {
                        no_shuffle.result.backfill_barrier_latency_p99_ms),
        "");
   line("  peak RSS, KiB",
-       absl::StrFormat("%d / %d", loaded_peak_rss_kb, no_shuffle_peak_rss_kb),
+       absl::StrFormat("%d / %d", loaded.peak_rss_kb, no_shuffle.peak_rss_kb),
        "(snapshot backfill: not built)");
   line("upstream blocked: ours / stop-the-world, s",
        absl::StrFormat("%.3f / %.2f", lr.upstream_blocked_seconds, stw_blocked),

@@ -6,7 +6,9 @@
 # directory's free space is refused up front with the estimate unless
 # --force; the first Ctrl-C stops at the next checkpoint and says how to
 # resume, a second exits at once, and both directories resume to a
-# consistent view. Every job this starts is waited for (or killed on exit).
+# consistent view; a --data_dir or --dump_dir whose parents are missing is
+# made, one that cannot be made is exit 2 naming it. Every job this starts
+# is waited for (or killed on exit).
 set -uo pipefail
 BIN=tools/backfill
 TMP=${TEST_TMPDIR:-$(mktemp -d)}
@@ -151,4 +153,39 @@ for presses in 1 2; do
   [[ $presses -eq 2 ]] || grep -q '"resumed":true' <<<"$last" ||
       fail "resume after $presses Ctrl-C did not resume: $last"
 done
-echo "ok: help, bad values, size refusal, --force, Ctrl-C once and twice, resumed"
+
+# --- missing parent directories are made; one that cannot be is an error -------
+cat > "$TMP/tiny.textproto" <<'X'
+name: "tiny"
+table {
+  columns { name: "id" type: INT64 }
+  columns { name: "v" type: VARCHAR nullable: true }
+  primary_key { column: 0 }
+  vnode_count: 16
+}
+initial_rows: 500
+seed: 3
+workload { ops_per_second: 500 insert_weight: 1 update_weight: 1 delete_weight: 1 }
+backfill { parallelism: 2 chunk_size: 64 }
+runtime { barrier_interval_ms: 20 checkpoint_frequency: 2 }
+X
+rm -rf "$TMP/parents"
+"$BIN" --scenario="$TMP/tiny.textproto" --data_dir="$TMP/parents/a/data" \
+    --dump_dir="$TMP/parents/b/c/dump" --json >"$TMP/out" 2>"$TMP/err"; code=$?
+[[ $code -eq 0 ]] || fail "missing parents: exit $code: $(cat "$TMP/err")"
+grep -q '"consistent":true' <<<"$(tail -1 "$TMP/out")" || fail "missing parents: $(tail -1 "$TMP/out")"
+[[ -d "$TMP/parents/a/data" ]] || fail "the data directory was not made"
+cmp -s "$TMP/parents/b/c/dump/upstream.tsv" "$TMP/parents/b/c/dump/view.tsv" ||
+    fail "missing parents: the dumps differ or are missing"
+touch "$TMP/a_file"
+for flag in data_dir dump_dir; do
+  "$BIN" --scenario="$TMP/tiny.textproto" --data_dir="$TMP/tiny_data" \
+      "--$flag=$TMP/a_file/sub" --json >"$TMP/out" 2>"$TMP/err"; code=$?
+  [[ $code -eq 2 ]] || fail "--$flag under a file: exit $code: $(cat "$TMP/err")"
+  [[ $(wc -l <"$TMP/err") -eq 1 ]] || fail "--$flag under a file: stderr is not one line: $(cat "$TMP/err")"
+  grep -qF -- "--$flag=$TMP/a_file/sub: cannot create the directory" "$TMP/err" ||
+      fail "--$flag under a file: $(cat "$TMP/err")"
+  grep -q '"error":"FAILED_PRECONDITION: ' <<<"$(tail -1 "$TMP/out")" ||
+      fail "--$flag under a file: no JSON error: $(tail -1 "$TMP/out")"
+done
+echo "ok: help, bad values, size refusal, --force, Ctrl-C once and twice, resumed, missing parent directories"

@@ -36,6 +36,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
@@ -55,7 +57,6 @@
 #include "storage/table_catalog.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "tools/command_flags.h"
-#include "tools/copy_format.h"
 #include "tools/disk_space.h"
 #include "tools/exit_codes.h"
 #include "tools/inspect.h"
@@ -67,6 +68,7 @@
 #include "tools/run_result.h"
 #include "tools/scenario.h"
 #include "tools/storage_fault_spec.h"
+#include "tools/view_dumps.h"
 
 ABSL_FLAG(std::string, scenario, "",
           "A text-format tools/scenario.proto file (examples in "
@@ -355,38 +357,29 @@ bool IsFresh(const std::string& data_dir) {
          std::filesystem::is_empty(data_dir, error);
 }
 
-// `--dump_dir`: upstream.tsv and view.tsv, written by a verification pass
-// as it compares the two tables (constant memory: CopyDump sorts through run
-// files beside the dumps). Its verdict must be the job's: the data did not
-// change since.
-class DumpWriter final : public VerifiedRowSink {
- public:
-  DumpWriter(const std::string& dir, const ScenarioSpec& spec)
-      : upstream_(dir + "/upstream.tsv", spec.output_column_names,
-                  spec.output_column_types),
-        view_(dir + "/view.tsv", spec.output_column_names,
-              spec.output_column_types) {}
-  absl::Status AddUpstreamRow(RowView row) override {
-    return upstream_.AddRow(row);
-  }
-  absl::Status AddViewRow(RowView row) override { return view_.AddRow(row); }
-  absl::Status Finish() {
-    BACKFILL_RETURN_IF_ERROR(upstream_.Finish());
-    return view_.Finish();
-  }
+// Makes `dir` (the value of --`flag`) and its missing parents; nothing when
+// `dir` is empty or exists. Errors name the flag and the directory, with
+// the code of the system's error (PermissionDenied, FailedPrecondition for
+// a file in the way, ...).
+absl::Status CreateDirectories(absl::string_view flag, const std::string& dir) {
+  if (dir.empty()) return absl::OkStatus();
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (!error) return absl::OkStatus();
+  return absl::Status(absl::ErrnoToStatusCode(error.value()),
+                      absl::StrCat("--", flag, "=", dir,
+                                   ": cannot create the directory: ",
+                                   error.message()));
+}
 
- private:
-  CopyDump upstream_;
-  CopyDump view_;
-};
-
+// `--dump_dir`: upstream.tsv and view.tsv (tools/view_dumps.h). Their
+// verification pass's verdict must be the job's: the data did not change
+// since.
 absl::Status WriteDumps(StateStore& store, const StreamingJobOptions& options,
                         const ScenarioSpec& spec, const std::string& dir,
                         const JobResult& job) {
-  DumpWriter dumps(dir, spec);
   BACKFILL_ASSIGN_OR_RETURN(ViewVerdict verdict,
-                            VerifyView(store, options, &dumps));
-  BACKFILL_RETURN_IF_ERROR(dumps.Finish());
+                            WriteViewDumps(store, options, spec, dir));
   if (verdict.consistent != job.consistent ||
       verdict.upstream_rows != job.upstream_rows ||
       verdict.view_rows != job.view_rows) {
@@ -544,6 +537,14 @@ int Main(int argc, char** argv) {
     }
     data_dir = pattern;
   }
+  // RocksDB makes only the last level of its directory, and the dumps are
+  // written after the job: make both directories, parents included, now.
+  for (const auto& [flag, dir] : {std::pair("data_dir", data_dir),
+                                  std::pair("dump_dir", flags->dump_dir)}) {
+    if (absl::Status made = CreateDirectories(flag, dir); !made.ok()) {
+      return Fail(*flags, name, data_dir, made);
+    }
+  }
   const std::string object_store =
       !flags->shared || !flags->object_store.empty()
           ? flags->object_store
@@ -585,8 +586,6 @@ int Main(int argc, char** argv) {
     backend_options.object_store = object_store;
     backend_options.etcd_endpoints = flags->etcd;
     if (flags->etcd.empty()) {
-      std::error_code ignored;  // mkdtemp reports a missing directory.
-      std::filesystem::create_directories(data_dir, ignored);
       std::string pattern =
           (std::filesystem::path(data_dir) / "etcd-XXXXXX").string();
       if (mkdtemp(pattern.data()) == nullptr) {
@@ -761,7 +760,6 @@ int Main(int argc, char** argv) {
   if (!job.ok()) return Fail(*flags, name, data_dir, job.status(), recoveries);
 
   if (!flags->dump_dir.empty()) {
-    std::filesystem::create_directories(flags->dump_dir);
     const absl::Status dumped =
         WriteDumps(*store, options, *spec, flags->dump_dir, *job);
     if (!dumped.ok()) return Fail(*flags, name, data_dir, dumped);

@@ -10,10 +10,9 @@
 //
 // Field text: serde/text_format.h's FormatDatumText (the forms are specified
 // in serde/FORMAT.md section 7: PostgreSQL's text where PostgreSQL has the
-// type, RisingWave's otherwise), then escaped for COPY; NULL is \N.
-// FormatCopyRow and CopyDump take DataTypes, so they dump scalar columns
-// (JSONB included); a LIST, STRUCT or MAP field needs its whole ColumnType
-// and goes through FormatCopyDatum.
+// type, RisingWave's otherwise), then escaped for COPY; NULL is \N. Every
+// function takes whole ColumnTypes (a DataType converts to one), so LIST,
+// STRUCT and MAP columns are dumped with their parts.
 // COPY escapes: backslash -> \\, and \b \f \n \r \t \v for those bytes; other
 // bytes (UTF-8 included) verbatim (so BYTEA's \x prefix is written \\x).
 // Fields are separated by a tab; a row is one line.

@@ -233,36 +233,30 @@ TEST(LiveProgressTest, ReadsAreThrottledAndAFailedSizeEstimateIsRetried) {
   CountingStore store;
   FlakySizes sizes;
   JobProgress progress;
-  progress.seconds = 10;
-  live.Observe(progress, store, &sizes);
-  EXPECT_EQ(store.reads(), 1);
+  // Observes at `seconds` of job time; the progress table's reads so far.
+  auto reads_after_observing_at = [&](double seconds) {
+    progress.seconds = seconds;
+    live.Observe(progress, store, &sizes);
+    return store.reads();
+  };
+  EXPECT_EQ(reads_after_observing_at(10), 1);
   EXPECT_EQ(sizes.calls(), 1);
   // The same committed epoch: nothing to read.
-  progress.seconds = 20;
-  live.Observe(progress, store, &sizes);
-  EXPECT_EQ(store.reads(), 1);
-  // A new epoch, but too soon.
+  EXPECT_EQ(reads_after_observing_at(20), 1);
+  // A new epoch, but too soon (after the read at 10).
   store.set_committed(Epoch(1));
-  progress.seconds = 10.1;
-  live.Observe(progress, store, &sizes);
-  EXPECT_EQ(store.reads(), 1);
+  EXPECT_EQ(reads_after_observing_at(10.1), 1);
   // Due: read, and the sizes are estimated again.
-  progress.seconds = 10.6;
-  live.Observe(progress, store, &sizes);
-  EXPECT_EQ(store.reads(), 2);
+  EXPECT_EQ(reads_after_observing_at(10.6), 2);
   EXPECT_EQ(sizes.calls(), 2);
   // Too soon, but an actor's vnodes finished: read; the sizes are kept.
   store.set_committed(Epoch(2));
-  progress.seconds = 10.7;
   progress.vnodes_completed = 4;
-  live.Observe(progress, store, &sizes);
-  EXPECT_EQ(store.reads(), 3);
+  EXPECT_EQ(reads_after_observing_at(10.7), 3);
   EXPECT_EQ(sizes.calls(), 2);
   // Too soon and no news.
   store.set_committed(Epoch(3));
-  progress.seconds = 10.8;
-  live.Observe(progress, store, &sizes);
-  EXPECT_EQ(store.reads(), 3);
+  EXPECT_EQ(reads_after_observing_at(10.8), 3);
 }
 
 // Issue 16 point 2: the default scenario (scaled down 25 times: 40,000

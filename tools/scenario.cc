@@ -76,6 +76,19 @@ bool IsNestedType(DataType type) {
 // names it in errors ("table.columns[2].nested.element").
 absl::StatusOr<ColumnType> TypeOf(int type_value,
                                   const tools::NestedType* nested,
+                                  const std::string& field, int depth);
+
+// TypeOf a Column, ElementType or StructField (each has a type and maybe
+// nested parts).
+template <typename Part>
+absl::StatusOr<ColumnType> TypeOfPart(const Part& part,
+                                      const std::string& field, int depth) {
+  return TypeOf(part.type(), part.has_nested() ? &part.nested() : nullptr,
+                field, depth);
+}
+
+absl::StatusOr<ColumnType> TypeOf(int type_value,
+                                  const tools::NestedType* nested,
                                   const std::string& field, int depth) {
   const std::optional<DataType> type = DataTypeFromValue(type_value);
   if (!type.has_value()) {
@@ -110,9 +123,7 @@ absl::StatusOr<ColumnType> TypeOf(int type_value,
         return Invalid(parts, "of a LIST may only set element");
       }
       absl::StatusOr<ColumnType> element =
-          TypeOf(n.element().type(),
-                 n.element().has_nested() ? &n.element().nested() : nullptr,
-                 absl::StrCat(parts, ".element"), depth + 1);
+          TypeOfPart(n.element(), absl::StrCat(parts, ".element"), depth + 1);
       if (!element.ok()) return element.status();
       return ColumnType::List(*std::move(element));
     }
@@ -126,9 +137,7 @@ absl::StatusOr<ColumnType> TypeOf(int type_value,
         return Invalid(parts, "of a MAP may only set map_key and map_value");
       }
       absl::StatusOr<ColumnType> key =
-          TypeOf(n.map_key().type(),
-                 n.map_key().has_nested() ? &n.map_key().nested() : nullptr,
-                 absl::StrCat(parts, ".map_key"), depth + 1);
+          TypeOfPart(n.map_key(), absl::StrCat(parts, ".map_key"), depth + 1);
       if (!key.ok()) return key.status();
       if (!IsValidMapKeyType(*key)) {
         return Invalid(absl::StrCat(parts, ".map_key"),
@@ -136,10 +145,8 @@ absl::StatusOr<ColumnType> TypeOf(int type_value,
                                     " is not a map key type (INT16, INT32, "
                                     "INT64 or VARCHAR)"));
       }
-      absl::StatusOr<ColumnType> value =
-          TypeOf(n.map_value().type(),
-                 n.map_value().has_nested() ? &n.map_value().nested() : nullptr,
-                 absl::StrCat(parts, ".map_value"), depth + 1);
+      absl::StatusOr<ColumnType> value = TypeOfPart(
+          n.map_value(), absl::StrCat(parts, ".map_value"), depth + 1);
       if (!value.ok()) return value.status();
       return ColumnType::Map(*std::move(key), *std::move(value));
     }
@@ -169,9 +176,7 @@ absl::StatusOr<ColumnType> TypeOf(int type_value,
                          absl::StrCat("= \"", f.name(),
                                       "\" appears twice in the STRUCT"));
         }
-        absl::StatusOr<ColumnType> field_type =
-            TypeOf(f.type(), f.has_nested() ? &f.nested() : nullptr, where,
-                   depth + 1);
+        absl::StatusOr<ColumnType> field_type = TypeOfPart(f, where, depth + 1);
         if (!field_type.ok()) return field_type.status();
         fields.push_back(
             {f.name(), *std::move(field_type), static_cast<int32_t>(i + 1)});
@@ -236,10 +241,10 @@ absl::Status ValidateTable(const tools::Scenario& scenario) {
           absl::StrCat("= ", column.type(), " is not a data type (column \"",
                        column.name(), "\")"));
     }
-    absl::StatusOr<ColumnType> type = TypeOf(
-        column.type(), column.has_nested() ? &column.nested() : nullptr,
-        field, /*depth=*/0);
-    if (!type.ok()) return type.status();
+    if (absl::Status s = TypeOfPart(column, field, /*depth=*/0).status();
+        !s.ok()) {
+      return s;
+    }
   }
   if (table.primary_key_size() == 0) {
     return Invalid("table.primary_key", "is empty");
@@ -695,9 +700,7 @@ DataType ScenarioDataType(tools::DataType type) {
 }
 
 ColumnType ScenarioColumnType(const tools::Column& column) {
-  absl::StatusOr<ColumnType> type = TypeOf(
-      column.type(), column.has_nested() ? &column.nested() : nullptr,
-      "column", /*depth=*/0);
+  absl::StatusOr<ColumnType> type = TypeOfPart(column, "column", /*depth=*/0);
   assert(type.ok());
   return type.ok() ? *std::move(type) : ColumnType(DataType::kInt64);
 }

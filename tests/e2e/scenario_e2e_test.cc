@@ -3,7 +3,7 @@
 // equals the table after the backfill and after further checkpoints
 // (RunStreamingJob checks it after keeping the upstream running for the
 // scenario's extra checkpoints), and the two COPY dumps the command's
-// --dump_dir writes (tools/copy_format.h, the text of every type) are equal
+// --dump_dir writes (tools/view_dumps.h, the text of every type) are equal
 // byte for byte. A scenario with a `rescale` action does not allow
 // NO_SHUFFLE: that combination must be InvalidArgument. The default demo is
 // shrunk to keep the test fast; its full size runs from the README's
@@ -22,8 +22,8 @@
 #include "gtest/gtest.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
 #include "third_party/absl_extras/status_matchers.h"
-#include "tools/copy_format.h"
 #include "tools/scenario.h"
+#include "tools/view_dumps.h"
 
 namespace backfill {
 namespace {
@@ -32,28 +32,6 @@ class ScenarioE2eTest
     : public ::testing::TestWithParam<std::tuple<std::string, tools::BackfillKind>> {
  protected:
   const std::string& name() const { return std::get<0>(GetParam()); }
-};
-
-// The command's --dump_dir files, written by a verification pass.
-class Dumps final : public VerifiedRowSink {
- public:
-  Dumps(const std::string& dir, const ScenarioSpec& spec)
-      : upstream_(dir + "/upstream.tsv", spec.output_column_names,
-                  spec.output_column_types),
-        view_(dir + "/view.tsv", spec.output_column_names,
-              spec.output_column_types) {}
-  absl::Status AddUpstreamRow(RowView row) override {
-    return upstream_.AddRow(row);
-  }
-  absl::Status AddViewRow(RowView row) override { return view_.AddRow(row); }
-  absl::Status Finish() {
-    if (absl::Status s = upstream_.Finish(); !s.ok()) return s;
-    return view_.Finish();
-  }
-
- private:
-  CopyDump upstream_;
-  CopyDump view_;
 };
 
 std::string ReadFile(const std::string& path) {
@@ -120,10 +98,8 @@ TEST_P(ScenarioE2eTest, ViewEqualsTable) {
   // Byte-equal dumps (a header line, then one line per row, sorted).
   const std::string dump_dir = store_options.path + ".dump";
   std::filesystem::create_directories(dump_dir);
-  Dumps dumps(dump_dir, spec);
-  BACKFILL_ASSERT_OK_AND_ASSIGN(ViewVerdict verdict,
-                                VerifyView(*store, spec.job, &dumps));
-  BACKFILL_ASSERT_OK(dumps.Finish());
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      ViewVerdict verdict, WriteViewDumps(*store, spec.job, spec, dump_dir));
   EXPECT_TRUE(verdict.consistent);
   const std::string upstream_dump = ReadFile(dump_dir + "/upstream.tsv");
   EXPECT_EQ(static_cast<uint64_t>(

@@ -192,10 +192,10 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
   const TableCatalog& upstream = options_.upstream;
   const size_t pk_size = upstream.pk_indices.size();
   // The model's rows per vnode, in the reference pk order (the map's).
-  std::vector<std::vector<const std::pair<const Row, Row>*>> by_vnode(
+  std::vector<std::vector<const UpstreamModel::Rows::value_type*>> by_vnode(
       upstream.vnode_count);
   for (const auto& entry : model_.rows()) {
-    by_vnode[ReferenceVnode(entry.second, upstream)].push_back(&entry);
+    by_vnode[entry.second.vnode].push_back(&entry);
   }
   for (int v = 0; v < upstream.vnode_count; ++v) {
     const VirtualNode vnode = static_cast<VirtualNode>(v);
@@ -223,6 +223,7 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
                      .detail = state});
     }
     std::vector<Row> expected;
+    expected.reserve(by_vnode[v].size());
     for (const auto* entry : by_vnode[v]) {
       if (!done && !(position.has_value() &&
                      ReferenceComparePk(entry->first, *position,
@@ -230,7 +231,10 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
         continue;
       }
       Row projected;
-      for (int column : view_columns_) projected.push_back(entry->second[column]);
+      projected.reserve(view_columns_.size());
+      for (int column : view_columns_) {
+        projected.push_back(entry->second.row[column]);
+      }
       expected.push_back(std::move(projected));
     }
     // The view's rows in the reference order of their pk (each row's pk

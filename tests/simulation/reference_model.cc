@@ -326,8 +326,20 @@ UpstreamModel::UpstreamModel(const TableCatalog& catalog,
   for (uint64_t key = 0; key < initial_rows; ++key) {
     Row row = WorkloadRow(catalog_, workload_.seed, key, 0,
                           workload_.null_fraction);
-    rows_[ReferencePk(row, catalog_)] = std::move(row);
+    Row pk = ReferencePk(row, catalog_);
+    // A key whose pk equals an earlier key's replaces it (same pk, same
+    // vnode).
+    if (auto existing = rows_.find(pk); existing != rows_.end()) {
+      existing->second.row = std::move(row);
+      continue;
+    }
+    Insert(std::move(pk), std::move(row));
   }
+}
+
+void UpstreamModel::Insert(Row pk, Row row) {
+  const VirtualNode vnode = ReferenceVnode(row, catalog_);
+  rows_.emplace(std::move(pk), Entry{std::move(row), vnode});
 }
 
 void UpstreamModel::AdvanceTo(uint64_t offset) {
@@ -338,7 +350,7 @@ void UpstreamModel::AdvanceTo(uint64_t offset) {
     Row pk = ReferencePk(fresh, catalog_);
     auto existing = rows_.find(pk);
     if (existing == rows_.end()) {
-      rows_.emplace(std::move(pk), std::move(fresh));
+      Insert(std::move(pk), std::move(fresh));
       continue;
     }
     if (op.kind == WorkloadOpKind::kDelete) {
@@ -352,11 +364,11 @@ void UpstreamModel::AdvanceTo(uint64_t offset) {
       Row moved_pk = ReferencePk(moved, catalog_);
       if (rows_.find(moved_pk) == rows_.end()) {
         rows_.erase(existing);
-        rows_.emplace(std::move(moved_pk), std::move(moved));
+        Insert(std::move(moved_pk), std::move(moved));
         continue;
       }
     }
-    existing->second = std::move(updated);
+    existing->second.row = std::move(updated);
   }
 }
 

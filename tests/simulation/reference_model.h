@@ -73,7 +73,13 @@ class UpstreamModel {
       return ReferenceComparePk(a, b, *orders) < 0;
     }
   };
-  using Rows = std::map<Row, Row, PkLess>;
+  // A row of the table and its vnode (ReferenceVnode, taken once when the
+  // row enters the model: its pk, and so its vnode, never change).
+  struct Entry {
+    Row row;
+    VirtualNode vnode = 0;
+  };
+  using Rows = std::map<Row, Entry, PkLess>;
 
   // The table after the bulk load of keys 0 .. initial_rows - 1 (a key
   // whose pk equals an earlier key's replaces it).
@@ -87,11 +93,14 @@ class UpstreamModel {
   void AdvanceTo(uint64_t offset);
 
   uint64_t offset() const { return offset_; }
-  // pk (ReferencePk) -> row, in the reference pk order.
+  // pk (ReferencePk) -> row and vnode, in the reference pk order.
   const Rows& rows() const { return rows_; }
   const TableCatalog& catalog() const { return catalog_; }
 
  private:
+  // Puts `row` under `pk`, with its vnode. REQUIRES: `pk` is absent.
+  void Insert(Row pk, Row row);
+
   TableCatalog catalog_;
   WorkloadOptions workload_;
   uint64_t offset_ = 0;

@@ -114,11 +114,14 @@ Jsonb ValueJsonb(uint64_t h) {
     default: break;
   }
   std::vector<Jsonb> tags;
-  for (uint64_t i = 0; i < Mix(h + 1) % 4; ++i) {
+  const uint64_t num_tags = Mix(h + 1) % 4;
+  tags.reserve(num_tags);
+  for (uint64_t i = 0; i < num_tags; ++i) {
     tags.push_back(i % 2 == 0 ? Jsonb::Int(static_cast<int64_t>(Mix(h + i) % 100))
                               : Jsonb::Bool((Mix(h + i) & 1) == 1));
   }
   std::vector<JsonbMember> members;
+  members.reserve(4);
   members.push_back({"id", Jsonb::Int(static_cast<int64_t>(h % 1'000'000))});
   members.push_back({"tags", Jsonb::Array(std::move(tags))});
   members.push_back({"name", Jsonb::String(absl::StrCat("n", Mix(h + 2) % 97))});
@@ -139,49 +142,52 @@ Datum NestedValueDatum(const ColumnType& type, uint64_t h) {
   return ValueDatum(type, h);
 }
 
-Datum ValueDatum(const ColumnType& type, uint64_t h) {
-  switch (type.id()) {
-    case DataType::kList: {
-      ListValue list;
-      // 0 to 4 elements: empty lists and lists that prefix others.
-      const uint64_t size = Mix(h + 3) % 5;
-      for (uint64_t i = 0; i < size; ++i) {
-        list.elements.push_back(NestedValueDatum(type.element(), Mix(h + 11 * i + 5)));
-      }
-      return list;
-    }
-    case DataType::kStruct: {
-      StructValue value;
-      for (size_t i = 0; i < type.fields().size(); ++i) {
-        value.fields.push_back(
-            NestedValueDatum(type.fields()[i].type, Mix(h + 13 * i + 6)));
-      }
-      return value;
-    }
-    case DataType::kMap: {
-      std::vector<MapEntry> entries;
-      const uint64_t size = Mix(h + 4) % 4;
-      const uint64_t first = Mix(h + 9) % 1000;
-      for (uint64_t i = 0; i < size; ++i) {
-        // Distinct keys: first, first + 1, ... (as text for VARCHAR).
-        const uint64_t key = first + i;
-        Datum key_datum;
-        switch (type.map_key().id()) {
-          case DataType::kInt16: key_datum = static_cast<int16_t>(key); break;
-          case DataType::kInt32: key_datum = static_cast<int32_t>(key); break;
-          case DataType::kInt64: key_datum = static_cast<int64_t>(key); break;
-          default: key_datum = absl::StrCat("key", key); break;
-        }
-        entries.push_back({std::move(key_datum),
-                           NestedValueDatum(type.map_value(), Mix(h + 17 * i + 10))});
-      }
-      absl::StatusOr<MapValue> map = MakeMapValue(std::move(entries));
-      assert(map.ok());  // unique non-NULL keys of one map key type
-      return map.ok() ? Datum(*std::move(map)) : Datum();
-    }
-    default:
-      break;
+// 0 to 4 elements: empty lists and lists that prefix others.
+ListValue ValueList(const ColumnType& type, uint64_t h) {
+  ListValue list;
+  const uint64_t size = Mix(h + 3) % 5;
+  list.elements.reserve(size);
+  for (uint64_t i = 0; i < size; ++i) {
+    list.elements.push_back(NestedValueDatum(type.element(), Mix(h + 11 * i + 5)));
   }
+  return list;
+}
+
+StructValue ValueStruct(const ColumnType& type, uint64_t h) {
+  StructValue value;
+  value.fields.reserve(type.fields().size());
+  for (size_t i = 0; i < type.fields().size(); ++i) {
+    value.fields.push_back(
+        NestedValueDatum(type.fields()[i].type, Mix(h + 13 * i + 6)));
+  }
+  return value;
+}
+
+// 0 to 3 entries with distinct keys: first, first + 1, ... (as text for
+// VARCHAR).
+Datum ValueMap(const ColumnType& type, uint64_t h) {
+  std::vector<MapEntry> entries;
+  const uint64_t size = Mix(h + 4) % 4;
+  const uint64_t first = Mix(h + 9) % 1000;
+  entries.reserve(size);
+  for (uint64_t i = 0; i < size; ++i) {
+    const uint64_t key = first + i;
+    Datum key_datum;
+    switch (type.map_key().id()) {
+      case DataType::kInt16: key_datum = static_cast<int16_t>(key); break;
+      case DataType::kInt32: key_datum = static_cast<int32_t>(key); break;
+      case DataType::kInt64: key_datum = static_cast<int64_t>(key); break;
+      default: key_datum = absl::StrCat("key", key); break;
+    }
+    entries.push_back({std::move(key_datum),
+                       NestedValueDatum(type.map_value(), Mix(h + 17 * i + 10))});
+  }
+  absl::StatusOr<MapValue> map = MakeMapValue(std::move(entries));
+  assert(map.ok());  // unique non-NULL keys of one map key type
+  return map.ok() ? Datum(*std::move(map)) : Datum();
+}
+
+Datum ValueDatum(const ColumnType& type, uint64_t h) {
   switch (type.id()) {
     case DataType::kBoolean: return (h & 1) == 1;
     case DataType::kInt16: return static_cast<int16_t>(h % 30000);
@@ -211,7 +217,10 @@ Datum ValueDatum(const ColumnType& type, uint64_t h) {
     case DataType::kSerial: return Serial{static_cast<int64_t>(h >> 2)};
     case DataType::kInt256:
       return Int256::FromWords({h, Mix(h + 1), Mix(h + 2), Mix(h + 3)});
-    default: break;  // the nested types are above
+    case DataType::kList: return ValueList(type, h);
+    case DataType::kStruct: return ValueStruct(type, h);
+    case DataType::kMap: return ValueMap(type, h);
+    default: break;
   }
   return Datum();
 }
