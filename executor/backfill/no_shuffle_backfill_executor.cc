@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "executor/backfill/backfill_state.h"
 #include "executor/backfill/marking.h"
@@ -14,9 +15,16 @@
 namespace backfill {
 
 struct NoShuffleBackfillExecutor::Cursor {
+  VirtualNode vnode = 0;
   std::unique_ptr<RowIterator> iterator;
   // A copy of the iterator's current pk bytes (the heap's key).
   std::string pk_bytes;
+
+  // The merge's heap order: the smallest pk bytes on top.
+  static bool After(const std::unique_ptr<Cursor>& a,
+                    const std::unique_ptr<Cursor>& b) {
+    return a->pk_bytes > b->pk_bytes;
+  }
 };
 
 namespace {
@@ -238,24 +246,60 @@ void NoShuffleBackfillExecutor::CloseScans() {
   scans_open_ = false;
 }
 
-absl::Status NoShuffleBackfillExecutor::OpenScans() {
-  CloseScans();
+absl::StatusOr<std::unique_ptr<NoShuffleBackfillExecutor::Cursor>>
+NoShuffleBackfillExecutor::OpenScan(VirtualNode vnode) {
   const PkRowRange range =
       position_.has_value() ? PkRowRange::After(*position_) : PkRowRange::All();
+  auto cursor = std::make_unique<Cursor>();
+  cursor->vnode = vnode;
+  BACKFILL_ASSIGN_OR_RETURN(cursor->iterator,
+                            upstream_table_.IterWithVnode(vnode, range));
+  cursor->iterator->SeekToFirst();
+  BACKFILL_RETURN_IF_ERROR(cursor->iterator->status());
+  if (!cursor->iterator->Valid()) return nullptr;
+  cursor->pk_bytes = std::string(cursor->iterator->pk_bytes());
+  return cursor;
+}
+
+absl::Status NoShuffleBackfillExecutor::OpenScans() {
+  CloseScans();
   for (VirtualNode vnode : upstream_table_.vnodes().set_vnodes()) {
-    auto cursor = std::make_unique<Cursor>();
-    BACKFILL_ASSIGN_OR_RETURN(cursor->iterator,
-                              upstream_table_.IterWithVnode(vnode, range));
-    cursor->iterator->SeekToFirst();
-    BACKFILL_RETURN_IF_ERROR(cursor->iterator->status());
-    if (!cursor->iterator->Valid()) continue;
-    cursor->pk_bytes = std::string(cursor->iterator->pk_bytes());
-    cursors_.push_back(std::move(cursor));
+    BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<Cursor> cursor, OpenScan(vnode));
+    if (cursor != nullptr) cursors_.push_back(std::move(cursor));
   }
-  std::make_heap(
-      cursors_.begin(), cursors_.end(),
-      [](const auto& a, const auto& b) { return a->pk_bytes > b->pk_bytes; });
+  std::make_heap(cursors_.begin(), cursors_.end(), Cursor::After);
   scans_open_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status NoShuffleBackfillExecutor::RefreshScans(const StreamChunk& chunk) {
+  if (!scans_open_) return absl::OkStatus();
+  const std::vector<int>& pk_indices = upstream_table_.catalog().pk_indices;
+  const std::vector<OrderType>& pk_orders = upstream_table_.catalog().pk_orders;
+  absl::flat_hash_set<VirtualNode> changed;
+  for (size_t i = 0; i < chunk.capacity(); ++i) {
+    if (!chunk.is_visible(i)) continue;
+    const Row row = chunk.RowAt(i);
+    if (position_.has_value() &&
+        CompareRows(ProjectRow(row, pk_indices), *position_, pk_orders) <= 0) {
+      continue;
+    }
+    changed.insert(upstream_table_.ComputeVnode(row));
+  }
+  if (changed.empty()) return absl::OkStatus();
+  std::erase_if(cursors_, [&](const std::unique_ptr<Cursor>& cursor) {
+    return changed.contains(cursor->vnode);
+  });
+  for (VirtualNode vnode : changed) {
+    // A row outside the owned vnodes was refused by the writer already.
+    if (vnode >= upstream_table_.vnodes().size() ||
+        !upstream_table_.vnodes().Test(vnode)) {
+      continue;
+    }
+    BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<Cursor> cursor, OpenScan(vnode));
+    if (cursor != nullptr) cursors_.push_back(std::move(cursor));
+  }
+  std::make_heap(cursors_.begin(), cursors_.end(), Cursor::After);
   return absl::OkStatus();
 }
 
@@ -272,13 +316,10 @@ uint32_t NoShuffleBackfillExecutor::ChunkCapacity() const {
 absl::Status NoShuffleBackfillExecutor::ReadChunk(bool* exhausted) {
   *exhausted = false;
   if (!scans_open_) BACKFILL_RETURN_IF_ERROR(OpenScans());
-  const auto greater = [](const auto& a, const auto& b) {
-    return a->pk_bytes > b->pk_bytes;
-  };
   const uint32_t capacity = ChunkCapacity();
   std::vector<Row> rows;
   while (rows.size() < capacity && !cursors_.empty()) {
-    std::pop_heap(cursors_.begin(), cursors_.end(), greater);
+    std::pop_heap(cursors_.begin(), cursors_.end(), Cursor::After);
     Cursor& cursor = *cursors_.back();
     rows.push_back(
         Row(cursor.iterator->row().begin(), cursor.iterator->row().end()));
@@ -286,7 +327,7 @@ absl::Status NoShuffleBackfillExecutor::ReadChunk(bool* exhausted) {
     BACKFILL_RETURN_IF_ERROR(cursor.iterator->status());
     if (cursor.iterator->Valid()) {
       cursor.pk_bytes = std::string(cursor.iterator->pk_bytes());
-      std::push_heap(cursors_.begin(), cursors_.end(), greater);
+      std::push_heap(cursors_.begin(), cursors_.end(), Cursor::After);
     } else {
       cursors_.pop_back();
     }
@@ -339,8 +380,9 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollBackfill(
   if (upstream.is_ready()) {
     Message& message = upstream.message();
     if (StreamChunk* chunk = std::get_if<StreamChunk>(&message)) {
-      // The writer has applied it: the open scans no longer show the table.
-      CloseScans();
+      if (absl::Status status = RefreshScans(*chunk); !status.ok()) {
+        return Fail(status);
+      }
       if (absl::Status status = ForwardMarked(std::move(*chunk));
           !status.ok()) {
         return Fail(status);

@@ -158,6 +158,13 @@ class NoShuffleBackfillExecutor final : public Executor {
   absl::Status ReadChunk(bool* exhausted);
   absl::Status OpenScans();
   void CloseScans();
+  // Opens `vnode`'s scan after the position (none if it has no row left).
+  absl::StatusOr<std::unique_ptr<Cursor>> OpenScan(VirtualNode vnode);
+  // The writer applied `chunk`: the open scans of the vnodes it changed
+  // after the position no longer show the table; they are opened again (a
+  // scan of another vnode, or one that only changed rows at or before the
+  // position, still shows every row it has left to read).
+  absl::Status RefreshScans(const StreamChunk& chunk);
   // Marks `chunk` against the position and queues what stays visible.
   absl::Status ForwardMarked(StreamChunk chunk);
   absl::Status MinimumProgress(bool* exhausted);
@@ -199,7 +206,8 @@ class NoShuffleBackfillExecutor final : public Executor {
   uint64_t upstream_rows_this_epoch_ = 0;
 
   // The merge: one open scan per owned vnode with rows left, a min-heap on
-  // the current pk bytes. Empty = closed.
+  // the current pk bytes. Empty = closed. Each upstream chunk opens again
+  // only the scans of the vnodes it changed after the position.
   std::vector<std::unique_ptr<Cursor>> cursors_;
   bool scans_open_ = false;
 
