@@ -615,12 +615,36 @@ std::optional<std::string> NextKey(absl::string_view bytes) {
   return next;
 }
 
+namespace {
+
+// DecodeKeyPrefix over whole column types (nested ones included).
+absl::StatusOr<size_t> DecodeColumnsPrefix(
+    absl::string_view bytes, absl::Span<const ColumnType> types,
+    absl::Span<const OrderType> orders, Row* out) {
+  assert(types.size() == orders.size());
+  KeyReader reader(bytes);
+  out->resize(types.size());
+  for (size_t i = 0; i < types.size(); ++i) {
+    reader.set_column(i, types[i].id(), orders[i], &types[i]);
+    Datum* datum = &(*out)[i];
+    BACKFILL_RETURN_IF_ERROR(
+        ReadTagged(reader, NullTag(orders[i]), datum, [&] {
+          return ReadTypedValue(reader, types[i], datum);
+        }));
+  }
+  return reader.position();
+}
+
+}  // namespace
+
 absl::StatusOr<KeySerde> KeySerde::Create(std::vector<DataType> types,
                                           std::vector<OrderType> orders) {
   if (types.size() != orders.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "KeySerde: ", types.size(), " types but ", orders.size(), " orders"));
   }
+  std::vector<ColumnType> column_types;
+  column_types.reserve(types.size());
   for (size_t i = 0; i < types.size(); ++i) {
     if (types[i] == DataType::kJsonb || types[i] == DataType::kMap) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -631,32 +655,89 @@ absl::StatusOr<KeySerde> KeySerde::Create(std::vector<DataType> types,
     if (types[i] == DataType::kList || types[i] == DataType::kStruct) {
       return absl::InvalidArgumentError(absl::StrCat(
           "KeySerde: column ", i, " is a ", DataTypeName(types[i]),
-          ", which needs its ColumnType (EncodeKeyDatum / DecodeKeyDatum)"));
+          ", which needs its ColumnType (KeySerde::CreateFromColumnTypes)"));
+    }
+    column_types.emplace_back(types[i]);
+  }
+  return KeySerde(std::move(column_types), std::move(orders));
+}
+
+absl::StatusOr<KeySerde> KeySerde::CreateFromColumnTypes(
+    std::vector<ColumnType> types, std::vector<OrderType> orders) {
+  if (types.size() != orders.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "KeySerde: ", types.size(), " types but ", orders.size(), " orders"));
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    absl::Status status = ValidateColumnType(types[i]);
+    if (status.ok()) status = ValidateKeyColumnType(types[i]);
+    if (!status.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("KeySerde: column ", i, " (",
+                       types[i].DebugString(), "): ", status.message()));
     }
   }
   return KeySerde(std::move(types), std::move(orders));
 }
 
+KeySerde::KeySerde(std::vector<ColumnType> column_types,
+                   std::vector<OrderType> orders)
+    : column_types_(std::move(column_types)), orders_(std::move(orders)) {
+  types_.reserve(column_types_.size());
+  for (const ColumnType& type : column_types_) {
+    types_.push_back(type.id());
+    if (type.is_nested()) has_nested_ = true;
+  }
+}
+
 KeySerde KeySerde::Prefix(size_t num_columns) const {
   assert(num_columns <= types_.size());
-  return KeySerde(
-      std::vector<DataType>(types_.begin(), types_.begin() + num_columns),
-      std::vector<OrderType>(orders_.begin(), orders_.begin() + num_columns));
+  return KeySerde(std::vector<ColumnType>(column_types_.begin(),
+                                          column_types_.begin() + num_columns),
+                  std::vector<OrderType>(orders_.begin(),
+                                         orders_.begin() + num_columns));
+}
+
+void KeySerde::Serialize(RowView row, std::string* out) const {
+  if (!has_nested_) return EncodeKey(row, types_, orders_, out);
+  assert(row.size() == column_types_.size());
+  for (size_t i = 0; i < row.size(); ++i) {
+    EncodeKeyDatum(row[i], column_types_[i], orders_[i], out);
+  }
+}
+
+absl::StatusOr<Row> KeySerde::Deserialize(absl::string_view bytes) const {
+  if (!has_nested_) return DecodeKey(bytes, types_, orders_);
+  Row row;
+  BACKFILL_ASSIGN_OR_RETURN(
+      const size_t consumed,
+      DecodeColumnsPrefix(bytes, column_types_, orders_, &row));
+  if (consumed != bytes.size()) {
+    return absl::DataLossError(
+        absl::StrCat("memcomparable key: ", bytes.size() - consumed,
+                     " trailing bytes after ", types_.size(),
+                     " columns at offset ", consumed));
+  }
+  return row;
 }
 
 absl::StatusOr<size_t> KeySerde::DecodePrefix(absl::string_view bytes,
                                               size_t num_columns,
                                               Row* out) const {
   assert(num_columns <= types_.size());
-  return DecodeKeyPrefix(bytes, types().first(num_columns),
-                         orders().first(num_columns), out);
+  if (!has_nested_) {
+    return DecodeKeyPrefix(bytes, types().first(num_columns),
+                           orders().first(num_columns), out);
+  }
+  return DecodeColumnsPrefix(bytes, column_types().first(num_columns),
+                             orders().first(num_columns), out);
 }
 
 std::string KeySerde::DebugString() const {
   std::vector<std::string> parts;
-  for (size_t i = 0; i < types_.size(); ++i) {
-    parts.push_back(
-        absl::StrCat(DataTypeName(types_[i]), " ", orders_[i].DebugString()));
+  for (size_t i = 0; i < column_types_.size(); ++i) {
+    parts.push_back(absl::StrCat(column_types_[i].DebugString(), " ",
+                                 orders_[i].DebugString()));
   }
   return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
 }

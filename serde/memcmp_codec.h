@@ -98,26 +98,44 @@ absl::StatusOr<size_t> DecodeKeyPrefix(absl::string_view bytes,
 std::optional<std::string> NextKey(absl::string_view bytes);
 
 // A key layout (column types + orders) bundled with its codec functions.
+// Columns of any key type, LIST and STRUCT included when the layout is made
+// from ColumnTypes (CreateFromColumnTypes); a layout of scalar columns only
+// encodes through EncodeKey / DecodeKeyPrefix, a nested one column by column
+// through EncodeKeyDatum / DecodeKeyDatum's forms (same bytes as FORMAT.md
+// section 1.3 describes).
 class KeySerde {
  public:
   // Errors: InvalidArgument when types.size() != orders.size(), for a
-  // LIST or STRUCT column (those need a ColumnType: EncodeKeyDatum), or a
-  // JSONB or MAP column (not key types: ValidateKeyColumnType).
+  // LIST or STRUCT column (those need a ColumnType: CreateFromColumnTypes),
+  // or a JSONB or MAP column (not key types: ValidateKeyColumnType).
   static absl::StatusOr<KeySerde> Create(std::vector<DataType> types,
                                          std::vector<OrderType> orders);
+  // Any key type, nested ones included (a distinct name, not an overload of
+  // Create, so that braced lists of DataTypes stay unambiguous).
+  // Errors: InvalidArgument when types.size() != orders.size(), or for a
+  // column that cannot be a key (ValidateKeyColumnType: JSONB, MAP, or a
+  // LIST / STRUCT holding one, at any depth) or whose type is invalid
+  // (ValidateColumnType), naming the column.
+  static absl::StatusOr<KeySerde> CreateFromColumnTypes(
+      std::vector<ColumnType> types, std::vector<OrderType> orders);
 
   size_t num_columns() const { return types_.size(); }
+  // The columns' DataTypes (a nested column's id only).
   absl::Span<const DataType> types() const { return types_; }
+  // The columns' whole types.
+  absl::Span<const ColumnType> column_types() const { return column_types_; }
   absl::Span<const OrderType> orders() const { return orders_; }
+  // Whether any column is a LIST or STRUCT.
+  bool has_nested_columns() const { return has_nested_; }
 
   // The serde of the first `num_columns` columns (a pk prefix).
   // REQUIRES: num_columns <= this->num_columns().
   KeySerde Prefix(size_t num_columns) const;
 
-  // EncodeKey with this layout. REQUIRES: as EncodeKey.
-  void Serialize(RowView row, std::string* out) const {
-    EncodeKey(row, types_, orders_, out);
-  }
+  // EncodeKey with this layout (nested columns as EncodeKeyDatum with their
+  // ColumnType). REQUIRES: as EncodeKey, with DatumMatchesColumnType for a
+  // nested column.
+  void Serialize(RowView row, std::string* out) const;
   std::string Serialize(RowView row) const {
     std::string out;
     Serialize(row, &out);
@@ -125,9 +143,7 @@ class KeySerde {
   }
 
   // DecodeKey with this layout. Errors: DataLoss as DecodeKey.
-  absl::StatusOr<Row> Deserialize(absl::string_view bytes) const {
-    return DecodeKey(bytes, types_, orders_);
-  }
+  absl::StatusOr<Row> Deserialize(absl::string_view bytes) const;
 
   // Decodes the first `num_columns` columns of a key in this layout from the
   // front of `bytes` into *out; returns the bytes consumed.
@@ -135,15 +151,16 @@ class KeySerde {
   absl::StatusOr<size_t> DecodePrefix(absl::string_view bytes,
                                       size_t num_columns, Row* out) const;
 
-  // "(INT64 ASC NULLS LAST, VARCHAR DESC NULLS FIRST)".
+  // "(INT64 ASC NULLS LAST, LIST<VARCHAR> DESC NULLS FIRST)".
   std::string DebugString() const;
 
  private:
-  KeySerde(std::vector<DataType> types, std::vector<OrderType> orders)
-      : types_(std::move(types)), orders_(std::move(orders)) {}
+  KeySerde(std::vector<ColumnType> column_types, std::vector<OrderType> orders);
 
-  std::vector<DataType> types_;
+  std::vector<ColumnType> column_types_;
+  std::vector<DataType> types_;  // column_types_' ids
   std::vector<OrderType> orders_;
+  bool has_nested_ = false;
 };
 
 }  // namespace backfill

@@ -21,14 +21,19 @@ absl::StatusOr<CommittedRowDecoder> CommittedRowDecoder::Create(
   BACKFILL_RETURN_IF_ERROR(ValidateTableCatalog(catalog));
   BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<ValueRowCodec> codec,
                             MakeValueCodec(catalog));
-  return CommittedRowDecoder(catalog, std::move(codec));
+  BACKFILL_ASSIGN_OR_RETURN(
+      KeySerde pk_serde,
+      KeySerde::CreateFromColumnTypes(catalog.PkColumnTypes(),
+                                      catalog.pk_orders));
+  return CommittedRowDecoder(catalog, std::move(codec), std::move(pk_serde));
 }
 
 CommittedRowDecoder::CommittedRowDecoder(
-    TableCatalog catalog, std::shared_ptr<const ValueRowCodec> codec)
+    TableCatalog catalog, std::shared_ptr<const ValueRowCodec> codec,
+    KeySerde pk_serde)
     : catalog_(std::move(catalog)),
       codec_(std::move(codec)),
-      pk_types_(catalog_.PkTypes()),
+      pk_serde_(std::move(pk_serde)),
       pk_only_columns_(catalog_.PkOnlyColumns()) {
   // value_indices is ascending and distinct in a valid catalog: as many as
   // the columns means all of them, in order.
@@ -61,7 +66,7 @@ absl::Status CommittedRowDecoder::Decode(VirtualNode vnode,
     (*out)[catalog_.value_indices[i]] = std::move((*values)[i]);
   }
   if (!pk_only_columns_.empty()) {
-    absl::StatusOr<Row> key = DecodeKey(pk, pk_types_, catalog_.pk_orders);
+    absl::StatusOr<Row> key = pk_serde_.Deserialize(pk);
     if (!key.ok()) {
       return absl::DataLossError(
           absl::StrCat(DescribeStoredRow(catalog_, vnode, pk),

@@ -33,6 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "serde/memcmp_codec.h"
 #include "serde/order_type.h"
 #include "serde/row.h"
 #include "serde/value_row_codec.h"
@@ -88,11 +89,12 @@ class CommittedRowDecoder {
 
  private:
   CommittedRowDecoder(TableCatalog catalog,
-                      std::shared_ptr<const ValueRowCodec> codec);
+                      std::shared_ptr<const ValueRowCodec> codec,
+                      KeySerde pk_serde);
 
   TableCatalog catalog_;
   std::shared_ptr<const ValueRowCodec> codec_;
-  std::vector<DataType> pk_types_;
+  KeySerde pk_serde_;
   // (position in the pk, column index) of pk columns absent from the value.
   std::vector<std::pair<int, int>> pk_only_columns_;
   // The value holds every column, in order: it decodes straight into a row.

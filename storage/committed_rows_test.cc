@@ -1,6 +1,7 @@
 #include "storage/committed_rows.h"
 
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -73,6 +74,61 @@ TEST(CommittedRowsTest, TheStoreIteratorReadsEveryVnodeInStorageOrder) {
   }
   BACKFILL_EXPECT_OK(it->status());
   EXPECT_EQ(i, 50u);
+}
+
+// Issue 21: pk columns of a LIST and a STRUCT stored only in the key come
+// back whole from the pk bytes.
+TEST(CommittedRowsTest, NestedPkColumnsOutsideTheValueDecodeFromTheKey) {
+  const uint64_t seed = 21;
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 rng(seed);
+  TableCatalog catalog;
+  catalog.table_id = 4;
+  catalog.name = "nested";
+  catalog.columns = {
+      {"tags", ColumnType::List(DataType::kFloat64), 1, true},
+      {"point",
+       ColumnType::Struct({{"x", DataType::kInt32, 1},
+                           {"names", ColumnType::List(DataType::kVarchar), 2}}),
+       2, false},
+      {"v", DataType::kInt64, 3, true}};
+  catalog.pk_indices = {1, 0};
+  catalog.pk_orders = {OrderType::Descending(), OrderType::Ascending()};
+  catalog.dist_key_indices = {0};
+  catalog.vnode_count = 4;
+  catalog.value_indices = {2};
+  std::unique_ptr<StateStore> store = NewMemoryStateStore();
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto table, StateTable::Create(catalog, *store, VnodeBitmap::All(4)));
+  BACKFILL_ASSERT_OK(table->InitEpoch(EpochPair{Epoch(1), Epoch(0)}));
+  std::vector<Row> rows;
+  for (int64_t i = 0; i < 60; ++i) {
+    Row row = {RandomColumnDatum(catalog.columns[0].type, rng, 0.2),
+               RandomColumnValue(catalog.columns[1].type, rng), Datum(i)};
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        std::optional<Row> existing,
+        table->GetRow(ProjectRow(row, catalog.pk_indices)));
+    if (existing.has_value()) continue;
+    BACKFILL_ASSERT_OK(table->Insert(row));
+    rows.push_back(std::move(row));
+  }
+  BACKFILL_ASSERT_OK(table->Commit(EpochPair{Epoch(2), Epoch(1)}));
+  BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto it, NewStoreCommittedRowIterator(*store, catalog, Epoch(1)));
+  size_t seen = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next(), ++seen) {
+    const int64_t v = std::get<int64_t>(it->row()[2]);
+    const Row* expected = nullptr;
+    for (const Row& row : rows) {
+      if (std::get<int64_t>(row[2]) == v) expected = &row;
+    }
+    ASSERT_NE(expected, nullptr) << RowDebugString(it->row());
+    EXPECT_TRUE(RowsEqual(it->row(), *expected))
+        << RowDebugString(it->row()) << " vs " << RowDebugString(*expected);
+  }
+  BACKFILL_EXPECT_OK(it->status());
+  EXPECT_EQ(seen, rows.size());
 }
 
 TEST(CommittedRowsTest, ACorruptValueIsDataLossNamingTheTableAndKey) {

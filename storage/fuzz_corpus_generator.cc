@@ -3,7 +3,8 @@
 // creates <dir>/table_catalog_fuzz/ with binary proto::TableCatalog seeds:
 // valid catalogs of several shapes (composite pks mixing orders, a singleton,
 // column-aware values, value columns leaving pk columns to the key, a
-// progress-table-like catalog with a vnode column, every data type) and
+// progress-table-like catalog with a vnode column, every data type, a LIST
+// and a STRUCT in the pk) and
 // near-misses TableCatalogFromProto must reject. Deterministic; run by hand,
 // the output is committed.
 #include <cstdio>
@@ -117,6 +118,37 @@ proto::TableCatalog ProgressLike() {
   return t;
 }
 
+// Issue 21: a pk of a STRUCT<x INT32, names LIST<VARCHAR>> (DESC) and a
+// LIST<FLOAT64> (NULLS FIRST), stored only in the key; distribution key the
+// LIST.
+proto::TableCatalog NestedPk() {
+  proto::TableCatalog t;
+  t.set_table_id(21);
+  t.set_name("nested_pk");
+  AddColumn(t, "tags", proto::LIST, 1, true);
+  t.mutable_columns(0)->mutable_nested()->mutable_element()->set_type(
+      proto::FLOAT64);
+  AddColumn(t, "point", proto::STRUCT, 2, false);
+  proto::NestedTypeCatalog* point = t.mutable_columns(1)->mutable_nested();
+  proto::FieldCatalog* x = point->add_fields();
+  x->set_name("x");
+  x->set_id(1);
+  x->mutable_type()->set_type(proto::INT32);
+  proto::FieldCatalog* names = point->add_fields();
+  names->set_name("names");
+  names->set_id(2);
+  names->mutable_type()->set_type(proto::LIST);
+  names->mutable_type()->mutable_nested()->mutable_element()->set_type(
+      proto::VARCHAR);
+  AddColumn(t, "v", proto::INT64, 3, true);
+  AddKey(t, 1, true, proto::NULLS_DEFAULT);
+  AddKey(t, 0, false, proto::NULLS_FIRST);
+  t.add_distribution_key(0);
+  t.set_vnode_count(8);
+  t.add_value_indices(2);
+  return t;
+}
+
 // The largest vnode count, an empty pk.
 proto::TableCatalog MaxVnodesNoPk() {
   proto::TableCatalog t;
@@ -141,6 +173,7 @@ int Main(int argc, char** argv) {
       {"pk_only_in_key", PkOnlyInKey()},
       {"progress_like", ProgressLike()},
       {"max_vnodes_no_pk", MaxVnodesNoPk()},
+      {"nested_pk", NestedPk()},
   };
   for (const auto& [name, catalog] : valid) {
     WriteCorpusFile(dir, "valid_" + name, catalog.SerializeAsString());

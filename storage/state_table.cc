@@ -60,7 +60,8 @@ absl::StatusOr<std::unique_ptr<StateTable>> StateTable::Create(
   }
   BACKFILL_ASSIGN_OR_RETURN(
       KeySerde pk_serde,
-      KeySerde::Create(catalog.PkTypes(), catalog.pk_orders));
+      KeySerde::CreateFromColumnTypes(catalog.PkColumnTypes(),
+                                      catalog.pk_orders));
   BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<ValueRowCodec> value_codec,
                             MakeValueCodec(catalog));
   BACKFILL_ASSIGN_OR_RETURN(

@@ -163,6 +163,12 @@ std::vector<DataType> TableCatalog::PkTypes() const {
   return types;
 }
 
+std::vector<ColumnType> TableCatalog::PkColumnTypes() const {
+  std::vector<ColumnType> types;
+  for (int column : pk_indices) types.push_back(columns[column].type);
+  return types;
+}
+
 std::vector<std::pair<int, int>> TableCatalog::PkOnlyColumns() const {
   std::vector<std::pair<int, int>> pk_only;
   for (size_t i = 0; i < pk_indices.size(); ++i) {
@@ -230,15 +236,6 @@ absl::Status ValidateTableCatalog(const TableCatalog& catalog) {
       return Invalid(catalog, absl::StrCat("primary_key[", i, "] = ", column,
                                            " (", catalog.columns[column].name,
                                            "): ", status.message()));
-    }
-    if (type.is_nested()) {
-      return Invalid(
-          catalog,
-          absl::StrCat("primary_key[", i, "] = ", column, " (",
-                       catalog.columns[column].name, ") is a ",
-                       type.DebugString(),
-                       ": LIST and STRUCT key columns are not supported by "
-                       "the state tables yet (scalar key types only)"));
     }
   }
   absl::flat_hash_set<int> dist_set;

@@ -37,9 +37,9 @@ struct TableCatalog {
   // Unique names and column ids (ValidateSchema).
   Schema columns;
   // Primary key: distinct column indices, with one OrderType each; each
-  // column of a scalar key type (ValidateKeyColumnType: not JSONB or MAP).
-  // LIST and STRUCT columns are not key columns here yet: the state tables'
-  // KeySerde takes scalar key types only.
+  // column of a key type (ValidateKeyColumnType: not JSONB or MAP, nor a
+  // LIST or STRUCT holding one; LISTs and STRUCTs of key types are key
+  // columns, encoded as serde/FORMAT.md section 1.3 says).
   std::vector<int> pk_indices;
   std::vector<OrderType> pk_orders;
   // Distribution key: column indices, each in the pk; empty = singleton.
@@ -59,7 +59,10 @@ struct TableCatalog {
 
   // For each dist-key column, its position in the pk.
   std::vector<int> DistKeyInPk() const;
+  // The pk columns' DataTypes (a nested column's id only) and their whole
+  // types (what a KeySerde of the pk is made from).
   std::vector<DataType> PkTypes() const;
+  std::vector<ColumnType> PkColumnTypes() const;
   // (position in the pk, column index) of each pk column not stored in the
   // value, in pk order: a stored row's reader takes them from the pk bytes.
   std::vector<std::pair<int, int>> PkOnlyColumns() const;

@@ -41,7 +41,8 @@ constexpr int kRows = 8;
 Row RandomRowOf(const TableCatalog& catalog, std::mt19937_64& rng) {
   Row row;
   for (const ColumnDesc& column : catalog.columns) {
-    row.push_back(RandomDatum(column.type, rng, column.nullable ? 0.25 : 0.0));
+    row.push_back(
+        RandomColumnDatum(column.type, rng, column.nullable ? 0.25 : 0.0));
   }
   if (catalog.vnode_column.has_value() && rng() % 8 != 0) {
     row[*catalog.vnode_column] =

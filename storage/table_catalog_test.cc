@@ -1,6 +1,7 @@
 #include "storage/table_catalog.h"
 
 #include <functional>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -196,9 +197,8 @@ TEST(TableCatalogTest, RejectsBadNestingAndNonKeyTypesInTheKey) {
              proto::INT32);
        },
        "primary_key[1] = 0 (a): "},
-      {[&](auto& p) { list_of(p.mutable_columns(0), proto::INT64); },
-       "primary_key[1] = 0 (a) is a LIST<INT64>: LIST and STRUCT key columns "
-       "are not supported"},
+      {[&](auto& p) { list_of(p.mutable_columns(0), proto::JSONB); },
+       "primary_key[1] = 0 (a): LIST<JSONB>: JSONB cannot be in a key"},
       {[](auto& p) {
          proto::ColumnCatalog* c = p.mutable_columns(1);
          proto::TypeCatalog* part = nullptr;
@@ -220,6 +220,44 @@ TEST(TableCatalogTest, RejectsBadNestingAndNonKeyTypesInTheKey) {
                          HasSubstr(c.message)))
         << c.message;
   }
+}
+
+// Issue 21: LIST and STRUCT columns of key types may be pk and dist-key
+// columns (PkColumnTypes keeps their parts); JSONB or MAP inside one may not.
+TEST(TableCatalogTest, ListAndStructKeyColumns) {
+  TableCatalog catalog;
+  catalog.table_id = 7;
+  catalog.name = "t";
+  const ColumnType point = ColumnType::Struct(
+      {{"x", DataType::kFloat64, 1},
+       {"tags", ColumnType::List(DataType::kVarchar), 2}});
+  catalog.columns = {{"path", ColumnType::List(DataType::kInt32), 1, true},
+                     {"point", point, 2, false},
+                     {"v", DataType::kInt64, 3, true}};
+  catalog.pk_indices = {1, 0};
+  catalog.pk_orders = {OrderType::Descending(), OrderType::Ascending()};
+  catalog.dist_key_indices = {0, 1};
+  catalog.value_indices = {2};
+  ASSERT_THAT(ValidateTableCatalog(catalog), IsOk());
+  const std::vector<ColumnType> pk_types = catalog.PkColumnTypes();
+  ASSERT_EQ(pk_types.size(), 2u);
+  EXPECT_EQ(pk_types[0], point);
+  EXPECT_EQ(pk_types[1], ColumnType::List(DataType::kInt32));
+  EXPECT_EQ(catalog.PkTypes(),
+            (std::vector<DataType>{DataType::kStruct, DataType::kList}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      TableCatalog again, TableCatalogFromProto(TableCatalogToProto(catalog)));
+  EXPECT_EQ(again.PkColumnTypes()[0], point);
+
+  catalog.columns[0].type = ColumnType::List(DataType::kJsonb);
+  EXPECT_THAT(ValidateTableCatalog(catalog),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("primary_key[1] = 0 (path): LIST<JSONB>")));
+  catalog.columns[0].type = ColumnType::Struct(
+      {{"m", ColumnType::Map(DataType::kInt32, DataType::kInt32), 1}});
+  EXPECT_THAT(ValidateTableCatalog(catalog),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("cannot be in a key")));
 }
 
 }  // namespace

@@ -897,7 +897,9 @@ double RawWriteRowsPerSecond(const std::string& path,
   const TableCatalog view = ViewCatalog(options);
   const std::vector<int> view_columns = ViewColumns(options);
   const KeySerde pk_serde =
-      OrDie(KeySerde::Create(view.PkTypes(), view.pk_orders), "pk serde");
+      OrDie(KeySerde::CreateFromColumnTypes(view.PkColumnTypes(),
+                                            view.pk_orders),
+            "pk serde");
   const VnodeHasher hasher = OrDie(
       VnodeHasher::Create(view.dist_key_indices, view.vnode_count), "hasher");
   const std::unique_ptr<ValueRowCodec> codec =

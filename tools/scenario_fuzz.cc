@@ -100,9 +100,13 @@ void CheckRow(const StreamingJobOptions& options, uint64_t key,
                               options.workload.null_fraction);
   absl::Status status = ValidateRow(table.columns, row);
   FuzzCheck(status.ok(), "a workload row is a valid row", status);
-  std::string pk;
-  EncodeKey(ProjectRow(row, table.pk_indices), table.PkTypes(), table.pk_orders,
-            &pk);
+  absl::StatusOr<KeySerde> pk_serde =
+      KeySerde::CreateFromColumnTypes(table.PkColumnTypes(), table.pk_orders);
+  FuzzCheck(pk_serde.ok(), "the pk has a key layout", pk_serde.status());
+  const std::string pk = pk_serde->Serialize(ProjectRow(row, table.pk_indices));
+  absl::StatusOr<Row> decoded = pk_serde->Deserialize(pk);
+  FuzzCheck(decoded.ok() && RowsEqual(*decoded, ProjectRow(row, table.pk_indices)),
+            "the pk decodes to itself", decoded.status());
 }
 
 void CheckOptions(const StreamingJobOptions& options) {

@@ -129,8 +129,9 @@ TEST(ScenarioTest, EveryShippedScenarioLoadsAndValidates) {
     names.insert(loaded->name());
   }
   EXPECT_EQ(names, (std::set<std::string>{"column_pruned", "default",
-                                          "heavy_churn", "new_types",
-                                          "rate_limited", "singleton",
+                                          "heavy_churn", "nested_key",
+                                          "new_types", "rate_limited",
+                                          "singleton",
                                           "wide_composite_pk"}));
 }
 
@@ -735,6 +736,55 @@ TEST(ScenarioTest, NewTypesScenarioConverts) {
   EXPECT_THAT(ValidateTableCatalog(spec.view), IsOk());
 }
 
+// Issue 21: LIST and STRUCT primary-key and distribution-key columns are
+// accepted (nested_key.textproto), down to the catalogs and the view's.
+TEST(ScenarioTest, NestedKeyScenarioConverts) {
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      tools::Scenario scenario,
+      LoadScenarioFile(std::string(kScenarioDir) + "/nested_key.textproto"));
+  BACKFILL_ASSERT_OK(ValidateScenario(scenario));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(ScenarioSpec spec,
+                                ScenarioSpecFromProto(scenario));
+  const TableCatalog& upstream = spec.job.upstream;
+  std::vector<std::string> pk_types;
+  for (const ColumnType& type : upstream.PkColumnTypes()) {
+    pk_types.push_back(type.DebugString());
+  }
+  EXPECT_THAT(pk_types,
+              ElementsAre("LIST<FLOAT64>",
+                          "STRUCT<id INT64, label VARCHAR, codes LIST<INT32>>"));
+  EXPECT_EQ(upstream.pk_orders[0], OrderType::AscendingNullsFirst());
+  EXPECT_EQ(upstream.pk_orders[1], OrderType::Descending());
+  EXPECT_THAT(upstream.dist_key_indices, ElementsAre(0, 1));
+  EXPECT_THAT(ValidateTableCatalog(upstream), IsOk());
+  EXPECT_THAT(ValidateTableCatalog(spec.view), IsOk());
+}
+
+// A LIST or a STRUCT alone as the pk is accepted too (no other column to
+// tell rows apart).
+TEST(ScenarioTest, ListOrStructAloneIsAValidPk) {
+  for (const std::string columns :
+       {R"pb(columns {
+               name: "k"
+               type: LIST
+               nested { element { type: INT64 } }
+             })pb",
+        R"pb(columns {
+               name: "k"
+               type: STRUCT
+               nested { fields { name: "a" type: VARCHAR } }
+             })pb"}) {
+    SCOPED_TRACE(columns);
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        tools::Scenario parsed,
+        ParseScenario(
+            absl::StrCat("table { ", columns, " primary_key { column: 0 } }"),
+            "nested pk"));
+    EXPECT_THAT(ValidateScenario(parsed), IsOk());
+    EXPECT_THAT(ScenarioSpecFromProto(parsed).status(), IsOk());
+  }
+}
+
 TEST(ScenarioTest, EveryAddedTypeParsesByName) {
   auto parsed = ParseScenario(
       R"pb(
@@ -799,14 +849,30 @@ TEST(ScenarioTest, BadNestingIsInvalidArgumentNamingThePart) {
               }
             })pb",
        "table.primary_key[0].column = 0 (column \"k\"): "},
-      {"LIST in the pk",
+      {"a LIST of JSONB in the pk",
        R"pb(columns {
               name: "k"
               type: LIST
-              nested { element { type: INT64 } }
+              nested { element { type: JSONB } }
             })pb",
-       "table.primary_key[0].column = 0 (column \"k\") is a LIST<INT64>: "
-       "LIST and STRUCT primary-key columns are not supported yet"},
+       "table.primary_key[0].column = 0 (column \"k\"): LIST<JSONB>"},
+      {"a STRUCT holding a MAP in the pk",
+       R"pb(columns {
+              name: "k"
+              type: STRUCT
+              nested {
+                fields { name: "a" type: INT32 }
+                fields {
+                  name: "m"
+                  type: MAP
+                  nested {
+                    map_key { type: INT32 }
+                    map_value { type: INT32 }
+                  }
+                }
+              }
+            })pb",
+       "table.primary_key[0].column = 0 (column \"k\"): "},
       {"STRUCT without fields",
        R"pb(columns { name: "k" type: INT64 }
             columns { name: "s" type: STRUCT })pb",

@@ -74,6 +74,53 @@ TEST(ProgressRowsTest, WritesInsertsThenUpdatesAndReadsThemBack) {
   EXPECT_TRUE(state.ChangedVnodes().empty());
 }
 
+// Issue 21: a pk of a LIST and a STRUCT; the progress table's position
+// columns hold them whole (nested NULLs, an empty list) and read back equal.
+TEST(ProgressRowsTest, NestedPkPositionsReadBack) {
+  TableCatalog upstream;
+  upstream.table_id = 7;
+  upstream.name = "nested";
+  upstream.columns = {
+      {"tags", ColumnType::List(DataType::kInt64), 1, true},
+      {"point",
+       ColumnType::Struct({{"x", DataType::kFloat64, 1},
+                           {"names", ColumnType::List(DataType::kVarchar), 2}}),
+       2, false}};
+  upstream.pk_indices = {0, 1};
+  upstream.pk_orders = {OrderType::Ascending(), OrderType::Descending()};
+  upstream.dist_key_indices = {0, 1};
+  upstream.vnode_count = 4;
+  upstream.value_indices = {0, 1};
+  BACKFILL_ASSERT_OK(ValidateTableCatalog(upstream));
+  const TableCatalog progress = BackfillProgressCatalog(upstream, 9);
+  BACKFILL_ASSERT_OK(ValidateProgressCatalog(upstream, progress));
+  const Row pos0 = {ListValue{{int64_t{1}, Datum()}},
+                    StructValue{{-0.0, ListValue{{std::string("a")}}}}};
+  const Row pos2 = {ListValue{}, StructValue{{Datum(), Datum()}}};
+  const std::vector<DataType> pk_types = upstream.PkTypes();
+  auto store = NewMemoryStateStore();
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto table, StateTable::Create(progress, *store, FirstThree()));
+    BACKFILL_ASSERT_OK(table->InitEpoch(EpochPair::ForInitial(Epoch(1))));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(BackfillState state,
+                                  ReadProgressRows(*table, pk_types));
+    BACKFILL_ASSERT_OK(state.UpdateProgress(0, pos0, 3));
+    BACKFILL_ASSERT_OK(state.UpdateProgress(2, pos2, 1));
+    BACKFILL_ASSERT_OK(WriteProgressRows(state, *table));
+    BACKFILL_ASSERT_OK(table->Commit(EpochPair{Epoch(2), Epoch(1)}));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto table, StateTable::Create(progress, *store, FirstThree()));
+  BACKFILL_ASSERT_OK(table->InitEpoch(EpochPair::ForInitial(Epoch(2))));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(BackfillState state,
+                                ReadProgressRows(*table, pk_types));
+  EXPECT_TRUE(ProgressEquals(*state.Get(0), InProgress{pos0, 3}));
+  EXPECT_TRUE(ProgressEquals(*state.Get(1), NotStarted{}));
+  EXPECT_TRUE(ProgressEquals(*state.Get(2), InProgress{pos2, 1}));
+}
+
 TEST(ProgressRowsTest, ValidatesTheTablesShapeAndVnodes) {
   auto store = NewMemoryStateStore();
   auto table = ProgressTable(*store, 1);

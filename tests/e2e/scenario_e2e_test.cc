@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values("default", "wide_composite_pk",
                                          "heavy_churn", "rate_limited",
                                          "column_pruned", "singleton",
-                                         "new_types"),
+                                         "new_types", "nested_key"),
                        ::testing::Values(tools::ARRANGEMENT,
                                          tools::NO_SHUFFLE)));
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -56,9 +57,68 @@ Interval KeyInterval(uint64_t key, uint64_t salt) {
   return value;
 }
 
-Datum KeyDatum(DataType type, uint64_t key, uint64_t salt) {
+Datum KeyDatum(const ColumnType& type, uint64_t key, uint64_t salt);
+
+// A LIST key: `key` spelled in base-B digits, most significant first, one
+// element per digit (key 0 is the empty list; no leading zero digit, so
+// distinct keys give distinct lists, and key 1's [d1] prefixes key 1x's
+// [d1, dx]). The top digit is a NULL element; for a float element type the
+// next one is NaN and digit 0 is 0.0 or -0.0 (equal, chosen by the hash);
+// other digits d are the element type's key value of d. B is 3 for BOOLEAN
+// elements (false, true, NULL), else 7.
+ListValue KeyList(const ColumnType& type, uint64_t key, uint64_t salt) {
+  const ColumnType& element = type.element();
+  const bool is_float =
+      element == DataType::kFloat64 || element == DataType::kFloat32;
+  const uint64_t base = element == DataType::kBoolean ? 3 : 7;
+  std::vector<uint64_t> digits;
+  for (uint64_t rest = key; rest > 0; rest /= base) digits.push_back(rest % base);
+  ListValue list;
+  list.elements.reserve(digits.size());
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
+    const uint64_t digit = *it;
+    Datum datum;
+    if (digit == base - 1) {
+      datum = Datum();
+    } else if (is_float && digit == base - 2) {
+      datum = std::numeric_limits<double>::quiet_NaN();
+    } else if (is_float && digit == 0) {
+      datum = (Mix(key ^ salt ^ list.elements.size()) & 1) == 0 ? -0.0 : 0.0;
+    } else {
+      datum = KeyDatum(element, digit, Mix(salt + 1));
+    }
+    if (element == DataType::kFloat32 && std::holds_alternative<double>(datum)) {
+      datum = static_cast<float>(std::get<double>(datum));
+    }
+    list.elements.push_back(std::move(datum));
+  }
+  return list;
+}
+
+// A STRUCT key: its first field the field type's key value of `key` (what
+// tells keys apart), the others the key values of a hash of it, one in
+// eight of them NULL.
+StructValue KeyStruct(const ColumnType& type, uint64_t key, uint64_t salt) {
+  StructValue value;
+  value.fields.reserve(type.fields().size());
+  for (size_t i = 0; i < type.fields().size(); ++i) {
+    const uint64_t field_salt = Mix(salt + 13 * i + 1);
+    if (i == 0) {
+      value.fields.push_back(KeyDatum(type.fields()[i].type, key, field_salt));
+    } else if (Mix(key ^ field_salt) % 8 == 0) {
+      value.fields.push_back(Datum());
+    } else {
+      value.fields.push_back(
+          KeyDatum(type.fields()[i].type, Mix(key ^ field_salt) % 1000,
+                   field_salt));
+    }
+  }
+  return value;
+}
+
+Datum KeyDatum(const ColumnType& type, uint64_t key, uint64_t salt) {
   const int64_t k = static_cast<int64_t>(key);
-  switch (type) {
+  switch (type.id()) {
     case DataType::kBoolean: return ((key ^ salt) & 1) == 1;
     // Sums and products in uint64 (wrapping, then read back as int64): the
     // same values as int64 arithmetic wherever that does not overflow, and
@@ -90,7 +150,9 @@ Datum KeyDatum(DataType type, uint64_t key, uint64_t salt) {
                  ? Int256::FromWords({key, 0, 0, 0})
                  : Int256::FromWords({~key, ~uint64_t{0}, ~uint64_t{0},
                                       ~uint64_t{0}});
-    default: break;  // LIST and STRUCT are not key columns yet; JSONB, MAP never
+    case DataType::kList: return KeyList(type, key, salt);
+    case DataType::kStruct: return KeyStruct(type, key, salt);
+    default: break;  // JSONB and MAP are never key columns
   }
   return Datum();
 }

@@ -59,8 +59,11 @@ uint64_t WorkloadOpsDue(double ops_per_second, double elapsed_seconds);
 
 // The row of `key` with values of `version`: pk columns are a function of the
 // key only (NULL for a fraction `null_fraction` of keys in nullable pk
-// columns; for TIMESTAMPTZ, INTERVAL, SERIAL and INT256 distinct keys give
-// distinct values, some other types wrap), other columns of
+// columns; for TIMESTAMPTZ, INTERVAL, SERIAL, INT256 and LIST distinct keys
+// give distinct values, a STRUCT as its first field does, some other types
+// wrap; a LIST pk value spells the key in digits, one element each, so key 0
+// is the empty list, lists prefix others, and elements are NULL, NaN or
+// -0.0 for some digits), other columns of
 // (key, version). Every type of the catalog has values, the nested ones
 // included: LISTs of 0 to 4 elements, one in eight elements (and STRUCT
 // fields, MAP values) NULL, floats inside LISTs sometimes -0.0, 0.0, NaN

@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/numeric/int128.h"
 #include "absl/strings/str_cat.h"
@@ -222,6 +223,87 @@ TEST(WorkloadTest, NewKeyTypesAtTheTopOfTheKeySpace) {
   const Row low = WorkloadRow(catalog, 3, 0, 0, 0.0);
   const Row high = WorkloadRow(catalog, 3, ~uint64_t{0}, 0, 0.0);
   for (int i = 0; i < 4; ++i) EXPECT_FALSE(DatumsEqual(low[i], high[i])) << i;
+}
+
+// Issue 21: LIST and STRUCT pk columns. Distinct keys give distinct pks
+// (under SQL equality: -0.0 == 0.0), with the hard cases of their order:
+// the empty list, lists that prefix others, NULL, NaN and -0.0 elements,
+// NULL struct fields; the values are of their types up to the top key.
+TEST(WorkloadTest, ListAndStructKeysAreDistinctAndCoverTheirHardCases) {
+  TableCatalog catalog;
+  catalog.table_id = 1;
+  const ColumnType point = ColumnType::Struct(
+      {{"id", DataType::kInt64, 1},
+       {"labels", ColumnType::List(DataType::kVarchar), 2},
+       {"flag", DataType::kBoolean, 3}});
+  catalog.columns = {{"samples", ColumnType::List(DataType::kFloat64), 1,
+                      false},
+                     {"point", point, 2, false},
+                     {"flags", ColumnType::List(DataType::kBoolean), 3, false},
+                     {"v", DataType::kInt32, 4, true}};
+  catalog.pk_indices = {0, 1, 2};
+  catalog.pk_orders = {OrderType::Ascending(), OrderType::Descending(),
+                       OrderType::Ascending()};
+  catalog.value_indices = {0, 1, 2, 3};
+  for (int column = 0; column < 3; ++column) {
+    SCOPED_TRACE(absl::StrCat("column ", column));
+    std::vector<Datum> values;
+    int empty = 0, null_elements = 0, nans = 0, negative_zeros = 0,
+        null_fields = 0, prefixes = 0;
+    for (uint64_t key = 0; key < 400; ++key) {
+      const Row row = WorkloadRow(catalog, 9, key, 0, 0.0);
+      ASSERT_TRUE(ValidateRow(catalog.columns, row).ok()) << "key " << key;
+      values.push_back(row[column]);
+      if (const ListValue* list = std::get_if<ListValue>(&row[column])) {
+        empty += list->elements.empty() ? 1 : 0;
+        for (const Datum& element : list->elements) {
+          if (IsNull(element)) {
+            ++null_elements;
+          } else if (const double* d = std::get_if<double>(&element)) {
+            nans += std::isnan(*d) ? 1 : 0;
+            negative_zeros += (*d == 0 && std::signbit(*d)) ? 1 : 0;
+          }
+        }
+      } else {
+        for (const Datum& field : std::get<StructValue>(row[column]).fields) {
+          null_fields += IsNull(field) ? 1 : 0;
+        }
+      }
+    }
+    for (size_t i = 0; i < values.size(); ++i) {
+      for (size_t j = 0; j < values.size(); ++j) {
+        if (i == j) continue;
+        ASSERT_FALSE(DatumsEqual(values[i], values[j]))
+            << "keys " << i << " and " << j << ": "
+            << DatumDebugString(values[i]);
+        const ListValue* a = std::get_if<ListValue>(&values[i]);
+        const ListValue* b = std::get_if<ListValue>(&values[j]);
+        if (a != nullptr && !a->elements.empty() &&
+            a->elements.size() < b->elements.size() &&
+            DatumsEqual(ListValue{std::vector<Datum>(
+                            b->elements.begin(),
+                            b->elements.begin() + a->elements.size())},
+                        *a)) {
+          ++prefixes;
+        }
+      }
+    }
+    if (column == 1) {
+      EXPECT_GT(null_fields, 20);
+      continue;
+    }
+    EXPECT_EQ(empty, 1);  // key 0
+    EXPECT_GT(null_elements, 50);
+    EXPECT_GT(prefixes, 100);
+    if (column == 0) {
+      EXPECT_GT(nans, 50);
+      EXPECT_GT(negative_zeros, 10);
+    }
+  }
+  for (uint64_t key : {uint64_t{1} << 63, ~uint64_t{0}}) {
+    const Row row = WorkloadRow(catalog, 3, key, 0, 0.0);
+    ASSERT_TRUE(ValidateRow(catalog.columns, row).ok()) << "key " << key;
+  }
 }
 
 }  // namespace
