@@ -403,6 +403,7 @@ uint32_t SnapshotBackfillExecutor::ChunkCapacity() const {
 }
 
 bool SnapshotBackfillExecutor::CanWork(PollContext& cx) {
+  waiting_for_permits_ = false;
   if (phase_ == Phase::kJoined) return false;
   if (phase_ == Phase::kSnapshot && controls_.paused()) return false;
   if (options_.output_ready && !options_.output_ready(cx)) return false;
@@ -413,6 +414,7 @@ bool SnapshotBackfillExecutor::CanWork(PollContext& cx) {
     if (permits.retry_at != absl::InfiniteFuture()) {
       cx.WakeNoLaterThan(permits.retry_at);
     }
+    waiting_for_permits_ = true;
     return false;
   }
   return true;
@@ -436,7 +438,10 @@ SnapshotBackfillExecutor::Step SnapshotBackfillExecutor::PollRunning(
       if (absl::Status status = Work(); !status.ok()) return Fail(status);
       return Step::kProgress;
     }
-    if (hold) return Step::kPending;
+    // Waiting for rate-limiter permits, the input is read after all: the
+    // barriers that change the limit (Throttle, the adaptive controller's
+    // among them) must get through.
+    if (hold && !waiting_for_permits_) return Step::kPending;
   }
   PollResult result = input_->PollNext(cx);
   if (result.is_error()) return Fail(result.status());

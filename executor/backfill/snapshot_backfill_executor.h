@@ -44,13 +44,16 @@
 // The log's byte budget (`log_budget_bytes`; bytes as LogRowBytes counts
 // them, of the rows not yet replayed, persisted with the progress): while
 // the log holds at least the budget and the executor can drain or advance
-// (replaying, or reading the snapshot when not paused), it stops reading
-// its input, so the channel fills and the upstream blocks (back-pressure).
+// (replaying, or reading the snapshot when not paused and not waiting for
+// rate-limiter permits), it stops reading its input, so the channel fills
+// and the upstream blocks (back-pressure).
 // Memory stays bounded: the log lives in the state store (only the current
 // epoch's rows sit in its write buffer); the snapshot and the replay hold
 // one chunk. Paused (Pause, a paused fragment, rate 0) in the snapshot
 // phase, the input is read whatever the log holds: holding the upstream
-// then would also hold the barrier that resumes the backfill. Two costs of
+// then would also hold the barrier that resumes the backfill; likewise while
+// the snapshot waits for rate-limiter permits (a Throttle, or the adaptive
+// controller reacting to the held barriers, must get through). Two costs of
 // this runtime, where barriers travel with the changes: while the upstream
 // is held, no barrier reaches the backfill, so what it emits meanwhile
 // waits in the view's epoch buffer until the next barrier; and the budget
@@ -265,6 +268,8 @@ class SnapshotBackfillExecutor final : public Executor {
   // Whether the next step gives the snapshot / replay a turn before the
   // input (alternation, so neither starves).
   bool work_turn_ = false;
+  // Set by CanWork: it said no because the rate limiter had no permits.
+  bool waiting_for_permits_ = false;
   uint64_t snapshot_rows_this_epoch_ = 0;
   uint64_t upstream_rows_this_epoch_ = 0;
 
