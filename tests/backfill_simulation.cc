@@ -6,7 +6,7 @@
 //   bazel run -c opt //tests:backfill_simulation -- --seeds=N
 //       --first_seed=S [--store=memory|rocksdb] [--threads=T] [--trace]
 //       [--sabotage=MODE] [--upstream_buffer_budget_bytes=B]
-//       [--executor=arrangement|no_shuffle]
+//       [--executor=arrangement|no_shuffle|snapshot]
 //
 // Runs seeds S..S+N-1 (each single-threaded and deterministic; --threads
 // runs several seeds at once), prints each divergence with its seed, step,
@@ -55,8 +55,8 @@ ABSL_FLAG(int64_t, upstream_buffer_budget_bytes, -1,
           "seeds, else the default 16 MiB)");
 ABSL_FLAG(int, max_notes, 20, "swallowed-fault notes printed at most");
 ABSL_FLAG(std::string, executor, "arrangement",
-          "the backfill operator: arrangement or no_shuffle (no rescales "
-          "then)");
+          "the backfill operator: arrangement, no_shuffle or snapshot (no "
+          "rescales for the last two)");
 
 namespace backfill {
 namespace simulation {
@@ -103,8 +103,10 @@ int Main() {
   const std::string executor = absl::GetFlag(FLAGS_executor);
   if (executor == "no_shuffle") {
     options.backfill_kind = BackfillKind::kNoShuffle;
+  } else if (executor == "snapshot") {
+    options.backfill_kind = BackfillKind::kSnapshot;
   } else if (executor != "arrangement") {
-    std::cerr << "--executor must be arrangement or no_shuffle, got "
+    std::cerr << "--executor must be arrangement, no_shuffle or snapshot, got "
               << executor << "\n";
     return 2;
   }

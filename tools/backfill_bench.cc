@@ -1330,6 +1330,15 @@ int Main(int argc, char** argv) {
   const JobRun no_shuffle =
       RunJobOnCopy(base_dir, dir + "/no_shuffle", no_shuffle_options);
 
+  // And with the snapshot backfill: the table read at one epoch, the
+  // changes after it logged in the store and replayed, then joined.
+  log(absl::StrCat("snapshot backfill under ", absl::StrFormat("%.0f", load),
+                   " upstream ops/s"));
+  StreamingJobOptions snapshot_options = loaded_options;
+  snapshot_options.backfill_kind = BackfillKind::kSnapshot;
+  const JobRun snapshot_kind =
+      RunJobOnCopy(base_dir, dir + "/snapshot_kind", snapshot_options);
+
   // A burst: one epoch with 10x the changes the load brings in an epoch.
   log("a burst of 10x one epoch's upstream changes");
   BurstRun burst;
@@ -1504,6 +1513,8 @@ int Main(int argc, char** argv) {
   const JobResult& ar = adaptive.result;
   const double no_shuffle_rate = SnapshotRate(no_shuffle);
   const double no_shuffle_ops = UpstreamRateDuringBackfill(no_shuffle);
+  const double snapshot_kind_rate = SnapshotRate(snapshot_kind);
+  const double snapshot_kind_ops = UpstreamRateDuringBackfill(snapshot_kind);
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   const double total_seconds = SecondsSince(bench_start);
   JsonObject json;
@@ -1561,14 +1572,15 @@ int Main(int argc, char** argv) {
       .Add("no_shuffle_barrier_latency_p99_ms",
            no_shuffle.result.backfill_barrier_latency_p99_ms)
       .Add("no_shuffle_peak_rss_kb", no_shuffle.peak_rss_kb)
-      // The snapshot backfill (issue 20) is not built yet: its keys are
-      // present and null.
-      .AddNull("snapshot_snapshot_rows_per_second")
-      .AddNull("snapshot_seconds_to_consistent")
-      .AddNull("snapshot_upstream_ops_ratio")
-      .AddNull("snapshot_barrier_latency_p99_ms")
-      .AddNull("snapshot_peak_rss_kb")
-      .AddNull("snapshot_log_peak_bytes")
+      .Add("snapshot_snapshot_rows_per_second", snapshot_kind_rate)
+      .Add("snapshot_seconds_to_consistent", snapshot_kind.backfill_seconds)
+      .Add("snapshot_upstream_ops_ratio",
+           ratio(snapshot_kind_ops, baseline.ops_per_second))
+      .Add("snapshot_barrier_latency_p99_ms",
+           snapshot_kind.result.backfill_barrier_latency_p99_ms)
+      .Add("snapshot_peak_rss_kb", snapshot_kind.peak_rss_kb)
+      .Add("snapshot_log_peak_bytes",
+           snapshot_kind.result.peak_snapshot_log_bytes)
       .Add("tombstone_vs_clean", tomb_after / clean_after)
       .Add("tombstone_vs_clean_before_gc", tomb_before / clean_before)
       .Add("total_seconds", total_seconds);
@@ -1631,23 +1643,33 @@ int Main(int argc, char** argv) {
        absl::StrFormat("%.1f / %.1f", ar.backfill_barrier_latency_p99_ms,
                        adaptive_target_ms),
        "(goal p99 <= 1.1 x target)");
-  line("side by side: snapshot rows/s, arrangement / no-shuffle",
-       absl::StrFormat("%.0f / %.0f", loaded_rate, no_shuffle_rate), "");
+  line("side by side: snapshot rows/s, arrangement / no-shuffle / snapshot",
+       absl::StrFormat("%.0f / %.0f / %.0f", loaded_rate, no_shuffle_rate,
+                       snapshot_kind_rate),
+       "");
   line("  seconds to a consistent view",
-       absl::StrFormat("%.1f / %.1f", loaded.backfill_seconds,
-                       no_shuffle.backfill_seconds),
+       absl::StrFormat("%.1f / %.1f / %.1f", loaded.backfill_seconds,
+                       no_shuffle.backfill_seconds,
+                       snapshot_kind.backfill_seconds),
        "");
   line("  upstream ops/s vs the baseline",
-       absl::StrFormat("%.2f / %.2f", ratio(loaded_ops, baseline.ops_per_second),
-                       ratio(no_shuffle_ops, baseline.ops_per_second)),
+       absl::StrFormat("%.2f / %.2f / %.2f",
+                       ratio(loaded_ops, baseline.ops_per_second),
+                       ratio(no_shuffle_ops, baseline.ops_per_second),
+                       ratio(snapshot_kind_ops, baseline.ops_per_second)),
        "");
   line("  barrier latency p99, ms",
-       absl::StrFormat("%.1f / %.1f", lr.backfill_barrier_latency_p99_ms,
-                       no_shuffle.result.backfill_barrier_latency_p99_ms),
+       absl::StrFormat("%.1f / %.1f / %.1f", lr.backfill_barrier_latency_p99_ms,
+                       no_shuffle.result.backfill_barrier_latency_p99_ms,
+                       snapshot_kind.result.backfill_barrier_latency_p99_ms),
        "");
   line("  peak RSS, KiB",
-       absl::StrFormat("%d / %d", loaded.peak_rss_kb, no_shuffle.peak_rss_kb),
-       "(snapshot backfill: not built)");
+       absl::StrFormat("%d / %d / %d", loaded.peak_rss_kb,
+                       no_shuffle.peak_rss_kb, snapshot_kind.peak_rss_kb),
+       "");
+  line("  snapshot backfill: log peak, bytes",
+       absl::StrFormat("%d", snapshot_kind.result.peak_snapshot_log_bytes),
+       "");
   line("upstream blocked: ours / stop-the-world, s",
        absl::StrFormat("%.3f / %.2f", lr.upstream_blocked_seconds, stw_blocked),
        "(goal: ours <= 0.001)");

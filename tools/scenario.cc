@@ -526,6 +526,14 @@ absl::Status ValidateActions(const tools::Scenario& scenario,
                                       "(one position per actor, its vnodes "
                                       "fixed to its upstream writer's)"));
         }
+        if (scenario.backfill().kind() == tools::SNAPSHOT) {
+          return Invalid(absl::StrCat(field, ".rescale"),
+                         absl::StrCat("= ", action.rescale(),
+                                      " with backfill.kind = SNAPSHOT: a "
+                                      "snapshot backfill cannot be rescaled "
+                                      "(each actor keeps its own log and "
+                                      "snapshot position for its vnodes)"));
+        }
         if (action.rescale() < 1 || action.rescale() > vnode_count) {
           return Invalid(absl::StrCat(field, ".rescale"),
                          absl::StrCat("= ", action.rescale(),

@@ -514,7 +514,13 @@ TEST(ScenarioTest, ANoShuffleScenarioWithARescaleIsRejected) {
                        ::testing::AllOf(HasSubstr("actions[0].rescale = 3"),
                              HasSubstr("NO_SHUFFLE"),
                              HasSubstr("cannot be rescaled"))));
-  // The same timeline is fine for the other kinds.
+  scenario.mutable_backfill()->set_kind(tools::SNAPSHOT);
+  EXPECT_THAT(ValidateScenario(scenario),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::AllOf(HasSubstr("actions[0].rescale = 3"),
+                             HasSubstr("SNAPSHOT"),
+                             HasSubstr("cannot be rescaled"))));
+  // The same timeline is fine for the arrangement backfill.
   scenario.mutable_backfill()->set_kind(tools::ARRANGEMENT);
   EXPECT_THAT(ValidateScenario(scenario), IsOk());
 }

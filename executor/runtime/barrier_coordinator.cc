@@ -329,6 +329,10 @@ void BarrierCoordinator::RecordAttemptEnd(const JobGraph& graph,
     uint64_t peak = 0;
     for (size_t bytes : set->peak_buffer_bytes) peak += bytes;
     result_.peak_buffer_bytes = std::max(result_.peak_buffer_bytes, peak);
+    uint64_t log_peak = 0;
+    for (uint64_t bytes : set->peak_log_bytes) log_peak += bytes;
+    result_.peak_snapshot_log_bytes =
+        std::max(result_.peak_snapshot_log_bytes, log_peak);
   }
 }
 

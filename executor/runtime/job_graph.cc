@@ -7,6 +7,7 @@
 #include "executor/backfill/arrangement_backfill_plan.h"
 #include "executor/backfill/no_shuffle_backfill_plan.h"
 #include "executor/backfill/plan.pb.h"
+#include "executor/backfill/snapshot_backfill_plan.h"
 #include "executor/runtime/materialize_executor.h"
 #include "executor/runtime/merge_executor.h"
 #include "executor/runtime/sabotage_for_test.h"
@@ -59,6 +60,7 @@ absl::StatusOr<NewBackfillSet> BuildBackfillSet(JobGraph& graph,
   built.set = std::make_unique<BackfillActorSet>();
   BackfillActorSet& set = *built.set;
   set.peak_buffer_bytes.assign(parallelism, 0);
+  set.peak_log_bytes.assign(parallelism, 0);
   BACKFILL_ASSIGN_OR_RETURN(
       std::vector<VnodeBitmap> split,
       VnodeBitmap::EvenSplit(upstream.vnode_count,
@@ -158,6 +160,36 @@ absl::StatusOr<NewBackfillSet> BuildBackfillSet(JobGraph& graph,
       callbacks.on_end = [listener](const Actor& actor) {
         listener->ActorEnded(actor);
       };
+    } else if (options.backfill_kind == BackfillKind::kSnapshot) {
+      // Apart from the upstream, like the arrangement backfill: the
+      // dispatcher's S2 changes in, the committed table read at its
+      // snapshot epoch, its log and progress in two singleton tables that
+      // every actor shares (keyed by actor id).
+      proto::SnapshotBackfillNode snapshot;
+      *snapshot.mutable_upstream_table() = node.upstream_table();
+      *snapshot.mutable_upstream_column_ids() = node.upstream_column_ids();
+      *snapshot.mutable_output_indices() = node.output_indices();
+      snapshot.set_chunk_size(options.chunk_size);
+      if (node.has_rate_limit()) snapshot.set_rate_limit(node.rate_limit());
+      snapshot.set_actor_id(actor);
+      snapshot.set_fragment_id(JobGraph::kBackfillFragment);
+      snapshot.set_vnode_bitmap(node.vnode_bitmap());
+      *snapshot.mutable_log_table() = TableCatalogToProto(SnapshotLogCatalog(
+          upstream, view_columns, options.snapshot_log_table_id));
+      *snapshot.mutable_progress_table() = TableCatalogToProto(
+          SnapshotMetaCatalog(options.snapshot_meta_table_id));
+      snapshot.set_log_budget_bytes(options.snapshot_log_budget_bytes);
+      BACKFILL_ASSIGN_OR_RETURN(
+          std::unique_ptr<SnapshotBackfillExecutor> backfill,
+          BuildSnapshotBackfillFromPlan(snapshot, *graph.store,
+                                        std::move(input), deps));
+      SnapshotBackfillExecutor* backfill_view = backfill.get();
+      callbacks.on_end = [set = &set, i, backfill_view,
+                          listener](const Actor& actor) {
+        set->peak_log_bytes[i] = backfill_view->peak_log_bytes();
+        listener->ActorEnded(actor);
+      };
+      root = std::move(backfill);
     } else {
       BACKFILL_ASSIGN_OR_RETURN(
           std::unique_ptr<ArrangementBackfillExecutor> backfill,
@@ -307,10 +339,10 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
 absl::StatusOr<UpdateMutation> AddBackfillActors(JobGraph& graph,
                                                  uint32_t parallelism,
                                                  RateLimit rate_limit) {
-  if (graph.options->backfill_kind == BackfillKind::kNoShuffle) {
+  if (graph.options->backfill_kind != BackfillKind::kArrangement) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "a no_shuffle backfill cannot be rescaled (to parallelism ",
-        parallelism, ")"));
+        "a ", BackfillKindName(graph.options->backfill_kind),
+        " backfill cannot be rescaled (to parallelism ", parallelism, ")"));
   }
   // Ids only grow: the set in force has the highest.
   const ActorId first_id = graph.in_force().actor_ids.back() + 1;

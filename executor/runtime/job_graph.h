@@ -96,6 +96,9 @@ struct BackfillActorSet {
   // Per actor: the most upstream change data it buffered in one epoch,
   // written (by its thread) when the actor ends; read after it was joined.
   std::vector<size_t> peak_buffer_bytes;
+  // Per actor of a snapshot backfill: the peak bytes of its log
+  // (SnapshotBackfillExecutor::peak_log_bytes), written likewise.
+  std::vector<uint64_t> peak_log_bytes;
 };
 
 struct JobGraph {

@@ -72,6 +72,10 @@ struct JobResult {
   // epoch (StreamChunk::EstimatedBytes); with rescales, the largest such sum
   // of one set of actors.
   uint64_t peak_buffer_bytes = 0;
+  // A snapshot backfill: the sum over actors of each one's peak log bytes
+  // (SnapshotBackfillExecutor::peak_log_bytes; per attempt, the largest).
+  // 0 for the other kinds.
+  uint64_t peak_snapshot_log_bytes = 0;
   // Online rescales completed in this run (their checkpoint committed).
   uint32_t rescales = 0;
   // The longest the upstream was blocked around one rescale

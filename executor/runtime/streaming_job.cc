@@ -92,6 +92,54 @@ class JobStore {
   Epoch acknowledged_;
 };
 
+// Whether `table` has a committed row in one of its first `vnode_count`
+// vnodes.
+absl::StatusOr<bool> HasCommittedRows(StateStore& store, TableId table,
+                                      int vnode_count) {
+  const Epoch committed = store.CommittedEpoch(table);
+  for (int v = 0; v < vnode_count; ++v) {
+    BACKFILL_ASSIGN_OR_RETURN(
+        std::unique_ptr<StateStoreIterator> it,
+        store.NewIterator(table, static_cast<VirtualNode>(v), PkRange::All(),
+                          committed));
+    it->SeekToFirst();
+    BACKFILL_RETURN_IF_ERROR(it->status());
+    if (it->Valid()) return true;
+  }
+  return false;
+}
+
+// A snapshot backfill keeps its progress in its own tables, the other kinds
+// in the per-vnode progress table: a rerun that switches between the two
+// over saved progress would backfill again into a view that already holds
+// rows. FailedPrecondition then (OK when no progress of the other side is
+// saved); storage errors as they are.
+absl::Status CheckSavedProgressKind(StateStore& store,
+                                    const StreamingJobOptions& options) {
+  const bool snapshot = options.backfill_kind == BackfillKind::kSnapshot;
+  // The snapshot tables' ids are checked distinct only for that kind: one
+  // that is another table of this job holds no snapshot progress.
+  for (TableId id : {options.upstream.table_id, options.view_table_id,
+                     options.progress_table_id, options.source_offset_table_id,
+                     options.job_state_table_id}) {
+    if (!snapshot && id == options.snapshot_meta_table_id) {
+      return absl::OkStatus();
+    }
+  }
+  BACKFILL_ASSIGN_OR_RETURN(
+      const bool other,
+      snapshot ? HasCommittedRows(store, options.progress_table_id,
+                                  options.upstream.vnode_count)
+               : HasCommittedRows(store, options.snapshot_meta_table_id, 1));
+  if (!other) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the saved backfill progress is of ",
+      snapshot ? "an arrangement or no_shuffle" : "a snapshot",
+      " backfill: a ", BackfillKindName(options.backfill_kind),
+      " backfill cannot resume it (rerun with the kind it was started "
+      "with)"));
+}
+
 }  // namespace
 
 absl::StatusOr<JobResult> RunStreamingJob(
@@ -144,18 +192,24 @@ absl::StatusOr<JobResult> RunStreamingJobWithDriver(
     if (saved.ok() && saved->has_value()) {
       // Not retried: another job's directory stays another job's.
       BACKFILL_RETURN_IF_ERROR(CheckSameJob((*saved)->definition, definition));
-      // Nor is a no-shuffle backfill resumed at another parallelism: its
-      // actors' positions belong to their vnode split.
+      // Nor is a no-shuffle or snapshot backfill resumed at another
+      // parallelism: its actors' positions (and a snapshot backfill's logs)
+      // belong to their vnode split.
       const uint32_t saved_parallelism = (*saved)->state.parallelism;
-      if (options.backfill_kind == BackfillKind::kNoShuffle &&
+      if ((options.backfill_kind == BackfillKind::kNoShuffle ||
+           options.backfill_kind == BackfillKind::kSnapshot) &&
           options.overrides.parallelism.value_or(saved_parallelism) !=
               saved_parallelism) {
         return absl::FailedPreconditionError(absl::StrCat(
-            "a no_shuffle backfill cannot resume at another parallelism: it "
-            "runs at ",
+            "a ", BackfillKindName(options.backfill_kind),
+            " backfill cannot resume at another parallelism: it runs at ",
             saved_parallelism, ", asked for ", *options.overrides.parallelism,
             " (its positions are per actor, one for all of the actor's "
             "vnodes)"));
+      }
+      status = CheckSavedProgressKind(job_store.get(), options);
+      if (status.code() == absl::StatusCode::kFailedPrecondition) {
+        return status;
       }
     } else if (saved.ok()) {
       status = DefineJob(job_store.get(), options);

@@ -71,9 +71,10 @@ absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
         " is above ", kMaxUpstreamBufferBudgetBytes, " (64 GiB)"));
   }
   BACKFILL_RETURN_IF_ERROR(ValidateJobActions(options.actions));
-  if (options.backfill_kind == BackfillKind::kSnapshot) {
-    return absl::UnimplementedError(
-        "backfill_kind = snapshot: the snapshot backfill is not built yet");
+  if (options.snapshot_log_budget_bytes > kMaxUpstreamBufferBudgetBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "snapshot_log_budget_bytes = ", options.snapshot_log_budget_bytes,
+        " is above ", kMaxUpstreamBufferBudgetBytes, " (64 GiB)"));
   }
   for (size_t i = 0; i < options.actions.size(); ++i) {
     const JobAction& action = options.actions[i];
@@ -85,6 +86,13 @@ absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
           "actor, its vnodes fixed to its upstream writer's)"));
     }
     if (action.kind == JobAction::Kind::kRescale &&
+        options.backfill_kind == BackfillKind::kSnapshot) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "actions[", i, "] (", JobActionDebugString(action),
+          "): a snapshot backfill cannot be rescaled (each actor keeps its "
+          "own log and snapshot position for its vnodes)"));
+    }
+    if (action.kind == JobAction::Kind::kRescale &&
         action.parallelism > vnode_count) {
       return absl::InvalidArgumentError(absl::StrCat(
           "actions[", i, "] (", JobActionDebugString(action),
@@ -92,17 +100,24 @@ absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
           "] (the upstream's vnode count)"));
     }
   }
-  const TableId ids[] = {options.upstream.table_id, options.view_table_id,
+  const TableId ids[] = {options.upstream.table_id,
+                         options.view_table_id,
                          options.progress_table_id,
                          options.source_offset_table_id,
-                         options.job_state_table_id};
-  for (size_t i = 0; i < std::size(ids); ++i) {
-    for (size_t j = i + 1; j < std::size(ids); ++j) {
+                         options.job_state_table_id,
+                         options.snapshot_log_table_id,
+                         options.snapshot_meta_table_id};
+  const size_t checked =
+      options.backfill_kind == BackfillKind::kSnapshot ? 7 : 5;
+  for (size_t i = 0; i < checked; ++i) {
+    for (size_t j = i + 1; j < checked; ++j) {
       if (ids[i] == ids[j]) {
         return absl::InvalidArgumentError(
             absl::StrCat("table id ", ids[i],
                          " is used twice (upstream, view, progress, "
-                         "source offset and job state tables must differ)"));
+                         "source offset, job state and, for a snapshot "
+                         "backfill, its log and progress tables must "
+                         "differ)"));
       }
     }
   }

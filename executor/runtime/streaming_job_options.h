@@ -77,8 +77,9 @@ enum class BackfillKind {
   // backfill in the same actor, reading the writer's own table; one position
   // per actor, so never rescaled.
   kNoShuffle,
-  // SnapshotBackfillExecutor (issue 20): not built yet; a job of this kind
-  // is refused (Unimplemented).
+  // SnapshotBackfillExecutor: reads the table committed at one epoch, logs
+  // the changes after it in the state store, replays the log, then joins;
+  // one log and position per actor, so never rescaled.
   kSnapshot,
 };
 
@@ -95,8 +96,8 @@ struct StreamingJobOptions {
   uint64_t initial_rows = 0;
   // The demo upstream's changes (executor/runtime/demo/workload.h).
   WorkloadOptions workload;
-  // The backfill operator. Default kArrangement. kNoShuffle: no `rescale`
-  // action, and a restart may not change the parallelism
+  // The backfill operator. Default kArrangement. kNoShuffle and kSnapshot:
+  // no `rescale` action, and a restart may not change the parallelism
   // (FailedPrecondition).
   BackfillKind backfill_kind = BackfillKind::kArrangement;
   // Backfill actors, 1 .. vnode count, of a new job. Default 2. A restart
@@ -132,6 +133,11 @@ struct StreamingJobOptions {
   // executor's default); 0 = never buffer; at most
   // kMaxUpstreamBufferBudgetBytes.
   uint64_t upstream_buffer_budget_bytes = kDefaultUpstreamBufferBudgetBytes;
+  // kSnapshot only: each backfill actor's log budget
+  // (SnapshotBackfillOptions::log_budget_bytes): above it the actor holds
+  // the upstream while it can drain. Default 64 MiB; at most
+  // kMaxUpstreamBufferBudgetBytes.
+  uint64_t snapshot_log_budget_bytes = uint64_t{64} << 20;
   // How the view (MaterializeExecutor) checks each write against the stored
   // row (StateTableOptions::op_consistency). Default kConsistentOldValue: a
   // point read per written row, and the first insert of an existing pk, or
@@ -185,6 +191,9 @@ struct StreamingJobOptions {
   // same for every job run on a store, so that another job's store is told
   // apart.
   TableId job_state_table_id = 1004;
+  // kSnapshot only: the snapshot backfill's log and progress tables.
+  TableId snapshot_log_table_id = 1005;
+  TableId snapshot_meta_table_id = 1006;
   // Test only (see RuntimeSabotageForTest). Default: no defect.
   RuntimeSabotageForTest sabotage_for_test;
 };
@@ -195,8 +204,8 @@ struct StreamingJobOptions {
 // overrides'), ValidateJobActions, channel_capacity >= 1,
 // upstream_buffer_budget_bytes <= kMaxUpstreamBufferBudgetBytes, five distinct
 // table ids, no `rescale` action for kNoShuffle. Otherwise
-// InvalidArgument naming the field and the value; Unimplemented for
-// kSnapshot.
+// InvalidArgument naming the field and the value. kSnapshot: seven
+// distinct table ids (its log and progress tables too), no `rescale`.
 absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options);
 
 // Indices into options.upstream.columns of the view's visible columns:

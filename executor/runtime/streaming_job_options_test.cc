@@ -149,8 +149,27 @@ TEST(StreamingJobOptionsTest, ANoShuffleJobHasNoRescaleAndSnapshotIsNotBuilt) {
   EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
   options = Job();
   options.backfill_kind = BackfillKind::kSnapshot;
+  EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
+  options.actions = {{3, JobAction::Kind::kPause, 0},
+                     {5, JobAction::Kind::kRescale, 0, 4}};
   EXPECT_THAT(ValidateStreamingJobOptions(options),
-              StatusIs(absl::StatusCode::kUnimplemented));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("actions[1] (rescale 4 at epoch 5): a "
+                                 "snapshot backfill cannot be rescaled")));
+  options.actions.pop_back();
+  EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
+  options.snapshot_log_table_id = options.view_table_id;
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is used twice")));
+  options.backfill_kind = BackfillKind::kArrangement;  // not its tables
+  EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
+  options = Job();
+  options.backfill_kind = BackfillKind::kSnapshot;
+  options.snapshot_log_budget_bytes = kMaxUpstreamBufferBudgetBytes + 1;
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("snapshot_log_budget_bytes")));
   EXPECT_STREQ(BackfillKindName(BackfillKind::kNoShuffle), "no_shuffle");
 }
 

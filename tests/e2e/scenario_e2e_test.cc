@@ -4,8 +4,8 @@
 // (RunStreamingJob checks it after keeping the upstream running for the
 // scenario's extra checkpoints), and the two COPY dumps the command's
 // --dump_dir writes (tools/view_dumps.h, the text of every type) are equal
-// byte for byte. A scenario with a `rescale` action does not allow
-// NO_SHUFFLE: that combination must be InvalidArgument. The default demo is
+// byte for byte. A scenario with a `rescale` action allows neither
+// NO_SHUFFLE nor SNAPSHOT: those combinations must be InvalidArgument. The default demo is
 // shrunk to keep the test fast; its full size runs from the README's
 // command.
 #include <algorithm>
@@ -50,7 +50,7 @@ TEST_P(ScenarioE2eTest, ViewEqualsTable) {
   for (const tools::Action& action : scenario.actions()) {
     rescaled |= action.has_rescale();
   }
-  if (rescaled && scenario.backfill().kind() == tools::NO_SHUFFLE) {
+  if (rescaled && scenario.backfill().kind() != tools::ARRANGEMENT) {
     EXPECT_THAT(ScenarioSpecFromProto(scenario).status(),
                 testing::StatusIs(absl::StatusCode::kInvalidArgument));
     return;
@@ -116,7 +116,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          "column_pruned", "singleton",
                                          "new_types", "nested_key"),
                        ::testing::Values(tools::ARRANGEMENT,
-                                         tools::NO_SHUFFLE)));
+                                         tools::NO_SHUFFLE, tools::SNAPSHOT)));
 
 }  // namespace
 }  // namespace backfill

@@ -6,7 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/backfill/progress_catalog.h"
+#include "executor/backfill/snapshot_backfill_executor.h"
 #include "executor/runtime/demo/dml_source_executor.h"
+#include "executor/stream_chunk.h"
+#include "serde/memcmp_codec.h"
+#include "serde/vnode_bitmap.h"
 
 namespace backfill {
 namespace simulation {
@@ -26,12 +30,13 @@ InvariantOracle::ReadTable::ReadTable(TableCatalog table)
     : catalog(std::move(table)), codec(MakeValueCodec(catalog)) {}
 
 absl::StatusOr<std::vector<Row>> InvariantOracle::CommittedRows(
-    StateStore& store, const ReadTable& table, VirtualNode vnode) {
+    StateStore& store, const ReadTable& table, VirtualNode vnode,
+    std::optional<Epoch> at) {
   if (!table.codec.ok()) return table.codec.status();
   const TableCatalog& catalog = table.catalog;
   absl::StatusOr<std::unique_ptr<StateStoreIterator>> it = store.NewIterator(
       catalog.table_id, vnode, PkRange::All(),
-      store.CommittedEpoch(catalog.table_id));
+      at.value_or(store.CommittedEpoch(catalog.table_id)));
   if (!it.ok()) return it.status();
   std::vector<Row> rows;
   for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
@@ -55,6 +60,10 @@ InvariantOracle::InvariantOracle(const StreamingJobOptions& options)
       progress_table_(
           BackfillProgressCatalog(options.upstream, options.progress_table_id)),
       view_table_(view_catalog_),
+      snapshot_log_table_(SnapshotLogCatalog(options.upstream,
+                                             ViewColumns(options),
+                                             options.snapshot_log_table_id)),
+      snapshot_meta_table_(SnapshotMetaCatalog(options.snapshot_meta_table_id)),
       view_columns_(ViewColumns(options)),
       model_(options.upstream, options.workload, options.initial_rows) {}
 
@@ -63,6 +72,9 @@ void InvariantOracle::Report(Divergence divergence) {
 }
 
 void InvariantOracle::BeginAttempt() {
+  if (committed_snapshot_phase_.has_value()) {
+    ++snapshot_resumes_[*committed_snapshot_phase_];
+  }
   epoch_count_ = committed_count_;
   in_attempt_ = true;
   last_rows_.reset();
@@ -161,6 +173,20 @@ void InvariantOracle::OnJobFinished(StateStore& store) {
   CheckCommitted(store, /*finished=*/true);
 }
 
+absl::StatusOr<uint64_t> InvariantOracle::SourceOffset(
+    StateStore& store, std::optional<Epoch> at) const {
+  absl::StatusOr<std::vector<Row>> offsets =
+      CommittedRows(store, offset_table_, 0, at);
+  if (!offsets.ok()) return offsets.status();
+  uint64_t offset = 0;
+  for (const Row& row : *offsets) {
+    if (row[0] == Datum(int16_t{0})) {
+      offset = static_cast<uint64_t>(std::get<int64_t>(row[1]));
+    }
+  }
+  return offset;
+}
+
 void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
   if (divergence_.has_value()) return;
   ++checkpoint_checks_;
@@ -172,15 +198,11 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
             .detail = std::string(status.message())});
   };
   // The source's committed offset (row 0; row 1 marks the bulk load).
-  absl::StatusOr<std::vector<Row>> offsets =
-      CommittedRows(store, offset_table_, 0);
-  if (!offsets.ok()) return fail(offsets.status(), "the source offset");
-  uint64_t offset = 0;
-  for (const Row& row : *offsets) {
-    if (row[0] == Datum(int16_t{0})) {
-      offset = static_cast<uint64_t>(std::get<int64_t>(row[1]));
-    }
+  absl::StatusOr<uint64_t> committed_offset = SourceOffset(store, std::nullopt);
+  if (!committed_offset.ok()) {
+    return fail(committed_offset.status(), "the source offset");
   }
+  const uint64_t offset = *committed_offset;
   if (offset < model_.offset()) {
     return Report({.step = where,
                    .what = "the committed source offset went back",
@@ -188,6 +210,9 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
                    .actual = absl::StrCat(offset)});
   }
   model_.AdvanceTo(offset);
+  if (options_.backfill_kind == BackfillKind::kSnapshot) {
+    return CheckSnapshotCommitted(store, finished, where);
+  }
 
   const TableCatalog& upstream = options_.upstream;
   const size_t pk_size = upstream.pk_indices.size();
@@ -271,6 +296,247 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
                          "vnode ", state, "; source offset ", offset, "; ",
                          expected.size(), " rows expected, ", actual.size(),
                          " in the view")});
+    }
+  }
+}
+
+}  // namespace simulation
+}  // namespace backfill
+
+namespace backfill {
+namespace simulation {
+
+void InvariantOracle::CheckSnapshotCommitted(StateStore& store, bool finished,
+                                             const std::string& where) {
+  const TableCatalog& upstream = options_.upstream;
+  const int vnode_count = upstream.vnode_count;
+  auto fail = [&](absl::Status status, absl::string_view what) {
+    Report({.step = where,
+            .what = absl::StrCat("oracle cannot read ", what),
+            .detail = std::string(status.message())});
+  };
+  const UpstreamModel::PkLess less{&view_catalog_.pk_orders};
+  using Keyed = std::map<Row, Row, UpstreamModel::PkLess>;
+  // A model's rows of `vnodes` in the view's columns, by view pk; also the
+  // rows per vnode in the reference order.
+  auto project = [&](const UpstreamModel& model, const VnodeBitmap& vnodes) {
+    Keyed out(less);
+    for (const auto& [pk, entry] : model.rows()) {
+      if (!vnodes.Test(entry.vnode)) continue;
+      Row projected;
+      for (int column : view_columns_) projected.push_back(entry.row[column]);
+      Row key = ReferencePk(projected, view_catalog_);
+      out.emplace(std::move(key), std::move(projected));
+    }
+    return out;
+  };
+  auto same = [](const Keyed& a, const Keyed& b) -> std::optional<Row> {
+    auto ia = a.begin();
+    auto ib = b.begin();
+    while (ia != a.end() || ib != b.end()) {
+      if (ia == a.end()) return ib->first;
+      if (ib == b.end()) return ia->first;
+      if (!ReferenceRowsIdentical(ia->first, ib->first)) {
+        return a.key_comp()(ia->first, ib->first) ? ia->first : ib->first;
+      }
+      if (!ReferenceRowsIdentical(ia->second, ib->second)) return ia->first;
+      ++ia;
+      ++ib;
+    }
+    return std::nullopt;
+  };
+  auto report_rows = [&](absl::string_view what, const Keyed& expected,
+                         const Keyed& actual, const Row& key,
+                         const std::string& detail) {
+    auto show = [&](const Keyed& rows) {
+      auto it = rows.find(key);
+      return it == rows.end() ? std::string("absent")
+                              : RowDebugString(it->second);
+    };
+    Report({.step = where,
+            .what = std::string(what),
+            .key = RowDebugString(key),
+            .expected = show(expected),
+            .actual = show(actual),
+            .detail = absl::StrCat(detail, "; ", expected.size(),
+                                   " rows expected, ", actual.size(),
+                                   " found")});
+  };
+
+  absl::StatusOr<std::vector<Row>> metas =
+      CommittedRows(store, snapshot_meta_table_, 0);
+  if (!metas.ok()) return fail(metas.status(), "the snapshot progress");
+  absl::StatusOr<std::vector<Row>> log =
+      CommittedRows(store, snapshot_log_table_, 0);
+  if (!log.ok()) return fail(log.status(), "the snapshot log");
+  // The view per vnode, keyed.
+  std::vector<Keyed> view(vnode_count, Keyed(less));
+  for (int v = 0; v < vnode_count; ++v) {
+    absl::StatusOr<std::vector<Row>> rows =
+        CommittedRows(store, view_table_, static_cast<VirtualNode>(v));
+    if (!rows.ok()) return fail(rows.status(), "the view");
+    for (Row& row : *rows) {
+      Row key = ReferencePk(row, view_catalog_);
+      view[v].emplace(std::move(key), std::move(row));
+    }
+  }
+  absl::StatusOr<KeySerde> pk_serde =
+      KeySerde::Create(upstream.PkTypes(), upstream.pk_orders);
+  if (!pk_serde.ok()) return fail(pk_serde.status(), "the pk layout");
+  std::vector<bool> owned(vnode_count, false);
+  committed_snapshot_phase_.reset();
+  for (const Row& meta : *metas) {
+    const int meta_phase = std::get<int16_t>(meta[3]);
+    if (meta_phase >= 0 && meta_phase <= 2) {
+      committed_snapshot_phase_ =
+          std::min(committed_snapshot_phase_.value_or(2), meta_phase);
+    }
+  }
+  for (const Row& meta : *metas) {
+    const int32_t actor = std::get<int32_t>(meta[0]);
+    const std::string detail = absl::StrCat("actor ", actor);
+    absl::StatusOr<VnodeBitmap> vnodes =
+        VnodeBitmap::Deserialize(std::get<std::string>(meta[1]));
+    if (!vnodes.ok() || vnodes->vnode_count() != vnode_count) {
+      return Report({.step = where,
+                     .what = "a snapshot progress row with a bad vnode bitmap",
+                     .detail = detail});
+    }
+    std::vector<VirtualNode> mine;
+    for (VirtualNode v : vnodes->set_vnodes()) {
+      if (owned[v]) {
+        return Report({.step = where,
+                       .what = "two snapshot actors own one vnode",
+                       .vnode = v,
+                       .detail = detail});
+      }
+      owned[v] = true;
+      mine.push_back(v);
+    }
+    const uint64_t e = static_cast<uint64_t>(std::get<int64_t>(meta[2]));
+    const int16_t phase = std::get<int16_t>(meta[3]);
+    // The actor's view rows and its remaining log.
+    Keyed actual(less);
+    for (VirtualNode v : mine) actual.insert(view[v].begin(), view[v].end());
+    const Keyed now = project(model_, *vnodes);
+    std::vector<const Row*> remaining;
+    for (const Row& row : *log) {
+      if (std::get<int32_t>(row[0]) == actor) remaining.push_back(&row);
+    }
+    if (phase == 2 || finished) {
+      if (phase != 2) {
+        return Report({.step = where,
+                       .what = "the job ended with a snapshot actor not joined",
+                       .detail = absl::StrCat(detail, ", phase ", phase)});
+      }
+      if (!remaining.empty()) {
+        return Report({.step = where,
+                       .what = "a joined snapshot actor has log rows left",
+                       .detail = absl::StrCat(detail, ": ", remaining.size())});
+      }
+      if (std::optional<Row> key = same(now, actual)) {
+        return report_rows(finished ? "view != table after the job ended"
+                                    : "joined snapshot actor: view != table",
+                           now, actual, *key, detail);
+      }
+      continue;
+    }
+    // The table at E, from the source offset committed at E.
+    auto& at_e = models_at_[e];
+    if (at_e == nullptr) {
+      absl::StatusOr<uint64_t> offset = SourceOffset(store, Epoch(e));
+      if (!offset.ok()) {
+        return fail(offset.status(), "the source offset at the snapshot epoch");
+      }
+      at_e = std::make_unique<UpstreamModel>(upstream, options_.workload,
+                                             options_.initial_rows);
+      at_e->AdvanceTo(*offset);
+    }
+    const Keyed table_at_e = project(*at_e, *vnodes);
+    Keyed replayed(less);
+    if (phase == 0) {
+      // Exactly the table at E up to the position.
+      const size_t index = static_cast<size_t>(std::get<int32_t>(meta[4]));
+      std::optional<Row> position;
+      if (const auto* bytes = std::get_if<std::string>(&meta[5])) {
+        absl::StatusOr<Row> decoded = pk_serde->Deserialize(*bytes);
+        if (!decoded.ok()) return fail(decoded.status(), "the position");
+        position = std::move(*decoded);
+      }
+      Keyed expected(less);
+      for (const auto& [pk, entry] : at_e->rows()) {
+        auto it = std::find(mine.begin(), mine.end(), entry.vnode);
+        if (it == mine.end()) continue;
+        const size_t at = static_cast<size_t>(it - mine.begin());
+        const bool sent =
+            at < index ||
+            (at == index && position.has_value() &&
+             ReferenceComparePk(pk, *position, upstream.pk_orders) <= 0);
+        if (!sent) continue;
+        Row projected;
+        for (int column : view_columns_) projected.push_back(entry.row[column]);
+        Row key = ReferencePk(projected, view_catalog_);
+        expected.emplace(std::move(key), std::move(projected));
+      }
+      if (std::optional<Row> key = same(expected, actual)) {
+        return report_rows(
+            "snapshot phase: view != the table at E up to the position",
+            expected, actual, *key,
+            absl::StrCat(detail, ", E ", e, ", vnode index ", index));
+      }
+      replayed = table_at_e;
+    } else {
+      replayed = actual;
+    }
+    // Applying the log left gives the table now.
+    for (const Row* row : remaining) {
+      const Op op = static_cast<Op>(std::get<int16_t>((*row)[3]));
+      Row s2(row->begin() + 4, row->end());
+      Row key = ReferencePk(s2, view_catalog_);
+      auto it = replayed.find(key);
+      if (op == Op::kInsert || op == Op::kUpdateInsert) {
+        if (it != replayed.end()) {
+          return Report({.step = where,
+                         .what = "the snapshot log inserts a present row",
+                         .key = RowDebugString(key),
+                         .detail = absl::StrCat(detail, ", phase ", phase)});
+        }
+        replayed.emplace(std::move(key), std::move(s2));
+      } else {
+        if (it == replayed.end() || !ReferenceRowsIdentical(it->second, s2)) {
+          return Report({.step = where,
+                         .what = "the snapshot log deletes an absent row",
+                         .key = RowDebugString(key),
+                         .expected = RowDebugString(s2),
+                         .actual = it == replayed.end()
+                                       ? std::string("absent")
+                                       : RowDebugString(it->second),
+                         .detail = absl::StrCat(detail, ", phase ", phase)});
+        }
+        replayed.erase(it);
+      }
+    }
+    if (std::optional<Row> key = same(now, replayed)) {
+      return report_rows(
+          phase == 0 ? "snapshot phase: the table at E + the log != the table"
+                     : "replay phase: the view + the log left != the table",
+          now, replayed, *key,
+          absl::StrCat(detail, ", E ", e, ", ", remaining.size(),
+                       " log rows left"));
+    }
+  }
+  for (int v = 0; v < vnode_count; ++v) {
+    if (owned[v]) continue;
+    if (finished) {
+      return Report({.step = where,
+                     .what = "the job ended with a vnode of no snapshot actor",
+                     .vnode = static_cast<VirtualNode>(v)});
+    }
+    if (!view[v].empty()) {
+      return Report({.step = where,
+                     .what = "view rows in a vnode no snapshot actor saved",
+                     .vnode = static_cast<VirtualNode>(v),
+                     .actual = RowDebugString(view[v].begin()->second)});
     }
   }
 }

@@ -23,6 +23,21 @@
 // (ReferenceRowsIdentical: floats bit for bit, INTERVALs field by field,
 // inside LISTs, STRUCTs and MAPs too).
 //
+// A snapshot backfill (kSnapshot) saves no per-vnode progress: each actor
+// saves one progress row (its vnodes, the snapshot epoch E, its phase, the
+// snapshot position) and keeps a log of the changes after E that it has not
+// replayed. The oracle models the table at E itself (its own model advanced
+// to the source offset committed at E) and checks, per actor, on its
+// vnodes: in the snapshot phase, the view holds exactly the table at E up
+// to the position (the vnodes before the position's vnode in full, that
+// vnode up to the position's key); before the join (snapshot and replay),
+// applying the committed log to (snapshot phase) the table at E, or
+// (replay phase) the view, gives the table now: so the view is the table at
+// E with a prefix of the log applied, and the log holds exactly the rest;
+// after the join, the view equals the table and the log is empty. Vnodes of
+// no actor's saved row (nothing committed yet) hold no view row. After the
+// job finished, every actor has joined.
+//
 // At every barrier it follows the job state from the timeline by its own
 // reading of job_state.h's composition (every action of an epoch applies,
 // in order), counting epochs since the view's creation itself (the first
@@ -44,7 +59,9 @@
 #ifndef TESTS_SIMULATION_INVARIANT_ORACLE_H_
 #define TESTS_SIMULATION_INVARIANT_ORACLE_H_
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -88,10 +105,18 @@ class InvariantOracle {
 
   uint64_t checkpoint_checks() const { return checkpoint_checks_; }
   uint64_t barrier_checks() const { return barrier_checks_; }
+  // kSnapshot: attempts begun after a checkpoint whose least advanced actor
+  // was in phase 0 (snapshot), 1 (replay) or 2 (joined).
+  const std::array<uint64_t, 3>& snapshot_resumes() const {
+    return snapshot_resumes_;
+  }
 
  private:
   // Checks the committed state; `finished`: every vnode must be finished.
   void CheckCommitted(StateStore& store, bool finished);
+  // The kSnapshot check (see above), after the model reached `offset`.
+  void CheckSnapshotCommitted(StateStore& store, bool finished,
+                              const std::string& where);
   // Whether the timeline has the job paused after epoch `count`'s actions,
   // and its job-wide rate limit then.
   bool PausedAfter(uint64_t count) const;
@@ -107,20 +132,33 @@ class InvariantOracle {
   // The committed rows of `table` in `vnode`, decoded from the stored
   // values (every table the oracle reads keeps all its columns in the value
   // except possibly pk columns it does not need: those read back as NULL).
+  // The source's offset committed at `at` (none: the last commit).
+  absl::StatusOr<uint64_t> SourceOffset(StateStore& store,
+                                        std::optional<Epoch> at) const;
+  // `at`: a historical read at that epoch instead of the committed one.
   static absl::StatusOr<std::vector<Row>> CommittedRows(
-      StateStore& store, const ReadTable& table, VirtualNode vnode);
+      StateStore& store, const ReadTable& table, VirtualNode vnode,
+      std::optional<Epoch> at = std::nullopt);
 
   const StreamingJobOptions& options_;
   const TableCatalog view_catalog_;
   const ReadTable offset_table_;
   const ReadTable progress_table_;
   const ReadTable view_table_;
+  // kSnapshot: the log and progress tables.
+  const ReadTable snapshot_log_table_;
+  const ReadTable snapshot_meta_table_;
+  // kSnapshot: the model at each snapshot epoch seen (by epoch).
+  std::map<uint64_t, std::unique_ptr<UpstreamModel>> models_at_;
   // S1 indices of the view's columns.
   std::vector<int> view_columns_;
   UpstreamModel model_;
   std::optional<Divergence> divergence_;
   uint64_t checkpoint_checks_ = 0;
   uint64_t barrier_checks_ = 0;
+  std::array<uint64_t, 3> snapshot_resumes_ = {0, 0, 0};
+  // kSnapshot: the least advanced actor's phase at the last check.
+  std::optional<int> committed_snapshot_phase_;
 
   // Epochs since the view's creation: of the last barrier seen, and of the
   // last committed one.

@@ -307,6 +307,7 @@ class Simulation {
     }
     outcome_.checkpoint_checks = oracle_.checkpoint_checks();
     outcome_.barrier_checks = oracle_.barrier_checks();
+    outcome_.snapshot_resumes = oracle_.snapshot_resumes();
     return std::move(outcome_);
   }
 

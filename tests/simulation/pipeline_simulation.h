@@ -30,6 +30,7 @@
 #ifndef TESTS_SIMULATION_PIPELINE_SIMULATION_H_
 #define TESTS_SIMULATION_PIPELINE_SIMULATION_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -117,6 +118,10 @@ struct SeedOutcome {
   // and barriers checked against the pause state or the rate limit.
   uint64_t checkpoint_checks = 0;
   uint64_t barrier_checks = 0;
+  // kSnapshot: attempts that resumed from a checkpoint whose least advanced
+  // actor was in the snapshot, replay or joined phase (index 0, 1, 2): the
+  // crashes and kills that landed in each phase.
+  std::array<uint64_t, 3> snapshot_resumes = {0, 0, 0};
   // Crashes by kind ("kill at any step", "fault: Seal", ...).
   std::map<std::string, int> crash_kinds;
   // Faults that fired but never surfaced as an error (CONTRACT §4 says

@@ -289,7 +289,14 @@ Scenario MakeScenario(uint64_t seed) {
 
 void RestrictScenarioToKind(Scenario& scenario, BackfillKind kind) {
   scenario.job.backfill_kind = kind;
-  if (kind != BackfillKind::kNoShuffle) return;
+  if (kind == BackfillKind::kArrangement) return;
+  if (kind == BackfillKind::kSnapshot) {
+    // Log budgets from one that holds the upstream at almost every change
+    // to the default, by seed.
+    static constexpr uint64_t kLogBudgets[] = {256, 4096, 65536,
+                                               uint64_t{64} << 20};
+    scenario.job.snapshot_log_budget_bytes = kLogBudgets[scenario.seed % 4];
+  }
   std::vector<JobAction>& actions = scenario.job.actions;
   actions.erase(std::remove_if(actions.begin(), actions.end(),
                                [](const JobAction& action) {
@@ -313,7 +320,11 @@ std::string Scenario::DebugString() const {
       ", rate ", job.rate_limit.ToString(), ", adaptive target ",
       absl::FormatDuration(job.adaptive_target_barrier_latency),
       " (floor ", job.adaptive_min_rows_per_second, "), buffer budget ",
-      job.upstream_buffer_budget_bytes, ", checkpoint every ",
+      job.upstream_buffer_budget_bytes,
+      job.backfill_kind == BackfillKind::kSnapshot
+          ? absl::StrCat(", log budget ", job.snapshot_log_budget_bytes)
+          : std::string(),
+      ", checkpoint every ",
       job.checkpoint_frequency, ", channel ", job.channel_capacity,
       "\n  actions: [", absl::StrJoin(actions, ", "), "]");
   for (size_t r = 0; r < runs.size(); ++r) {

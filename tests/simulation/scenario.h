@@ -77,8 +77,10 @@ Scenario MakeScenario(uint64_t seed);
 
 // Makes `scenario` run the backfill `kind` (StreamingJobOptions::
 // backfill_kind), dropping what that kind does not allow: for kNoShuffle
-// every `rescale` action and every restart at another parallelism (its
-// actors cannot be rescaled). Everything else of the seed stays.
+// and kSnapshot every `rescale` action and every restart at another
+// parallelism (their actors cannot be rescaled). kSnapshot also gets a log
+// budget by seed (256 B, 4 KiB, 64 KiB or the default 64 MiB). Everything
+// else of the seed stays.
 void RestrictScenarioToKind(Scenario& scenario, BackfillKind kind);
 
 }  // namespace simulation

@@ -1,0 +1,136 @@
+// The streaming job with a snapshot backfill (StreamingJobOptions::
+// backfill_kind = kSnapshot): the view equals the table (with pauses, a rate
+// limit and a small log budget that holds the upstream), a restart resumes
+// from the saved progress and log, a restart at another parallelism and a
+// rescale action are refused.
+#include <string>
+
+#include "executor/runtime/streaming_job.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/memory_state_store.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::StatusIs;
+using ::testing::HasSubstr;
+
+StreamingJobOptions SnapshotJob() {
+  StreamingJobOptions options;
+  options.upstream.table_id = 1;
+  options.upstream.name = "orders";
+  options.upstream.columns = {{"id", DataType::kInt64, 1, false},
+                              {"customer", DataType::kVarchar, 2, true},
+                              {"qty", DataType::kInt32, 3, true}};
+  options.upstream.pk_indices = {0};
+  options.upstream.pk_orders = {OrderType::Descending()};
+  options.upstream.dist_key_indices = {0};
+  options.upstream.vnode_count = 16;
+  options.upstream.value_indices = {0, 1, 2};
+  options.output_columns = {1, 2};  // the pk is hidden in the view
+  options.backfill_kind = BackfillKind::kSnapshot;
+  options.initial_rows = 3000;
+  options.workload.ops_per_second = 4000;
+  options.workload.update_primary_key = true;
+  options.workload.null_fraction = 0.1;
+  options.workload.key_space = 6000;
+  options.workload.seed = 11;
+  options.parallelism = 3;
+  options.chunk_size = 64;
+  options.barrier_interval = absl::Milliseconds(10);
+  options.checkpoint_frequency = 2;
+  options.max_duration = absl::Seconds(120);
+  return options;
+}
+
+TEST(SnapshotJobTest, ViewEqualsTableWithPauseAndRateLimit) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = SnapshotJob();
+  options.actions = {{2, JobAction::Kind::kPause, 0},
+                     {6, JobAction::Kind::kResume, 0},
+                     {6, JobAction::Kind::kSetRateLimit, 20000}};
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult result,
+      RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(result.consistent) << result.mismatch;
+  EXPECT_GT(result.upstream_rows, 0u);
+  EXPECT_EQ(result.upstream_rows, result.view_rows);
+  EXPECT_GE(result.snapshot_rows, 1u);
+  EXPECT_EQ(result.recoveries, 0u);
+  EXPECT_GT(result.peak_snapshot_log_bytes, 0u);
+}
+
+TEST(SnapshotJobTest, ASmallLogBudgetHoldsTheUpstreamAndEndsConsistent) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = SnapshotJob();
+  options.rate_limit = RateLimit::Fixed(6000);
+  options.snapshot_log_budget_bytes = 4096;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult result,
+      RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(result.consistent) << result.mismatch;
+  // Each of the 3 actors exceeds its budget by at most one upstream chunk.
+  EXPECT_GT(result.peak_snapshot_log_bytes, 0u);
+  EXPECT_LT(result.peak_snapshot_log_bytes, 3u * (4096 + 256 * 1024));
+}
+
+TEST(SnapshotJobTest, ResumesFromItsProgressButNotAtAnotherParallelism) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = SnapshotJob();
+  options.rate_limit = RateLimit::Fixed(1000);  // 3000 rows: about 3 s
+  options.max_duration = absl::Milliseconds(800);
+  EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
+  StreamingJobOptions rescaled = options;
+  rescaled.max_duration = absl::Seconds(60);
+  rescaled.overrides.parallelism = 2;
+  EXPECT_THAT(RunStreamingJob(*store, rescaled, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("snapshot backfill cannot resume at another "
+                                 "parallelism: it runs at 3, asked for 2")));
+  options.max_duration = absl::Seconds(60);
+  options.overrides.rate_limit = RateLimit::Disabled();
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult resumed,
+      RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(resumed.consistent) << resumed.mismatch;
+  EXPECT_TRUE(resumed.resumed);
+  EXPECT_EQ(resumed.recoveries, 0u);
+  // The first run's rows were not read again.
+  EXPECT_LT(resumed.snapshot_rows_this_run, resumed.snapshot_rows);
+}
+
+TEST(SnapshotJobTest, ARerunOfAnotherKindOverSavedProgressIsRefused) {
+  for (BackfillKind first : {BackfillKind::kArrangement,
+                             BackfillKind::kSnapshot}) {
+    SCOPED_TRACE(BackfillKindName(first));
+    auto store = NewMemoryStateStore();
+    StreamingJobOptions options = SnapshotJob();
+    options.backfill_kind = first;
+    options.rate_limit = RateLimit::Fixed(1000);
+    options.max_duration = absl::Milliseconds(500);
+    EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
+                StatusIs(absl::StatusCode::kDeadlineExceeded));
+    options.backfill_kind = first == BackfillKind::kSnapshot
+                                ? BackfillKind::kArrangement
+                                : BackfillKind::kSnapshot;
+    options.max_duration = absl::Seconds(60);
+    EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         HasSubstr("the saved backfill progress is of")));
+  }
+}
+
+TEST(SnapshotJobTest, ARescaleActionIsRejected) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = SnapshotJob();
+  options.actions = {{3, JobAction::Kind::kRescale, 0, 2}};
+  EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("snapshot backfill cannot be rescaled")));
+}
+
+}  // namespace
+}  // namespace backfill
