@@ -43,6 +43,13 @@ Epoch GcEpochs::BeginCompaction() {
   return Epoch(safe);
 }
 
+void GcEpochs::RaiseHorizon(Epoch epoch) {
+  uint64_t horizon = horizon_.load();
+  while (epoch.value() > horizon &&
+         !horizon_.compare_exchange_weak(horizon, epoch.value())) {
+  }
+}
+
 rocksdb::CompactionFilter::Decision MvccCompactionFilter::FilterV2(
     int /*level*/, const rocksdb::Slice& key, ValueType value_type,
     const rocksdb::Slice& existing_value, std::string* /*new_value*/,

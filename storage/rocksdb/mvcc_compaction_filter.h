@@ -42,6 +42,10 @@ class GcEpochs {
   void SetCommitted(Epoch epoch) ABSL_LOCKS_EXCLUDED(mu_);
   // The safe epoch for a compaction starting now; raises the horizon to it.
   Epoch BeginCompaction() ABSL_LOCKS_EXCLUDED(mu_);
+  // Versions older than `epoch` may be gone already (a store reopened at
+  // committed epoch C: an earlier process's compactions used safe epochs up
+  // to C, and its pins died with it): raises the horizon to `epoch`.
+  void RaiseHorizon(Epoch epoch);
   Epoch horizon() const { return Epoch(horizon_.load()); }
 
  private:

@@ -54,6 +54,9 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
     acknowledged_writer->Write(AcknowledgedNow(database->db(), committed));
   }
   gc->SetCommitted(committed);
+  // Earlier processes compacted with safe epochs up to `committed`: a read
+  // below it may miss versions, and is refused rather than answered wrong.
+  gc->RaiseHorizon(committed);
   Database& opened = *database;
   auto layer = std::make_unique<RocksDbCommittedLayer>(
       std::move(database), std::move(gc), options,

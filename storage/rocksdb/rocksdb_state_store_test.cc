@@ -340,6 +340,36 @@ TEST(RocksDbStateStoreTest, ChurnStaysBoundedAfterCompaction) {
               IsOkAndHolds(std::nullopt));
 }
 
+TEST(RocksDbStateStoreTest, HistoricalReadsBelowTheReopenedEpochAreRefused) {
+  const std::string path = NewTestDirectory();
+  Epoch first_committed;
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                  RocksDbStateStore::Open(SmallOptions(path)));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+    WriteEpoch(*store, *local, 10, "old");
+    first_committed = store->CommittedEpoch(kTable);
+    WriteEpoch(*store, *local, 10, "new");
+    // The old versions are gone from disk.
+    BACKFILL_ASSERT_OK(store->Compact());
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                RocksDbStateStore::Open(SmallOptions(path)));
+  const Epoch committed = store->CommittedEpoch(kTable);
+  ASSERT_GT(committed, first_committed);
+  // This process never compacted, but an earlier one did: a read at the
+  // first epoch would see "new" (or nothing) where "old" was; it is refused.
+  EXPECT_THAT(
+      store->Get(TableKey{kTable, 0, "key7"}, first_committed),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("horizon")));
+  EXPECT_THAT(store->NewIterator(kTable, 0, PkRange::All(), first_committed),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key7"}, committed),
+              IsOkAndHolds(Optional(std::string("new"))));
+}
+
 // A queue-like workload: every epoch inserts new keys and deletes the
 // previous epoch's. Only a full compaction removes the tombstones; returns
 // the stored versions once automatic GC (if enabled) is idle.
