@@ -304,13 +304,7 @@ absl::Status NoShuffleBackfillExecutor::RefreshScans(const StreamChunk& chunk) {
 }
 
 uint32_t NoShuffleBackfillExecutor::ChunkCapacity() const {
-  uint32_t capacity = options_.chunk_size;
-  if (std::optional<uint32_t> rate =
-          controls_.limiter().limit().ToOptionalU32();
-      rate.has_value() && *rate > 0) {
-    capacity = std::min(capacity, *rate);
-  }
-  return std::max<uint32_t>(capacity, 2);
+  return SnapshotChunkSize(controls_.limiter().limit(), options_.chunk_size);
 }
 
 absl::Status NoShuffleBackfillExecutor::ReadChunk(bool* exhausted) {

@@ -393,13 +393,7 @@ absl::Status SnapshotBackfillExecutor::LoadProgress(EpochPair first) {
 // ---- The running loop --------------------------------------------------------
 
 uint32_t SnapshotBackfillExecutor::ChunkCapacity() const {
-  uint32_t capacity = options_.chunk_size;
-  if (std::optional<uint32_t> rate =
-          controls_.limiter().limit().ToOptionalU32();
-      rate.has_value() && *rate > 0) {
-    capacity = std::min(capacity, *rate);
-  }
-  return std::max<uint32_t>(capacity, 2);
+  return SnapshotChunkSize(controls_.limiter().limit(), options_.chunk_size);
 }
 
 bool SnapshotBackfillExecutor::CanWork(PollContext& cx) {
