@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "executor/backfill/first_barrier.h"
 #include "executor/backfill/marking.h"
 #include "executor/backfill/progress_rows.h"
 #include "executor/stream_chunk.h"
@@ -190,28 +191,15 @@ absl::Status ArrangementBackfillExecutor::LoadProgress() {
 ArrangementBackfillExecutor::Step ArrangementBackfillExecutor::PollStartup(
     PollContext& cx) {
   if (phase_ == Phase::kAwaitFirstBarrier) {
-    PollResult result = upstream_->PollNext(cx);
-    if (result.is_pending()) return Step::kPending;
-    if (result.is_error()) return Fail(result.status());
-    if (result.is_end()) {
-      return Fail(absl::FailedPreconditionError(
-          "upstream ended before the first barrier"));
-    }
-    Barrier* barrier = std::get_if<Barrier>(&result.message());
-    if (barrier == nullptr) {
-      return Fail(absl::FailedPreconditionError(
-          absl::StrCat("the first message must be a barrier, got ",
-                       MessageDebugString(result.message()))));
-    }
-    controls_.ApplyFirstBarrier(*barrier);
-    first_barrier_ = *barrier;
+    absl::StatusOr<std::optional<EpochPair>> first =
+        PollFirstBarrier(*upstream_, cx, controls_, output_);
+    if (!first.ok()) return Fail(first.status());
+    if (!first->has_value()) return Step::kPending;
+    first_epoch_ = **first;
     phase_ = Phase::kInitProgressTable;
-    // Emitted at once, before any initialisation (waiting for the committed
-    // epoch depends on this barrier being collected downstream).
-    output_.Push(std::move(result).message());
     return Step::kProgress;
   }
-  const EpochPair first = first_barrier_->epoch;
+  const EpochPair first = first_epoch_;
   if (phase_ == Phase::kInitProgressTable) {
     if (!commit_waiter_.Ready(
             [&] { return progress_table_->ReadyToInit(first); }, cx)) {

@@ -229,7 +229,8 @@ class ArrangementBackfillExecutor final : public Executor {
 
   // Lifecycle.
   Phase phase_ = Phase::kAwaitFirstBarrier;
-  std::optional<Barrier> first_barrier_;
+  // The first barrier's epoch (set when it arrived).
+  EpochPair first_epoch_;
   absl::Status final_status_;
 
   // The epoch loop.

@@ -192,7 +192,8 @@ class NoShuffleBackfillExecutor final : public Executor {
   BackfillControls controls_;
 
   Phase phase_ = Phase::kAwaitFirstBarrier;
-  std::optional<Barrier> first_barrier_;
+  // The first barrier's epoch (set when it arrived).
+  EpochPair first_epoch_;
   absl::Status final_status_;
 
   // The owned vnodes' progress as persisted: every vnode at the shared

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "executor/backfill/first_barrier.h"
 #include "executor/stream_chunk.h"
 #include "serde/row.h"
 #include "third_party/absl_extras/status_macros.h"
@@ -288,27 +289,15 @@ PollResult SnapshotBackfillExecutor::PollNext(PollContext& cx) {
 SnapshotBackfillExecutor::Step SnapshotBackfillExecutor::PollStartup(
     PollContext& cx) {
   if (stage_ == Stage::kAwaitFirstBarrier) {
-    PollResult result = input_->PollNext(cx);
-    if (result.is_pending()) return Step::kPending;
-    if (result.is_error()) return Fail(result.status());
-    if (result.is_end()) {
-      return Fail(absl::FailedPreconditionError(
-          "upstream ended before the first barrier"));
-    }
-    Barrier* barrier = std::get_if<Barrier>(&result.message());
-    if (barrier == nullptr) {
-      return Fail(absl::FailedPreconditionError(
-          absl::StrCat("the first message must be a barrier, got ",
-                       MessageDebugString(result.message()))));
-    }
-    controls_.ApplyFirstBarrier(*barrier);
-    first_barrier_ = *barrier;
+    absl::StatusOr<std::optional<EpochPair>> first =
+        PollFirstBarrier(*input_, cx, controls_, output_);
+    if (!first.ok()) return Fail(first.status());
+    if (!first->has_value()) return Step::kPending;
+    first_epoch_ = **first;
     stage_ = Stage::kInit;
-    // Emitted at once: the commit it waits for needs it collected.
-    output_.Push(std::move(result).message());
     return Step::kProgress;
   }
-  const EpochPair first = first_barrier_->epoch;
+  const EpochPair first = first_epoch_;
   if (!commit_waiter_.Ready([&] { return meta_table_->ReadyToInit(first); },
                             cx)) {
     return Step::kPending;

@@ -243,7 +243,8 @@ class SnapshotBackfillExecutor final : public Executor {
   BackfillControls controls_;
 
   Stage stage_ = Stage::kAwaitFirstBarrier;
-  std::optional<Barrier> first_barrier_;
+  // The first barrier's epoch (set when it arrived).
+  EpochPair first_epoch_;
   absl::Status final_status_;
 
   Phase phase_ = Phase::kSnapshot;
