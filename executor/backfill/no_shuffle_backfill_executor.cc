@@ -261,20 +261,8 @@ absl::Status NoShuffleBackfillExecutor::OpenScans() {
   return absl::OkStatus();
 }
 
-absl::Status NoShuffleBackfillExecutor::RefreshScans(const StreamChunk& chunk) {
-  if (!scans_open_) return absl::OkStatus();
-  const std::vector<int>& pk_indices = upstream_table_.catalog().pk_indices;
-  const std::vector<OrderType>& pk_orders = upstream_table_.catalog().pk_orders;
-  absl::flat_hash_set<VirtualNode> changed;
-  for (size_t i = 0; i < chunk.capacity(); ++i) {
-    if (!chunk.is_visible(i)) continue;
-    const Row row = chunk.RowAt(i);
-    if (position_.has_value() &&
-        CompareRows(ProjectRow(row, pk_indices), *position_, pk_orders) <= 0) {
-      continue;
-    }
-    changed.insert(upstream_table_.ComputeVnode(row));
-  }
+absl::Status NoShuffleBackfillExecutor::RefreshScans(
+    const absl::flat_hash_set<VirtualNode>& changed) {
   if (changed.empty()) return absl::OkStatus();
   std::erase_if(cursors_, [&](const std::unique_ptr<Cursor>& cursor) {
     return changed.contains(cursor->vnode);
@@ -329,19 +317,25 @@ absl::Status NoShuffleBackfillExecutor::ReadChunk(bool* exhausted) {
 
 // ---- The epoch loop ---------------------------------------------------------
 
-absl::Status NoShuffleBackfillExecutor::ForwardMarked(StreamChunk chunk) {
+absl::Status NoShuffleBackfillExecutor::HandleUpstreamChunk(StreamChunk chunk) {
   chunk.Compact();
   if (chunk.cardinality() == 0) return absl::OkStatus();
   upstream_rows_this_epoch_ += chunk.cardinality();
   const std::vector<int>& pk_indices = upstream_table_.catalog().pk_indices;
   const std::vector<OrderType>& pk_orders = upstream_table_.catalog().pk_orders;
+  // One comparison with the position per row: at or before it, the row is
+  // kept (marking); after it, its vnode's open scan is stale.
   std::vector<bool> keep(chunk.capacity(), false);
-  if (position_.has_value()) {
-    for (size_t i = 0; i < chunk.capacity(); ++i) {
-      keep[i] = CompareRows(ProjectRow(chunk.RowAt(i), pk_indices), *position_,
-                            pk_orders) <= 0;
+  absl::flat_hash_set<VirtualNode> changed;
+  for (size_t i = 0; i < chunk.capacity(); ++i) {
+    const Row row = chunk.RowAt(i);
+    keep[i] = position_.has_value() && CompareRows(ProjectRow(row, pk_indices),
+                                                   *position_, pk_orders) <= 0;
+    if (!keep[i] && scans_open_) {
+      changed.insert(upstream_table_.ComputeVnode(row));
     }
   }
+  BACKFILL_RETURN_IF_ERROR(RefreshScans(changed));
   BACKFILL_ASSIGN_OR_RETURN(StreamChunk marked,
                             NormalizeUnmatchedUpdates(std::move(chunk), keep));
   marked.Compact();
@@ -363,10 +357,7 @@ NoShuffleBackfillExecutor::Step NoShuffleBackfillExecutor::PollBackfill(
   if (upstream.is_ready()) {
     Message& message = upstream.message();
     if (StreamChunk* chunk = std::get_if<StreamChunk>(&message)) {
-      if (absl::Status status = RefreshScans(*chunk); !status.ok()) {
-        return Fail(status);
-      }
-      if (absl::Status status = ForwardMarked(std::move(*chunk));
+      if (absl::Status status = HandleUpstreamChunk(std::move(*chunk));
           !status.ok()) {
         return Fail(status);
       }

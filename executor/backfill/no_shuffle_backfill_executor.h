@@ -66,6 +66,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "executor/backfill/backfill_controls.h"
@@ -160,13 +161,14 @@ class NoShuffleBackfillExecutor final : public Executor {
   void CloseScans();
   // Opens `vnode`'s scan after the position (none if it has no row left).
   absl::StatusOr<std::unique_ptr<Cursor>> OpenScan(VirtualNode vnode);
-  // The writer applied `chunk`: the open scans of the vnodes it changed
-  // after the position no longer show the table; they are opened again (a
-  // scan of another vnode, or one that only changed rows at or before the
-  // position, still shows every row it has left to read).
-  absl::Status RefreshScans(const StreamChunk& chunk);
-  // Marks `chunk` against the position and queues what stays visible.
-  absl::Status ForwardMarked(StreamChunk chunk);
+  // The open scans of the `changed` vnodes (an upstream chunk changed rows
+  // of theirs after the position) no longer show the table; they are
+  // opened again (a scan of another vnode, or of one that only changed rows
+  // at or before the position, still shows every row it has left to read).
+  absl::Status RefreshScans(const absl::flat_hash_set<VirtualNode>& changed);
+  // The writer applied `chunk`: refreshes the scans it made stale, marks it
+  // against the position and queues what stays visible.
+  absl::Status HandleUpstreamChunk(StreamChunk chunk);
   absl::Status MinimumProgress(bool* exhausted);
   absl::Status ProcessBarrier(Barrier barrier);
   absl::Status FinishBarrier(Barrier barrier);
