@@ -103,12 +103,7 @@ ArrangementBackfillExecutor::ArrangementBackfillExecutor(
       options_(options),
       output_mapping_(std::move(output_mapping)),
       info_(std::move(info)),
-      controls_({.actor_id = options_.actor_id,
-                 .fragment_id = options_.fragment_id,
-                 .rate_limit = options_.rate_limit,
-                 .chunk_size = options_.chunk_size,
-                 .clock = options_.clock},
-                metrics_),
+      controls_(BackfillControls::Options::Of(options_), metrics_),
       output_(metrics_.barrier_latency_seconds),
       commit_waiter_(upstream_table_->store()) {
   const TableCatalog& catalog = upstream_table_->catalog();

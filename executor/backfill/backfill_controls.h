@@ -41,6 +41,17 @@ class BackfillControls {
     uint32_t chunk_size = 256;
     // The limiter's clock; default Clock::Real().
     Clock* clock = nullptr;
+
+    // The fields of these names from a backfill executor's options struct
+    // (each backfill kind's options carry all five).
+    template <typename ExecutorOptions>
+    static Options Of(const ExecutorOptions& options) {
+      return {.actor_id = options.actor_id,
+              .fragment_id = options.fragment_id,
+              .rate_limit = options.rate_limit,
+              .chunk_size = options.chunk_size,
+              .clock = options.clock};
+    }
   };
 
   // Sets `metrics.rate_limit_rows_per_second` to the initial limit and keeps

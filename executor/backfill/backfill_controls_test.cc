@@ -1,10 +1,12 @@
 #include "executor/backfill/backfill_controls.h"
 
+#include <cstdint>
 #include <memory>
 
 #include "executor/testing/message_literal.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
+#include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -74,6 +76,27 @@ TEST(BackfillControlsTest, ThrottlePrefersTheActorsEntryAndSetsTheGauge) {
   EXPECT_TRUE(controls.ApplyMutation(With(pause)));
   EXPECT_TRUE(controls.paused());
   EXPECT_EQ(metrics.rate_limit_rows_per_second.value(), 0);
+}
+
+TEST(BackfillControlsTest, OptionsOfAnExecutorsOptions) {
+  struct ExecutorOptions {
+    ActorId actor_id = 7;
+    FragmentId fragment_id = 2;
+    uint32_t chunk_size = 64;
+    RateLimit rate_limit = RateLimit::Fixed(40);
+    Clock* clock = nullptr;
+    int unrelated = 5;
+  };
+  SimulatedClock clock;
+  ExecutorOptions executor_options;
+  executor_options.clock = &clock;
+  const BackfillControls::Options options =
+      BackfillControls::Options::Of(executor_options);
+  EXPECT_EQ(options.actor_id, 7u);
+  EXPECT_EQ(options.fragment_id, 2u);
+  EXPECT_EQ(options.chunk_size, 64u);
+  EXPECT_EQ(options.rate_limit, RateLimit::Fixed(40));
+  EXPECT_EQ(options.clock, &clock);
 }
 
 }  // namespace

@@ -110,12 +110,7 @@ NoShuffleBackfillExecutor::NoShuffleBackfillExecutor(
       info_(std::move(info)),
       pk_types_(upstream_table.catalog().PkTypes()),
       s1_types_(ColumnTypes(upstream_table.catalog().columns)),
-      controls_({.actor_id = options_.actor_id,
-                 .fragment_id = options_.fragment_id,
-                 .rate_limit = options_.rate_limit,
-                 .chunk_size = options_.chunk_size,
-                 .clock = options_.clock},
-                metrics_),
+      controls_(BackfillControls::Options::Of(options_), metrics_),
       output_(metrics_.barrier_latency_seconds),
       commit_waiter_(progress_table_->store()) {
   metrics_.vnodes_assigned.Set(

@@ -220,12 +220,7 @@ SnapshotBackfillExecutor::SnapshotBackfillExecutor(
       options_(options),
       output_mapping_(std::move(output_mapping)),
       info_(std::move(info)),
-      controls_({.actor_id = options_.actor_id,
-                 .fragment_id = options_.fragment_id,
-                 .rate_limit = options_.rate_limit,
-                 .chunk_size = options_.chunk_size,
-                 .clock = options_.clock},
-                metrics_),
+      controls_(BackfillControls::Options::Of(options_), metrics_),
       output_(metrics_.barrier_latency_seconds),
       commit_waiter_(store) {
   for (VirtualNode vnode : vnodes_bitmap_.set_vnodes()) {
