@@ -31,8 +31,7 @@ BuildArrangementBackfillFromPlan(const proto::ArrangementBackfillNode& node,
       VnodeBitmap vnodes,
       DecodePlanVnodes(node.vnode_bitmap(), upstream_catalog.vnode_count));
   ArrangementBackfillOptions options;
-  BACKFILL_ASSIGN_OR_RETURN(options.chunk_size,
-                            DecodePlanChunkSize(node.chunk_size()));
+  BACKFILL_RETURN_IF_ERROR(DecodePlanActorFields(node, deps, &options));
   if (node.upstream_column_ids().empty()) {
     return absl::InvalidArgumentError("upstream_column_ids is empty");
   }
@@ -43,17 +42,10 @@ BuildArrangementBackfillFromPlan(const proto::ArrangementBackfillNode& node,
   if (!replicated.ok()) {
     return PlanFieldError("upstream_column_ids", replicated.status());
   }
-  options.actor_id = node.actor_id();
-  options.fragment_id = node.fragment_id();
-  options.rate_limit = node.has_rate_limit()
-                           ? RateLimit::FromOptionalU32(node.rate_limit())
-                           : RateLimit::Disabled();
   if (node.has_upstream_buffer_budget_bytes()) {
     options.upstream_buffer_budget_bytes =
         static_cast<size_t>(node.upstream_buffer_budget_bytes());
   }
-  options.clock = deps.clock;
-  options.output_ready = deps.output_ready;
   BACKFILL_ASSIGN_OR_RETURN(
       options.output_indices,
       DecodePlanOutputIndices(node.output_indices(), column_ids.size()));

@@ -43,15 +43,7 @@ BuildNoShuffleBackfillFromPlan(const proto::NoShuffleBackfillNode& node,
         "exactly its upstream writer's vnodes)");
   }
   NoShuffleBackfillOptions options;
-  BACKFILL_ASSIGN_OR_RETURN(options.chunk_size,
-                            DecodePlanChunkSize(node.chunk_size()));
-  options.actor_id = node.actor_id();
-  options.fragment_id = node.fragment_id();
-  options.rate_limit = node.has_rate_limit()
-                           ? RateLimit::FromOptionalU32(node.rate_limit())
-                           : RateLimit::Disabled();
-  options.clock = deps.clock;
-  options.output_ready = deps.output_ready;
+  BACKFILL_RETURN_IF_ERROR(DecodePlanActorFields(node, deps, &options));
   BACKFILL_ASSIGN_OR_RETURN(
       options.output_indices,
       DecodePlanOutputIndices(node.output_indices(),

@@ -1,13 +1,12 @@
-// The fields both backfill plan nodes (ArrangementBackfillNode and
-// NoShuffleBackfillNode, plan.proto) carry, decoded and validated the same
-// way for both plan builders.
+// The fields every backfill plan node (ArrangementBackfillNode,
+// NoShuffleBackfillNode, SnapshotBackfillNode; plan.proto) carries, decoded
+// and validated the same way for every plan builder.
 //
 // clang-format off
 //   BACKFILL_ASSIGN_OR_RETURN(TableCatalog upstream,
 //       DecodePlanTable("upstream_table", node.has_upstream_table(),
 //                       node.upstream_table()));
-//   BACKFILL_ASSIGN_OR_RETURN(uint32_t chunk_size,
-//                             DecodePlanChunkSize(node.chunk_size()));
+//   BACKFILL_RETURN_IF_ERROR(DecodePlanActorFields(node, deps, &options));
 // clang-format on
 //
 // Errors: InvalidArgument, the message starting with the field's name and
@@ -23,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "ratelimit/rate_limit.h"
 #include "serde/vnode_bitmap.h"
 #include "storage/table_catalog.h"
 
@@ -52,6 +52,26 @@ absl::StatusOr<VnodeBitmap> DecodePlanVnodes(absl::string_view vnode_bitmap,
 inline constexpr uint32_t kMaxPlanChunkSize = 1u << 20;
 // `chunk_size`: 0 = 256; at most kMaxPlanChunkSize.
 absl::StatusOr<uint32_t> DecodePlanChunkSize(uint32_t chunk_size);
+
+// The actor's fields of any backfill node into `options` (the options
+// struct of its kind): actor_id, fragment_id, rate_limit (absent =
+// Disabled, 0 = Pause), chunk_size (DecodePlanChunkSize), and the clock and
+// output_ready of `deps` (ArrangementBackfillDeps). Errors: chunk_size's.
+template <typename Node, typename Deps, typename Options>
+absl::Status DecodePlanActorFields(const Node& node, const Deps& deps,
+                                   Options* options) {
+  absl::StatusOr<uint32_t> chunk_size = DecodePlanChunkSize(node.chunk_size());
+  if (!chunk_size.ok()) return chunk_size.status();
+  options->chunk_size = *chunk_size;
+  options->actor_id = node.actor_id();
+  options->fragment_id = node.fragment_id();
+  options->rate_limit = node.has_rate_limit()
+                            ? RateLimit::FromOptionalU32(node.rate_limit())
+                            : RateLimit::Disabled();
+  options->clock = deps.clock;
+  options->output_ready = deps.output_ready;
+  return absl::OkStatus();
+}
 
 // `output_indices`, each < `num_columns` (the columns they index).
 absl::StatusOr<std::vector<int>> DecodePlanOutputIndices(

@@ -60,8 +60,7 @@ BuildSnapshotBackfillFromPlan(const proto::SnapshotBackfillNode& node,
   BACKFILL_ASSIGN_OR_RETURN(
       VnodeBitmap vnodes,
       DecodePlanVnodes(node.vnode_bitmap(), upstream.vnode_count));
-  BACKFILL_ASSIGN_OR_RETURN(options.chunk_size,
-                            DecodePlanChunkSize(node.chunk_size()));
+  BACKFILL_RETURN_IF_ERROR(DecodePlanActorFields(node, deps, &options));
   BACKFILL_ASSIGN_OR_RETURN(
       options.output_indices,
       DecodePlanOutputIndices(node.output_indices(),
@@ -74,13 +73,6 @@ BuildSnapshotBackfillFromPlan(const proto::SnapshotBackfillNode& node,
     }
     options.log_budget_bytes = node.log_budget_bytes();
   }
-  options.actor_id = node.actor_id();
-  options.fragment_id = node.fragment_id();
-  options.rate_limit = node.has_rate_limit()
-                           ? RateLimit::FromOptionalU32(node.rate_limit())
-                           : RateLimit::Disabled();
-  options.clock = deps.clock;
-  options.output_ready = deps.output_ready;
   // One vnode each, written without reads (see the executor's header).
   StateTableOptions internal;
   internal.op_consistency = OpConsistency::kInconsistent;
