@@ -490,7 +490,10 @@ absl::Status SnapshotBackfillExecutor::ReadSnapshotChunk() {
       BACKFILL_RETURN_IF_ERROR(
           decoder_->DecodeRow(vnode, scan_->key(), scan_->value(), &row));
       rows.push_back(ProjectRow(row, options_.upstream_columns));
-      snapshot_pk_ = std::string(scan_->key());
+      // The position matters only where the chunk stops inside the vnode
+      // (the open scan carries on from there; a vnode read to its end
+      // resets it below): one copy per chunk, not per row.
+      if (rows.size() == capacity) snapshot_pk_ = std::string(scan_->key());
       scan_->Next();
     }
     BACKFILL_RETURN_IF_ERROR(scan_->status());
