@@ -198,7 +198,7 @@ SnapshotBackfillExecutor::Create(
   return std::unique_ptr<SnapshotBackfillExecutor>(new SnapshotBackfillExecutor(
       store, upstream, vnodes, std::move(input), std::move(log_table),
       std::move(meta_table), std::move(*decoder), reporter, metrics, options,
-      std::move(*mapping), std::move(info)));
+      std::move(*mapping), std::move(info), std::move(s2_types)));
 }
 
 SnapshotBackfillExecutor::SnapshotBackfillExecutor(
@@ -207,7 +207,7 @@ SnapshotBackfillExecutor::SnapshotBackfillExecutor(
     std::unique_ptr<StateTable> meta_table, std::unique_ptr<StateTable> decoder,
     ProgressReporter* reporter, BackfillMetrics* metrics,
     const SnapshotBackfillOptions& options, OutputMapping output_mapping,
-    ExecutorInfo info)
+    ExecutorInfo info, std::vector<DataType> s2_types)
     : store_(store),
       upstream_(upstream),
       vnodes_bitmap_(vnodes),
@@ -220,14 +220,12 @@ SnapshotBackfillExecutor::SnapshotBackfillExecutor(
       options_(options),
       output_mapping_(std::move(output_mapping)),
       info_(std::move(info)),
+      s2_types_(std::move(s2_types)),
       controls_(BackfillControls::Options::Of(options_), metrics_),
       output_(metrics_.barrier_latency_seconds),
       commit_waiter_(store) {
   for (VirtualNode vnode : vnodes_bitmap_.set_vnodes()) {
     vnodes_.push_back(vnode);
-  }
-  for (int index : options_.upstream_columns) {
-    s2_types_.push_back(upstream_.columns[index].type.id());
   }
   metrics_.vnodes_assigned.Set(static_cast<double>(vnodes_.size()));
 }

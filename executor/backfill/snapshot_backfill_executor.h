@@ -204,7 +204,8 @@ class SnapshotBackfillExecutor final : public Executor {
                            std::unique_ptr<StateTable> decoder,
                            ProgressReporter* reporter, BackfillMetrics* metrics,
                            const SnapshotBackfillOptions& options,
-                           OutputMapping output_mapping, ExecutorInfo info);
+                           OutputMapping output_mapping, ExecutorInfo info,
+                           std::vector<DataType> s2_types);
 
   Step PollStartup(PollContext& cx);
   Step PollRunning(PollContext& cx);
@@ -239,7 +240,7 @@ class SnapshotBackfillExecutor final : public Executor {
   const SnapshotBackfillOptions options_;
   const OutputMapping output_mapping_;
   const ExecutorInfo info_;
-  std::vector<DataType> s2_types_;
+  const std::vector<DataType> s2_types_;
   BackfillControls controls_;
 
   Stage stage_ = Stage::kAwaitFirstBarrier;
