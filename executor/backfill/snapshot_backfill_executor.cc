@@ -230,11 +230,7 @@ SnapshotBackfillExecutor::SnapshotBackfillExecutor(
   metrics_.vnodes_assigned.Set(static_cast<double>(vnodes_.size()));
 }
 
-SnapshotBackfillExecutor::~SnapshotBackfillExecutor() {
-  scan_.reset();
-  pin_.reset();
-  commit_waiter_.Stop();
-}
+SnapshotBackfillExecutor::~SnapshotBackfillExecutor() = default;
 
 std::string SnapshotBackfillExecutor::Context() const {
   std::string context = info_.identity;
@@ -248,11 +244,15 @@ std::string SnapshotBackfillExecutor::Context() const {
 SnapshotBackfillExecutor::Step SnapshotBackfillExecutor::Fail(
     const absl::Status& status) {
   final_status_ = WithContext(status, Context());
-  stage_ = Stage::kEnded;
   output_.Clear();
+  EndStream();
+  return Step::kProgress;
+}
+
+void SnapshotBackfillExecutor::EndStream() {
+  stage_ = Stage::kEnded;
   scan_.reset();
   pin_.reset();
-  return Step::kProgress;
 }
 
 PollResult SnapshotBackfillExecutor::PollNext(PollContext& cx) {
@@ -422,9 +422,7 @@ SnapshotBackfillExecutor::Step SnapshotBackfillExecutor::PollRunning(
   PollResult result = input_->PollNext(cx);
   if (result.is_error()) return Fail(result.status());
   if (result.is_end()) {
-    stage_ = Stage::kEnded;
-    scan_.reset();
-    pin_.reset();
+    EndStream();
     return Step::kProgress;
   }
   if (result.is_pending()) {
@@ -650,11 +648,7 @@ absl::Status SnapshotBackfillExecutor::HandleBarrier(Barrier barrier) {
   controls_.ApplyMutation(barrier);
   const bool stop = barrier.IsStopFor(options_.actor_id);
   output_.Push(std::move(barrier));
-  if (stop) {
-    stage_ = Stage::kEnded;
-    scan_.reset();
-    pin_.reset();
-  }
+  if (stop) EndStream();
   return absl::OkStatus();
 }
 

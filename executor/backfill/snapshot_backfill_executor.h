@@ -222,6 +222,8 @@ class SnapshotBackfillExecutor final : public Executor {
   absl::Status WriteProgress();
   uint32_t ChunkCapacity() const;
   Step Fail(const absl::Status& status);
+  // No more messages after the queued ones; the reads (and the pin) closed.
+  void EndStream();
   std::string Context() const;
 
   StateStore& store_;
