@@ -1,6 +1,7 @@
 #include "executor/backfill/snapshot_backfill_executor.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -586,7 +587,10 @@ absl::Status SnapshotBackfillExecutor::ReplayChunk() {
       const uint64_t bytes = LogRowBytes(log_row);
       log_bytes_ -= std::min(log_bytes_, bytes);
       BACKFILL_RETURN_IF_ERROR(log_table_->Delete(log_row));
-      rows.emplace_back(log_row.begin() + kLogFixedColumns, log_row.end());
+      // The log row is deleted: its S2 datums move into the chunk's row.
+      rows.emplace_back(
+          std::make_move_iterator(log_row.begin() + kLogFixedColumns),
+          std::make_move_iterator(log_row.end()));
     }
     upstream_rows_this_epoch_ += rows.size();
     output_.Push(output_mapping_.MapChunk(
