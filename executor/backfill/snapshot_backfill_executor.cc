@@ -69,10 +69,9 @@ absl::Status CheckShape(absl::string_view field, const TableCatalog& expected,
     ok = expected.columns[i].type == actual.columns[i].type;
   }
   if (!ok) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " (", actual.DebugString(),
-                     ") does not have the expected shape ",
-                     expected.DebugString()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " (", actual.DebugString(),
+        ") does not have the expected shape ", expected.DebugString()));
   }
   return absl::OkStatus();
 }
@@ -167,8 +166,7 @@ SnapshotBackfillExecutor::Create(
     auto it = std::find(options.upstream_columns.begin(),
                         options.upstream_columns.end(), pk_column);
     if (it == options.upstream_columns.end()) {
-      return invalid("upstream_columns: pk column ", pk_column,
-                     " is missing");
+      return invalid("upstream_columns: pk column ", pk_column, " is missing");
     }
     s2_pk.push_back(static_cast<int>(it - options.upstream_columns.begin()));
   }
@@ -373,7 +371,8 @@ absl::Status SnapshotBackfillExecutor::LoadProgress(EpochPair first) {
   return absl::OkStatus();
 }
 
-// ---- The running loop --------------------------------------------------------
+// ---- The running loop
+// --------------------------------------------------------
 
 uint32_t SnapshotBackfillExecutor::ChunkCapacity() const {
   return SnapshotChunkSize(controls_.limiter().limit(), options_.chunk_size);
@@ -405,10 +404,9 @@ SnapshotBackfillExecutor::Step SnapshotBackfillExecutor::PollRunning(
     PollContext& cx) {
   // The log over its budget holds the upstream while the executor can
   // drain (replay) or advance (snapshot, not paused).
-  const bool hold =
-      phase_ != Phase::kJoined && log_bytes_ > 0 &&
-      log_bytes_ >= options_.log_budget_bytes &&
-      !(phase_ == Phase::kSnapshot && controls_.paused());
+  const bool hold = phase_ != Phase::kJoined && log_bytes_ > 0 &&
+                    log_bytes_ >= options_.log_budget_bytes &&
+                    !(phase_ == Phase::kSnapshot && controls_.paused());
   if (hold || work_turn_) {
     work_turn_ = false;
     if (CanWork(cx)) {
@@ -458,14 +456,16 @@ SnapshotBackfillExecutor::Step SnapshotBackfillExecutor::PollRunning(
     return Step::kProgress;
   }
   output_.BarrierArrived(cx.clock().Now());
-  if (absl::Status status = HandleBarrier(std::get<Barrier>(std::move(message)));
+  if (absl::Status status =
+          HandleBarrier(std::get<Barrier>(std::move(message)));
       !status.ok()) {
     return Fail(status);
   }
   return Step::kProgress;
 }
 
-// ---- The snapshot -------------------------------------------------------------
+// ---- The snapshot
+// -------------------------------------------------------------
 
 absl::Status SnapshotBackfillExecutor::ReadSnapshotChunk() {
   const uint32_t capacity = ChunkCapacity();
@@ -516,7 +516,8 @@ absl::Status SnapshotBackfillExecutor::ReadSnapshotChunk() {
   return absl::OkStatus();
 }
 
-// ---- The log ------------------------------------------------------------------
+// ---- The log
+// ------------------------------------------------------------------
 
 absl::Status SnapshotBackfillExecutor::AppendToLog(StreamChunk chunk) {
   chunk.Compact();
@@ -604,7 +605,8 @@ absl::Status SnapshotBackfillExecutor::ReplayChunk() {
   return absl::OkStatus();
 }
 
-// ---- Barriers -------------------------------------------------------------------
+// ---- Barriers
+// -------------------------------------------------------------------
 
 absl::Status SnapshotBackfillExecutor::WriteProgress() {
   Row row(kMetaColumns);
@@ -634,8 +636,8 @@ absl::Status SnapshotBackfillExecutor::HandleBarrier(Barrier barrier) {
   if (reporter_ != nullptr) {
     if (phase_ == Phase::kJoined) {
       if (!finished_) {
-        BACKFILL_RETURN_IF_ERROR(reporter_->Finish(barrier.epoch,
-                                                   snapshot_rows_));
+        BACKFILL_RETURN_IF_ERROR(
+            reporter_->Finish(barrier.epoch, snapshot_rows_));
       }
     } else {
       BACKFILL_RETURN_IF_ERROR(

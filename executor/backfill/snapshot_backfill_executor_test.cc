@@ -63,8 +63,8 @@ struct Change {
   Row row;
 };
 
-proto::SnapshotBackfillNode Node(const VnodeBitmap& vnodes,
-                                 uint32_t chunk_size, uint64_t budget) {
+proto::SnapshotBackfillNode Node(const VnodeBitmap& vnodes, uint32_t chunk_size,
+                                 uint64_t budget) {
   proto::SnapshotBackfillNode node;
   *node.mutable_upstream_table() = TableCatalogToProto(Upstream());
   node.add_upstream_column_ids(1);
@@ -290,7 +290,8 @@ void RunSeed(uint32_t seed, RunStats& stats) {
   bool finished = false;
   int epochs_left = 40;
   for (int attempt = 0; attempt < 12 && !finished; ++attempt) {
-    const uint64_t committed = store->CommittedEpoch(Upstream().table_id).value();
+    const uint64_t committed =
+        store->CommittedEpoch(Upstream().table_id).value();
     // Uncommitted changes are lost with the crash.
     while (!history.empty() && history.back().epoch > committed) {
       history.pop_back();
@@ -301,7 +302,8 @@ void RunSeed(uint32_t seed, RunStats& stats) {
       ApplyRow(change.op, change.row, model);
     }
     uint64_t epoch = committed + 1;
-    Writer writer = Writer::Open(*store, EpochPair{Epoch(epoch), Epoch(committed)});
+    Writer writer =
+        Writer::Open(*store, EpochPair{Epoch(epoch), Epoch(committed)});
     BACKFILL_ASSERT_OK_AND_ASSIGN(
         Actor actor, MakeActor(*store, vnodes, chunk_size, budget));
     actor.input->Push(TestBarrier(epoch, BarrierKind::kInitial));
@@ -332,7 +334,8 @@ void RunSeed(uint32_t seed, RunStats& stats) {
               rows.push_back(Row{it->first, version++});
             }
           }
-          for (size_t r = rows.size() - (ops.back() == Op::kUpdateInsert ? 2 : 1);
+          for (size_t r =
+                   rows.size() - (ops.back() == Op::kUpdateInsert ? 2 : 1);
                r < rows.size(); ++r) {
             ApplyRow(ops[r], rows[r], model);
             writer.Apply(ops[r], rows[r]);
@@ -356,7 +359,8 @@ void RunSeed(uint32_t seed, RunStats& stats) {
       if (epochs_left > 0) --epochs_left;
       Idle(*actor.backfill, view, static_cast<int>(rng() % 4));
       // The barrier {epoch + 1, epoch}.
-      ASSERT_TRUE(writer.table->Commit(EpochPair{Epoch(epoch + 1), Epoch(epoch)}).ok());
+      ASSERT_TRUE(
+          writer.table->Commit(EpochPair{Epoch(epoch + 1), Epoch(epoch)}).ok());
       actor.input->Push(TestBarrier(epoch + 1));
       ASSERT_TRUE(RunToBarrier(*actor.backfill, view)) << "epoch " << epoch;
       CheckOracle(*actor.backfill, *writer.table, vnodes, initial, history,
@@ -382,7 +386,8 @@ void RunSeed(uint32_t seed, RunStats& stats) {
   ASSERT_TRUE(finished) << "the backfill did not finish";
   Model model = initial;
   for (const Change& change : history) ApplyRow(change.op, change.row, model);
-  auto probe = *StateTable::Create(Upstream(), *store, VnodeBitmap::All(kVnodes));
+  auto probe =
+      *StateTable::Create(Upstream(), *store, VnodeBitmap::All(kVnodes));
   EXPECT_TRUE(SameModel(view, Restrict(model, vnodes, *probe)));
 }
 
@@ -410,13 +415,14 @@ TEST(SnapshotBackfillExecutorTest, FullLogHoldsTheUpstream) {
   auto store = NewMemoryStateStore();
   {
     Writer loader = Writer::Open(*store, EpochPair::ForInitial(Epoch(1)));
-    for (int64_t id = 0; id < 400; ++id) loader.Apply(Op::kInsert, Row{id, int64_t{0}});
+    for (int64_t id = 0; id < 400; ++id)
+      loader.Apply(Op::kInsert, Row{id, int64_t{0}});
     ASSERT_TRUE(loader.table->Commit(EpochPair{Epoch(2), Epoch(1)}).ok());
     ASSERT_TRUE(store->Checkpoint(Epoch(1)).ok());
   }
-  BACKFILL_ASSERT_OK_AND_ASSIGN(
-      Actor actor, MakeActor(*store, VnodeBitmap::All(kVnodes), 4,
-                             /*budget=*/100));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Actor actor,
+                                MakeActor(*store, VnodeBitmap::All(kVnodes), 4,
+                                          /*budget=*/100));
   Model view;
   actor.input->Push(TestBarrier(2, BarrierKind::kInitial));
   ASSERT_TRUE(RunToBarrier(*actor.backfill, view));
@@ -432,7 +438,8 @@ TEST(SnapshotBackfillExecutorTest, FullLogHoldsTheUpstream) {
   // The log passes its budget with the first chunk; from then on the
   // executor reads the snapshot and leaves its input alone.
   int snapshot_chunks = 0;
-  while (actor.backfill->phase() == SnapshotBackfillExecutor::Phase::kSnapshot) {
+  while (actor.backfill->phase() ==
+         SnapshotBackfillExecutor::Phase::kSnapshot) {
     PollResult result = actor.backfill->PollNext(cx);
     ASSERT_TRUE(result.is_ready());
     ASSERT_TRUE(std::holds_alternative<StreamChunk>(result.message()));
@@ -461,8 +468,8 @@ TEST(SnapshotBackfillExecutorTest, RefusesAnotherVnodeSplit) {
   {
     Writer writer = Writer::Open(*store, EpochPair{Epoch(2), Epoch(1)});
     BACKFILL_ASSERT_OK_AND_ASSIGN(
-        Actor actor, MakeActor(*store, VnodeBitmap::FromRange(kVnodes, 0, 4),
-                               4, 1000));
+        Actor actor,
+        MakeActor(*store, VnodeBitmap::FromRange(kVnodes, 0, 4), 4, 1000));
     Model view;
     actor.input->Push(TestBarrier(2, BarrierKind::kInitial));
     ASSERT_TRUE(RunToBarrier(*actor.backfill, view));
@@ -501,13 +508,13 @@ TEST(SnapshotBackfillExecutorTest, RejectsBadOptions) {
                             VnodeBitmap::All(1), inconsistent),
         nullptr, nullptr, options);
   };
-  EXPECT_THAT(make({1}, SnapshotLogCatalog(Upstream(), {1}, kLogTable)).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("pk column 0 is missing")));
-  EXPECT_THAT(make({0, 1}, SnapshotLogCatalog(Upstream(), {0}, kLogTable))
-                  .status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("log_table")));
+  EXPECT_THAT(
+      make({1}, SnapshotLogCatalog(Upstream(), {1}, kLogTable)).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("pk column 0 is missing")));
+  EXPECT_THAT(
+      make({0, 1}, SnapshotLogCatalog(Upstream(), {0}, kLogTable)).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("log_table")));
   EXPECT_TRUE(
       make({0, 1}, SnapshotLogCatalog(Upstream(), {0, 1}, kLogTable)).ok());
 }

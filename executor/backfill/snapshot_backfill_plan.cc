@@ -87,10 +87,9 @@ BuildSnapshotBackfillFromPlan(const proto::SnapshotBackfillNode& node,
       StateTable::Create(meta_catalog, store, VnodeBitmap::All(1), internal);
   if (!meta.ok()) return PlanFieldError("progress_table", meta.status());
   absl::StatusOr<std::unique_ptr<SnapshotBackfillExecutor>> executor =
-      SnapshotBackfillExecutor::Create(store, upstream, vnodes,
-                                       std::move(input), std::move(*log),
-                                       std::move(*meta), deps.reporter,
-                                       deps.metrics, options);
+      SnapshotBackfillExecutor::Create(
+          store, upstream, vnodes, std::move(input), std::move(*log),
+          std::move(*meta), deps.reporter, deps.metrics, options);
   if (!executor.ok()) return PlanFieldError("plan", executor.status());
   return executor;
 }
