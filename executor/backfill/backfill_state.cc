@@ -9,19 +9,30 @@
 
 namespace backfill {
 
-bool ProgressEquals(const VnodeProgress& a, const VnodeProgress& b) {
+namespace {
+
+// The row count of an InProgress or Completed progress; 0 for NotStarted.
+uint64_t RowCountOf(const VnodeProgress& progress) {
+  if (const auto* p = std::get_if<InProgress>(&progress)) return p->row_count;
+  if (const auto* p = std::get_if<Completed>(&progress)) return p->row_count;
+  return 0;
+}
+
+}  // namespace
+
+bool ProgressSamePosition(const VnodeProgress& a, const VnodeProgress& b) {
   if (a.index() != b.index()) return false;
   if (const auto* x = std::get_if<InProgress>(&a)) {
-    const auto& y = std::get<InProgress>(b);
-    return x->row_count == y.row_count &&
-           RowsEqual(x->current_pos, y.current_pos);
+    return RowsEqual(x->current_pos, std::get<InProgress>(b).current_pos);
   }
   if (const auto* x = std::get_if<Completed>(&a)) {
-    const auto& y = std::get<Completed>(b);
-    return x->row_count == y.row_count &&
-           RowsEqual(x->current_pos, y.current_pos);
+    return RowsEqual(x->current_pos, std::get<Completed>(b).current_pos);
   }
-  return true;
+  return true;  // both NotStarted
+}
+
+bool ProgressEquals(const VnodeProgress& a, const VnodeProgress& b) {
+  return ProgressSamePosition(a, b) && RowCountOf(a) == RowCountOf(b);
 }
 
 std::string ProgressDebugString(const VnodeProgress& progress) {

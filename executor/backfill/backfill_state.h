@@ -55,6 +55,8 @@ using VnodeProgress = std::variant<NotStarted, InProgress, Completed>;
 
 // Structural equality (positions compared with RowsEqual).
 bool ProgressEquals(const VnodeProgress& a, const VnodeProgress& b);
+// The same kind and position (RowsEqual), whatever the row counts.
+bool ProgressSamePosition(const VnodeProgress& a, const VnodeProgress& b);
 // "NotStarted", "InProgress{(5), 17}", "Completed{(NULL), 0}".
 std::string ProgressDebugString(const VnodeProgress& progress);
 

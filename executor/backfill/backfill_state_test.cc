@@ -26,6 +26,26 @@ bool IsInProgress(const VnodeProgress* progress, int64_t pos, uint64_t count) {
          ProgressEquals(*progress, InProgress{Pos(pos), count});
 }
 
+TEST(BackfillStateTest, EqualityWithAndWithoutRowCounts) {
+  EXPECT_TRUE(ProgressEquals(NotStarted{}, NotStarted{}));
+  EXPECT_TRUE(ProgressEquals(InProgress{Pos(3), 2}, InProgress{Pos(3), 2}));
+  EXPECT_FALSE(ProgressEquals(InProgress{Pos(3), 2}, InProgress{Pos(3), 1}));
+  EXPECT_FALSE(ProgressEquals(Completed{Pos(3), 2}, Completed{Pos(3), 1}));
+  EXPECT_FALSE(ProgressEquals(InProgress{Pos(3), 2}, Completed{Pos(3), 2}));
+
+  EXPECT_TRUE(ProgressSamePosition(NotStarted{}, NotStarted{}));
+  EXPECT_TRUE(
+      ProgressSamePosition(InProgress{Pos(3), 2}, InProgress{Pos(3), 0}));
+  EXPECT_TRUE(ProgressSamePosition(Completed{Pos(3), 2}, Completed{Pos(3), 0}));
+  EXPECT_FALSE(
+      ProgressSamePosition(InProgress{Pos(3), 2}, InProgress{Pos(4), 2}));
+  EXPECT_FALSE(
+      ProgressSamePosition(Completed{Pos(3), 2}, Completed{Pos(4), 2}));
+  EXPECT_FALSE(
+      ProgressSamePosition(InProgress{Pos(3), 2}, Completed{Pos(3), 2}));
+  EXPECT_FALSE(ProgressSamePosition(NotStarted{}, InProgress{Pos(3), 0}));
+}
+
 TEST(BackfillStateTest, Transitions) {
   BackfillState state({{0, NotStarted{}}, {1, NotStarted{}}});
   EXPECT_FALSE(state.HasProgress());

@@ -37,20 +37,6 @@ absl::Status WithContext(const absl::Status& status,
                       absl::StrCat(context, ": ", status.message()));
 }
 
-// Same kind and position (not row count).
-bool SamePosition(const VnodeProgress& a, const VnodeProgress& b) {
-  if (a.index() != b.index()) return false;
-  if (const auto* in_progress = std::get_if<InProgress>(&a)) {
-    return RowsEqual(in_progress->current_pos,
-                     std::get<InProgress>(b).current_pos);
-  }
-  if (const auto* completed = std::get_if<Completed>(&a)) {
-    return RowsEqual(completed->current_pos,
-                     std::get<Completed>(b).current_pos);
-  }
-  return true;  // both NotStarted
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NoShuffleBackfillExecutor>>
@@ -178,7 +164,7 @@ absl::Status NoShuffleBackfillExecutor::LoadProgress() {
   const VnodeProgress& first = *state_->Get(vnodes.front());
   for (VirtualNode vnode : vnodes) {
     const VnodeProgress& progress = *state_->Get(vnode);
-    if (!SamePosition(first, progress)) {
+    if (!ProgressSamePosition(first, progress)) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the progress of vnodes ", vnodes.front(), " and ", vnode,
           " differs (", ProgressDebugString(first), " vs ",
