@@ -290,8 +290,14 @@ SnapshotBackfillExecutor::Step SnapshotBackfillExecutor::PollStartup(
     return Step::kProgress;
   }
   const EpochPair first = first_epoch_;
-  if (!commit_waiter_.Ready([&] { return meta_table_->ReadyToInit(first); },
-                            cx)) {
+  // Both tables' InitEpoch below must not block (the store's committed epoch
+  // is per table in StateStore's contract).
+  if (!commit_waiter_.Ready(
+          [&] {
+            return meta_table_->ReadyToInit(first) &&
+                   log_table_->ReadyToInit(first);
+          },
+          cx)) {
     return Step::kPending;
   }
   commit_waiter_.Stop();
