@@ -1,7 +1,7 @@
 // BackfillOutput: a backfill executor's messages ready to emit, in order,
 // with the barrier latency metric: each barrier's time from its arrival
-// (BarrierArrived) to its emission (Pop) is observed as it leaves. Both
-// backfill executors emit through one.
+// (BarrierArrived) to its emission (Pop) is observed as it leaves. Every
+// backfill executor (arrangement, no-shuffle, snapshot) emits through one.
 //
 // clang-format off
 //   BackfillOutput output(metrics.barrier_latency_seconds);
