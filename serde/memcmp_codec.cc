@@ -516,6 +516,15 @@ void ComplementFrom(size_t start, std::string* out) {
   for (size_t i = start; i < out->size(); ++i) p[i] = static_cast<char>(~p[i]);
 }
 
+// A whole key of `num_columns` columns must end where its last column does.
+absl::Status CheckNoTrailingBytes(absl::string_view bytes, size_t consumed,
+                                  size_t num_columns) {
+  if (consumed == bytes.size()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      "memcomparable key: ", bytes.size() - consumed, " trailing bytes after ",
+      num_columns, " columns at offset ", consumed));
+}
+
 }  // namespace
 
 void EncodeKeyDatum(const Datum& datum, DataType type, OrderType order,
@@ -595,14 +604,9 @@ absl::StatusOr<Row> DecodeKey(absl::string_view bytes,
                               absl::Span<const DataType> types,
                               absl::Span<const OrderType> orders) {
   Row row;
-  absl::StatusOr<size_t> consumed = DecodeKeyPrefix(bytes, types, orders, &row);
-  if (!consumed.ok()) return consumed.status();
-  if (*consumed != bytes.size()) {
-    return absl::DataLossError(
-        absl::StrCat("memcomparable key: ", bytes.size() - *consumed,
-                     " trailing bytes after ", types.size(),
-                     " columns at offset ", *consumed));
-  }
+  BACKFILL_ASSIGN_OR_RETURN(const size_t consumed,
+                            DecodeKeyPrefix(bytes, types, orders, &row));
+  BACKFILL_RETURN_IF_ERROR(CheckNoTrailingBytes(bytes, consumed, types.size()));
   return row;
 }
 
@@ -707,17 +711,11 @@ void KeySerde::Serialize(RowView row, std::string* out) const {
 }
 
 absl::StatusOr<Row> KeySerde::Deserialize(absl::string_view bytes) const {
-  if (!has_nested_) return DecodeKey(bytes, types_, orders_);
   Row row;
-  BACKFILL_ASSIGN_OR_RETURN(
-      const size_t consumed,
-      DecodeColumnsPrefix(bytes, column_types_, orders_, &row));
-  if (consumed != bytes.size()) {
-    return absl::DataLossError(
-        absl::StrCat("memcomparable key: ", bytes.size() - consumed,
-                     " trailing bytes after ", types_.size(),
-                     " columns at offset ", consumed));
-  }
+  BACKFILL_ASSIGN_OR_RETURN(const size_t consumed,
+                            DecodePrefix(bytes, num_columns(), &row));
+  BACKFILL_RETURN_IF_ERROR(
+      CheckNoTrailingBytes(bytes, consumed, num_columns()));
   return row;
 }
 
