@@ -702,8 +702,7 @@ KeySerde KeySerde::Prefix(size_t num_columns) const {
                                          orders_.begin() + num_columns));
 }
 
-void KeySerde::Serialize(RowView row, std::string* out) const {
-  if (!has_nested_) return EncodeKey(row, types_, orders_, out);
+void KeySerde::SerializeNested(RowView row, std::string* out) const {
   assert(row.size() == column_types_.size());
   for (size_t i = 0; i < row.size(); ++i) {
     EncodeKeyDatum(row[i], column_types_[i], orders_[i], out);
