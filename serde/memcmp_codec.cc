@@ -511,6 +511,13 @@ absl::Status ReadTypedValue(KeyReader& reader, const ColumnType& type,
   }
 }
 
+// One key column of any key type: its tag under `order`, then its value.
+absl::Status ReadKeyColumn(KeyReader& reader, const ColumnType& type,
+                           OrderType order, Datum* out) {
+  return ReadTagged(reader, NullTag(order), out,
+                    [&] { return ReadTypedValue(reader, type, out); });
+}
+
 void ComplementFrom(size_t start, std::string* out) {
   char* p = out->data();
   for (size_t i = start; i < out->size(); ++i) p[i] = static_cast<char>(~p[i]);
@@ -569,9 +576,7 @@ absl::StatusOr<size_t> DecodeKeyDatum(absl::string_view bytes,
   }
   KeyReader reader(bytes);
   reader.set_column(0, type.id(), order, &type);
-  BACKFILL_RETURN_IF_ERROR(ReadTagged(reader, NullTag(order), out, [&] {
-    return ReadTypedValue(reader, type, out);
-  }));
+  BACKFILL_RETURN_IF_ERROR(ReadKeyColumn(reader, type, order, out));
   return reader.position();
 }
 
@@ -630,11 +635,8 @@ absl::StatusOr<size_t> DecodeColumnsPrefix(
   out->resize(types.size());
   for (size_t i = 0; i < types.size(); ++i) {
     reader.set_column(i, types[i].id(), orders[i], &types[i]);
-    Datum* datum = &(*out)[i];
     BACKFILL_RETURN_IF_ERROR(
-        ReadTagged(reader, NullTag(orders[i]), datum, [&] {
-          return ReadTypedValue(reader, types[i], datum);
-        }));
+        ReadKeyColumn(reader, types[i], orders[i], &(*out)[i]));
   }
   return reader.position();
 }
