@@ -511,9 +511,25 @@ absl::Status ReadTypedValue(KeyReader& reader, const ColumnType& type,
   }
 }
 
+// One key column of any key type: its tag under `order`, then its value.
+absl::Status ReadKeyColumn(KeyReader& reader, const ColumnType& type,
+                           OrderType order, Datum* out) {
+  return ReadTagged(reader, NullTag(order), out,
+                    [&] { return ReadTypedValue(reader, type, out); });
+}
+
 void ComplementFrom(size_t start, std::string* out) {
   char* p = out->data();
   for (size_t i = start; i < out->size(); ++i) p[i] = static_cast<char>(~p[i]);
+}
+
+// A whole key of `num_columns` columns must end where its last column does.
+absl::Status CheckNoTrailingBytes(absl::string_view bytes, size_t consumed,
+                                  size_t num_columns) {
+  if (consumed == bytes.size()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      "memcomparable key: ", bytes.size() - consumed, " trailing bytes after ",
+      num_columns, " columns at offset ", consumed));
 }
 
 }  // namespace
@@ -560,9 +576,7 @@ absl::StatusOr<size_t> DecodeKeyDatum(absl::string_view bytes,
   }
   KeyReader reader(bytes);
   reader.set_column(0, type.id(), order, &type);
-  BACKFILL_RETURN_IF_ERROR(ReadTagged(reader, NullTag(order), out, [&] {
-    return ReadTypedValue(reader, type, out);
-  }));
+  BACKFILL_RETURN_IF_ERROR(ReadKeyColumn(reader, type, order, out));
   return reader.position();
 }
 
@@ -595,14 +609,9 @@ absl::StatusOr<Row> DecodeKey(absl::string_view bytes,
                               absl::Span<const DataType> types,
                               absl::Span<const OrderType> orders) {
   Row row;
-  absl::StatusOr<size_t> consumed = DecodeKeyPrefix(bytes, types, orders, &row);
-  if (!consumed.ok()) return consumed.status();
-  if (*consumed != bytes.size()) {
-    return absl::DataLossError(
-        absl::StrCat("memcomparable key: ", bytes.size() - *consumed,
-                     " trailing bytes after ", types.size(),
-                     " columns at offset ", *consumed));
-  }
+  BACKFILL_ASSIGN_OR_RETURN(const size_t consumed,
+                            DecodeKeyPrefix(bytes, types, orders, &row));
+  BACKFILL_RETURN_IF_ERROR(CheckNoTrailingBytes(bytes, consumed, types.size()));
   return row;
 }
 
@@ -626,11 +635,8 @@ absl::StatusOr<size_t> DecodeColumnsPrefix(
   out->resize(types.size());
   for (size_t i = 0; i < types.size(); ++i) {
     reader.set_column(i, types[i].id(), orders[i], &types[i]);
-    Datum* datum = &(*out)[i];
     BACKFILL_RETURN_IF_ERROR(
-        ReadTagged(reader, NullTag(orders[i]), datum, [&] {
-          return ReadTypedValue(reader, types[i], datum);
-        }));
+        ReadKeyColumn(reader, types[i], orders[i], &(*out)[i]));
   }
   return reader.position();
 }
@@ -698,8 +704,7 @@ KeySerde KeySerde::Prefix(size_t num_columns) const {
                                          orders_.begin() + num_columns));
 }
 
-void KeySerde::Serialize(RowView row, std::string* out) const {
-  if (!has_nested_) return EncodeKey(row, types_, orders_, out);
+void KeySerde::SerializeNested(RowView row, std::string* out) const {
   assert(row.size() == column_types_.size());
   for (size_t i = 0; i < row.size(); ++i) {
     EncodeKeyDatum(row[i], column_types_[i], orders_[i], out);
@@ -707,17 +712,11 @@ void KeySerde::Serialize(RowView row, std::string* out) const {
 }
 
 absl::StatusOr<Row> KeySerde::Deserialize(absl::string_view bytes) const {
-  if (!has_nested_) return DecodeKey(bytes, types_, orders_);
   Row row;
-  BACKFILL_ASSIGN_OR_RETURN(
-      const size_t consumed,
-      DecodeColumnsPrefix(bytes, column_types_, orders_, &row));
-  if (consumed != bytes.size()) {
-    return absl::DataLossError(
-        absl::StrCat("memcomparable key: ", bytes.size() - consumed,
-                     " trailing bytes after ", types_.size(),
-                     " columns at offset ", consumed));
-  }
+  BACKFILL_ASSIGN_OR_RETURN(const size_t consumed,
+                            DecodePrefix(bytes, num_columns(), &row));
+  BACKFILL_RETURN_IF_ERROR(
+      CheckNoTrailingBytes(bytes, consumed, num_columns()));
   return row;
 }
 

@@ -135,7 +135,11 @@ class KeySerde {
   // EncodeKey with this layout (nested columns as EncodeKeyDatum with their
   // ColumnType). REQUIRES: as EncodeKey, with DatumMatchesColumnType for a
   // nested column.
-  void Serialize(RowView row, std::string* out) const;
+  void Serialize(RowView row, std::string* out) const {
+    // Inline: a scalar layout (the per-row hot path) calls EncodeKey directly.
+    if (has_nested_) return SerializeNested(row, out);
+    EncodeKey(row, types_, orders_, out);
+  }
   std::string Serialize(RowView row) const {
     std::string out;
     Serialize(row, &out);
@@ -156,6 +160,8 @@ class KeySerde {
 
  private:
   KeySerde(std::vector<ColumnType> column_types, std::vector<OrderType> orders);
+  // Serialize of a layout with a LIST or STRUCT column.
+  void SerializeNested(RowView row, std::string* out) const;
 
   std::vector<ColumnType> column_types_;
   std::vector<DataType> types_;  // column_types_' ids

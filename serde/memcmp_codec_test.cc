@@ -48,6 +48,25 @@ std::string EncodeOne(const Datum& d, DataType type, OrderType order) {
   return out;
 }
 
+// keys[i] is the key of rows[i] under `orders`: every pair of keys compares
+// as CompareRows compares the rows, and no key is a proper prefix of another.
+void CheckKeysOrderAsRowsAndArePrefixFree(const std::vector<Row>& rows,
+                                          const std::vector<std::string>& keys,
+                                          absl::Span<const OrderType> orders) {
+  ASSERT_EQ(rows.size(), keys.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (size_t j = 0; j < rows.size(); ++j) {
+      ASSERT_EQ(Sign(CompareRows(rows[i], rows[j], orders)),
+                CompareBytes(keys[i], keys[j]))
+          << RowDebugString(rows[i]) << " vs " << RowDebugString(rows[j]);
+      if (keys[i] != keys[j]) {
+        ASSERT_FALSE(keys[j].compare(0, keys[i].size(), keys[i]) == 0)
+            << "key " << i << " is a proper prefix of key " << j;
+      }
+    }
+  }
+}
+
 // Every type under every order: order preservation, round trip, canonical.
 TEST(MemcmpCodecTest, SingleColumnOrderAndRoundTripForEveryTypeAndOrder) {
   for (DataType type : kAllScalarDataTypes) {
@@ -112,17 +131,8 @@ TEST(MemcmpCodecTest, CompositeKeysPreserveOrderAndArePrefixFree) {
       ASSERT_TRUE(RowsEqual(*decoded, rows.back()))
           << RowDebugString(*decoded) << " vs " << RowDebugString(rows.back());
     }
-    for (size_t i = 0; i < rows.size(); ++i) {
-      for (size_t j = 0; j < rows.size(); ++j) {
-        const int expected = Sign(CompareRows(rows[i], rows[j], orders));
-        ASSERT_EQ(expected, CompareBytes(keys[i], keys[j]))
-            << RowDebugString(rows[i]) << " vs " << RowDebugString(rows[j]);
-        if (keys[i] != keys[j]) {
-          ASSERT_FALSE(keys[j].compare(0, keys[i].size(), keys[i]) == 0)
-              << "key " << i << " is a proper prefix of key " << j;
-        }
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(
+        CheckKeysOrderAsRowsAndArePrefixFree(rows, keys, orders));
     // Sorting by bytes equals sorting by the comparator.
     std::vector<size_t> by_bytes(rows.size()), by_rows(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) by_bytes[i] = by_rows[i] = i;
@@ -770,17 +780,8 @@ TEST(MemcmpCodecTest, KeySerdeWithNestedColumnsPreservesOrder) {
       ASSERT_EQ(keys.back().substr(0, consumed), prefix_key);
       ASSERT_TRUE(RowsEqual(front, RowView(row).first(n)));
     }
-    for (size_t i = 0; i < rows.size(); ++i) {
-      for (size_t j = 0; j < rows.size(); ++j) {
-        ASSERT_EQ(Sign(CompareRows(rows[i], rows[j], orders)),
-                  CompareBytes(keys[i], keys[j]))
-            << RowDebugString(rows[i]) << " vs " << RowDebugString(rows[j]);
-        if (keys[i] != keys[j]) {
-          ASSERT_FALSE(keys[j].compare(0, keys[i].size(), keys[i]) == 0)
-              << "key " << i << " is a proper prefix of key " << j;
-        }
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(
+        CheckKeysOrderAsRowsAndArePrefixFree(rows, keys, orders));
   }
 }
 

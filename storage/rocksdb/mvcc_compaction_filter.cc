@@ -37,9 +37,7 @@ Epoch GcEpochs::BeginCompaction() {
   MutexLock lock(&mu_);
   uint64_t safe = committed_;
   if (!pins_.empty()) safe = std::min(safe, *pins_.begin());
-  uint64_t horizon = horizon_.load();
-  while (safe > horizon && !horizon_.compare_exchange_weak(horizon, safe)) {
-  }
+  RaiseHorizon(Epoch(safe));
   return Epoch(safe);
 }
 

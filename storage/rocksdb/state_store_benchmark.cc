@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/base/internal/endian.h"
 #include "rocksdb/db.h"
 #include "rocksdb/iterator.h"
+#include "storage/benchmark_rows.h"
 #include "storage/rocksdb/raw_rocksdb_for_test.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
 #include "storage/table_key.h"
@@ -29,7 +29,12 @@
 namespace backfill {
 namespace {
 
-constexpr int kVnodes = 256;
+using benchmark_rows::kVnodes;
+using benchmark_rows::Pk;
+using benchmark_rows::SumBytes;
+using benchmark_rows::Value;
+using benchmark_rows::VnodeOf;
+
 constexpr TableId kMain = 1;
 constexpr TableId kChurned = 2;
 constexpr TableId kClean = 3;
@@ -44,26 +49,6 @@ void Check(const absl::Status& status, const char* what) {
     std::fprintf(stderr, "%s: %s\n", what, status.ToString().c_str());
     std::exit(1);
   }
-}
-
-std::string Pk(uint64_t row) {
-  char pk[8];
-  absl::big_endian::Store64(pk, row);
-  return std::string(pk, 8);
-}
-VirtualNode VnodeOf(uint64_t row) {
-  return static_cast<VirtualNode>((row * 2654435761u) % kVnodes);
-}
-std::string Value(uint64_t row) {
-  std::string value(40, '\0');
-  for (int i = 0; i < 40; ++i) value[i] = static_cast<char>(row * 31 + i);
-  return value;
-}
-
-uint64_t SumBytes(absl::string_view value) {
-  uint64_t sum = 0;
-  for (unsigned char c : value) sum += c;
-  return sum;
 }
 
 // Writes rows [0, num_rows) of `table` where keep(row), checkpointing every
@@ -98,20 +83,12 @@ double Write(StateStore& store, TableId table, uint64_t num_rows, Epoch* epoch,
 double ScanCommitted(StateStore& store, TableId table, uint64_t* rows_out,
                      uint64_t* sum_out) {
   const auto start = std::chrono::steady_clock::now();
-  uint64_t rows = 0, sum = 0;
-  for (int vnode = 0; vnode < kVnodes; ++vnode) {
-    auto it = store.NewIterator(table, static_cast<VirtualNode>(vnode),
-                                PkRange::All(), Epoch::Max());
-    Check(it.status(), "iterator");
-    for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
-      sum += SumBytes((*it)->value());
-      ++rows;
-    }
-    Check((*it)->status(), "scan");
-  }
-  *rows_out = rows;
-  *sum_out = sum;
-  return rows / Seconds(start);
+  absl::StatusOr<benchmark_rows::ScanTotals> totals =
+      benchmark_rows::ScanCommitted(store, table);
+  Check(totals.status(), "scan");
+  *rows_out = totals->rows;
+  *sum_out = totals->value_byte_sum;
+  return totals->rows / Seconds(start);
 }
 
 double ScanLocal(StateStore& store, TableId table, Epoch epoch,

@@ -610,12 +610,10 @@ SharedCommittedLayer::CommitVersion(
         return absl::InvalidArgumentError(info.status().message());
       VersionSst sst{descriptor.object_key(), *std::move(info), nullptr};
       {
+        // Forgotten once the version is current (SetCurrent).
         MutexLock lock(&mu_);
         auto mine = synced_.find(sst.object_key);
-        if (mine != synced_.end()) {
-          sst.reader = mine->second.reader;
-          synced_.erase(mine);
-        }
+        if (mine != synced_.end()) sst.reader = mine->second.reader;
       }
       if (sst.reader == nullptr) {  // Synced by another process.
         BACKFILL_ASSIGN_OR_RETURN(sst.reader,

@@ -26,11 +26,11 @@
 #include <string>
 #include <vector>
 
-#include "absl/base/internal/endian.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
+#include "storage/benchmark_rows.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
 #include "storage/shared/shared_state_store.h"
 #include "storage/shared/shared_store_backend.h"
@@ -55,7 +55,12 @@ ABSL_FLAG(bool, json, false, "End with one JSON line of every figure.");
 namespace backfill {
 namespace {
 
-constexpr int kVnodes = 256;
+using benchmark_rows::kVnodes;
+using benchmark_rows::Pk;
+using benchmark_rows::SumBytes;
+using benchmark_rows::Value;
+using benchmark_rows::VnodeOf;
+
 constexpr TableId kTable = 1;
 
 using Clock = std::chrono::steady_clock;
@@ -70,20 +75,6 @@ void Check(const absl::Status& status, const char* what) {
                  status.ToString().c_str());
     std::exit(1);
   }
-}
-
-std::string Pk(uint64_t row) {
-  char pk[8];
-  absl::big_endian::Store64(pk, row);
-  return std::string(pk, 8);
-}
-VirtualNode VnodeOf(uint64_t row) {
-  return static_cast<VirtualNode>((row * 2654435761u) % kVnodes);
-}
-std::string Value(uint64_t row) {
-  std::string value(40, '\0');
-  for (int i = 0; i < 40; ++i) value[i] = static_cast<char>(row * 31 + i);
-  return value;
 }
 
 double Percentile(std::vector<double> values, double p) {
@@ -126,18 +117,11 @@ void Write(StateStore& store, LocalStateStore& local, uint64_t first,
 double Scan(StateStore& store, uint64_t expected_rows,
             uint64_t expected_sum) {
   const auto start = Clock::now();
-  uint64_t rows = 0, sum = 0;
-  for (int vnode = 0; vnode < kVnodes; ++vnode) {
-    auto it = store.NewIterator(kTable, static_cast<VirtualNode>(vnode),
-                                PkRange::All(), Epoch::Max());
-    Check(it.status(), "iterator");
-    for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) {
-      for (unsigned char c : (*it)->value()) sum += c;
-      ++rows;
-    }
-    Check((*it)->status(), "scan");
-  }
-  const double rate = rows / Seconds(start);
+  absl::StatusOr<benchmark_rows::ScanTotals> totals =
+      benchmark_rows::ScanCommitted(store, kTable);
+  Check(totals.status(), "scan");
+  const double rate = totals->rows / Seconds(start);
+  const uint64_t rows = totals->rows, sum = totals->value_byte_sum;
   if (rows != expected_rows || sum != expected_sum) {
     std::fprintf(stderr,
                  "shared_store_benchmark: scan read %" PRIu64
@@ -165,9 +149,7 @@ Figures Run(StateStore& store, uint64_t rows) {
         &figures.small_checkpoint_ms);
   const uint64_t total = rows + small * small_rows;
   uint64_t sum = 0;
-  for (uint64_t row = 0; row < total; ++row) {
-    for (unsigned char c : Value(row)) sum += c;
-  }
+  for (uint64_t row = 0; row < total; ++row) sum += SumBytes(Value(row));
   figures.first_scan_rows_per_second = Scan(store, total, sum);
   figures.scan_rows_per_second = Scan(store, total, sum);
   return figures;
