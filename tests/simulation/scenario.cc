@@ -289,7 +289,7 @@ Scenario MakeScenario(uint64_t seed) {
 
 void RestrictScenarioToKind(Scenario& scenario, BackfillKind kind) {
   scenario.job.backfill_kind = kind;
-  if (kind == BackfillKind::kArrangement) return;
+  if (BackfillKindRescales(kind)) return;
   if (kind == BackfillKind::kSnapshot) {
     // Log budgets from one that holds the upstream at almost every change
     // to the default, by seed.
