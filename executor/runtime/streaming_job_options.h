@@ -141,7 +141,8 @@ struct StreamingJobOptions {
   uint64_t upstream_buffer_budget_bytes = kDefaultUpstreamBufferBudgetBytes;
   // kSnapshot only: each backfill actor's log budget
   // (SnapshotBackfillOptions::log_budget_bytes): above it the actor holds
-  // the upstream while it can drain. Default 64 MiB; at most
+  // the upstream while it can drain. Default 64 MiB (the executor's
+  // kDefaultSnapshotLogBudgetBytes, kept equal by a test); at most
   // kMaxUpstreamBufferBudgetBytes.
   uint64_t snapshot_log_budget_bytes = uint64_t{64} << 20;
   // How the view (MaterializeExecutor) checks each write against the stored

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/backfill/arrangement_backfill_executor.h"
+#include "executor/backfill/snapshot_backfill_executor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "third_party/absl_extras/status_matchers.h"
@@ -45,6 +46,13 @@ TEST(StreamingJobOptionsTest, TheDefaultUpstreamBufferBudgetIsTheExecutors) {
             ArrangementBackfillOptions().upstream_buffer_budget_bytes);
   EXPECT_EQ(StreamingJobOptions().upstream_buffer_budget_bytes,
             kDefaultUpstreamBufferBudgetBytes);
+}
+
+TEST(StreamingJobOptionsTest, TheDefaultSnapshotLogBudgetIsTheExecutors) {
+  EXPECT_EQ(StreamingJobOptions().snapshot_log_budget_bytes,
+            SnapshotBackfillOptions().log_budget_bytes);
+  EXPECT_EQ(StreamingJobOptions().snapshot_log_budget_bytes,
+            kDefaultSnapshotLogBudgetBytes);
 }
 
 TEST(StreamingJobOptionsTest, ValidAcceptsAGoodJob) {
