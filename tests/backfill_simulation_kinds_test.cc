@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/simulation/pipeline_simulation.h"
+#include "tools/scenario.h"
 
 namespace backfill {
 namespace {
@@ -142,6 +143,40 @@ TEST_P(BackfillSimulationKindSabotageTest, OracleCatchesADuplicatedChunk) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, BackfillSimulationKindSabotageTest,
+                         ::testing::Values(BackfillKind::kNoShuffle,
+                                           BackfillKind::kSnapshot),
+                         KindName);
+
+// Over the nested_key example scenario's table (a LIST and a STRUCT in the
+// pk and distribution key) the kind's checks hold too: the snapshot oracle
+// decodes the positions of such keys.
+class BackfillSimulationKindTableTest
+    : public ::testing::TestWithParam<BackfillKind> {};
+
+TEST_P(BackfillSimulationKindTableTest, NestedKeyScenarioTable) {
+  absl::StatusOr<tools::Scenario> proto =
+      LoadScenarioFile("tools/scenarios/nested_key.textproto");
+  ASSERT_TRUE(proto.ok()) << proto.status();
+  absl::StatusOr<ScenarioSpec> spec = ScenarioSpecFromProto(*proto);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  SimulationOptions options;
+  options.backfill_kind = GetParam();
+  options.table = spec->job.upstream;
+  int crashes = 0;
+  const uint64_t seeds = EnvU64("BACKFILL_SIM_NESTED_KEY_SEEDS", 20);
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const SeedOutcome outcome = RunSimulationSeed(seed, options);
+    ASSERT_EQ(outcome.setup_error, "");
+    ASSERT_FALSE(outcome.divergence.has_value())
+        << outcome.divergence->ToString()
+        << "\n  reproduce: " << ReproductionCommand(seed, options);
+    crashes += outcome.crashes;
+  }
+  EXPECT_GT(crashes, static_cast<int>(seeds) / 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, BackfillSimulationKindTableTest,
                          ::testing::Values(BackfillKind::kNoShuffle,
                                            BackfillKind::kSnapshot),
                          KindName);

@@ -385,7 +385,8 @@ void InvariantOracle::CheckSnapshotCommitted(StateStore& store, bool finished,
     }
   }
   absl::StatusOr<KeySerde> pk_serde =
-      KeySerde::Create(upstream.PkTypes(), upstream.pk_orders);
+      KeySerde::CreateFromColumnTypes(upstream.PkColumnTypes(),
+                                      upstream.pk_orders);
   if (!pk_serde.ok()) return fail(pk_serde.status(), "the pk layout");
   std::vector<bool> owned(vnode_count, false);
   constexpr size_t kNotOwned = SIZE_MAX;
