@@ -33,6 +33,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -1511,11 +1512,16 @@ int Main(int argc, char** argv) {
   const double adaptive_rate = SnapshotRate(adaptive);
   const double adaptive_ops = UpstreamRateDuringBackfill(adaptive);
   const JobResult& ar = adaptive.result;
-  const double no_shuffle_rate = SnapshotRate(no_shuffle);
-  const double no_shuffle_ops = UpstreamRateDuringBackfill(no_shuffle);
-  const double snapshot_kind_rate = SnapshotRate(snapshot_kind);
-  const double snapshot_kind_ops = UpstreamRateDuringBackfill(snapshot_kind);
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  // The backfill kinds' runs under the same load, side by side (issue 20),
+  // and the figures reported for each.
+  const std::pair<BackfillKind, const JobRun*> kind_runs[] = {
+      {BackfillKind::kArrangement, &loaded},
+      {BackfillKind::kNoShuffle, &no_shuffle},
+      {BackfillKind::kSnapshot, &snapshot_kind}};
+  auto upstream_ops_ratio = [&](const JobRun& run) {
+    return ratio(UpstreamRateDuringBackfill(run), baseline.ops_per_second);
+  };
   const double total_seconds = SecondsSince(bench_start);
   JsonObject json;
   json.Add("rows", flags.rows)
@@ -1557,29 +1563,17 @@ int Main(int argc, char** argv) {
       .Add("rss_1x_kb", static_cast<int64_t>(growth1.max_rss_kb))
       .Add("rss_4x_kb", static_cast<int64_t>(growth4.max_rss_kb))
       .Add("rss_ratio_4x_vs_1x",
-           static_cast<double>(growth4.max_rss_kb) / growth1.max_rss_kb)
-      .Add("arrangement_snapshot_rows_per_second", loaded_rate)
-      .Add("arrangement_seconds_to_consistent", loaded.backfill_seconds)
-      .Add("arrangement_upstream_ops_ratio",
-           ratio(loaded_ops, baseline.ops_per_second))
-      .Add("arrangement_barrier_latency_p99_ms",
-           lr.backfill_barrier_latency_p99_ms)
-      .Add("arrangement_peak_rss_kb", loaded.peak_rss_kb)
-      .Add("no_shuffle_snapshot_rows_per_second", no_shuffle_rate)
-      .Add("no_shuffle_seconds_to_consistent", no_shuffle.backfill_seconds)
-      .Add("no_shuffle_upstream_ops_ratio",
-           ratio(no_shuffle_ops, baseline.ops_per_second))
-      .Add("no_shuffle_barrier_latency_p99_ms",
-           no_shuffle.result.backfill_barrier_latency_p99_ms)
-      .Add("no_shuffle_peak_rss_kb", no_shuffle.peak_rss_kb)
-      .Add("snapshot_snapshot_rows_per_second", snapshot_kind_rate)
-      .Add("snapshot_seconds_to_consistent", snapshot_kind.backfill_seconds)
-      .Add("snapshot_upstream_ops_ratio",
-           ratio(snapshot_kind_ops, baseline.ops_per_second))
-      .Add("snapshot_barrier_latency_p99_ms",
-           snapshot_kind.result.backfill_barrier_latency_p99_ms)
-      .Add("snapshot_peak_rss_kb", snapshot_kind.peak_rss_kb)
-      .Add("snapshot_log_peak_bytes",
+           static_cast<double>(growth4.max_rss_kb) / growth1.max_rss_kb);
+  for (const auto& [kind, run] : kind_runs) {
+    const std::string name = BackfillKindName(kind);
+    json.Add(name + "_snapshot_rows_per_second", SnapshotRate(*run))
+        .Add(name + "_seconds_to_consistent", run->backfill_seconds)
+        .Add(name + "_upstream_ops_ratio", upstream_ops_ratio(*run))
+        .Add(name + "_barrier_latency_p99_ms",
+             run->result.backfill_barrier_latency_p99_ms)
+        .Add(name + "_peak_rss_kb", run->peak_rss_kb);
+  }
+  json.Add("snapshot_log_peak_bytes",
            snapshot_kind.result.peak_snapshot_log_bytes)
       .Add("tombstone_vs_clean", tomb_after / clean_after)
       .Add("tombstone_vs_clean_before_gc", tomb_before / clean_before)
@@ -1643,30 +1637,30 @@ int Main(int argc, char** argv) {
        absl::StrFormat("%.1f / %.1f", ar.backfill_barrier_latency_p99_ms,
                        adaptive_target_ms),
        "(goal p99 <= 1.1 x target)");
+  // One figure of each kind's run, "a / b / c" with `decimals` decimals.
+  auto per_kind = [&](int decimals, auto figure) {
+    std::string out;
+    for (const auto& [kind, run] : kind_runs) {
+      absl::StrAppend(&out, out.empty() ? "" : " / ",
+                      absl::StrFormat("%.*f", decimals,
+                                      static_cast<double>(figure(*run))));
+    }
+    return out;
+  };
   line("side by side: snapshot rows/s, arrangement / no-shuffle / snapshot",
-       absl::StrFormat("%.0f / %.0f / %.0f", loaded_rate, no_shuffle_rate,
-                       snapshot_kind_rate),
-       "");
+       per_kind(0, SnapshotRate), "");
   line("  seconds to a consistent view",
-       absl::StrFormat("%.1f / %.1f / %.1f", loaded.backfill_seconds,
-                       no_shuffle.backfill_seconds,
-                       snapshot_kind.backfill_seconds),
+       per_kind(1, [](const JobRun& run) { return run.backfill_seconds; }),
        "");
-  line("  upstream ops/s vs the baseline",
-       absl::StrFormat("%.2f / %.2f / %.2f",
-                       ratio(loaded_ops, baseline.ops_per_second),
-                       ratio(no_shuffle_ops, baseline.ops_per_second),
-                       ratio(snapshot_kind_ops, baseline.ops_per_second)),
-       "");
+  line("  upstream ops/s vs the baseline", per_kind(2, upstream_ops_ratio), "");
   line("  barrier latency p99, ms",
-       absl::StrFormat("%.1f / %.1f / %.1f", lr.backfill_barrier_latency_p99_ms,
-                       no_shuffle.result.backfill_barrier_latency_p99_ms,
-                       snapshot_kind.result.backfill_barrier_latency_p99_ms),
+       per_kind(1,
+                [](const JobRun& run) {
+                  return run.result.backfill_barrier_latency_p99_ms;
+                }),
        "");
   line("  peak RSS, KiB",
-       absl::StrFormat("%d / %d / %d", loaded.peak_rss_kb,
-                       no_shuffle.peak_rss_kb, snapshot_kind.peak_rss_kb),
-       "");
+       per_kind(0, [](const JobRun& run) { return run.peak_rss_kb; }), "");
   line("  snapshot backfill: log peak, bytes",
        absl::StrFormat("%d", snapshot_kind.result.peak_snapshot_log_bytes),
        "");

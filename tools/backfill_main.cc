@@ -681,6 +681,7 @@ int Main(int argc, char** argv) {
   display_options.plain_interval_seconds = 1;
   LiveProgressOptions live_options;
   live_options.definition = JobDefinitionOf(options);
+  live_options.backfill_kind = options.backfill_kind;
   live_options.initial_rows = options.initial_rows;
   live_options.resuming = resuming;
   const JobMetrics& job_metrics = (*recorder)->metrics();

@@ -92,6 +92,19 @@ void LiveProgress::Refresh(const JobProgress& progress, StateStore& store,
   const JobDefinition& definition = options_.definition;
   const size_t vnode_count =
       static_cast<size_t>(std::max(definition.upstream.vnode_count, 0));
+  if (options_.backfill_kind == BackfillKind::kSnapshot) {
+    // The actors' figures, as SnapshotProgress takes them without sizes:
+    // only the sum of the rows and the count of finished vnodes matter.
+    std::vector<VnodeSnapshotProgress> vnodes(vnode_count);
+    const size_t finished = std::min<size_t>(
+        vnode_count,
+        progress.backfill_done ? vnode_count : progress.vnodes_completed);
+    for (size_t v = 0; v < finished; ++v) vnodes[v].finished = true;
+    if (!vnodes.empty()) vnodes[0].rows_read = progress.snapshot_rows;
+    MutexLock lock(&mu_);
+    estimate_ = snapshot_.Update(progress.seconds, vnodes);
+    return;
+  }
   const Epoch committed = store.CommittedEpoch(definition.progress_table_id);
   bool take_sizes = false;
   {
@@ -134,8 +147,8 @@ void LiveProgress::Refresh(const JobProgress& progress, StateStore& store,
   const std::vector<uint64_t> no_sizes;
   const std::vector<uint64_t>& weights =
       vnode_bytes_.has_value() ? *vnode_bytes_ : no_sizes;
-  estimate_ =
-      snapshot_.Update(progress.seconds, SnapshotProgressInputs(*vnodes, weights));
+  estimate_ = snapshot_.Update(progress.seconds,
+                               SnapshotProgressInputs(*vnodes, weights));
 }
 
 SnapshotProgressEstimate LiveProgress::Observe(const JobProgress& progress,

@@ -30,6 +30,13 @@
 // actor's vnodes did), and no more once every vnode finished; a failed read
 // keeps the previous estimate (the job itself reports storage errors).
 //
+// A snapshot backfill (BackfillKind::kSnapshot) keeps one progress row per
+// actor, not per vnode, so there is no per-vnode table to read: its share
+// is the actors' rows read (JobProgress::snapshot_rows) over the initial
+// row count (the prior; the share of finished vnodes without one), its
+// finished vnodes the actors' (JobProgress::vnodes_completed), and the
+// store is not read at all.
+//
 // Thread-safety: thread-safe. Observe is meant for the runtime's observer
 // (the coordinator thread, never concurrent with a reopen of the store);
 // the ticker thread only formats and prints.
@@ -47,6 +54,7 @@
 #include "absl/time/time.h"
 #include "executor/runtime/job_result.h"
 #include "executor/runtime/job_state_table.h"
+#include "executor/runtime/streaming_job_options.h"
 #include "storage/state_store.h"
 #include "storage/vnode_size_estimator.h"
 #include "third_party/absl_extras/clock.h"
@@ -59,6 +67,9 @@ namespace backfill {
 struct LiveProgressOptions {
   // The job: its upstream table (vnode count, table id) and progress table.
   JobDefinition definition;
+  // The job's backfill operator: kSnapshot persists no per-vnode progress
+  // (see the file comment). Default kArrangement.
+  BackfillKind backfill_kind = BackfillKind::kArrangement;
   // Rows the bulk load writes (the scenario's initial rows); also the prior
   // of the snapshot's size. 0 = unknown.
   uint64_t initial_rows = 0;

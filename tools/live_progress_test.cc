@@ -2,16 +2,18 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <functional>
-#include <optional>
 #include <cstdlib>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "executor/runtime/deterministic_driver.h"
 #include "executor/runtime/streaming_job.h"
@@ -179,11 +181,10 @@ class CountingStore : public StateStore {
   bool IsCommitted(TableId, Epoch epoch) const override {
     return committed_ >= epoch;
   }
-  absl::Status WaitCommitted(TableId table_id, Epoch epoch,
-                             absl::Time deadline, Cancellation& cancellation,
+  absl::Status WaitCommitted(TableId table_id, Epoch epoch, absl::Time deadline,
+                             Cancellation& cancellation,
                              Clock& clock) override {
-    return base_->WaitCommitted(table_id, epoch, deadline, cancellation,
-                                clock);
+    return base_->WaitCommitted(table_id, epoch, deadline, cancellation, clock);
   }
   uint64_t AddCommitListener(std::function<void(Epoch)> listener) override {
     return base_->AddCommitListener(std::move(listener));
@@ -257,6 +258,88 @@ TEST(LiveProgressTest, ReadsAreThrottledAndAFailedSizeEstimateIsRetried) {
   // Too soon and no news.
   store.set_committed(Epoch(3));
   EXPECT_EQ(reads_after_observing_at(10.8), 3);
+}
+
+// A snapshot backfill keeps one progress row per actor: the share is the
+// actors' rows over the initial rows and their finished vnodes, without a
+// read of the per-vnode progress table (which holds nothing for this kind).
+TEST(LiveProgressTest, ASnapshotBackfillsShareIsTheActorsRowsOverThePrior) {
+  SimulatedClock clock;
+  LiveProgressOptions options;
+  options.definition = JobDefinitionOf(ScaledDefaultJob(1000));
+  options.backfill_kind = BackfillKind::kSnapshot;
+  options.initial_rows = 1000;
+  options.min_read_interval_seconds = 0;
+  LiveProgress live(nullptr, {}, options, clock);
+  CountingStore store;
+  FlakySizes sizes;
+  JobProgress progress;
+  progress.seconds = 1;
+  progress.snapshot_rows = 250;
+  SnapshotProgressEstimate estimate = live.Observe(progress, store, &sizes);
+  EXPECT_DOUBLE_EQ(estimate.percent, 25);
+  EXPECT_EQ(estimate.rows_read, 250u);
+  EXPECT_EQ(estimate.estimated_total_rows, 1000u);
+  EXPECT_EQ(estimate.vnodes_finished, 0u);
+  EXPECT_EQ(estimate.vnodes_total, 256u);
+  // One actor of two joined: its vnodes are done; more rows than the
+  // prior raise the total, and the share stays below 100.
+  store.set_committed(Epoch(1));
+  progress.seconds = 2;
+  progress.snapshot_rows = 1100;
+  progress.vnodes_completed = 128;
+  estimate = live.Observe(progress, store, &sizes);
+  EXPECT_EQ(estimate.vnodes_finished, 128u);
+  EXPECT_EQ(estimate.estimated_total_rows, 1100u);
+  EXPECT_DOUBLE_EQ(estimate.percent, 99.9);
+  EXPECT_DOUBLE_EQ(estimate.rows_per_second, 850);
+  progress.seconds = 3;
+  progress.backfill_done = true;
+  estimate = live.Observe(progress, store, &sizes);
+  EXPECT_EQ(estimate.percent, 100);
+  EXPECT_EQ(estimate.vnodes_finished, 256u);
+  EXPECT_EQ(estimate.eta_seconds, 0);
+  // Neither the progress table nor the sizes were read.
+  EXPECT_EQ(store.reads(), 0);
+  EXPECT_EQ(sizes.calls(), 0);
+}
+
+// The same with a real snapshot backfill (the default scenario scaled down
+// 100 times, the deterministic driver, the memory store): the share grows
+// while the snapshot is read, never decreases, and is 100 at the end.
+TEST(LiveProgressTest, ASnapshotBackfillsShareGrowsWhileItRuns) {
+  constexpr uint64_t kSeed = 20;
+  SCOPED_TRACE(absl::StrCat("seed ", kSeed));
+  StreamingJobOptions options = ScaledDefaultJob(100);
+  options.backfill_kind = BackfillKind::kSnapshot;
+  std::unique_ptr<StateStore> store = NewMemoryStateStore();
+  SimulatedClock clock;
+  LiveProgressOptions live_options;
+  live_options.definition = JobDefinitionOf(options);
+  live_options.backfill_kind = options.backfill_kind;
+  live_options.initial_rows = options.initial_rows;
+  LiveProgress live(nullptr, {}, live_options, clock);
+  std::vector<double> percents;
+  auto observer = [&](const JobProgress& progress) {
+    percents.push_back(live.Observe(progress, *store, nullptr).percent);
+  };
+  absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
+      *store, options, nullptr, observer, clock,
+      [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+        DeterministicDriverOptions driver;
+        driver.seed = kSeed;
+        driver.barrier_interval = options.barrier_interval;
+        driver.early_barrier_probability = 0.25;
+        return RunDeterministic(graph, coordinator, driver, clock);
+      });
+  BACKFILL_ASSERT_OK(result.status());
+  ASSERT_TRUE(result->consistent) << result->mismatch;
+  ASSERT_FALSE(percents.empty());
+  SCOPED_TRACE(absl::StrCat("percentages: ", absl::StrJoin(percents, ", ")));
+  EXPECT_TRUE(std::is_sorted(percents.begin(), percents.end()));
+  EXPECT_TRUE(std::any_of(percents.begin(), percents.end(),
+                          [](double p) { return p > 0 && p < 100; }));
+  EXPECT_EQ(percents.back(), 100);
 }
 
 // Issue 16 point 2: the default scenario (scaled down 25 times: 40,000

@@ -32,6 +32,18 @@ constexpr uint32_t kMaxChunkSize = 1u << 20;
 constexpr uint32_t kMaxCheckpointFrequency = 1'000'000;
 constexpr uint32_t kMaxExtraCheckpoints = 1'000'000;
 
+// The runtime's kind of a scenario's backfill.kind.
+BackfillKind RuntimeBackfillKind(tools::BackfillKind kind) {
+  switch (kind) {
+    case tools::NO_SHUFFLE:
+      return BackfillKind::kNoShuffle;
+    case tools::SNAPSHOT:
+      return BackfillKind::kSnapshot;
+    default:
+      return BackfillKind::kArrangement;
+  }
+}
+
 // Records the first error of a TextFormat parse.
 class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
  public:
@@ -518,21 +530,20 @@ absl::Status ValidateActions(const tools::Scenario& scenario,
       case tools::Action::kSetRateLimit:
         break;
       case tools::Action::kRescale:
-        if (scenario.backfill().kind() == tools::NO_SHUFFLE) {
-          return Invalid(absl::StrCat(field, ".rescale"),
-                         absl::StrCat("= ", action.rescale(),
-                                      " with backfill.kind = NO_SHUFFLE: a "
-                                      "no-shuffle backfill cannot be rescaled "
-                                      "(one position per actor, its vnodes "
-                                      "fixed to its upstream writer's)"));
-        }
-        if (scenario.backfill().kind() == tools::SNAPSHOT) {
-          return Invalid(absl::StrCat(field, ".rescale"),
-                         absl::StrCat("= ", action.rescale(),
-                                      " with backfill.kind = SNAPSHOT: a "
-                                      "snapshot backfill cannot be rescaled "
-                                      "(each actor keeps its own log and "
-                                      "snapshot position for its vnodes)"));
+        if (!BackfillKindRescales(
+                RuntimeBackfillKind(scenario.backfill().kind()))) {
+          const bool snapshot = scenario.backfill().kind() == tools::SNAPSHOT;
+          return Invalid(
+              absl::StrCat(field, ".rescale"),
+              absl::StrCat(
+                  "= ", action.rescale(), " with backfill.kind = ",
+                  tools::BackfillKind_Name(scenario.backfill().kind()),
+                  snapshot ? ": a snapshot backfill cannot be rescaled (each "
+                             "actor keeps its own log and snapshot position "
+                             "for its vnodes)"
+                           : ": a no-shuffle backfill cannot be rescaled (one "
+                             "position per actor, its vnodes fixed to its "
+                             "upstream writer's)"));
         }
         if (action.rescale() < 1 || action.rescale() > vnode_count) {
           return Invalid(absl::StrCat(field, ".rescale"),
@@ -823,17 +834,7 @@ absl::StatusOr<ScenarioSpec> ScenarioSpecFromProto(const tools::Scenario& raw) {
   job.workload.null_fraction = workload.null_fraction();
   job.workload.key_space = workload.key_space();
 
-  switch (scenario.backfill().kind()) {
-    case tools::NO_SHUFFLE:
-      job.backfill_kind = BackfillKind::kNoShuffle;
-      break;
-    case tools::SNAPSHOT:
-      job.backfill_kind = BackfillKind::kSnapshot;
-      break;
-    default:
-      job.backfill_kind = BackfillKind::kArrangement;
-      break;
-  }
+  job.backfill_kind = RuntimeBackfillKind(scenario.backfill().kind());
   job.parallelism = scenario.backfill().parallelism();
   job.chunk_size = scenario.backfill().chunk_size();
   job.rate_limit = JobRateLimit(scenario.backfill().rate_limit());

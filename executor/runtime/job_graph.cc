@@ -339,7 +339,7 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
 absl::StatusOr<UpdateMutation> AddBackfillActors(JobGraph& graph,
                                                  uint32_t parallelism,
                                                  RateLimit rate_limit) {
-  if (graph.options->backfill_kind != BackfillKind::kArrangement) {
+  if (!BackfillKindRescales(graph.options->backfill_kind)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "a ", BackfillKindName(graph.options->backfill_kind),
         " backfill cannot be rescaled (to parallelism ", parallelism, ")"));

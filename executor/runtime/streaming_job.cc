@@ -196,8 +196,7 @@ absl::StatusOr<JobResult> RunStreamingJobWithDriver(
       // parallelism: its actors' positions (and a snapshot backfill's logs)
       // belong to their vnode split.
       const uint32_t saved_parallelism = (*saved)->state.parallelism;
-      if ((options.backfill_kind == BackfillKind::kNoShuffle ||
-           options.backfill_kind == BackfillKind::kSnapshot) &&
+      if (!BackfillKindRescales(options.backfill_kind) &&
           options.overrides.parallelism.value_or(saved_parallelism) !=
               saved_parallelism) {
         return absl::FailedPreconditionError(absl::StrCat(

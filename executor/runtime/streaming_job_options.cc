@@ -20,6 +20,10 @@ const char* BackfillKindName(BackfillKind kind) {
   return "unknown";
 }
 
+bool BackfillKindRescales(BackfillKind kind) {
+  return kind == BackfillKind::kArrangement;
+}
+
 absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
   BACKFILL_RETURN_IF_ERROR(ValidateTableCatalog(options.upstream));
   const uint32_t vnode_count =
@@ -79,18 +83,16 @@ absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
   for (size_t i = 0; i < options.actions.size(); ++i) {
     const JobAction& action = options.actions[i];
     if (action.kind == JobAction::Kind::kRescale &&
-        options.backfill_kind == BackfillKind::kNoShuffle) {
+        !BackfillKindRescales(options.backfill_kind)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "actions[", i, "] (", JobActionDebugString(action),
-          "): a no_shuffle backfill cannot be rescaled (one position per "
-          "actor, its vnodes fixed to its upstream writer's)"));
-    }
-    if (action.kind == JobAction::Kind::kRescale &&
-        options.backfill_kind == BackfillKind::kSnapshot) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "actions[", i, "] (", JobActionDebugString(action),
-          "): a snapshot backfill cannot be rescaled (each actor keeps its "
-          "own log and snapshot position for its vnodes)"));
+          "actions[", i, "] (", JobActionDebugString(action), "): a ",
+          BackfillKindName(options.backfill_kind),
+          " backfill cannot be rescaled (",
+          options.backfill_kind == BackfillKind::kSnapshot
+              ? "each actor keeps its own log and snapshot position for its "
+                "vnodes)"
+              : "one position per actor, its vnodes fixed to its upstream "
+                "writer's)"));
     }
     if (action.kind == JobAction::Kind::kRescale &&
         action.parallelism > vnode_count) {

@@ -86,6 +86,11 @@ enum class BackfillKind {
 // "arrangement", "no_shuffle", "snapshot".
 const char* BackfillKindName(BackfillKind kind);
 
+// Whether a job of `kind` may change its parallelism (a `rescale` action, a
+// restart at another parallelism): only kArrangement; the other kinds keep
+// one position (and a snapshot backfill one log) per actor for its vnodes.
+bool BackfillKindRescales(BackfillKind kind);
+
 struct StreamingJobOptions {
   // The upstream table (S1). Its table id must differ from the internal
   // ids below.
@@ -96,8 +101,9 @@ struct StreamingJobOptions {
   uint64_t initial_rows = 0;
   // The demo upstream's changes (executor/runtime/demo/workload.h).
   WorkloadOptions workload;
-  // The backfill operator. Default kArrangement. kNoShuffle and kSnapshot:
-  // no `rescale` action, and a restart may not change the parallelism
+  // The backfill operator. Default kArrangement. The kinds that do not
+  // rescale (BackfillKindRescales: kNoShuffle, kSnapshot): no `rescale`
+  // action, and a restart may not change the parallelism
   // (FailedPrecondition).
   BackfillKind backfill_kind = BackfillKind::kArrangement;
   // Backfill actors, 1 .. vnode count, of a new job. Default 2. A restart
@@ -135,7 +141,8 @@ struct StreamingJobOptions {
   uint64_t upstream_buffer_budget_bytes = kDefaultUpstreamBufferBudgetBytes;
   // kSnapshot only: each backfill actor's log budget
   // (SnapshotBackfillOptions::log_budget_bytes): above it the actor holds
-  // the upstream while it can drain. Default 64 MiB; at most
+  // the upstream while it can drain. Default 64 MiB (the executor's
+  // kDefaultSnapshotLogBudgetBytes, kept equal by a test); at most
   // kMaxUpstreamBufferBudgetBytes.
   uint64_t snapshot_log_budget_bytes = uint64_t{64} << 20;
   // How the view (MaterializeExecutor) checks each write against the stored
@@ -203,9 +210,9 @@ struct StreamingJobOptions {
 // Pause as a rate limit, no negative adaptive target (options' or
 // overrides'), ValidateJobActions, channel_capacity >= 1,
 // upstream_buffer_budget_bytes <= kMaxUpstreamBufferBudgetBytes, five distinct
-// table ids, no `rescale` action for kNoShuffle. Otherwise
-// InvalidArgument naming the field and the value. kSnapshot: seven
-// distinct table ids (its log and progress tables too), no `rescale`.
+// table ids (kSnapshot: seven, its log and progress tables too), no
+// `rescale` action unless BackfillKindRescales. Otherwise InvalidArgument
+// naming the field and the value.
 absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options);
 
 // Indices into options.upstream.columns of the view's visible columns:

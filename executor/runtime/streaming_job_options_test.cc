@@ -1,6 +1,8 @@
 #include "executor/runtime/streaming_job_options.h"
 
+#include "absl/strings/str_cat.h"
 #include "executor/backfill/arrangement_backfill_executor.h"
+#include "executor/backfill/snapshot_backfill_executor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "third_party/absl_extras/status_matchers.h"
@@ -44,6 +46,13 @@ TEST(StreamingJobOptionsTest, TheDefaultUpstreamBufferBudgetIsTheExecutors) {
             ArrangementBackfillOptions().upstream_buffer_budget_bytes);
   EXPECT_EQ(StreamingJobOptions().upstream_buffer_budget_bytes,
             kDefaultUpstreamBufferBudgetBytes);
+}
+
+TEST(StreamingJobOptionsTest, TheDefaultSnapshotLogBudgetIsTheExecutors) {
+  EXPECT_EQ(StreamingJobOptions().snapshot_log_budget_bytes,
+            SnapshotBackfillOptions().log_budget_bytes);
+  EXPECT_EQ(StreamingJobOptions().snapshot_log_budget_bytes,
+            kDefaultSnapshotLogBudgetBytes);
 }
 
 TEST(StreamingJobOptionsTest, ValidAcceptsAGoodJob) {
@@ -135,33 +144,39 @@ TEST(StreamingJobOptionsTest, ValidateNamesTheBadField) {
   EXPECT_FALSE(ValidateStreamingJobOptions(options).ok());
 }
 
-TEST(StreamingJobOptionsTest, ANoShuffleJobHasNoRescaleAndSnapshotIsNotBuilt) {
+TEST(StreamingJobOptionsTest, OnlyAnArrangementJobHasRescaleActions) {
+  EXPECT_TRUE(BackfillKindRescales(BackfillKind::kArrangement));
+  for (const BackfillKind kind :
+       {BackfillKind::kNoShuffle, BackfillKind::kSnapshot}) {
+    SCOPED_TRACE(BackfillKindName(kind));
+    EXPECT_FALSE(BackfillKindRescales(kind));
+    StreamingJobOptions options = Job();
+    options.backfill_kind = kind;
+    EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
+    options.actions = {{3, JobAction::Kind::kPause, 0},
+                       {5, JobAction::Kind::kRescale, 0, 4}};
+    EXPECT_THAT(
+        ValidateStreamingJobOptions(options),
+        StatusIs(absl::StatusCode::kInvalidArgument,
+                 HasSubstr(absl::StrCat("actions[1] (rescale 4 at epoch 5): a ",
+                                        BackfillKindName(kind),
+                                        " backfill cannot be rescaled"))));
+    options.backfill_kind = BackfillKind::kArrangement;
+    EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
+    options.backfill_kind = kind;
+    options.actions.pop_back();
+    EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
+  }
+  EXPECT_STREQ(BackfillKindName(BackfillKind::kNoShuffle), "no_shuffle");
+}
+
+TEST(StreamingJobOptionsTest, ASnapshotJobsTablesAndLogBudgetAreChecked) {
   StreamingJobOptions options = Job();
-  options.backfill_kind = BackfillKind::kNoShuffle;
-  EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
-  options.actions = {{3, JobAction::Kind::kPause, 0},
-                     {5, JobAction::Kind::kRescale, 0, 4}};
-  EXPECT_THAT(ValidateStreamingJobOptions(options),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("actions[1] (rescale 4 at epoch 5): a "
-                                 "no_shuffle backfill cannot be rescaled")));
-  options.backfill_kind = BackfillKind::kArrangement;
-  EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
-  options = Job();
   options.backfill_kind = BackfillKind::kSnapshot;
-  EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
-  options.actions = {{3, JobAction::Kind::kPause, 0},
-                     {5, JobAction::Kind::kRescale, 0, 4}};
-  EXPECT_THAT(ValidateStreamingJobOptions(options),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("actions[1] (rescale 4 at epoch 5): a "
-                                 "snapshot backfill cannot be rescaled")));
-  options.actions.pop_back();
-  EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
   options.snapshot_log_table_id = options.view_table_id;
-  EXPECT_THAT(ValidateStreamingJobOptions(options),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("is used twice")));
+  EXPECT_THAT(
+      ValidateStreamingJobOptions(options),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is used twice")));
   options.backfill_kind = BackfillKind::kArrangement;  // not its tables
   EXPECT_THAT(ValidateStreamingJobOptions(options), IsOk());
   options = Job();
@@ -170,7 +185,6 @@ TEST(StreamingJobOptionsTest, ANoShuffleJobHasNoRescaleAndSnapshotIsNotBuilt) {
   EXPECT_THAT(ValidateStreamingJobOptions(options),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("snapshot_log_budget_bytes")));
-  EXPECT_STREQ(BackfillKindName(BackfillKind::kNoShuffle), "no_shuffle");
 }
 
 TEST(StreamingJobOptionsTest, TheAdaptiveFloorIsOneChunkPerFourBarriers) {

@@ -1,6 +1,7 @@
 #include "tests/simulation/invariant_oracle.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -300,12 +301,6 @@ void InvariantOracle::CheckCommitted(StateStore& store, bool finished) {
   }
 }
 
-}  // namespace simulation
-}  // namespace backfill
-
-namespace backfill {
-namespace simulation {
-
 void InvariantOracle::CheckSnapshotCommitted(StateStore& store, bool finished,
                                              const std::string& where) {
   const TableCatalog& upstream = options_.upstream;
@@ -317,16 +312,20 @@ void InvariantOracle::CheckSnapshotCommitted(StateStore& store, bool finished,
   };
   const UpstreamModel::PkLess less{&view_catalog_.pk_orders};
   using Keyed = std::map<Row, Row, UpstreamModel::PkLess>;
-  // A model's rows of `vnodes` in the view's columns, by view pk; also the
-  // rows per vnode in the reference order.
-  auto project = [&](const UpstreamModel& model, const VnodeBitmap& vnodes) {
+  // A model row in the view's columns, into `out` by view pk.
+  auto add_projected = [&](const UpstreamModel::Entry& entry, Keyed& out) {
+    Row projected;
+    projected.reserve(view_columns_.size());
+    for (int column : view_columns_) projected.push_back(entry.row[column]);
+    Row key = ReferencePk(projected, view_catalog_);
+    out.emplace(std::move(key), std::move(projected));
+  };
+  // The union of per-vnode maps over `vnodes`.
+  auto merged = [&](const std::vector<Keyed>& by_vnode,
+                    const std::vector<VirtualNode>& vnodes) {
     Keyed out(less);
-    for (const auto& [pk, entry] : model.rows()) {
-      if (!vnodes.Test(entry.vnode)) continue;
-      Row projected;
-      for (int column : view_columns_) projected.push_back(entry.row[column]);
-      Row key = ReferencePk(projected, view_catalog_);
-      out.emplace(std::move(key), std::move(projected));
+    for (VirtualNode v : vnodes) {
+      out.insert(by_vnode[v].begin(), by_vnode[v].end());
     }
     return out;
   };
@@ -369,8 +368,13 @@ void InvariantOracle::CheckSnapshotCommitted(StateStore& store, bool finished,
   absl::StatusOr<std::vector<Row>> log =
       CommittedRows(store, snapshot_log_table_, 0);
   if (!log.ok()) return fail(log.status(), "the snapshot log");
-  // The view per vnode, keyed.
+  // The view and the table now per vnode, keyed (the model projected once
+  // per check, not once per actor).
   std::vector<Keyed> view(vnode_count, Keyed(less));
+  std::vector<Keyed> now_by_vnode(vnode_count, Keyed(less));
+  for (const auto& [pk, entry] : model_.rows()) {
+    add_projected(entry, now_by_vnode[entry.vnode]);
+  }
   for (int v = 0; v < vnode_count; ++v) {
     absl::StatusOr<std::vector<Row>> rows =
         CommittedRows(store, view_table_, static_cast<VirtualNode>(v));
@@ -381,9 +385,11 @@ void InvariantOracle::CheckSnapshotCommitted(StateStore& store, bool finished,
     }
   }
   absl::StatusOr<KeySerde> pk_serde =
-      KeySerde::Create(upstream.PkTypes(), upstream.pk_orders);
+      KeySerde::CreateFromColumnTypes(upstream.PkColumnTypes(),
+                                      upstream.pk_orders);
   if (!pk_serde.ok()) return fail(pk_serde.status(), "the pk layout");
   std::vector<bool> owned(vnode_count, false);
+  constexpr size_t kNotOwned = SIZE_MAX;
   committed_snapshot_phase_.reset();
   for (const Row& meta : *metas) {
     const int meta_phase = std::get<int16_t>(meta[3]);
@@ -402,7 +408,9 @@ void InvariantOracle::CheckSnapshotCommitted(StateStore& store, bool finished,
                      .what = "a snapshot progress row with a bad vnode bitmap",
                      .detail = detail});
     }
+    // The actor's vnodes in reading order, and each one's place in it.
     std::vector<VirtualNode> mine;
+    std::vector<size_t> order(vnode_count, kNotOwned);
     for (VirtualNode v : vnodes->set_vnodes()) {
       if (owned[v]) {
         return Report({.step = where,
@@ -411,14 +419,14 @@ void InvariantOracle::CheckSnapshotCommitted(StateStore& store, bool finished,
                        .detail = detail});
       }
       owned[v] = true;
+      order[v] = mine.size();
       mine.push_back(v);
     }
     const uint64_t e = static_cast<uint64_t>(std::get<int64_t>(meta[2]));
     const int16_t phase = std::get<int16_t>(meta[3]);
-    // The actor's view rows and its remaining log.
-    Keyed actual(less);
-    for (VirtualNode v : mine) actual.insert(view[v].begin(), view[v].end());
-    const Keyed now = project(model_, *vnodes);
+    // The actor's view rows, the table now and its remaining log.
+    const Keyed actual = merged(view, mine);
+    const Keyed now = merged(now_by_vnode, mine);
     std::vector<const Row*> remaining;
     for (const Row& row : *log) {
       if (std::get<int32_t>(row[0]) == actor) remaining.push_back(&row);
@@ -452,10 +460,10 @@ void InvariantOracle::CheckSnapshotCommitted(StateStore& store, bool finished,
                                              options_.initial_rows);
       at_e->AdvanceTo(*offset);
     }
-    const Keyed table_at_e = project(*at_e, *vnodes);
     Keyed replayed(less);
     if (phase == 0) {
-      // Exactly the table at E up to the position.
+      // Exactly the table at E up to the position; the log then applies to
+      // the whole table at E (both from one pass over the model at E).
       const size_t index = static_cast<size_t>(std::get<int32_t>(meta[4]));
       std::optional<Row> position;
       if (const auto* bytes = std::get_if<std::string>(&meta[5])) {
@@ -465,18 +473,15 @@ void InvariantOracle::CheckSnapshotCommitted(StateStore& store, bool finished,
       }
       Keyed expected(less);
       for (const auto& [pk, entry] : at_e->rows()) {
-        auto it = std::find(mine.begin(), mine.end(), entry.vnode);
-        if (it == mine.end()) continue;
-        const size_t at = static_cast<size_t>(it - mine.begin());
+        // The vnode's place in the actor's reading order, if it owns it.
+        const size_t at = order[entry.vnode];
+        if (at == kNotOwned) continue;
+        add_projected(entry, replayed);
         const bool sent =
             at < index ||
             (at == index && position.has_value() &&
              ReferenceComparePk(pk, *position, upstream.pk_orders) <= 0);
-        if (!sent) continue;
-        Row projected;
-        for (int column : view_columns_) projected.push_back(entry.row[column]);
-        Row key = ReferencePk(projected, view_catalog_);
-        expected.emplace(std::move(key), std::move(projected));
+        if (sent) add_projected(entry, expected);
       }
       if (std::optional<Row> key = same(expected, actual)) {
         return report_rows(
@@ -484,7 +489,6 @@ void InvariantOracle::CheckSnapshotCommitted(StateStore& store, bool finished,
             expected, actual, *key,
             absl::StrCat(detail, ", E ", e, ", vnode index ", index));
       }
-      replayed = table_at_e;
     } else {
       replayed = actual;
     }

@@ -114,7 +114,8 @@ class InvariantOracle {
  private:
   // Checks the committed state; `finished`: every vnode must be finished.
   void CheckCommitted(StateStore& store, bool finished);
-  // The kSnapshot check (see above), after the model reached `offset`.
+  // The kSnapshot check (see above), after model_ reached the committed
+  // source offset; `where` names the step in a divergence.
   void CheckSnapshotCommitted(StateStore& store, bool finished,
                               const std::string& where);
   // Whether the timeline has the job paused after epoch `count`'s actions,
@@ -129,12 +130,12 @@ class InvariantOracle {
     TableCatalog catalog;
     absl::StatusOr<std::unique_ptr<ValueRowCodec>> codec;
   };
-  // The committed rows of `table` in `vnode`, decoded from the stored
-  // values (every table the oracle reads keeps all its columns in the value
-  // except possibly pk columns it does not need: those read back as NULL).
   // The source's offset committed at `at` (none: the last commit).
   absl::StatusOr<uint64_t> SourceOffset(StateStore& store,
                                         std::optional<Epoch> at) const;
+  // The committed rows of `table` in `vnode`, decoded from the stored
+  // values (every table the oracle reads keeps all its columns in the value
+  // except possibly pk columns it does not need: those read back as NULL);
   // `at`: a historical read at that epoch instead of the committed one.
   static absl::StatusOr<std::vector<Row>> CommittedRows(
       StateStore& store, const ReadTable& table, VirtualNode vnode,

@@ -289,13 +289,13 @@ Scenario MakeScenario(uint64_t seed) {
 
 void RestrictScenarioToKind(Scenario& scenario, BackfillKind kind) {
   scenario.job.backfill_kind = kind;
-  if (kind == BackfillKind::kArrangement) return;
+  if (BackfillKindRescales(kind)) return;
   if (kind == BackfillKind::kSnapshot) {
     // Log budgets from one that holds the upstream at almost every change
     // to the default, by seed.
-    static constexpr uint64_t kLogBudgets[] = {256, 4096, 65536,
-                                               uint64_t{64} << 20};
-    scenario.job.snapshot_log_budget_bytes = kLogBudgets[scenario.seed % 4];
+    const uint64_t log_budgets[] = {
+        256, 4096, 65536, StreamingJobOptions().snapshot_log_budget_bytes};
+    scenario.job.snapshot_log_budget_bytes = log_budgets[scenario.seed % 4];
   }
   std::vector<JobAction>& actions = scenario.job.actions;
   actions.erase(std::remove_if(actions.begin(), actions.end(),

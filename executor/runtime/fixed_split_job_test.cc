@@ -1,10 +1,14 @@
-// The streaming job with a snapshot backfill (StreamingJobOptions::
-// backfill_kind = kSnapshot): the view equals the table (with pauses, a rate
-// limit and a small log budget that holds the upstream), a restart resumes
-// from the saved progress and log, a restart at another parallelism and a
-// rescale action are refused.
+// The streaming job with the two backfills whose vnode split is fixed
+// (StreamingJobOptions::backfill_kind = kNoShuffle, kSnapshot): one position
+// per actor, so both are checked alike: the view equals the table (with
+// pauses and a rate limit), a restart resumes from the saved progress, and a
+// restart at another parallelism and a rescale action are refused. The
+// no-shuffle backfill reads the table its actor's own writer writes; the
+// snapshot backfill also keeps a log (its budget holds the upstream) and
+// refuses to resume another kind's progress.
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "executor/runtime/streaming_job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -17,7 +21,7 @@ namespace {
 using ::backfill::testing::StatusIs;
 using ::testing::HasSubstr;
 
-StreamingJobOptions SnapshotJob() {
+StreamingJobOptions Job(BackfillKind kind) {
   StreamingJobOptions options;
   options.upstream.table_id = 1;
   options.upstream.name = "orders";
@@ -30,7 +34,7 @@ StreamingJobOptions SnapshotJob() {
   options.upstream.vnode_count = 16;
   options.upstream.value_indices = {0, 1, 2};
   options.output_columns = {1, 2};  // the pk is hidden in the view
-  options.backfill_kind = BackfillKind::kSnapshot;
+  options.backfill_kind = kind;
   options.initial_rows = 3000;
   options.workload.ops_per_second = 4000;
   options.workload.update_primary_key = true;
@@ -45,9 +49,11 @@ StreamingJobOptions SnapshotJob() {
   return options;
 }
 
-TEST(SnapshotJobTest, ViewEqualsTableWithPauseAndRateLimit) {
+class FixedSplitJobTest : public ::testing::TestWithParam<BackfillKind> {};
+
+TEST_P(FixedSplitJobTest, ViewEqualsTableWithPauseAndRateLimit) {
   auto store = NewMemoryStateStore();
-  StreamingJobOptions options = SnapshotJob();
+  StreamingJobOptions options = Job(GetParam());
   options.actions = {{2, JobAction::Kind::kPause, 0},
                      {6, JobAction::Kind::kResume, 0},
                      {6, JobAction::Kind::kSetRateLimit, 20000}};
@@ -59,26 +65,16 @@ TEST(SnapshotJobTest, ViewEqualsTableWithPauseAndRateLimit) {
   EXPECT_EQ(result.upstream_rows, result.view_rows);
   EXPECT_GE(result.snapshot_rows, 1u);
   EXPECT_EQ(result.recoveries, 0u);
-  EXPECT_GT(result.peak_snapshot_log_bytes, 0u);
+  if (GetParam() == BackfillKind::kSnapshot) {
+    EXPECT_GT(result.peak_snapshot_log_bytes, 0u);
+  } else {
+    EXPECT_EQ(result.peak_snapshot_log_bytes, 0u);
+  }
 }
 
-TEST(SnapshotJobTest, ASmallLogBudgetHoldsTheUpstreamAndEndsConsistent) {
+TEST_P(FixedSplitJobTest, ResumesFromItsProgressButNotAtAnotherParallelism) {
   auto store = NewMemoryStateStore();
-  StreamingJobOptions options = SnapshotJob();
-  options.rate_limit = RateLimit::Fixed(6000);
-  options.snapshot_log_budget_bytes = 4096;
-  BACKFILL_ASSERT_OK_AND_ASSIGN(
-      JobResult result,
-      RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
-  EXPECT_TRUE(result.consistent) << result.mismatch;
-  // Each of the 3 actors exceeds its budget by at most one upstream chunk.
-  EXPECT_GT(result.peak_snapshot_log_bytes, 0u);
-  EXPECT_LT(result.peak_snapshot_log_bytes, 3u * (4096 + 256 * 1024));
-}
-
-TEST(SnapshotJobTest, ResumesFromItsProgressButNotAtAnotherParallelism) {
-  auto store = NewMemoryStateStore();
-  StreamingJobOptions options = SnapshotJob();
+  StreamingJobOptions options = Job(GetParam());
   options.rate_limit = RateLimit::Fixed(1000);  // 3000 rows: about 3 s
   options.max_duration = absl::Milliseconds(800);
   EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
@@ -88,8 +84,10 @@ TEST(SnapshotJobTest, ResumesFromItsProgressButNotAtAnotherParallelism) {
   rescaled.overrides.parallelism = 2;
   EXPECT_THAT(RunStreamingJob(*store, rescaled, nullptr, {}, Clock::Real()),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       HasSubstr("snapshot backfill cannot resume at another "
-                                 "parallelism: it runs at 3, asked for 2")));
+                       HasSubstr(absl::StrCat(
+                           BackfillKindName(GetParam()),
+                           " backfill cannot resume at another parallelism: "
+                           "it runs at 3, asked for 2"))));
   options.max_duration = absl::Seconds(60);
   options.overrides.rate_limit = RateLimit::Disabled();
   BACKFILL_ASSERT_OK_AND_ASSIGN(
@@ -102,13 +100,44 @@ TEST(SnapshotJobTest, ResumesFromItsProgressButNotAtAnotherParallelism) {
   EXPECT_LT(resumed.snapshot_rows_this_run, resumed.snapshot_rows);
 }
 
+TEST_P(FixedSplitJobTest, ARescaleActionIsRejected) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = Job(GetParam());
+  options.actions = {{3, JobAction::Kind::kRescale, 0, 2}};
+  EXPECT_THAT(
+      RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr(absl::StrCat(BackfillKindName(GetParam()),
+                                      " backfill cannot be rescaled"))));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, FixedSplitJobTest,
+    ::testing::Values(BackfillKind::kNoShuffle, BackfillKind::kSnapshot),
+    [](const ::testing::TestParamInfo<BackfillKind>& info) {
+      return std::string(BackfillKindName(info.param));
+    });
+
+TEST(SnapshotJobTest, ASmallLogBudgetHoldsTheUpstreamAndEndsConsistent) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = Job(BackfillKind::kSnapshot);
+  options.rate_limit = RateLimit::Fixed(6000);
+  options.snapshot_log_budget_bytes = 4096;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult result,
+      RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(result.consistent) << result.mismatch;
+  // Each of the 3 actors exceeds its budget by at most one upstream chunk.
+  EXPECT_GT(result.peak_snapshot_log_bytes, 0u);
+  EXPECT_LT(result.peak_snapshot_log_bytes, 3u * (4096 + 256 * 1024));
+}
+
 TEST(SnapshotJobTest, ARerunOfAnotherKindOverSavedProgressIsRefused) {
-  for (BackfillKind first : {BackfillKind::kArrangement,
-                             BackfillKind::kSnapshot}) {
+  for (BackfillKind first :
+       {BackfillKind::kArrangement, BackfillKind::kSnapshot}) {
     SCOPED_TRACE(BackfillKindName(first));
     auto store = NewMemoryStateStore();
-    StreamingJobOptions options = SnapshotJob();
-    options.backfill_kind = first;
+    StreamingJobOptions options = Job(first);
     options.rate_limit = RateLimit::Fixed(1000);
     options.max_duration = absl::Milliseconds(500);
     EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
@@ -121,15 +150,6 @@ TEST(SnapshotJobTest, ARerunOfAnotherKindOverSavedProgressIsRefused) {
                 StatusIs(absl::StatusCode::kFailedPrecondition,
                          HasSubstr("the saved backfill progress is of")));
   }
-}
-
-TEST(SnapshotJobTest, ARescaleActionIsRejected) {
-  auto store = NewMemoryStateStore();
-  StreamingJobOptions options = SnapshotJob();
-  options.actions = {{3, JobAction::Kind::kRescale, 0, 2}};
-  EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("snapshot backfill cannot be rescaled")));
 }
 
 }  // namespace
