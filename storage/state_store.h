@@ -37,6 +37,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +53,11 @@
 #include "third_party/absl_extras/clock.h"
 
 namespace backfill {
+
+// Reserved: the table in which a store keeps its epoch pins (StateStore::
+// PinEpoch; key: the owner's name, vnode 0; value: the epoch, 8 bytes
+// big-endian). NewLocalStateStore refuses it.
+inline constexpr TableId kEpochPinTableId = 0xFFFFFFFF;
 
 // A forward iterator over the live rows of one (table, vnode) within a
 // PkRange, as of one read epoch, in pk byte order. LevelDB-shaped:
@@ -206,6 +212,32 @@ class StateStore {
   virtual absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
       TableId table_id, VirtualNode vnode, const PkRange& range,
       Epoch read_epoch, const ScanOptions& options = {}) = 0;
+
+  // Epoch pins: for a reader that needs one epoch's versions across
+  // restarts (a snapshot backfill reads the upstream at a fixed epoch for
+  // as long as its snapshot takes). While `owner`'s pin of `epoch` holds,
+  // historical reads at `epoch` succeed: garbage collection keeps the
+  // versions they need. One pin per owner; pinning again moves it. A pin
+  // holds in this process at once and is persisted with the next
+  // checkpoint, atomically with that checkpoint's data: a store reopened
+  // after a crash holds the pins of its last checkpoint (a pin or a move
+  // not yet checkpointed is lost with the crash; the owner pins again).
+  // A pin is store state, not a process's: nothing releases it but
+  // ReleaseEpochPin (an owner that goes away for good must release it, or
+  // the store keeps every version since `epoch`).
+  // Errors: InvalidArgument for an empty owner or an epoch above the
+  // committed epoch; FailedPrecondition if the versions `epoch` needs may
+  // already be collected (the same rule as a historical read).
+  virtual absl::Status PinEpoch(absl::string_view owner, Epoch epoch) = 0;
+  // Releases `owner`'s pin with the first checkpoint at or after `epoch`,
+  // so that the release commits atomically with the state that stops
+  // needing the pin; until then the pin holds, and a crash restores it. A
+  // later PinEpoch of the owner cancels the release. Releasing an owner
+  // that holds no pin is OK (releases are idempotent).
+  virtual absl::Status ReleaseEpochPin(absl::string_view owner,
+                                       Epoch epoch) = 0;
+  // The pins in force, by owner (a pin whose release is pending included).
+  virtual std::map<std::string, Epoch> EpochPins() const = 0;
 };
 
 }  // namespace backfill

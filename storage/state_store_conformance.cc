@@ -431,6 +431,50 @@ TEST_P(StateStoreConformanceTest, LocalIteratorIsASnapshot) {
                           Pair("d", "3")));
 }
 
+TEST_P(StateStoreConformanceTest, EpochPinsMoveAndReleaseWithCheckpoints) {
+  {
+    auto local = NewLocal(*store_, kTable, Epoch(1));
+    for (int epoch = 1; epoch <= 3; ++epoch) {
+      BACKFILL_ASSERT_OK(local->Insert(0, "k", absl::StrCat("v", epoch)));
+      BACKFILL_ASSERT_OK(SealNext(*local));
+      BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(epoch)));
+    }
+  }
+  EXPECT_THAT(store_->PinEpoch("", Epoch(1)),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(store_->PinEpoch("a", Epoch(4)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("above the committed epoch 3")));
+  EXPECT_THAT(
+      store_->NewLocalStateStore(kEpochPinTableId, {}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("reserved")));
+  BACKFILL_ASSERT_OK(store_->PinEpoch("a", Epoch(1)));
+  BACKFILL_ASSERT_OK(store_->PinEpoch("b", Epoch(2)));
+  BACKFILL_ASSERT_OK(store_->PinEpoch("a", Epoch(2)));  // Moves a's pin.
+  EXPECT_THAT(store_->EpochPins(),
+              ElementsAre(Pair("a", Epoch(2)), Pair("b", Epoch(2))));
+  // A release takes effect with the first checkpoint at or after its epoch.
+  BACKFILL_ASSERT_OK(store_->ReleaseEpochPin("b", Epoch(5)));
+  BACKFILL_ASSERT_OK(store_->ReleaseEpochPin("nobody", Epoch(5)));
+  BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(4)));
+  EXPECT_THAT(store_->EpochPins(),
+              ElementsAre(Pair("a", Epoch(2)), Pair("b", Epoch(2))));
+  BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(5)));
+  EXPECT_THAT(store_->EpochPins(), ElementsAre(Pair("a", Epoch(2))));
+  // A pin after a release cancels it.
+  BACKFILL_ASSERT_OK(store_->ReleaseEpochPin("a", Epoch(6)));
+  BACKFILL_ASSERT_OK(store_->PinEpoch("a", Epoch(3)));
+  BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(6)));
+  EXPECT_THAT(store_->EpochPins(), ElementsAre(Pair("a", Epoch(3))));
+  EXPECT_EQ(GlobalGet(*store_, kTable, 0, "k", Epoch(3)), "v3");
+  // The pins live in a table no instance may write, not in users' tables.
+  EXPECT_THAT(GlobalScan(*store_, kTable, 0, Epoch(6)),
+              ElementsAre(Pair("k", "v3")));
+  BACKFILL_ASSERT_OK(store_->ReleaseEpochPin("a", Epoch(7)));
+  BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(7)));
+  EXPECT_THAT(store_->EpochPins(), IsEmpty());
+}
+
 TEST_P(StateStoreConformanceTest, SealProtocolErrors) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto local, store_->NewLocalStateStore(kTable, LocalOptions{}));

@@ -110,4 +110,17 @@ MeteredStateStore::NewIterator(TableId table_id, VirtualNode vnode,
   return target_->NewIterator(table_id, vnode, range, read_epoch, options);
 }
 
+absl::Status MeteredStateStore::PinEpoch(absl::string_view owner, Epoch epoch) {
+  return target_->PinEpoch(owner, epoch);
+}
+
+absl::Status MeteredStateStore::ReleaseEpochPin(absl::string_view owner,
+                                                Epoch epoch) {
+  return target_->ReleaseEpochPin(owner, epoch);
+}
+
+std::map<std::string, Epoch> MeteredStateStore::EpochPins() const {
+  return target_->EpochPins();
+}
+
 }  // namespace backfill

@@ -251,7 +251,6 @@ SnapshotBackfillExecutor::Step SnapshotBackfillExecutor::Fail(
 void SnapshotBackfillExecutor::EndStream() {
   stage_ = Stage::kEnded;
   scan_.reset();
-  pin_.reset();
 }
 
 PollResult SnapshotBackfillExecutor::PollNext(PollContext& cx) {
@@ -314,6 +313,12 @@ SnapshotBackfillExecutor::Step SnapshotBackfillExecutor::PollStartup(
   return Step::kProgress;
 }
 
+std::string SnapshotBackfillExecutor::PinOwner() const {
+  return absl::StrCat("snapshot_backfill/table ",
+                      meta_table_->catalog().table_id, "/actor ",
+                      options_.actor_id);
+}
+
 absl::Status SnapshotBackfillExecutor::LoadProgress(EpochPair first) {
   const Row key = {static_cast<int32_t>(options_.actor_id)};
   BACKFILL_ASSIGN_OR_RETURN(std::optional<Row> row, meta_table_->GetRow(key));
@@ -367,11 +372,13 @@ absl::Status SnapshotBackfillExecutor::LoadProgress(EpochPair first) {
     peak_log_bytes_ = log_bytes_;
   }
   if (phase_ == Phase::kSnapshot) {
-    // Pins E for the whole phase (see the header).
-    BACKFILL_ASSIGN_OR_RETURN(
-        pin_, store_.NewIterator(upstream_.table_id, vnodes_.front(),
-                                 PkRange::All(), snapshot_epoch_));
-    BACKFILL_RETURN_IF_ERROR(pin_->status());
+    // Pins E in the store until the replay phase is committed (see the
+    // header); a resumed snapshot finds its pin there.
+    BACKFILL_RETURN_IF_ERROR(store_.PinEpoch(PinOwner(), snapshot_epoch_));
+  } else {
+    // Released when the replay phase was reached; a crash before that
+    // release committed left the pin in force.
+    BACKFILL_RETURN_IF_ERROR(store_.ReleaseEpochPin(PinOwner(), first.curr));
   }
   // A job that joined before a restart reports finish at its first barrier.
   return absl::OkStatus();
@@ -515,8 +522,10 @@ absl::Status SnapshotBackfillExecutor::ReadSnapshotChunk() {
         StreamChunk::FromRows(s2_types_, std::move(ops), rows)));
   }
   if (snapshot_index_ == vnodes_.size()) {
-    // Every row of E has been sent: the log now applies in full.
-    pin_.reset();
+    // Every row of E has been sent: the log now applies in full. E stays
+    // pinned until the checkpoint that commits this phase change.
+    BACKFILL_RETURN_IF_ERROR(
+        store_.ReleaseEpochPin(PinOwner(), log_table_->epoch()));
     phase_ = Phase::kReplay;
   }
   return absl::OkStatus();

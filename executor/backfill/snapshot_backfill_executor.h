@@ -19,12 +19,15 @@
 //  * kSnapshot. E is the committed epoch before the first barrier of a fresh
 //    start (`first.prev`); the table's committed data at E is read vnode by
 //    vnode (ascending), in pk order, through committed-store iterators at E:
-//    later commits never change what they see. One extra iterator is held
-//    open during the phase: it pins E, so that the store's GC keeps the
-//    versions E needs (a restart re-pins; a store that collected them
-//    meanwhile makes the read fail with FailedPrecondition, never wrong
-//    data). Every change that arrives (they all belong to epochs after E)
-//    is appended to the log and not emitted.
+//    later commits never change what they see. E is pinned in the store
+//    (StateStore::PinEpoch, owner "snapshot_backfill/table <progress
+//    table>/actor <id>") so that garbage collection keeps the versions E
+//    needs; the pin is persisted with the checkpoints, so a resumed
+//    snapshot finds E intact, also in a reopened store. It is released
+//    with the checkpoint that commits the replay phase (and again at a
+//    start-up past the snapshot phase: releases are idempotent). Every
+//    change that arrives (they all belong to epochs after E) is appended to
+//    the log and not emitted.
 //  * kReplay. The snapshot is done: the log is emitted in (epoch, seq)
 //    order, one chunk at a time, each row deleted from the log as it is
 //    emitted (the log's first row is the replay position). Changes that
@@ -215,6 +218,8 @@ class SnapshotBackfillExecutor final : public Executor {
   // One snapshot chunk (permits taken) or one replay chunk.
   absl::Status Work();
   absl::Status LoadProgress(EpochPair first);
+  // The name of this actor's epoch pin in the store (StateStore::PinEpoch).
+  std::string PinOwner() const;
   absl::Status ReadSnapshotChunk();
   absl::Status ReplayChunk();
   absl::Status AppendToLog(StreamChunk chunk);
@@ -222,7 +227,7 @@ class SnapshotBackfillExecutor final : public Executor {
   absl::Status WriteProgress();
   uint32_t ChunkCapacity() const;
   Step Fail(const absl::Status& status);
-  // No more messages after the queued ones; the reads (and the pin) closed.
+  // No more messages after the queued ones; the reads closed.
   void EndStream();
   std::string Context() const;
 
@@ -260,7 +265,6 @@ class SnapshotBackfillExecutor final : public Executor {
   size_t snapshot_index_ = 0;
   std::optional<std::string> snapshot_pk_;
   std::unique_ptr<StateStoreIterator> scan_;
-  std::unique_ptr<StateStoreIterator> pin_;
   Epoch replayed_epoch_;
   // The (epoch, seq) of the last log row replayed since start-up.
   std::optional<std::pair<int64_t, int64_t>> replayed_key_;

@@ -6,8 +6,11 @@
 // resume at another vnode split.
 #include "executor/backfill/snapshot_backfill_executor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -15,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "executor/backfill/plan.pb.h"
 #include "executor/backfill/snapshot_backfill_plan.h"
 #include "executor/testing/message_literal.h"
@@ -23,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "serde/vnode_bitmap.h"
 #include "storage/memory_state_store.h"
+#include "storage/rocksdb/rocksdb_state_store.h"
 #include "storage/state_table.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "third_party/absl_extras/status_matchers.h"
@@ -34,7 +39,9 @@ using ::backfill::testing::ScriptedExecutor;
 using ::backfill::testing::ScriptedExecutorOptions;
 using ::backfill::testing::StatusIs;
 using ::backfill::testing::TestBarrier;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Pair;
 
 constexpr int kVnodes = 8;
 constexpr TableId kLogTable = 98;
@@ -409,6 +416,94 @@ TEST(SnapshotBackfillExecutorTest, OracleHoldsAcrossChangesAndCrashes) {
   EXPECT_GT(stats.crashes[1], 0) << "no crash in the replay phase";
   EXPECT_GT(stats.crashes[2], 0) << "no crash after the join";
   EXPECT_GT(stats.peak_log_bytes, 0u);
+}
+
+// A crash in the snapshot phase, compactions and a new process: the resumed
+// snapshot reads E intact, because E's pin is persisted in the store (a pin
+// held only by the executor would die with it, and the reopened store would
+// refuse the read at E). Every row is updated after E, so a collected E
+// would leave no version of it to read.
+TEST(SnapshotBackfillExecutorTest, ResumesAtItsPinnedEpochInAReopenedStore) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  RocksDbStateStoreOptions options;
+  options.path =
+      absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/snapshot_pin_", ::getpid());
+  const VnodeBitmap vnodes = VnodeBitmap::All(kVnodes);
+  Model initial;
+  std::vector<Change> history;
+  Model committed_view;
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+    {
+      Writer loader = Writer::Open(*store, EpochPair::ForInitial(Epoch(1)));
+      for (int64_t id = 0; id < 40; ++id) {
+        Row row{id, int64_t{0}};
+        loader.Apply(Op::kInsert, row);
+        initial[id] = row;
+      }
+      BACKFILL_ASSERT_OK(loader.table->Commit(EpochPair{Epoch(2), Epoch(1)}));
+      BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+    }
+    Writer writer = Writer::Open(*store, EpochPair{Epoch(2), Epoch(1)});
+    BACKFILL_ASSERT_OK_AND_ASSIGN(Actor actor,
+                                MakeActor(*store, vnodes, 4, 1 << 20));
+    Model view;
+    actor.input->Push(TestBarrier(2, BarrierKind::kInitial));
+    ASSERT_TRUE(RunToBarrier(*actor.backfill, view));
+    std::vector<Op> ops;
+    std::vector<Row> rows;
+    for (const auto& [id, row] : initial) {
+      const Row updated{id, int64_t{2}};
+      for (auto [op, r] : {std::pair(Op::kUpdateDelete, row),
+                           std::pair(Op::kUpdateInsert, updated)}) {
+        ops.push_back(op);
+        rows.push_back(r);
+        writer.Apply(op, r);
+        history.push_back({2, op, r});
+      }
+    }
+    actor.input->Push(
+        StreamChunk::FromRows({DataType::kInt64, DataType::kInt64}, ops, rows));
+    Idle(*actor.backfill, view, 3);
+    BACKFILL_ASSERT_OK(writer.table->Commit(EpochPair{Epoch(3), Epoch(2)}));
+    actor.input->Push(TestBarrier(3));
+    ASSERT_TRUE(RunToBarrier(*actor.backfill, view));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(2)));
+    ASSERT_EQ(actor.backfill->phase(),
+              SnapshotBackfillExecutor::Phase::kSnapshot)
+        << view.size() << " rows in the view";
+    ASSERT_LT(view.size(), initial.size());
+    committed_view = view;
+    EXPECT_THAT(store->EpochPins(),
+                ElementsAre(Pair(HasSubstr("actor 5"), Epoch(1))));
+    BACKFILL_ASSERT_OK(store->Compact());
+  }  // The process dies.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+  BACKFILL_ASSERT_OK(store->Compact());
+  Model view = committed_view;
+  Writer writer = Writer::Open(*store, EpochPair{Epoch(3), Epoch(2)});
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Actor actor,
+                                MakeActor(*store, vnodes, 4, 1 << 20));
+  actor.input->Push(TestBarrier(3, BarrierKind::kInitial));
+  ASSERT_TRUE(RunToBarrier(*actor.backfill, view));
+  for (uint64_t epoch = 3; epoch < 60 && !actor.backfill->is_finished();
+       ++epoch) {
+    Idle(*actor.backfill, view, 2);
+    BACKFILL_ASSERT_OK(
+        writer.table->Commit(EpochPair{Epoch(epoch + 1), Epoch(epoch)}));
+    actor.input->Push(TestBarrier(epoch + 1));
+    ASSERT_TRUE(RunToBarrier(*actor.backfill, view));
+    CheckOracle(*actor.backfill, *writer.table, vnodes, initial, history, epoch,
+                view);
+    if (HasFatalFailure()) return;
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(epoch)));
+  }
+  ASSERT_TRUE(actor.backfill->is_finished());
+  Model model = initial;
+  for (const Change& change : history) ApplyRow(change.op, change.row, model);
+  EXPECT_TRUE(SameModel(view, model));
+  // The checkpoint of the replay phase released the pin.
+  EXPECT_THAT(store->EpochPins(), ::testing::IsEmpty());
 }
 
 TEST(SnapshotBackfillExecutorTest, FullLogHoldsTheUpstream) {

@@ -393,6 +393,15 @@ class KeyHidingStore final : public StateStore {
     return std::unique_ptr<StateStoreIterator>(new KeyHidingIterator(
         std::move(it), hidden_.Matches(table_id, vnode), hidden_.pk));
   }
+  absl::Status PinEpoch(absl::string_view owner, Epoch epoch) override {
+    return inner_.PinEpoch(owner, epoch);
+  }
+  absl::Status ReleaseEpochPin(absl::string_view owner, Epoch epoch) override {
+    return inner_.ReleaseEpochPin(owner, epoch);
+  }
+  std::map<std::string, Epoch> EpochPins() const override {
+    return inner_.EpochPins();
+  }
 
  private:
   StateStore& inner_;

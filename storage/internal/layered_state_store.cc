@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/internal/endian.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "storage/internal/merging_iterator.h"
@@ -27,6 +28,12 @@ bool HasEntriesIn(const MemTable& table, VirtualNode vnode,
   MemTable::const_iterator begin, end;
   MemTableRange(table, vnode, range, &begin, &end);
   return begin != end;
+}
+
+std::string EncodePinnedEpoch(Epoch epoch) {
+  std::string value(sizeof(uint64_t), '\0');
+  absl::big_endian::Store64(value.data(), epoch.value());
+  return value;
 }
 
 }  // namespace
@@ -259,6 +266,11 @@ LayeredStateStore::Snapshot LayeredStateStore::TakeSnapshot(
 absl::StatusOr<std::unique_ptr<LocalStateStore>>
 LayeredStateStore::NewLocalStateStore(TableId table_id,
                                       const LocalOptions& options) {
+  if (table_id == kEpochPinTableId) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "table id ", table_id,
+        " is reserved for the store's epoch pins (kEpochPinTableId)"));
+  }
   return std::unique_ptr<LocalStateStore>(
       std::make_unique<Instance>(this, table_id, options.replicated));
 }
@@ -266,6 +278,7 @@ LayeredStateStore::NewLocalStateStore(TableId table_id,
 absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
   MutexLock checkpoint_lock(&checkpoint_mu_);
   std::vector<CommitBatch> batches;
+  PinWrites pins;
   {
     MutexLock lock(&mu_);
     if (!failure_.ok()) {
@@ -297,6 +310,10 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
         }
       }
     }
+    pins = CollectPinWrites(epoch);
+    if (pins.batch != nullptr) {
+      batches.push_back(CommitBatch{kEpochPinTableId, epoch, pins.batch});
+    }
     pending_ = epoch;
   }
   // Deterministic write order (the set is ordered by address).
@@ -317,6 +334,7 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
     }
     committed_ = epoch;
     layer_->SetCommittedEpoch(epoch);
+    ApplyPinWrites(pins);
     for (InstanceState* state : instances_) {
       // Non-replicated: exactly the committed batches (all <= epoch: no
       // instance can seal at or below a pending checkpoint). Replicated: the
@@ -423,6 +441,135 @@ LayeredStateStore::NewIterator(TableId table_id, VirtualNode vnode,
                      read_epoch.DebugString()));
   }
   return result;
+}
+
+// ---- Epoch pins
+// ---------------------------------------------------------------
+
+absl::Status LayeredStateStore::PinEpoch(absl::string_view owner, Epoch epoch) {
+  if (owner.empty()) {
+    return absl::InvalidArgumentError("PinEpoch: the owner's name is empty");
+  }
+  std::unique_ptr<EpochPin> pin;
+  std::unique_ptr<EpochPin> check_pin;
+  {
+    MutexLock lock(&mu_);
+    if (epoch > committed_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "PinEpoch(", owner, ", ", epoch.value(),
+          "): the epoch is above the committed epoch ", committed_.value()));
+    }
+    pin = layer_->Pin(epoch);
+    check_pin = layer_->Pin(epoch);
+  }
+  // `pin` holds the epoch from here on; a read at it tells whether garbage
+  // collection had passed it before.
+  auto check = layer_->NewIterator(kEpochPinTableId, 0, PkRange::All(), epoch,
+                                   ScanOptions{.fill_cache = false},
+                                   std::move(check_pin));
+  if (!check.ok()) {
+    return absl::Status(check.status().code(),
+                        absl::StrCat("PinEpoch(", owner, ", ", epoch.value(),
+                                     "): ", check.status().message()));
+  }
+  MutexLock lock(&mu_);
+  auto [it, inserted] = pins_.try_emplace(std::string(owner));
+  PinState& state = it->second;
+  state.epoch = epoch;
+  state.pin = std::move(pin);
+  state.release_at.reset();
+  state.change = ++pin_changes_;
+  return absl::OkStatus();
+}
+
+absl::Status LayeredStateStore::ReleaseEpochPin(absl::string_view owner,
+                                                Epoch epoch) {
+  MutexLock lock(&mu_);
+  auto it = pins_.find(owner);
+  if (it == pins_.end()) return absl::OkStatus();
+  it->second.release_at = epoch;
+  it->second.change = ++pin_changes_;
+  return absl::OkStatus();
+}
+
+std::map<std::string, Epoch> LayeredStateStore::EpochPins() const {
+  MutexLock lock(&mu_);
+  std::map<std::string, Epoch> pins;
+  for (const auto& [owner, state] : pins_) pins.emplace(owner, state.epoch);
+  return pins;
+}
+
+LayeredStateStore::PinWrites LayeredStateStore::CollectPinWrites(Epoch epoch) {
+  PinWrites writes;
+  for (const auto& [owner, state] : pins_) {
+    std::optional<Epoch> written;  // nullopt: released.
+    if (!state.release_at.has_value() || *state.release_at > epoch) {
+      if (state.persisted == state.epoch) continue;  // Nothing new.
+      written = state.epoch;
+    }
+    writes.changes.push_back({owner, state.change, written});
+    // A release of a pin never persisted deletes nothing.
+    if (!written.has_value() && !state.persisted.has_value()) continue;
+    if (writes.batch == nullptr) writes.batch = std::make_shared<MemTable>();
+    std::string key;
+    SetMemTableKey(0, owner, &key);
+    writes.batch->insert_or_assign(
+        std::move(key), written.has_value() ? std::optional<std::string>(
+                                                  EncodePinnedEpoch(*written))
+                                            : std::nullopt);
+  }
+  return writes;
+}
+
+void LayeredStateStore::ApplyPinWrites(const PinWrites& writes) {
+  for (const PinWrites::Change& written : writes.changes) {
+    auto it = pins_.find(written.owner);
+    if (it == pins_.end()) continue;
+    PinState& state = it->second;
+    // What the committed store holds now, whatever changed meanwhile.
+    state.persisted = written.epoch;
+    state.persisted_pin =
+        written.epoch.has_value() ? layer_->Pin(*written.epoch) : nullptr;
+    // A committed release, not cancelled during the checkpoint: nothing
+    // needs the pin any more.
+    if (!written.epoch.has_value() && state.change == written.change) {
+      pins_.erase(it);
+    }
+  }
+}
+
+absl::StatusOr<std::optional<Epoch>> LayeredStateStore::RestoreEpochPins() {
+  std::unique_ptr<EpochPin> read_pin;
+  Epoch committed;
+  {
+    MutexLock lock(&mu_);
+    committed = committed_;
+    read_pin = layer_->Pin(committed);
+  }
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::unique_ptr<StateStoreIterator> it,
+      layer_->NewIterator(kEpochPinTableId, 0, PkRange::All(), committed,
+                          ScanOptions{.fill_cache = false},
+                          std::move(read_pin)));
+  std::optional<Epoch> oldest;
+  MutexLock lock(&mu_);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (it->value().size() != sizeof(uint64_t)) {
+      return absl::DataLossError(absl::StrCat(
+          "the epoch pin of owner '", absl::CHexEscape(it->key()), "' is ",
+          it->value().size(), " bytes, not an 8-byte epoch"));
+    }
+    const Epoch epoch(absl::big_endian::Load64(it->value().data()));
+    PinState& state = pins_[std::string(it->key())];
+    state.epoch = epoch;
+    state.pin = layer_->Pin(epoch);
+    state.persisted = epoch;
+    state.persisted_pin = layer_->Pin(epoch);
+    state.change = ++pin_changes_;
+    if (!oldest.has_value() || epoch < *oldest) oldest = epoch;
+  }
+  BACKFILL_RETURN_IF_ERROR(it->status());
+  return oldest;
 }
 
 }  // namespace storage_internal

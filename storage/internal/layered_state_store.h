@@ -21,6 +21,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -55,7 +57,19 @@ class LayeredStateStore : public StateStore {
       TableId table_id, VirtualNode vnode, const PkRange& range,
       Epoch read_epoch, const ScanOptions& options = {}) override;
 
+  absl::Status PinEpoch(absl::string_view owner, Epoch epoch) override;
+  absl::Status ReleaseEpochPin(absl::string_view owner, Epoch epoch) override;
+  std::map<std::string, Epoch> EpochPins() const override;
+
   CommittedLayer& layer() { return *layer_; }
+
+ protected:
+  // Reads the pins of the committed epoch back (a persistent store calls it
+  // once, right after opening, before garbage collection may run) and holds
+  // them in the layer. Returns the oldest, if any: no garbage collection of
+  // an earlier process went past it. Errors: DataLoss for a pin whose
+  // epoch does not decode; the layer's read errors.
+  absl::StatusOr<std::optional<Epoch>> RestoreEpochPins();
 
  private:
   class Instance;
@@ -91,6 +105,37 @@ class LayeredStateStore : public StateStore {
   // Set when a checkpoint failed to write: no further checkpoint.
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   std::set<InstanceState*> instances_ ABSL_GUARDED_BY(mu_);
+
+  // One owner's epoch pin. Invariant (what a reopened store relies on):
+  // every epoch persisted for the owner is held in the layer until a
+  // checkpoint persists a newer state (a moved pin keeps its persisted
+  // epoch held, a released one stays whole, until that commits).
+  struct PinState {
+    Epoch epoch;                              // The pin in force.
+    std::unique_ptr<EpochPin> pin;            // Of `epoch`.
+    std::optional<Epoch> persisted;           // What the committed store holds.
+    std::unique_ptr<EpochPin> persisted_pin;  // Of `persisted`.
+    std::optional<Epoch> release_at;  // Release with checkpoint >= this.
+    uint64_t change = 0;              // Bumped by every PinEpoch/Release.
+  };
+  // A checkpoint's pin writes (under mu_): the batch for kEpochPinTableId
+  // (null if nothing changed) and the changes it carries, applied to
+  // pins_ once the checkpoint committed.
+  struct PinWrites {
+    std::shared_ptr<MemTable> batch;
+    struct Change {
+      std::string owner;
+      uint64_t change = 0;         // PinState::change when written.
+      std::optional<Epoch> epoch;  // Written; nullopt: released.
+    };
+    std::vector<Change> changes;
+  };
+  PinWrites CollectPinWrites(Epoch epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyPinWrites(const PinWrites& writes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  std::map<std::string, PinState, std::less<>> pins_ ABSL_GUARDED_BY(mu_);
+  uint64_t pin_changes_ ABSL_GUARDED_BY(mu_) = 0;
 
   Mutex checkpoint_mu_;
 

@@ -1,5 +1,6 @@
 #include "storage/rocksdb/rocksdb_state_store.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -53,18 +54,24 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
     // Covers what this open wrote to the new MANIFEST at once.
     acknowledged_writer->Write(AcknowledgedNow(database->db(), committed));
   }
-  gc->SetCommitted(committed);
-  // Earlier processes compacted with safe epochs up to `committed`: a read
-  // below it may miss versions, and is refused rather than answered wrong.
-  gc->RaiseHorizon(committed);
   Database& opened = *database;
   auto layer = std::make_unique<RocksDbCommittedLayer>(
-      std::move(database), std::move(gc), options,
-      std::move(acknowledged_writer));
+      std::move(database), gc, options, std::move(acknowledged_writer));
   BACKFILL_RETURN_IF_ERROR(
       opened.NameCorruptFile(layer->CountStoredTombstones()));
-  return std::unique_ptr<RocksDbStateStore>(
+  std::unique_ptr<RocksDbStateStore> store(
       new RocksDbStateStore(std::move(layer), committed));
+  // Until SetCommitted, compactions keep every version: the persisted
+  // epoch pins are held before any can pass them.
+  BACKFILL_ASSIGN_OR_RETURN(const std::optional<Epoch> oldest_pin,
+                            store->RestoreEpochPins());
+  gc->SetCommitted(committed);
+  // Earlier processes compacted with safe epochs up to `committed`, but
+  // never past a pin they persisted: a read below that may miss versions,
+  // and is refused rather than answered wrong.
+  gc->RaiseHorizon(oldest_pin.has_value() ? std::min(committed, *oldest_pin)
+                                          : committed);
+  return store;
 }
 
 RocksDbStateStore::RocksDbStateStore(

@@ -13,7 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "storage/rocksdb/raw_rocksdb_for_test.h"
 #include "storage/state_store_conformance.h"
+#include "storage/table_key.h"
 #include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_matchers.h"
 
@@ -23,8 +25,12 @@ namespace {
 using ::backfill::testing::IsOk;
 using ::backfill::testing::IsOkAndHolds;
 using ::backfill::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Optional;
+using ::testing::Pair;
 
 std::string NewTestDirectory() {
   static std::atomic<int> counter{0};
@@ -368,6 +374,119 @@ TEST(RocksDbStateStoreTest, HistoricalReadsBelowTheReopenedEpochAreRefused) {
               StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "key7"}, committed),
               IsOkAndHolds(Optional(std::string("new"))));
+}
+
+// A pinned epoch's versions survive compactions, in this process and in the
+// next one, until the release is checkpointed.
+TEST(RocksDbStateStoreTest, EpochPinsOutliveCompactionsAndReopens) {
+  const std::string path = NewTestDirectory();
+  Epoch old_epoch;
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                  RocksDbStateStore::Open(SmallOptions(path)));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+    WriteEpoch(*store, *local, 10, "old");
+    old_epoch = store->CommittedEpoch(kTable);
+    BACKFILL_ASSERT_OK(store->PinEpoch("snapshot", old_epoch));
+    WriteEpoch(*store, *local, 10, "new");  // Persists the pin.
+    BACKFILL_ASSERT_OK(store->Compact());
+    EXPECT_THAT(store->Get(TableKey{kTable, 0, "key7"}, old_epoch),
+                IsOkAndHolds(Optional(std::string("old"))));
+  }
+  Epoch release_epoch;
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                  RocksDbStateStore::Open(SmallOptions(path)));
+    EXPECT_THAT(store->EpochPins(), ElementsAre(Pair("snapshot", old_epoch)));
+    BACKFILL_ASSERT_OK(store->Compact());
+    EXPECT_THAT(store->Get(TableKey{kTable, 0, "key7"}, old_epoch),
+                IsOkAndHolds(Optional(std::string("old"))));
+    // Pinning it again (a resuming owner) is allowed.
+    BACKFILL_ASSERT_OK(store->PinEpoch("snapshot", old_epoch));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
+    release_epoch = Epoch(store->CommittedEpoch(kTable).value() + 1);
+    BACKFILL_ASSERT_OK(local->Init(EpochPair{release_epoch, Epoch(0)}));
+    BACKFILL_ASSERT_OK(store->ReleaseEpochPin("snapshot", release_epoch));
+    WriteEpoch(*store, *local, 10, "newer");  // Commits the release.
+    EXPECT_THAT(store->EpochPins(), IsEmpty());
+    BACKFILL_ASSERT_OK(store->Compact());
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                RocksDbStateStore::Open(SmallOptions(path)));
+  EXPECT_THAT(store->EpochPins(), IsEmpty());
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key7"}, old_epoch),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(
+      store->PinEpoch("snapshot", old_epoch),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("horizon")));
+}
+
+// A pin is persisted by a checkpoint; one taken (or moved) after the last
+// checkpoint is lost with the process, and the persisted epoch stays held
+// until a checkpoint persists the move.
+TEST(RocksDbStateStoreTest, EpochPinMovesAreDurableOnlyWithACheckpoint) {
+  const std::string path = NewTestDirectory();
+  Epoch first;
+  Epoch second;
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                  RocksDbStateStore::Open(SmallOptions(path)));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+    WriteEpoch(*store, *local, 10, "first");
+    first = store->CommittedEpoch(kTable);
+    BACKFILL_ASSERT_OK(store->PinEpoch("owner", first));
+    WriteEpoch(*store, *local, 10, "second");
+    second = store->CommittedEpoch(kTable);
+    BACKFILL_ASSERT_OK(store->PinEpoch("owner", second));  // Not persisted.
+    BACKFILL_ASSERT_OK(store->PinEpoch("unpersisted", second));
+    // The compaction must keep what `first` sees: the store still holds
+    // that pin for the next process.
+    BACKFILL_ASSERT_OK(store->Compact());
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                RocksDbStateStore::Open(SmallOptions(path)));
+  EXPECT_THAT(store->EpochPins(), ElementsAre(Pair("owner", first)));
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key3"}, first),
+              IsOkAndHolds(Optional(std::string("first"))));
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "key3"}, second),
+              IsOkAndHolds(Optional(std::string("second"))));
+}
+
+// Bad bytes where a pin is kept: the open fails, naming the owner.
+TEST(RocksDbStateStoreTest, ACorruptEpochPinFailsTheOpen) {
+  const std::string path = NewTestDirectory();
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                  RocksDbStateStore::Open(SmallOptions(path)));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+    WriteEpoch(*store, *local, 1, "v");
+    BACKFILL_ASSERT_OK(store->PinEpoch("owner", Epoch(1)));
+    WriteEpoch(*store, *local, 1, "v");
+  }
+  {
+    // FORMAT.md: a row version is its tag byte, then the row bytes; a pin's
+    // row must be an 8-byte epoch.
+    std::unique_ptr<raw_rocksdb_for_test::RawDb> raw;
+    ASSERT_TRUE(raw_rocksdb_for_test::Open(path, 1 << 20, &raw).ok());
+    const std::string key = EncodeFullKey(
+        FullKey{TableKey{kEpochPinTableId, 0, "owner"}, Epoch(2)});
+    ASSERT_TRUE(raw->db
+                    ->Put(rocksdb::WriteOptions(), raw->data(), key,
+                          std::string("\x01"
+                                      "bad",
+                                      4))
+                    .ok());
+  }
+  EXPECT_THAT(RocksDbStateStore::Open(SmallOptions(path)),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr("owner"), HasSubstr("8-byte"))));
 }
 
 // A queue-like workload: every epoch inserts new keys and deletes the

@@ -15,8 +15,12 @@ absl::StatusOr<std::unique_ptr<SharedStateStore>> SharedStateStore::Open(
   BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<SharedCommittedLayer> layer,
                             SharedCommittedLayer::Open(options));
   const Epoch committed = layer->current()->committed_epoch;
-  return std::unique_ptr<SharedStateStore>(
+  std::unique_ptr<SharedStateStore> store(
       new SharedStateStore(std::move(layer), committed));
+  // Compaction runs only after a commit of this store: none passes the
+  // pins before they are held. The version's own horizon is persisted.
+  BACKFILL_RETURN_IF_ERROR(store->RestoreEpochPins().status());
+  return store;
 }
 
 SharedStateStore::SharedStateStore(std::unique_ptr<SharedCommittedLayer> layer,

@@ -81,10 +81,9 @@ class FaultInjectingLocalStore final : public LocalStateStore {
     // The sabotage: the writes a dropped instance never committed come back.
     for (FaultPlan::KeptWrite& write :
          plan_->TakeStashedWrites(inner_->table_id())) {
-      absl::Status s =
-          write.value.has_value()
-              ? inner_->Insert(write.vnode, write.pk, *write.value)
-              : inner_->Delete(write.vnode, write.pk);
+      absl::Status s = write.value.has_value()
+                           ? inner_->Insert(write.vnode, write.pk, *write.value)
+                           : inner_->Delete(write.vnode, write.pk);
       if (!s.ok()) return s;
       write.epoch = inner_->epoch();
       writes_.push_back(std::move(write));
@@ -96,8 +95,9 @@ class FaultInjectingLocalStore final : public LocalStateStore {
     if (absl::Status s = plan_->Check(FaultOp::kInsert, Name(vnode)); !s.ok()) {
       return s;
     }
-    if (keep_) writes_.push_back({inner_->epoch(), vnode, std::string(pk),
-                                  std::string(value)});
+    if (keep_)
+      writes_.push_back(
+          {inner_->epoch(), vnode, std::string(pk), std::string(value)});
     return inner_->Insert(vnode, pk, value);
   }
   absl::Status Delete(VirtualNode vnode, absl::string_view pk) override {
@@ -105,7 +105,8 @@ class FaultInjectingLocalStore final : public LocalStateStore {
       return s;
     }
     if (keep_) {
-      writes_.push_back({inner_->epoch(), vnode, std::string(pk), std::nullopt});
+      writes_.push_back(
+          {inner_->epoch(), vnode, std::string(pk), std::nullopt});
     }
     return inner_->Delete(vnode, pk);
   }
@@ -323,6 +324,20 @@ FaultInjectingStateStore::NewIterator(TableId table_id, VirtualNode vnode,
   if (!it.ok()) return it.status();
   return std::unique_ptr<StateStoreIterator>(
       new FaultInjectingIterator(std::move(*it), plan_, name));
+}
+
+absl::Status FaultInjectingStateStore::PinEpoch(absl::string_view owner,
+                                                Epoch epoch) {
+  return inner_.PinEpoch(owner, epoch);
+}
+
+absl::Status FaultInjectingStateStore::ReleaseEpochPin(absl::string_view owner,
+                                                       Epoch epoch) {
+  return inner_.ReleaseEpochPin(owner, epoch);
+}
+
+std::map<std::string, Epoch> FaultInjectingStateStore::EpochPins() const {
+  return inner_.EpochPins();
 }
 
 }  // namespace simulation

@@ -122,6 +122,9 @@ class FaultInjectingStateStore final : public StateStore {
   absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
       TableId table_id, VirtualNode vnode, const PkRange& range,
       Epoch read_epoch, const ScanOptions& options = {}) override;
+  absl::Status PinEpoch(absl::string_view owner, Epoch epoch) override;
+  absl::Status ReleaseEpochPin(absl::string_view owner, Epoch epoch) override;
+  std::map<std::string, Epoch> EpochPins() const override;
 
   StateStore& inner() const { return inner_; }
   FaultPlan& plan() const { return *plan_; }
