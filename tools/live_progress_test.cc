@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -200,6 +201,15 @@ class CountingStore : public StateStore {
       TableId table_id, VirtualNode vnode, const PkRange& range,
       Epoch read_epoch, const ScanOptions& options) override {
     return base_->NewIterator(table_id, vnode, range, read_epoch, options);
+  }
+  absl::Status PinEpoch(absl::string_view owner, Epoch epoch) override {
+    return base_->PinEpoch(owner, epoch);
+  }
+  absl::Status ReleaseEpochPin(absl::string_view owner, Epoch epoch) override {
+    return base_->ReleaseEpochPin(owner, epoch);
+  }
+  std::map<std::string, Epoch> EpochPins() const override {
+    return base_->EpochPins();
   }
 
  private:

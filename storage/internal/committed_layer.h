@@ -61,6 +61,13 @@ class CommittedLayer {
   // The committed epoch advanced (after a successful Commit); called with
   // the store's lock held. Garbage collection never goes past it.
   virtual void SetCommittedEpoch(Epoch /*epoch*/) {}
+  // The store is closing and about to drop its pins (the persisted epoch
+  // pins among them, which the next open restores): no garbage collection
+  // may start from now on, also not during the layer's own shutdown (a
+  // flush at close), or it could pass a pin the next open relies on.
+  // Reads stay valid until the layer is destroyed. Called once, by the
+  // store's destructor, before anything else.
+  virtual void StopGarbageCollection() {}
 
   // Writes every batch (each version tagged with its batch's epoch) and the
   // new committed epoch atomically: after a crash either all of it or none

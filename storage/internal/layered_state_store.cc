@@ -233,6 +233,8 @@ LayeredStateStore::LayeredStateStore(std::unique_ptr<CommittedLayer> layer,
     : layer_(std::move(layer)), committed_(committed_epoch) {}
 
 LayeredStateStore::~LayeredStateStore() {
+  // Before pins_ goes: see CommittedLayer::StopGarbageCollection.
+  layer_->StopGarbageCollection();
   MutexLock lock(&mu_);
   assert(instances_.empty() && "a LocalStateStore outlives its StateStore");
 }

@@ -33,8 +33,14 @@ void GcEpochs::SetCommitted(Epoch epoch) {
   committed_ = std::max(committed_, epoch.value());
 }
 
+void GcEpochs::Freeze() {
+  MutexLock lock(&mu_);
+  frozen_ = true;
+}
+
 Epoch GcEpochs::BeginCompaction() {
   MutexLock lock(&mu_);
+  if (frozen_) return Epoch::Zero();
   uint64_t safe = committed_;
   if (!pins_.empty()) safe = std::min(safe, *pins_.begin());
   RaiseHorizon(Epoch(safe));

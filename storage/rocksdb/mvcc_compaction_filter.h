@@ -46,6 +46,10 @@ class GcEpochs {
   // committed epoch C: an earlier process's compactions used safe epochs up
   // to C, and its pins died with it): raises the horizon to `epoch`.
   void RaiseHorizon(Epoch epoch);
+  // From now on every compaction gets safe epoch 0 (keeps every version):
+  // the owner of the pins is about to drop them (CommittedLayer::
+  // StopGarbageCollection). Compactions already running keep theirs.
+  void Freeze() ABSL_LOCKS_EXCLUDED(mu_);
   Epoch horizon() const { return Epoch(horizon_.load()); }
 
  private:
@@ -54,6 +58,7 @@ class GcEpochs {
   Mutex mu_;
   std::multiset<uint64_t> pins_ ABSL_GUARDED_BY(mu_);
   uint64_t committed_ ABSL_GUARDED_BY(mu_);
+  bool frozen_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> horizon_{0};
 };
 

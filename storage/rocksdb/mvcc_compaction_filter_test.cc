@@ -108,6 +108,17 @@ TEST(GcEpochsTest, HorizonIsTheLargestSafeEpochUsed) {
   EXPECT_EQ(gc.horizon(), Epoch(5));  // Never moves back.
 }
 
+TEST(GcEpochsTest, FrozenEpochsKeepEveryVersion) {
+  GcEpochs gc(Epoch(10));
+  auto pin = gc.Pin(Epoch(4));
+  EXPECT_EQ(gc.BeginCompaction(), Epoch(4));
+  gc.Freeze();
+  pin.reset();  // The store drops its pins after freezing.
+  gc.SetCommitted(Epoch(20));
+  EXPECT_EQ(gc.BeginCompaction(), Epoch(0));
+  EXPECT_EQ(gc.horizon(), Epoch(4));
+}
+
 TEST(MvccCompactionFilterFactoryTest, FiltersFlushesAndCompactions) {
   auto gc = std::make_shared<GcEpochs>(Epoch(7));
   MvccCompactionFilterFactory factory(gc);

@@ -64,6 +64,11 @@ void RocksDbCommittedLayer::SetCommittedEpoch(Epoch epoch) {
   gc_->SetCommitted(epoch);
 }
 
+void RocksDbCommittedLayer::StopGarbageCollection() {
+  gc_->Freeze();
+  gc_scheduler_.Stop();
+}
+
 absl::Status RocksDbCommittedLayer::Commit(
     const std::vector<CommitBatch>& batches, Epoch committed_epoch) {
   if (database_->read_only()) return ReadOnlyError("checkpoint");

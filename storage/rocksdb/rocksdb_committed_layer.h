@@ -45,6 +45,8 @@ class RocksDbCommittedLayer final : public storage_internal::CommittedLayer {
 
   std::unique_ptr<storage_internal::EpochPin> Pin(Epoch epoch) override;
   void SetCommittedEpoch(Epoch epoch) override;
+  // Freezes the GC epochs and stops the GC scheduler.
+  void StopGarbageCollection() override;
   absl::Status Commit(const std::vector<storage_internal::CommitBatch>& batches,
                       Epoch committed_epoch) override;
   absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
