@@ -324,8 +324,8 @@ SharedCommittedLayer::ReadVersionOnce() {
             absl::CHexEscape(removed), "', which version ", expected_id - 1,
             " does not list"));
       }
-      insert_at = std::min(
-          insert_at, static_cast<size_t>(it - version.ssts.begin()));
+      insert_at =
+          std::min(insert_at, static_cast<size_t>(it - version.ssts.begin()));
       version.ssts.erase(it);
     }
     insert_at = std::min(insert_at, version.ssts.size());
@@ -850,7 +850,8 @@ absl::Status SharedCommittedLayer::CompactFrom(
     // lands, the object is vacuumed once that epoch is committed without
     // it.
     BACKFILL_ASSIGN_OR_RETURN(
-        output, UploadSst(Epoch(base->committed_epoch.value() + 1), bytes, info));
+        output,
+        UploadSst(Epoch(base->committed_epoch.value() + 1), bytes, info));
   }
 
   // The version change, rebased onto the commits that came since `base`:
@@ -866,8 +867,7 @@ absl::Status SharedCommittedLayer::CompactFrom(
   }
   const size_t count = base->ssts.size() - first;
   auto at = std::find_if(
-      previous->ssts.begin(), previous->ssts.end(),
-      [&](const VersionSst& sst) {
+      previous->ssts.begin(), previous->ssts.end(), [&](const VersionSst& sst) {
         return sst.object_key == base->ssts[first].object_key;
       });
   const size_t position = static_cast<size_t>(at - previous->ssts.begin());

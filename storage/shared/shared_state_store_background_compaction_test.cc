@@ -177,9 +177,9 @@ TEST(SharedStateStoreBackgroundCompactionTest,
   EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(4));
   std::vector<std::string> with_fourth = store->SstObjects();
   ASSERT_THAT(with_fourth, SizeIs(4));
-  EXPECT_EQ(std::vector<std::string>(with_fourth.begin(),
-                                     with_fourth.begin() + 3),
-            inputs);
+  EXPECT_EQ(
+      std::vector<std::string>(with_fourth.begin(), with_fourth.begin() + 3),
+      inputs);
   const std::string fourth = with_fourth[3];
   const Rows at_four{{"a", "a3"}, {"c", "c2"}, {"d", "d4"}};
   EXPECT_EQ(SharedStoreFixture::Scan(*store, kTable, 4), at_four);
