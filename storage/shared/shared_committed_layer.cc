@@ -149,7 +149,20 @@ SharedCommittedLayer::Open(const SharedStateStoreOptions& options) {
   std::unique_ptr<SharedCommittedLayer> layer(
       new SharedCommittedLayer(options, std::move(cache)));
   BACKFILL_RETURN_IF_ERROR(layer->Load());
+  layer->maintenance_thread_ =
+      std::thread([layer = layer.get()] { layer->RunMaintenance(); });
   return layer;
+}
+
+SharedCommittedLayer::~SharedCommittedLayer() { StopGarbageCollection(); }
+
+void SharedCommittedLayer::StopGarbageCollection() {
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  maintenance_cv_.SignalAll();
+  if (maintenance_thread_.joinable()) maintenance_thread_.join();
 }
 
 std::string SharedCommittedLayer::PointerKey() const {
@@ -177,8 +190,11 @@ std::string SharedCommittedLayer::CheckpointKey() const {
 
 absl::Status SharedCommittedLayer::Load() {
   BACKFILL_ASSIGN_OR_RETURN(LoadedVersion loaded, ReadVersion());
+  MutexLock commit_lock(&commit_mu_);
   MutexLock lock(&mu_);
   Adopt(std::move(loaded));
+  // The store starts with this committed epoch (SharedStateStore::Open).
+  published_epoch_ = current_->committed_epoch;
   return absl::OkStatus();
 }
 
@@ -297,6 +313,9 @@ SharedCommittedLayer::ReadVersionOnce() {
                        "': expected version delta ", expected_id, " of ",
                        current.id(), " at '", DeltaKey(expected_id), "'")));
     }
+    // A compaction's output takes the place of its (contiguous) inputs;
+    // a checkpoint's SSTs go at the end.
+    size_t insert_at = version.ssts.size();
     for (const std::string& removed : delta.removed()) {
       auto it = std::find_if(
           version.ssts.begin(), version.ssts.end(),
@@ -307,13 +326,17 @@ SharedCommittedLayer::ReadVersionOnce() {
             absl::CHexEscape(removed), "', which version ", expected_id - 1,
             " does not list"));
       }
+      insert_at =
+          std::min(insert_at, static_cast<size_t>(it - version.ssts.begin()));
       version.ssts.erase(it);
     }
+    insert_at = std::min(insert_at, version.ssts.size());
     version.gc_horizon =
         std::max(version.gc_horizon, Epoch(delta.gc_horizon()));
     for (const proto::SstDescriptor& sst : delta.added()) {
       BACKFILL_ASSIGN_OR_RETURN(SstFileInfo info, FromProto(sst, kv.key));
-      version.ssts.push_back(
+      version.ssts.insert(
+          version.ssts.begin() + static_cast<std::ptrdiff_t>(insert_at++),
           VersionSst{sst.object_key(), std::move(info), nullptr});
     }
     ++expected_id;
@@ -347,15 +370,6 @@ SharedCommittedLayer::ReadVersionOnce() {
 
 absl::Status SharedCommittedLayer::WriteVersionCheckpoint(
     const Version& version) {
-  int64_t fence = 0;
-  uint64_t previous_id = 0;
-  std::string previous_object;
-  {
-    MutexLock lock(&mu_);
-    fence = fence_revision_;
-    previous_id = checkpoint_id_;
-    previous_object = checkpoint_object_;
-  }
   proto::VersionCheckpoint full;
   full.set_id(version.id);
   full.set_committed_epoch(version.committed_epoch.value());
@@ -372,23 +386,33 @@ absl::Status SharedCommittedLayer::WriteVersionCheckpoint(
   ref.set_id(version.id);
   ref.set_object_key(object_key);
   const std::string ref_value = ref.SerializeAsString();
-  // Fenced like a commit: only the committer of `version` records it.
-  EtcdTxn txn;
-  txn.compares = {EtcdCompare::ModRevisionEquals(PointerKey(), fence)};
-  txn.then_puts = {EtcdPut{CheckpointKey(), ref_value, 0}};
-  txn.else_gets = {CheckpointKey()};
-  BACKFILL_ASSIGN_OR_RETURN(EtcdTxnResult result, options_.etcd->Txn(txn));
-  if (!result.succeeded) {
-    const std::optional<EtcdKeyValue>& now = result.else_values.at(0);
-    if (!(result.attempts > 1 && now.has_value() && now->value == ref_value)) {
-      options_.object_store->Delete(object_key).IgnoreError();
-      return absl::FailedPreconditionError(
-          absl::StrCat("version checkpoint ", version.id, " refused: '",
-                       PointerKey(), "' was changed by another committer"));
-    }
-  }
+  uint64_t previous_id = 0;
+  std::string previous_object;
   {
+    // Fenced like a commit, between version changes: only this process,
+    // while it is the committer, records it. The pointer may have moved
+    // past `version` since (a newer commit of this process): the record
+    // names a version <= the pointer's, and the deltas after it stay.
+    MutexLock commit_lock(&commit_mu_);
+    EtcdTxn txn;
+    txn.compares = {
+        EtcdCompare::ModRevisionEquals(PointerKey(), fence_revision_)};
+    txn.then_puts = {EtcdPut{CheckpointKey(), ref_value, 0}};
+    txn.else_gets = {CheckpointKey()};
+    BACKFILL_ASSIGN_OR_RETURN(EtcdTxnResult result, options_.etcd->Txn(txn));
+    if (!result.succeeded) {
+      const std::optional<EtcdKeyValue>& now = result.else_values.at(0);
+      if (!(result.attempts > 1 && now.has_value() &&
+            now->value == ref_value)) {
+        options_.object_store->Delete(object_key).IgnoreError();
+        return absl::FailedPreconditionError(
+            absl::StrCat("version checkpoint ", version.id, " refused: '",
+                         PointerKey(), "' was changed by another committer"));
+      }
+    }
     MutexLock lock(&mu_);
+    previous_id = checkpoint_id_;
+    previous_object = checkpoint_object_;
     checkpoint_id_ = version.id;
     checkpoint_object_ = object_key;
   }
@@ -506,10 +530,28 @@ std::shared_ptr<const Version> SharedCommittedLayer::current() const {
   return current_;
 }
 
+std::shared_ptr<const Version> SharedCommittedLayer::ServingVersion(
+    Epoch read_epoch) const {
+  MutexLock lock(&mu_);
+  for (auto it = versions_.rbegin(); it != versions_.rend(); ++it) {
+    std::shared_ptr<const Version> version = it->lock();
+    if (version != nullptr && version->gc_horizon <= read_epoch &&
+        read_epoch <= version->committed_epoch) {
+      return version;
+    }
+  }
+  return nullptr;
+}
+
 std::unique_ptr<EpochPin> SharedCommittedLayer::Pin(Epoch epoch) {
   MutexLock lock(&mu_);
   return std::make_unique<VersionPin>(this, current_,
                                       pins_.insert(epoch.value()));
+}
+
+void SharedCommittedLayer::SetCommittedEpoch(Epoch epoch) {
+  MutexLock lock(&mu_);
+  published_epoch_ = std::max(published_epoch_, epoch);
 }
 
 void SharedCommittedLayer::Unpin(std::multiset<uint64_t>::iterator pin) {
@@ -519,6 +561,15 @@ void SharedCommittedLayer::Unpin(std::multiset<uint64_t>::iterator pin) {
 
 absl::Status SharedCommittedLayer::last_maintenance_status() const {
   MutexLock lock(&mu_);
+  return last_maintenance_status_;
+}
+
+absl::Status SharedCommittedLayer::WaitForMaintenance() {
+  MutexLock lock(&mu_);
+  const uint64_t requested = maintenance_requested_;
+  while (maintenance_served_ < requested && !stopping_) {
+    maintenance_cv_.Wait(&mu_);
+  }
   return last_maintenance_status_;
 }
 
@@ -580,21 +631,9 @@ absl::StatusOr<storage_internal::CommittedVersion>
 SharedCommittedLayer::CommitVersion(
     const std::vector<storage_internal::SyncResult>& syncs,
     Epoch committed_epoch) {
-  std::shared_ptr<const Version> previous;
-  int64_t fence = 0;
-  uint64_t commit_number = 0;
-  {
-    MutexLock lock(&mu_);
-    previous = current_;
-    fence = fence_revision_;
-    commit_number = ++commits_;
-  }
-  auto next = std::make_shared<Version>(*previous);
-  next->id = previous->id + 1;
-  next->committed_epoch = committed_epoch;
+  // The SSTs first (another process's are fetched): no lock is held.
+  std::vector<VersionSst> added;
   proto::VersionDelta delta;
-  delta.set_id(next->id);
-  delta.set_committed_epoch(committed_epoch.value());
   for (const storage_internal::SyncResult& sync : syncs) {
     for (const std::string& bytes : sync.descriptors) {
       proto::SstDescriptor descriptor;
@@ -620,12 +659,28 @@ SharedCommittedLayer::CommitVersion(
                                   OpenSst(sst.object_key, sst.info));
       }
       *delta.add_added() = descriptor;
-      next->ssts.push_back(std::move(sst));
+      added.push_back(std::move(sst));
     }
   }
+  // Then the version change, after (or before) any compaction's commit,
+  // never during one.
+  MutexLock commit_lock(&commit_mu_);
+  std::shared_ptr<const Version> previous;
+  uint64_t commit_number = 0;
+  {
+    MutexLock lock(&mu_);
+    previous = current_;
+    commit_number = ++commits_;
+  }
+  auto next = std::make_shared<Version>(*previous);
+  next->id = previous->id + 1;
+  next->committed_epoch = committed_epoch;
+  for (VersionSst& sst : added) next->ssts.push_back(std::move(sst));
+  delta.set_id(next->id);
+  delta.set_committed_epoch(committed_epoch.value());
   const storage_internal::CommittedVersion committed{next->id, committed_epoch};
   BACKFILL_RETURN_IF_ERROR(
-      CommitDelta(*previous, std::move(next), delta, fence, commit_number));
+      CommitDelta(*previous, std::move(next), delta, commit_number));
   return committed;
 }
 
@@ -639,23 +694,52 @@ absl::Status SharedCommittedLayer::ApplyVersion(
         version.committed_epoch.value(), ") is not in etcd ('", PointerKey(),
         "' names version ", loaded.version->id, ")"));
   }
+  MutexLock commit_lock(&commit_mu_);
   MutexLock lock(&mu_);
   Adopt(std::move(loaded));
   return absl::OkStatus();
 }
 
 void SharedCommittedLayer::AfterCommit() {
-  // The checkpoint is committed: a failed maintenance does not undo it (the
-  // next commit meets the same fence, if that was the cause).
-  absl::Status maintained = Maintain();
-  MutexLock lock(&mu_);
-  last_maintenance_status_ = std::move(maintained);
+  {
+    MutexLock lock(&mu_);
+    ++maintenance_requested_;
+  }
+  maintenance_cv_.SignalAll();
+}
+
+void SharedCommittedLayer::RunMaintenance() {
+  while (true) {
+    uint64_t serving = 0;
+    {
+      MutexLock lock(&mu_);
+      while (!stopping_ && maintenance_served_ == maintenance_requested_) {
+        maintenance_cv_.Wait(&mu_);
+      }
+      if (stopping_) return;
+      // Requests that came while the last maintenance ran are served by
+      // one more: it looks at the version as it is now.
+      serving = maintenance_requested_;
+    }
+    // The checkpoints are committed: a failed maintenance does not undo
+    // them (the next commit meets the same fence, if that was the cause).
+    absl::Status maintained = Maintain();
+    {
+      MutexLock lock(&mu_);
+      last_maintenance_status_ = std::move(maintained);
+      maintenance_served_ = serving;
+    }
+    maintenance_cv_.SignalAll();
+  }
 }
 
 absl::Status SharedCommittedLayer::Maintain() {
-  if (std::optional<size_t> first = CompactionStart(*current())) {
-    BACKFILL_RETURN_IF_ERROR(CompactFrom(*first));
-    BACKFILL_RETURN_IF_ERROR(Vacuum().status());
+  MutexLock maintenance_lock(&maintenance_mu_);
+  std::shared_ptr<const Version> base = current();
+  if (std::optional<size_t> first = CompactionStart(*base)) {
+    BACKFILL_RETURN_IF_ERROR(CompactFrom(std::move(base), *first));
+    // (`base` is released: a version it kept alive would keep its inputs.)
+    BACKFILL_RETURN_IF_ERROR(VacuumLocked().status());
   }
   const std::shared_ptr<const Version> version = current();
   uint64_t checkpoint_id = 0;
@@ -673,8 +757,8 @@ absl::Status SharedCommittedLayer::Maintain() {
 absl::Status SharedCommittedLayer::CommitDelta(const Version& previous,
                                                std::shared_ptr<Version> next,
                                                proto::VersionDelta& delta,
-                                               int64_t fence,
                                                uint64_t commit_number) {
+  const int64_t fence = fence_revision_;
   proto::CurrentVersion pointer;
   pointer.set_id(next->id);
   pointer.set_committed_epoch(next->committed_epoch.value());
@@ -736,57 +820,101 @@ std::optional<size_t> SharedCommittedLayer::CompactionStart(
 }
 
 absl::Status SharedCommittedLayer::Compact() {
-  return current()->ssts.size() < 2 ? absl::OkStatus() : CompactFrom(0);
+  MutexLock maintenance_lock(&maintenance_mu_);
+  const std::shared_ptr<const Version> base = current();
+  return base->ssts.size() < 2 ? absl::OkStatus() : CompactFrom(base, 0);
 }
 
-absl::Status SharedCommittedLayer::CompactFrom(size_t first) {
-  std::shared_ptr<const Version> previous;
-  int64_t fence = 0;
-  uint64_t commit_number = 0;
+absl::Status SharedCommittedLayer::CompactFrom(
+    std::shared_ptr<const Version> base, size_t first) {
   Epoch safe;
   {
     MutexLock lock(&mu_);
-    previous = current_;
-    fence = fence_revision_;
-    commit_number = ++commits_;
-    // What reads at the committed epoch and at every pinned epoch see is
-    // kept; a pin taken later at an older epoch is refused (gc_horizon).
-    safe = previous->committed_epoch;
+    // What reads at the published committed epoch and at every pinned epoch
+    // see is kept; a pin taken later at an older epoch is refused
+    // (gc_horizon). Bounded by the base's epoch too: the inputs are all the
+    // base's SSTs that can hold versions <= safe (commits since add only
+    // newer epochs).
+    safe = std::min(base->committed_epoch, published_epoch_);
     if (!pins_.empty()) safe = std::min(safe, Epoch(*pins_.begin()));
   }
   std::vector<std::shared_ptr<const SstReader>> inputs;
-  for (size_t i = first; i < previous->ssts.size(); ++i) {
-    inputs.push_back(previous->ssts[i].reader);
+  for (size_t i = first; i < base->ssts.size(); ++i) {
+    inputs.push_back(base->ssts[i].reader);
   }
   const bool full = first == 0;
   SstFileInfo info;
   BACKFILL_ASSIGN_OR_RETURN(
       std::string bytes, CompactSsts(inputs, safe, full, options_.sst, &info));
+  std::optional<VersionSst> output;
+  if (info.num_entries > 0) {
+    // Named one epoch past the base's committed one: if this commit never
+    // lands, the object is vacuumed once that epoch is committed without
+    // it.
+    BACKFILL_ASSIGN_OR_RETURN(
+        output,
+        UploadSst(Epoch(base->committed_epoch.value() + 1), bytes, info));
+  }
 
+  // The version change, rebased onto the commits that came since `base`:
+  // they only appended SSTs (compactions are serialised by maintenance_mu_),
+  // so the inputs are still there, contiguous; the output takes their place.
+  MutexLock commit_lock(&commit_mu_);
+  std::shared_ptr<const Version> previous;
+  uint64_t commit_number = 0;
+  {
+    MutexLock lock(&mu_);
+    previous = current_;
+    commit_number = ++commits_;
+  }
+  const size_t count = base->ssts.size() - first;
+  auto at = std::find_if(
+      previous->ssts.begin(), previous->ssts.end(), [&](const VersionSst& sst) {
+        return sst.object_key == base->ssts[first].object_key;
+      });
+  const size_t position = static_cast<size_t>(at - previous->ssts.begin());
+  bool inputs_in_place = position + count <= previous->ssts.size();
+  for (size_t i = 0; inputs_in_place && i < count; ++i) {
+    inputs_in_place = previous->ssts[position + i].object_key ==
+                      base->ssts[first + i].object_key;
+  }
+  if (!inputs_in_place) {
+    // Another committer's version was adopted meanwhile (ApplyVersion):
+    // this compaction's base is gone, and its output is never committed.
+    if (output.has_value()) {
+      options_.object_store->Delete(output->object_key).IgnoreError();
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "compaction of version ", base->id, " refused: version ", previous->id,
+        " no longer lists its ", count, " input SSTs in place"));
+  }
   auto next = std::make_shared<Version>(*previous);
   next->id = previous->id + 1;
   next->gc_horizon = std::max(previous->gc_horizon, safe);
-  next->ssts.resize(first);
+  const auto begin = next->ssts.begin() + static_cast<std::ptrdiff_t>(position);
+  next->ssts.erase(begin, begin + static_cast<std::ptrdiff_t>(count));
   proto::VersionDelta delta;
   delta.set_id(next->id);
   delta.set_committed_epoch(previous->committed_epoch.value());
   delta.set_gc_horizon(next->gc_horizon.value());
-  for (size_t i = first; i < previous->ssts.size(); ++i) {
-    delta.add_removed(previous->ssts[i].object_key);
+  for (size_t i = first; i < base->ssts.size(); ++i) {
+    delta.add_removed(base->ssts[i].object_key);
   }
-  if (info.num_entries > 0) {
-    // Named one epoch past the committed one: if this commit never lands,
-    // the object is vacuumed once that epoch is committed without it.
-    BACKFILL_ASSIGN_OR_RETURN(
-        VersionSst sst,
-        UploadSst(Epoch(previous->committed_epoch.value() + 1), bytes, info));
-    *delta.add_added() = ToProto(sst.object_key, sst.info);
-    next->ssts.push_back(std::move(sst));
+  if (output.has_value()) {
+    *delta.add_added() = ToProto(output->object_key, output->info);
+    next->ssts.insert(
+        next->ssts.begin() + static_cast<std::ptrdiff_t>(position),
+        *std::move(output));
   }
-  return CommitDelta(*previous, std::move(next), delta, fence, commit_number);
+  return CommitDelta(*previous, std::move(next), delta, commit_number);
 }
 
 absl::StatusOr<VacuumStats> SharedCommittedLayer::Vacuum() {
+  MutexLock maintenance_lock(&maintenance_mu_);
+  return VacuumLocked();
+}
+
+absl::StatusOr<VacuumStats> SharedCommittedLayer::VacuumLocked() {
   const std::string sst_prefix = absl::StrCat(options_.object_prefix, "sst/");
   // Listed before the versions are read: an object uploaded after the list
   // is not considered; one listed and committed since is in the versions.
@@ -849,6 +977,14 @@ absl::StatusOr<std::optional<std::string>> SharedCommittedLayer::Get(
     TableId table_id, VirtualNode vnode, absl::string_view pk,
     Epoch read_epoch) {
   std::shared_ptr<const Version> version = current();
+  if (read_epoch < version->gc_horizon) {
+    // A compaction committed since the caller pinned read_epoch (it ran on
+    // the maintenance thread with a safe epoch taken before that pin): the
+    // version the pin holds still serves it.
+    if (std::shared_ptr<const Version> older = ServingVersion(read_epoch)) {
+      version = std::move(older);
+    }
+  }
   BACKFILL_RETURN_IF_ERROR(CheckHorizon(*version, read_epoch));
   return GetFromSsts(Readable(*version, read_epoch), table_id, vnode, pk,
                      read_epoch);

@@ -17,6 +17,13 @@
 // Reads use a pinned version (the SST list at the time of Pin / the read),
 // its SSTs fetched from the object store once, kept as files in the local
 // cache directory and read through a shared block cache.
+//
+// Maintenance (compaction, vacuum, version checkpoints) runs on a thread the
+// layer owns (started by Open, joined by the destructor), woken by
+// AfterCommit: a commit never waits for a merge. Every version change (a
+// commit, a compaction, a version checkpoint's record) goes through one
+// fenced etcd transaction at a time; a compaction that a commit overtook is
+// rebased onto it (README.md, "Compaction, the GC horizon and the vacuum").
 #ifndef STORAGE_SHARED_SHARED_COMMITTED_LAYER_H_
 #define STORAGE_SHARED_SHARED_COMMITTED_LAYER_H_
 
@@ -27,6 +34,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -65,15 +73,17 @@ struct SharedStateStoreOptions {
   // Compaction (README.md, "Compaction"): after a commit leaves more than
   // this many SSTs in the version, the newest SSTs of similar size (all of
   // them if that is fewer than two) are merged into one through the GC rule
-  // and the result committed as a version change. 0 = never. Default 8.
+  // by the background maintenance thread, and the result committed as a
+  // version change. 0 = never. Default 8.
   size_t compaction_trigger_ssts = 8;
   // Version checkpoints (README.md, "Version checkpoints"): every this many
   // versions the committer writes the full version as an object and trims
   // the deltas before it from etcd; opening reads the newest checkpoint and
   // the deltas after it. 0 = never. Default 100.
   uint64_t version_checkpoint_deltas = 100;
-  // Test only: runs after an SST is uploaded and before the version commit;
-  // an error aborts the commit there (as a crash at that point would).
+  // Test only: runs after an SST is uploaded and before the version commit
+  // (a compaction's on the maintenance thread); an error aborts the commit
+  // there (as a crash at that point would).
   std::function<absl::Status(absl::string_view object_key)>
       after_upload_for_test;
 };
@@ -115,10 +125,23 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // and opens its SSTs (fetching those not cached). Errors: DataLoss naming
   // the etcd key or object for undecodable or missing records and corrupt
   // objects; etcd and object-store errors as they come.
+  // Then starts the maintenance thread.
   static absl::StatusOr<std::unique_ptr<SharedCommittedLayer>> Open(
       const SharedStateStoreOptions& options);
 
-  std::unique_ptr<storage_internal::EpochPin> Pin(Epoch epoch) override;
+  // Stops the maintenance thread: a maintenance in progress finishes (its
+  // merge, upload and commit), one only asked for does not run.
+  ~SharedCommittedLayer() override;
+  // The same, when the store closes (before it drops its pins). Idempotent.
+  void StopGarbageCollection() override ABSL_LOCKS_EXCLUDED(mu_);
+  SharedCommittedLayer(const SharedCommittedLayer&) = delete;
+  SharedCommittedLayer& operator=(const SharedCommittedLayer&) = delete;
+
+  std::unique_ptr<storage_internal::EpochPin> Pin(Epoch epoch) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Compactions keep what reads at `epoch` (the store's committed epoch,
+  // published to readers) see: their safe epoch is never above it.
+  void SetCommittedEpoch(Epoch epoch) override ABSL_LOCKS_EXCLUDED(mu_);
   // Sync, then CommitVersion, then ApplyVersion.
   absl::Status Commit(const std::vector<storage_internal::CommitBatch>& batches,
                       Epoch committed_epoch) override;
@@ -143,8 +166,9 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
       Epoch committed_epoch) override;
   absl::Status ApplyVersion(
       const storage_internal::CommittedVersion& version) override;
-  // Compacts, vacuums and writes a version checkpoint as due; the outcome
-  // is last_maintenance_status().
+  // Wakes the maintenance thread, which compacts, vacuums and writes a
+  // version checkpoint as due (the outcome: last_maintenance_status(),
+  // WaitForMaintenance()). Returns at once.
   void AfterCommit() override ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::optional<std::string>> Get(TableId table_id,
                                                  VirtualNode vnode,
@@ -159,14 +183,19 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
 
   // Merges every SST of the current version into one (a full compaction:
   // tombstones at or below the safe epoch go too) and commits the change
-  // (fenced like a checkpoint). Nothing to do with fewer than two SSTs.
-  // Called by the committing thread (not concurrently with Commit).
-  // Errors: as Commit's (FailedPrecondition if another committer took over).
-  absl::Status Compact() ABSL_LOCKS_EXCLUDED(mu_);
+  // (fenced like a checkpoint), in the calling thread. Nothing to do with
+  // fewer than two SSTs. May run concurrently with commits (rebased onto
+  // those that overtake it) and waits for a background maintenance in
+  // progress. Errors: as Commit's (FailedPrecondition if another committer
+  // took over).
+  absl::Status Compact() ABSL_LOCKS_EXCLUDED(maintenance_mu_, commit_mu_, mu_);
   // The status of the last maintenance (compaction, vacuum, version
-  // checkpoint) AfterCommit ran: a failure there does not fail the
-  // checkpoint, which was committed before it.
+  // checkpoint) the maintenance thread ran (OK before the first): a failure
+  // there does not fail the checkpoint, which was committed before it.
   absl::Status last_maintenance_status() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits until the maintenance that every AfterCommit so far asked for has
+  // run (or the layer is being destroyed); returns last_maintenance_status().
+  absl::Status WaitForMaintenance() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Deletes the SST objects (and their cache files) under the store's
   // prefix that no version can list any more: not in the current version,
@@ -175,10 +204,12 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // upload for an epoch that is committed without it was never committed,
   // and never will be: versions commit increasing epochs; uploads of
   // epochs not committed yet may be a commit in flight and are kept).
-  // Runs after every compaction; called by the committing thread.
-  // Errors: those of the object store's List (Delete errors leave the
-  // object for the next vacuum and are not reported).
-  absl::StatusOr<VacuumStats> Vacuum() ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs after every compaction; by hand it waits for a background
+  // maintenance in progress. Errors: those of the object store's List
+  // (Delete errors leave the object for the next vacuum and are not
+  // reported).
+  absl::StatusOr<VacuumStats> Vacuum()
+      ABSL_LOCKS_EXCLUDED(maintenance_mu_, mu_);
 
   // The etcd keys.
   std::string PointerKey() const;
@@ -198,41 +229,56 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   };
   static constexpr int kReadVersionAttempts = 5;
 
-  absl::Status Load();
+  absl::Status Load() ABSL_LOCKS_EXCLUDED(commit_mu_, mu_);
   // The version the pointer names now: this process's current version (or
   // the newest version checkpoint, if that is newer) and the deltas after
   // it, its SSTs opened (readers this process has open reused). Reads again
   // when a checkpoint written meanwhile got in the way.
-  absl::StatusOr<LoadedVersion> ReadVersion();
-  absl::StatusOr<LoadedVersion> ReadVersionOnce();
-  // Writes `version` as a checkpoint object, records it (fenced), trims the
-  // deltas it covers and deletes the previous checkpoint object.
+  absl::StatusOr<LoadedVersion> ReadVersion() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<LoadedVersion> ReadVersionOnce() ABSL_LOCKS_EXCLUDED(mu_);
+  // Writes `version` as a checkpoint object, records it (fenced, between
+  // version changes), trims the deltas it covers and deletes the previous
+  // checkpoint object.
   absl::Status WriteVersionCheckpoint(const Version& version)
-      ABSL_LOCKS_EXCLUDED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(maintenance_mu_)
+          ABSL_LOCKS_EXCLUDED(commit_mu_, mu_);
+  // The maintenance thread: waits for AfterCommit, runs Maintain.
+  void RunMaintenance() ABSL_LOCKS_EXCLUDED(maintenance_mu_, commit_mu_, mu_);
   // Compaction, vacuum and version checkpoint, as due after a commit.
-  absl::Status Maintain() ABSL_LOCKS_EXCLUDED(mu_);
-  // Commits `delta` making `next` (built on `previous`, the current version
-  // when read) current: the fenced etcd transaction of README.md, "The
-  // commit protocol".
+  absl::Status Maintain() ABSL_LOCKS_EXCLUDED(maintenance_mu_, commit_mu_, mu_);
+  // Commits `delta` making `next` (built on `previous`, the current version,
+  // read with commit_mu_ held) current: the fenced etcd transaction of
+  // README.md, "The commit protocol".
   absl::Status CommitDelta(const Version& previous,
                            std::shared_ptr<Version> next,
-                           proto::VersionDelta& delta, int64_t fence,
-                           uint64_t commit_number) ABSL_LOCKS_EXCLUDED(mu_);
+                           proto::VersionDelta& delta, uint64_t commit_number)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(commit_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   // Uploads `bytes` under a fresh name of `epoch`, caches and opens it.
   absl::StatusOr<VersionSst> UploadSst(Epoch epoch, const std::string& bytes,
                                        SstFileInfo info);
-  // Compacts the SSTs of the current version at `first` and after.
-  absl::Status CompactFrom(size_t first) ABSL_LOCKS_EXCLUDED(mu_);
+  // Compacts the SSTs of `base` (a version that was current) at `first`
+  // and after, and commits the output in their place in the version current
+  // then (rebased onto the commits that came since).
+  absl::Status CompactFrom(std::shared_ptr<const Version> base, size_t first)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(maintenance_mu_)
+          ABSL_LOCKS_EXCLUDED(commit_mu_, mu_);
+  absl::StatusOr<VacuumStats> VacuumLocked()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(maintenance_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   // The index of the first SST a compaction after a commit merges, or
   // nullopt if none is due.
   std::optional<size_t> CompactionStart(const Version& version) const;
+  // The newest version still in use that can serve a read at `read_epoch`
+  // (its GC horizon <= read_epoch <= its committed epoch), or null.
+  std::shared_ptr<const Version> ServingVersion(Epoch read_epoch) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Makes `version` current, remembers it as in use and forgets the synced
   // SSTs of the epochs it commits.
   void SetCurrent(std::shared_ptr<const Version> version)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Makes a version read from etcd current (with its fence and checkpoint)
   // unless this process has it or a newer one already.
-  void Adopt(LoadedVersion loaded) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Adopt(LoadedVersion loaded)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(commit_mu_, mu_);
   class VersionPin;
   void Unpin(std::multiset<uint64_t>::iterator pin) ABSL_LOCKS_EXCLUDED(mu_);
   // The reader of an object: the cached file if it is sound, else fetched.
@@ -248,13 +294,32 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   const std::shared_ptr<SstBlockCache> block_cache_;
   const std::string token_prefix_;  // random, per process
 
+  // Lock order: maintenance_mu_, commit_mu_, mu_.
+  //
+  // One maintenance at a time (the thread's, Compact, Vacuum): held across
+  // a whole compaction, so its inputs can only leave the version by its
+  // own commit.
+  Mutex maintenance_mu_ ABSL_ACQUIRED_BEFORE(commit_mu_);
+  // One version change at a time: held from reading the current version and
+  // the fence to making the committed version current.
+  Mutex commit_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable Mutex mu_;
+  // Changed only with commit_mu_ held too.
   std::shared_ptr<const Version> current_ ABSL_GUARDED_BY(mu_);
   // Every version made current that may still be in use (pins, iterators).
   std::vector<std::weak_ptr<const Version>> versions_ ABSL_GUARDED_BY(mu_);
   // The epochs of live pins: the safe epoch of a compaction is the smallest
-  // of them and the committed epoch.
+  // of them and the published committed epoch.
   std::multiset<uint64_t> pins_ ABSL_GUARDED_BY(mu_);
+  // The committed epoch readers are told (SetCommittedEpoch; at open, the
+  // loaded version's).
+  Epoch published_epoch_ ABSL_GUARDED_BY(mu_);
+  // The maintenance thread's state: AfterCommit counts requests, the thread
+  // counts the requests it has served (WaitForMaintenance waits on them).
+  CondVar maintenance_cv_;
+  uint64_t maintenance_requested_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t maintenance_served_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status last_maintenance_status_ ABSL_GUARDED_BY(mu_);
   // SSTs this process synced and has open, until a version committing
   // their epoch is current.
@@ -263,9 +328,11 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   uint64_t checkpoint_id_ ABSL_GUARDED_BY(mu_) = 0;
   std::string checkpoint_object_ ABSL_GUARDED_BY(mu_);
   // The mod revision of the pointer key this process last read or wrote
-  // (0: absent). The fence of the next commit. Only Commit writes it.
-  int64_t fence_revision_ ABSL_GUARDED_BY(mu_) = 0;
+  // (0: absent). The fence of the next version change.
+  int64_t fence_revision_ ABSL_GUARDED_BY(commit_mu_) = 0;
   uint64_t commits_ ABSL_GUARDED_BY(mu_) = 0;
+  // Started by Open, joined by the destructor.
+  std::thread maintenance_thread_;
 };
 
 }  // namespace shared_internal

@@ -48,4 +48,8 @@ absl::Status SharedStateStore::LastMaintenanceStatus() const {
   return layer_->last_maintenance_status();
 }
 
+absl::Status SharedStateStore::WaitForMaintenance() {
+  return layer_->WaitForMaintenance();
+}
+
 }  // namespace backfill

@@ -45,14 +45,17 @@ class SharedStateStore final : public storage_internal::LayeredStateStore {
   uint64_t VersionId() const;
   std::vector<std::string> SstObjects() const;
 
-  // Compaction and vacuum by hand (SharedCommittedLayer::Compact and
-  // ::Vacuum; commits run them as their options say). Not concurrently
-  // with Checkpoint.
+  // Compaction and vacuum by hand, in the calling thread
+  // (SharedCommittedLayer::Compact and ::Vacuum; after checkpoints the
+  // layer's maintenance thread runs them as the options say).
   absl::Status Compact();
   absl::StatusOr<VacuumStats> Vacuum();
-  // The last maintenance (compaction, vacuum, version checkpoint) a
-  // checkpoint ran (OK if it did not fail).
+  // The last maintenance (compaction, vacuum, version checkpoint) the
+  // maintenance thread ran (OK if it did not fail).
   absl::Status LastMaintenanceStatus() const;
+  // Waits until the maintenance every checkpoint so far made due has run;
+  // returns LastMaintenanceStatus().
+  absl::Status WaitForMaintenance();
 
  private:
   SharedStateStore(std::unique_ptr<shared_internal::SharedCommittedLayer> layer,

@@ -122,8 +122,8 @@ TEST(SharedStateStoreCompactionTest, CommitsKeepTheSstCountBounded) {
     SharedStoreFixture::CommitRows(
         *store, kTable, epoch,
         {{absl::StrCat("k", epoch % 7), absl::StrCat("v", epoch)}});
+    BACKFILL_EXPECT_OK(store->WaitForMaintenance());
     EXPECT_LE(store->SstObjects().size(), 3u) << "after epoch " << epoch;
-    BACKFILL_EXPECT_OK(store->LastMaintenanceStatus());
   }
   // Each key holds its latest value; every object listed is referenced
   // (the compactions vacuumed their inputs).
@@ -139,8 +139,9 @@ TEST(SharedStateStoreCompactionTest, CommitsKeepTheSstCountBounded) {
 }
 
 // A checkpoint is published (its epoch committed, waiters woken) before the
-// compaction it makes due runs: no reader waits for a merge, and the GC
-// horizon never passes the epoch readers are told is committed.
+// compaction it makes due runs (on the maintenance thread): no reader waits
+// for a merge, and the GC horizon never passes the epoch readers are told is
+// committed.
 TEST(SharedStateStoreCompactionTest, CompactionRunsAfterTheCheckpointIsOut) {
   const std::string name = SharedStoreFixture::UniqueName("after");
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
@@ -159,8 +160,8 @@ TEST(SharedStateStoreCompactionTest, CompactionRunsAfterTheCheckpointIsOut) {
   for (uint64_t epoch = 1; epoch <= 3; ++epoch) {
     SharedStoreFixture::CommitRows(*store, kTable, epoch,
                                    {{"a", absl::StrCat("a", epoch)}});
+    BACKFILL_EXPECT_OK(store->WaitForMaintenance());
   }
-  BACKFILL_EXPECT_OK(store->LastMaintenanceStatus());
   // Three checkpoints' SSTs, each uploaded before its commit, then the merge
   // of all three (epoch 3 left more than two), once epoch 3 was out.
   ASSERT_THAT(uploads, SizeIs(4));

@@ -52,7 +52,7 @@ TEST(SharedStateStoreVersionsTest, CheckpointsTrimDeltasAndOpenFromThem) {
       SharedStoreFixture::CommitRows(
           *store, kTable, epoch,
           {{absl::StrCat("k", epoch), absl::StrCat("v", epoch)}});
-      BACKFILL_ASSERT_OK(store->LastMaintenanceStatus());
+      BACKFILL_ASSERT_OK(store->WaitForMaintenance());
     }
     ssts = store->SstObjects();
     version_id = store->VersionId();
@@ -192,7 +192,7 @@ TEST(SharedStateStoreVersionsTest, AFollowerDoesNotFetchTheCheckpoint) {
         committer->CommitVersion({*sync}, Epoch(epoch));
     if (!version.ok()) return version.status();
     committer->AfterCommit();  // Writes the version checkpoint when due.
-    BACKFILL_RETURN_IF_ERROR(committer->last_maintenance_status());
+    BACKFILL_RETURN_IF_ERROR(committer->WaitForMaintenance());
     return version;
   };
   for (uint64_t epoch = 1; epoch <= 2; ++epoch) {

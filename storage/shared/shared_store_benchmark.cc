@@ -9,7 +9,8 @@
 // and the ratios shared / RocksDB. Each store runs with its defaults, as
 // `//tools:backfill --store=...` does (RocksDB syncs its WAL at each
 // checkpoint; the shared store uploads one SST per checkpoint and commits
-// the version with one etcd transaction, then compacts when due).
+// the version with one etcd transaction; its maintenance thread compacts
+// when due, outside the timed calls).
 //
 //   bazel run -c opt //storage/shared:shared_store_benchmark -- [--json]
 //       [--rows=1000000] [--object_store=DIR|s3://BUCKET] [--etcd=H:P,...]
