@@ -93,6 +93,42 @@ TEST(SharedStateStoreCompactionTest, PinnedReaderKeepsItsVersion) {
               StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
+// A persisted epoch pin (StateStore::PinEpoch) holds like a live reader's,
+// in this process and in one that reopens the store, until its release is
+// checkpointed.
+TEST(SharedStateStoreCompactionTest, EpochPinsHoldAcrossCompactionsAndReopens) {
+  const std::string name = SharedStoreFixture::UniqueName("epoch_pin");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(name));
+  options.compaction_trigger_ssts = 0;  // Only by hand.
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, SharedStateStore::Open(options));
+    SharedStoreFixture::CommitRows(*store, kTable, 1, {{"a", "a1"}});
+    BACKFILL_ASSERT_OK(store->PinEpoch("snapshot", Epoch(1)));
+    SharedStoreFixture::CommitRows(*store, kTable, 2, {{"a", "a2"}});
+    BACKFILL_ASSERT_OK(store->Compact());
+    EXPECT_EQ(SharedStoreFixture::Scan(*store, kTable, 1), (Rows{{"a", "a1"}}));
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions reopen_options,
+                                SharedStoreFixture::Options(name));
+  reopen_options.compaction_trigger_ssts = 0;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                SharedStateStore::Open(reopen_options));
+  EXPECT_THAT(store->EpochPins(),
+              ElementsAre(::testing::Pair("snapshot", Epoch(1))));
+  SharedStoreFixture::CommitRows(*store, kTable, 3, {{"a", "a3"}});
+  BACKFILL_ASSERT_OK(store->Compact());
+  EXPECT_EQ(SharedStoreFixture::Scan(*store, kTable, 1), (Rows{{"a", "a1"}}));
+  BACKFILL_ASSERT_OK(store->ReleaseEpochPin("snapshot", Epoch(4)));
+  SharedStoreFixture::CommitRows(*store, kTable, 4, {{"a", "a4"}});
+  EXPECT_THAT(store->EpochPins(), ::testing::IsEmpty());
+  BACKFILL_ASSERT_OK(store->Compact());
+  EXPECT_THAT(store->Get(TableKey{kTable, 0, "a"}, Epoch(1)),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(store->PinEpoch("snapshot", Epoch(1)),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
 TEST(SharedStateStoreCompactionTest, FullCompactionDropsTombstones) {
   const std::string name = SharedStoreFixture::UniqueName("tombstones");
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
