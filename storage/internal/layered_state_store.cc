@@ -335,6 +335,132 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<SyncResult> LayeredStateStore::SyncCheckpoint(Epoch epoch) {
+  MutexLock checkpoint_lock(&checkpoint_mu_);
+  std::vector<CommitBatch> batches;
+  {
+    MutexLock lock(&mu_);
+    if (!failure_.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("SyncCheckpoint(", epoch.value(),
+                       ") refused: an earlier commit failed (",
+                       failure_.ToString(), "); reopen the store"));
+    }
+    if (epoch <= committed_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "SyncCheckpoint(", epoch.value(),
+          ") is not after the committed epoch ", committed_.value()));
+    }
+    for (const InstanceState* state : instances_) {
+      if (state->replicated || !state->initialized) continue;
+      if (state->epoch <= epoch) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "SyncCheckpoint(", epoch.value(), "): an instance of table ",
+            state->table_id, " has not sealed the epoch (its current epoch is ",
+            state->epoch.value(), ")"));
+      }
+    }
+    for (const InstanceState* state : instances_) {
+      if (state->replicated) continue;
+      for (const SealedBatch& batch : state->sealed) {
+        if (batch.epoch <= epoch) {
+          batches.push_back(
+              CommitBatch{state->table_id, batch.epoch, batch.data});
+        }
+      }
+    }
+    // Kept until a version committing it is applied: an instance that
+    // started at a synced epoch would write rows this sync missed, and the
+    // version would then drop them from its sealed batches.
+    pending_ = std::max(pending_.value_or(epoch), epoch);
+  }
+  std::stable_sort(batches.begin(), batches.end(),
+                   [](const CommitBatch& a, const CommitBatch& b) {
+                     return a.table_id != b.table_id ? a.table_id < b.table_id
+                                                     : a.epoch < b.epoch;
+                   });
+  absl::StatusOr<SyncResult> synced = layer_->Sync(batches, epoch);
+  if (!synced.ok()) {
+    return absl::Status(synced.status().code(),
+                        absl::StrCat("SyncCheckpoint(", epoch.value(),
+                                     "): ", synced.status().message()));
+  }
+  return synced;
+}
+
+absl::StatusOr<CommittedVersion> LayeredStateStore::CommitSyncedCheckpoint(
+    const std::vector<SyncResult>& syncs, Epoch epoch) {
+  MutexLock checkpoint_lock(&checkpoint_mu_);
+  {
+    MutexLock lock(&mu_);
+    if (!failure_.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("CommitSyncedCheckpoint(", epoch.value(),
+                       ") refused: an earlier commit failed (",
+                       failure_.ToString(), "); reopen the store"));
+    }
+    if (epoch <= committed_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "CommitSyncedCheckpoint(", epoch.value(),
+          ") is not after the committed epoch ", committed_.value()));
+    }
+  }
+  absl::StatusOr<CommittedVersion> version =
+      layer_->CommitVersion(syncs, epoch);
+  if (!version.ok()) {
+    MutexLock lock(&mu_);
+    // An etcd write that failed may still have been applied: as after a
+    // failed Checkpoint, this store no longer knows its fence. Undecodable
+    // sync results are refused before anything is written.
+    if (version.status().code() != absl::StatusCode::kInvalidArgument) {
+      failure_ = version.status();
+    }
+    return absl::Status(version.status().code(),
+                        absl::StrCat("CommitSyncedCheckpoint(", epoch.value(),
+                                     "): ", version.status().message()));
+  }
+  PublishCommitted(epoch);
+  layer_->AfterCommit();  // Under checkpoint_mu_: not with another commit.
+  return version;
+}
+
+absl::Status LayeredStateStore::ApplyCommittedCheckpoint(
+    const CommittedVersion& version) {
+  MutexLock checkpoint_lock(&checkpoint_mu_);
+  {
+    MutexLock lock(&mu_);
+    if (version.committed_epoch <= committed_) return absl::OkStatus();
+  }
+  absl::Status applied = layer_->ApplyVersion(version);
+  if (!applied.ok()) {
+    return absl::Status(
+        applied.code(),
+        absl::StrCat("ApplyCommittedCheckpoint(version ", version.id,
+                     ", epoch ", version.committed_epoch.value(),
+                     "): ", applied.message()));
+  }
+  PublishCommitted(version.committed_epoch);
+  return absl::OkStatus();
+}
+
+void LayeredStateStore::PublishCommitted(Epoch epoch) {
+  {
+    MutexLock lock(&mu_);
+    if (epoch <= committed_) return;
+    if (pending_.has_value() && *pending_ <= epoch) pending_.reset();
+    committed_ = epoch;
+    layer_->SetCommittedEpoch(epoch);
+    for (InstanceState* state : instances_) {
+      std::erase_if(state->sealed, [&](const SealedBatch& batch) {
+        return batch.epoch <= epoch;
+      });
+    }
+  }
+  committed_changed_.SignalAll();
+  MutexLock lock(&listeners_mu_);
+  for (auto& [id, listener] : listeners_) listener(epoch);
+}
+
 Epoch LayeredStateStore::CommittedEpoch(TableId /*table_id*/) const {
   MutexLock lock(&mu_);
   return committed_;

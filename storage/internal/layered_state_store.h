@@ -57,6 +57,46 @@ class LayeredStateStore : public StateStore {
 
   CommittedLayer& layer() { return *layer_; }
 
+ protected:
+  // A checkpoint over several processes (committed_layer.h, the three
+  // steps), for stores whose layer implements them; a derived store exposes
+  // them. Each process's store takes part with its own instances:
+  //
+  //   every process:  SyncResult mine = SyncCheckpoint(e);   // to the
+  //   committer the committer:  CommittedVersion v =
+  //   CommitSyncedCheckpoint(all, e); every other: ApplyCommittedCheckpoint(v);
+  //   // v from the committer
+  //
+  // SyncCheckpoint(e) syncs the sealed batches <= e of the non-replicated
+  // instances (the layer's Sync) and returns what it made durable; they stay
+  // sealed and readable here until a version committing e is applied (a
+  // checkpoint that never commits leaves them for the next sync, which
+  // includes them again). From the call on, no instance may Init at or
+  // below e. Errors: FailedPrecondition if e <= the committed epoch, an
+  // instance has not sealed e, or an earlier commit failed; the layer's
+  // (Unimplemented for layers without the steps).
+  absl::StatusOr<SyncResult> SyncCheckpoint(Epoch epoch)
+      ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_);
+  // The committer: commits the version of `syncs` (every process's sync of
+  // `epoch`, this one's included if it synced) at `epoch` (the layer's
+  // CommitVersion), then publishes it here as ApplyCommittedCheckpoint does
+  // and runs the layer's AfterCommit. Errors: FailedPrecondition if epoch <=
+  // the committed epoch or an earlier commit failed; the layer's: after one
+  // other than InvalidArgument (a sync result it could not decode, refused
+  // before any I/O) this store refuses every later commit and checkpoint
+  // (as after a failed Checkpoint).
+  absl::StatusOr<CommittedVersion> CommitSyncedCheckpoint(
+      const std::vector<SyncResult>& syncs, Epoch epoch)
+      ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_);
+  // Every other process: reads go to `version` (the layer's ApplyVersion),
+  // then the committed epoch becomes its epoch, the sealed batches at or
+  // below it are dropped (they are in the version), WaitCommitted waiters
+  // wake and commit listeners run. A version at or below the committed
+  // epoch is a no-op. Errors: the layer's (Unavailable: etcd has not got the
+  // version); nothing changes then, and a later version may still apply.
+  absl::Status ApplyCommittedCheckpoint(const CommittedVersion& version)
+      ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_);
+
  private:
   class Instance;
   // The part of an instance the store sees (guarded by mu_).
@@ -80,6 +120,10 @@ class LayeredStateStore : public StateStore {
   void Unregister(InstanceState* state);
   // `state` may be null (a committed read: no sealed batches).
   Snapshot TakeSnapshot(const InstanceState* state, Epoch read_epoch);
+  // Makes `epoch` the committed epoch (if newer), drops the sealed batches
+  // it covers and wakes waiters and listeners. The multi-process steps'
+  // publication (Checkpoint has its own inline).
+  void PublishCommitted(Epoch epoch) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::unique_ptr<CommittedLayer> layer_;
 

@@ -44,4 +44,20 @@ absl::Status SharedStateStore::LastMaintenanceStatus() const {
   return layer_->last_maintenance_status();
 }
 
+absl::StatusOr<SharedStateStore::SyncResult> SharedStateStore::SyncCheckpoint(
+    Epoch epoch) {
+  return LayeredStateStore::SyncCheckpoint(epoch);
+}
+
+absl::StatusOr<SharedStateStore::CommittedVersion>
+SharedStateStore::CommitCheckpoint(const std::vector<SyncResult>& syncs,
+                                   Epoch epoch) {
+  return CommitSyncedCheckpoint(syncs, epoch);
+}
+
+absl::Status SharedStateStore::ApplyCheckpoint(
+    const CommittedVersion& version) {
+  return ApplyCommittedCheckpoint(version);
+}
+
 }  // namespace backfill
