@@ -1,0 +1,176 @@
+#include "executor/cluster/checkpoint_worker.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "executor/cluster/checkpoint.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace backfill {
+namespace {
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+}  // namespace
+
+// The stream and what it needs alive: the channel, the stub, the context.
+class CheckpointWorker::Connection {
+ public:
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<cluster::proto::CheckpointService::Stub> stub;
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReaderWriter<cluster::proto::WorkerMessage,
+                                           cluster::proto::CoordinatorMessage>>
+      stream;
+};
+
+absl::StatusOr<std::unique_ptr<CheckpointWorker>> CheckpointWorker::Connect(
+    const CheckpointWorkerOptions& options) {
+  if (options.store == nullptr) {
+    return absl::InvalidArgumentError(
+        "CheckpointWorkerOptions.store is required");
+  }
+  if (options.worker_id.empty()) {
+    return absl::InvalidArgumentError(
+        "CheckpointWorkerOptions.worker_id is required");
+  }
+  if (options.coordinator_address.empty()) {
+    return absl::InvalidArgumentError(
+        "CheckpointWorkerOptions.coordinator_address is required");
+  }
+  if (options.connect_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CheckpointWorkerOptions.connect_timeout must be > 0: ",
+                     absl::FormatDuration(options.connect_timeout)));
+  }
+  const std::string context = absl::StrCat("worker '", options.worker_id,
+                                           "' connecting to the checkpoint "
+                                           "coordinator at ",
+                                           options.coordinator_address);
+  auto connection = std::make_unique<Connection>();
+  connection->channel = grpc::CreateChannel(options.coordinator_address,
+                                            grpc::InsecureChannelCredentials());
+  const auto deadline = std::chrono::system_clock::now() +
+                        absl::ToChronoNanoseconds(options.connect_timeout);
+  if (!connection->channel->WaitForConnected(deadline)) {
+    return absl::UnavailableError(
+        absl::StrCat(context, ": not reachable within ",
+                     absl::FormatDuration(options.connect_timeout)));
+  }
+  connection->stub =
+      cluster::proto::CheckpointService::NewStub(connection->channel);
+  connection->stream = connection->stub->Control(&connection->context);
+  cluster::proto::WorkerMessage registration;
+  registration.mutable_registration()->set_worker_id(options.worker_id);
+  cluster::proto::CoordinatorMessage answer;
+  if (!connection->stream->Write(registration) ||
+      !connection->stream->Read(&answer)) {
+    const absl::Status status = FromGrpc(connection->stream->Finish());
+    return absl::Status(
+        status.ok() ? absl::StatusCode::kUnavailable : status.code(),
+        absl::StrCat(context, ": registration refused: ", status.message()));
+  }
+  if (answer.kind_case() != cluster::proto::CoordinatorMessage::kRegistered) {
+    connection->context.TryCancel();
+    connection->stream->Finish();  // Cancelled: nothing more to learn.
+    return absl::InternalError(absl::StrCat(
+        context, ": the coordinator answered Register with message kind ",
+        answer.kind_case()));
+  }
+  std::unique_ptr<CheckpointWorker> worker(
+      new CheckpointWorker(options, std::move(connection)));
+  worker->thread_ = std::thread([raw = worker.get()] { raw->Run(); });
+  return worker;
+}
+
+CheckpointWorker::CheckpointWorker(const CheckpointWorkerOptions& options,
+                                   std::unique_ptr<Connection> connection)
+    : options_(options), connection_(std::move(connection)) {}
+
+CheckpointWorker::~CheckpointWorker() { Disconnect(); }
+
+void CheckpointWorker::Run() {
+  cluster::proto::CoordinatorMessage message;
+  while (connection_->stream->Read(&message)) {
+    cluster::proto::WorkerMessage reply;
+    if (message.kind_case() == cluster::proto::CoordinatorMessage::kSync) {
+      const Epoch epoch(message.sync().epoch());
+      cluster::proto::Synced& synced = *reply.mutable_synced();
+      synced.set_epoch(epoch.value());
+      absl::StatusOr<SharedStateStore::SyncResult> result =
+          options_.store->SyncCheckpoint(epoch);
+      if (result.ok()) {
+        for (std::string& descriptor : result->descriptors) {
+          synced.add_descriptors(std::move(descriptor));
+        }
+      } else {
+        synced.set_error_code(static_cast<int32_t>(result.status().code()));
+        synced.set_error_message(std::string(result.status().message()));
+      }
+    } else if (message.kind_case() ==
+               cluster::proto::CoordinatorMessage::kCommitted) {
+      const cluster::proto::Committed& committed = message.committed();
+      cluster::proto::Applied& applied = *reply.mutable_applied();
+      applied.set_epoch(committed.committed_epoch());
+      const absl::Status status = options_.store->ApplyCheckpoint(
+          {committed.version_id(), Epoch(committed.committed_epoch())});
+      if (!status.ok()) {
+        applied.set_error_code(static_cast<int32_t>(status.code()));
+        applied.set_error_message(std::string(status.message()));
+      }
+    } else {
+      continue;  // Nothing else is addressed to a registered worker.
+    }
+    if (!connection_->stream->Write(reply)) break;
+  }
+  const absl::Status finished = FromGrpc(connection_->stream->Finish());
+  MutexLock lock(&mu_);
+  ended_ = true;
+  ended_cv_.SignalAll();
+  if (disconnected_) {
+    status_ = absl::CancelledError(
+        absl::StrCat("worker '", options_.worker_id, "' disconnected"));
+  } else {
+    status_ = absl::Status(
+        finished.ok() ? absl::StatusCode::kUnavailable : finished.code(),
+        absl::StrCat(
+            "worker '", options_.worker_id, "': the checkpoint coordinator at ",
+            options_.coordinator_address,
+            " ended the stream: ", finished.ok() ? "OK" : finished.message()));
+  }
+}
+
+void CheckpointWorker::Disconnect() {
+  {
+    MutexLock lock(&mu_);
+    disconnected_ = true;
+  }
+  connection_->context.TryCancel();
+  MutexLock lock(&join_mu_);
+  if (thread_.joinable()) thread_.join();
+}
+
+absl::Status CheckpointWorker::status() const {
+  MutexLock lock(&mu_);
+  return status_;
+}
+
+absl::Status CheckpointWorker::WaitUntilEnded(absl::Time deadline) {
+  Clock& clock = options_.clock != nullptr ? *options_.clock : Clock::Real();
+  MutexLock lock(&mu_);
+  clock.WaitUntil(
+      mu_, ended_cv_,
+      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ended_; }, deadline);
+  if (!ended_) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "worker '", options_.worker_id, "': the stream is still open at ",
+        absl::FormatTime(deadline)));
+  }
+  return status_;
+}
+
+}  // namespace backfill
