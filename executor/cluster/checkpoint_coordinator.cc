@@ -163,26 +163,34 @@ absl::Status CheckpointCoordinator::Serve(std::shared_ptr<Session> session) {
   if (worker_id.empty()) {
     return absl::InvalidArgumentError("Register with an empty worker_id");
   }
+  bool registered = false;
   {
-    MutexLock lock(&mu_);
-    if (shut_down_) {
-      return absl::UnavailableError("checkpoint coordinator shut down");
-    }
-    for (const auto& [number, live] : sessions_) {
-      if (live->worker_id == worker_id) {
-        return absl::AlreadyExistsError(
-            absl::StrCat("worker '", worker_id, "' is already registered"));
+    // Registered goes out before anything a checkpoint sends: the session
+    // is visible to checkpoints from the insertion on, and their sends wait
+    // for this lock.
+    MutexLock write_lock(&session->write_mu);
+    {
+      MutexLock lock(&mu_);
+      if (shut_down_) {
+        return absl::UnavailableError("checkpoint coordinator shut down");
       }
+      for (const auto& [number, live] : sessions_) {
+        if (live->worker_id == worker_id) {
+          return absl::AlreadyExistsError(
+              absl::StrCat("worker '", worker_id, "' is already registered"));
+        }
+      }
+      session->worker_id = worker_id;
+      session->number = next_session_++;
+      sessions_[session->number] = session;
     }
-    session->worker_id = worker_id;
-    session->number = next_session_++;
-    sessions_[session->number] = session;
+    cluster::proto::CoordinatorMessage answer;
+    answer.mutable_registered();
+    registered = session->stream->Write(answer);
   }
   changed_.SignalAll();
-  cluster::proto::CoordinatorMessage registered;
-  registered.mutable_registered();
   absl::Status ended = absl::OkStatus();
-  if (session->Send(registered)) {
+  if (registered) {
     while (session->stream->Read(&message)) {
       Reply reply;
       Phase phase = Phase::kIdle;

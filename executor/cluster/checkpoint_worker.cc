@@ -42,6 +42,11 @@ absl::StatusOr<std::unique_ptr<CheckpointWorker>> CheckpointWorker::Connect(
     return absl::InvalidArgumentError(
         "CheckpointWorkerOptions.coordinator_address is required");
   }
+  if (options.disconnect_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CheckpointWorkerOptions.disconnect_timeout must be > 0: ",
+                     absl::FormatDuration(options.disconnect_timeout)));
+  }
   if (options.connect_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         absl::StrCat("CheckpointWorkerOptions.connect_timeout must be > 0: ",
@@ -93,44 +98,65 @@ CheckpointWorker::CheckpointWorker(const CheckpointWorkerOptions& options,
 
 CheckpointWorker::~CheckpointWorker() { Disconnect(); }
 
+bool CheckpointWorker::Answer(const cluster::proto::CoordinatorMessage& message,
+                              cluster::proto::WorkerMessage& reply) {
+  if (message.kind_case() == cluster::proto::CoordinatorMessage::kSync) {
+    const Epoch epoch(message.sync().epoch());
+    cluster::proto::Synced& synced = *reply.mutable_synced();
+    synced.set_epoch(epoch.value());
+    absl::StatusOr<SharedStateStore::SyncResult> result =
+        options_.store->SyncCheckpoint(epoch);
+    if (result.ok()) {
+      for (std::string& descriptor : result->descriptors) {
+        synced.add_descriptors(std::move(descriptor));
+      }
+    } else {
+      synced.set_error_code(static_cast<int32_t>(result.status().code()));
+      synced.set_error_message(std::string(result.status().message()));
+    }
+    return true;
+  }
+  if (message.kind_case() == cluster::proto::CoordinatorMessage::kCommitted) {
+    const cluster::proto::Committed& committed = message.committed();
+    cluster::proto::Applied& applied = *reply.mutable_applied();
+    applied.set_epoch(committed.committed_epoch());
+    const absl::Status status = options_.store->ApplyCheckpoint(
+        {committed.version_id(), Epoch(committed.committed_epoch())});
+    if (!status.ok()) {
+      applied.set_error_code(static_cast<int32_t>(status.code()));
+      applied.set_error_message(std::string(status.message()));
+    }
+    return true;
+  }
+  return false;  // Nothing else is addressed to a registered worker.
+}
+
 void CheckpointWorker::Run() {
   cluster::proto::CoordinatorMessage message;
   while (connection_->stream->Read(&message)) {
-    cluster::proto::WorkerMessage reply;
-    if (message.kind_case() == cluster::proto::CoordinatorMessage::kSync) {
-      const Epoch epoch(message.sync().epoch());
-      cluster::proto::Synced& synced = *reply.mutable_synced();
-      synced.set_epoch(epoch.value());
-      absl::StatusOr<SharedStateStore::SyncResult> result =
-          options_.store->SyncCheckpoint(epoch);
-      if (result.ok()) {
-        for (std::string& descriptor : result->descriptors) {
-          synced.add_descriptors(std::move(descriptor));
-        }
-      } else {
-        synced.set_error_code(static_cast<int32_t>(result.status().code()));
-        synced.set_error_message(std::string(result.status().message()));
-      }
-    } else if (message.kind_case() ==
-               cluster::proto::CoordinatorMessage::kCommitted) {
-      const cluster::proto::Committed& committed = message.committed();
-      cluster::proto::Applied& applied = *reply.mutable_applied();
-      applied.set_epoch(committed.committed_epoch());
-      const absl::Status status = options_.store->ApplyCheckpoint(
-          {committed.version_id(), Epoch(committed.committed_epoch())});
-      if (!status.ok()) {
-        applied.set_error_code(static_cast<int32_t>(status.code()));
-        applied.set_error_message(std::string(status.message()));
-      }
-    } else {
-      continue;  // Nothing else is addressed to a registered worker.
+    {
+      MutexLock lock(&mu_);
+      // Half-closed by Disconnect: no more answers; the coordinator ends the
+      // call once it has read everything sent before.
+      if (disconnected_) continue;
+      answering_ = true;
     }
-    if (!connection_->stream->Write(reply)) break;
+    cluster::proto::WorkerMessage reply;
+    const bool written =
+        !Answer(message, reply) || connection_->stream->Write(reply);
+    {
+      MutexLock lock(&mu_);
+      answering_ = false;
+    }
+    changed_.SignalAll();
+    if (!written) break;
+  }
+  {
+    MutexLock lock(&mu_);
+    reading_ = false;
   }
   const absl::Status finished = FromGrpc(connection_->stream->Finish());
   MutexLock lock(&mu_);
-  ended_ = true;
-  ended_cv_.SignalAll();
   if (disconnected_) {
     status_ = absl::CancelledError(
         absl::StrCat("worker '", options_.worker_id, "' disconnected"));
@@ -142,15 +168,34 @@ void CheckpointWorker::Run() {
             options_.coordinator_address,
             " ended the stream: ", finished.ok() ? "OK" : finished.message()));
   }
+  ended_ = true;
+  changed_.SignalAll();
 }
 
 void CheckpointWorker::Disconnect() {
+  MutexLock join_lock(&join_mu_);
+  Clock& clock = options_.clock != nullptr ? *options_.clock : Clock::Real();
+  bool ended = false;
   {
     MutexLock lock(&mu_);
-    disconnected_ = true;
+    if (!disconnected_) {
+      disconnected_ = true;
+      // The answer in progress is sent first (its sync or apply finishes).
+      clock.WaitUntil(
+          mu_, changed_,
+          [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !answering_; },
+          absl::InfiniteFuture());
+      // Under mu_: the thread writes nothing more now, so this is the only
+      // write in flight.
+      if (reading_) connection_->stream->WritesDone();
+    }
+    clock.WaitUntil(
+        mu_, changed_,
+        [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ended_; },
+        clock.Now() + options_.disconnect_timeout);
+    ended = ended_;
   }
-  connection_->context.TryCancel();
-  MutexLock lock(&join_mu_);
+  if (!ended) connection_->context.TryCancel();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -163,7 +208,7 @@ absl::Status CheckpointWorker::WaitUntilEnded(absl::Time deadline) {
   Clock& clock = options_.clock != nullptr ? *options_.clock : Clock::Real();
   MutexLock lock(&mu_);
   clock.WaitUntil(
-      mu_, ended_cv_,
+      mu_, changed_,
       [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ended_; }, deadline);
   if (!ended_) {
     return absl::DeadlineExceededError(absl::StrCat(

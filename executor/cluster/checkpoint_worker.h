@@ -33,6 +33,10 @@
 #include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
+namespace cluster::proto {
+class CoordinatorMessage;
+class WorkerMessage;
+}  // namespace cluster::proto
 
 struct CheckpointWorkerOptions {
   // The coordinator's address, host:port. Required.
@@ -48,8 +52,11 @@ struct CheckpointWorkerOptions {
   // How long Connect waits for the connection and the registration. > 0.
   // Default 10 s. (gRPC's deadlines use real time.)
   absl::Duration connect_timeout = absl::Seconds(10);
-  // Time for WaitUntilEnded; nullptr means Clock::Real(). Not owned; must
-  // outlive the worker.
+  // How long Disconnect waits for the coordinator to end the call after
+  // this worker half-closed it, before cancelling it. > 0. Default 5 s.
+  absl::Duration disconnect_timeout = absl::Seconds(5);
+  // Time for disconnect_timeout and WaitUntilEnded; nullptr means
+  // Clock::Real(). Not owned; must outlive the worker.
   Clock* clock = nullptr;
 };
 
@@ -66,9 +73,12 @@ class CheckpointWorker {
   CheckpointWorker(const CheckpointWorker&) = delete;
   CheckpointWorker& operator=(const CheckpointWorker&) = delete;
 
-  // Closes the stream (the coordinator drops this worker; a checkpoint it
-  // has not answered fails) and joins the thread. A sync or apply in
-  // progress finishes first. Idempotent.
+  // Leaves: the coordinator drops this worker (a checkpoint it has not
+  // answered fails), and the thread is joined. An answer in progress (its
+  // sync or apply) finishes and is sent first; later requests are not
+  // answered. The stream is half-closed, so that the coordinator reads
+  // everything sent before; if it has not ended the call within
+  // disconnect_timeout, the call is cancelled. Idempotent.
   void Disconnect() ABSL_LOCKS_EXCLUDED(mu_, join_mu_);
 
   // OK while the stream is open; once it ended, why: Cancelled after
@@ -86,13 +96,22 @@ class CheckpointWorker {
                    std::unique_ptr<Connection> connection);
   // The thread: reads requests and answers them until the stream ends.
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // Fills `reply` with the answer to `message` (a sync or an apply, done
+  // here); false if the message needs none.
+  bool Answer(const cluster::proto::CoordinatorMessage& message,
+              cluster::proto::WorkerMessage& reply);
 
   const CheckpointWorkerOptions options_;
   const std::unique_ptr<Connection> connection_;
   std::thread thread_;
 
   mutable Mutex mu_;
-  CondVar ended_cv_;
+  CondVar changed_;
+  // The thread is answering a request (and will write its reply).
+  bool answering_ ABSL_GUARDED_BY(mu_) = false;
+  // The thread is still reading (it has not started finishing the call).
+  bool reading_ ABSL_GUARDED_BY(mu_) = true;
+  // The call is finished and status_ final.
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   bool disconnected_ ABSL_GUARDED_BY(mu_) = false;
