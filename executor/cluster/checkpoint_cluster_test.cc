@@ -9,7 +9,7 @@
 //    none of its rows ever becomes visible, also after the next checkpoint
 //    of the remaining worker commits;
 //  * a worker whose sync fails fails the checkpoint with its error;
-//  * registration and checkpoint misuse are refused.
+//  * bad options, registrations and checkpoints are refused.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -322,8 +322,24 @@ TEST(CheckpointClusterTest, MisuseIsRefused) {
   EXPECT_THAT(
       CheckpointWorker::Connect(anonymous),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("worker_id")));
+  {
+    // A stream whose first message is not a Register is refused.
+    auto stub = cluster::proto::CheckpointService::NewStub(grpc::CreateChannel(
+        coordinator->address(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    auto stream = stub->Control(&context);
+    cluster::proto::WorkerMessage synced;
+    synced.mutable_synced()->set_epoch(2);
+    cluster::proto::CoordinatorMessage answer;
+    EXPECT_TRUE(stream->Write(synced));
+    EXPECT_FALSE(stream->Read(&answer));
+    const grpc::Status refused = stream->Finish();
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(refused.error_message(), HasSubstr("must be a Register"));
+  }
   BACKFILL_ASSERT_OK_AND_ASSIGN(CheckpointResult result,
                                 coordinator->Checkpoint(Epoch(2)));
+  EXPECT_THAT(result.workers, ElementsAre("a"));
   EXPECT_THAT(coordinator->Checkpoint(Epoch(2)),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("not after the committed epoch 2")));

@@ -21,8 +21,8 @@ absl::Status FromReply(int32_t code, const std::string& message) {
   if (code == 0) return absl::OkStatus();
   if (code < 0 ||
       code > static_cast<int32_t>(absl::StatusCode::kUnauthenticated)) {
-    return absl::InternalError(
-        absl::StrCat("(unknown status code ", code, ") ", message));
+    return absl::UnknownError(
+        absl::StrCat("(a worker sent status code ", code, ") ", message));
   }
   return absl::Status(static_cast<absl::StatusCode>(code), message);
 }

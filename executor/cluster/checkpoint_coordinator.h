@@ -77,7 +77,7 @@ class CheckpointCoordinator {
   // cannot be bound.
   static absl::StatusOr<std::unique_ptr<CheckpointCoordinator>> Start(
       const CheckpointCoordinatorOptions& options);
-  // Shutdown().
+  // Shutdown(). REQUIRES: no other call of this object in progress.
   ~CheckpointCoordinator();
   CheckpointCoordinator(const CheckpointCoordinator&) = delete;
   CheckpointCoordinator& operator=(const CheckpointCoordinator&) = delete;

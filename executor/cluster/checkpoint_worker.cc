@@ -15,6 +15,42 @@ absl::Status FromGrpc(const grpc::Status& status) {
                       status.error_message());
 }
 
+// Fills `reply` with the answer to `message` (a sync or an apply, done
+// here with `store`); false if the message needs none.
+bool Answer(SharedStateStore& store,
+            const cluster::proto::CoordinatorMessage& message,
+            cluster::proto::WorkerMessage& reply) {
+  if (message.kind_case() == cluster::proto::CoordinatorMessage::kSync) {
+    const Epoch epoch(message.sync().epoch());
+    cluster::proto::Synced& synced = *reply.mutable_synced();
+    synced.set_epoch(epoch.value());
+    absl::StatusOr<SharedStateStore::SyncResult> result =
+        store.SyncCheckpoint(epoch);
+    if (result.ok()) {
+      for (std::string& descriptor : result->descriptors) {
+        synced.add_descriptors(std::move(descriptor));
+      }
+    } else {
+      synced.set_error_code(static_cast<int32_t>(result.status().code()));
+      synced.set_error_message(std::string(result.status().message()));
+    }
+    return true;
+  }
+  if (message.kind_case() == cluster::proto::CoordinatorMessage::kCommitted) {
+    const cluster::proto::Committed& committed = message.committed();
+    cluster::proto::Applied& applied = *reply.mutable_applied();
+    applied.set_epoch(committed.committed_epoch());
+    const absl::Status status = store.ApplyCheckpoint(
+        {committed.version_id(), Epoch(committed.committed_epoch())});
+    if (!status.ok()) {
+      applied.set_error_code(static_cast<int32_t>(status.code()));
+      applied.set_error_message(std::string(status.message()));
+    }
+    return true;
+  }
+  return false;  // Nothing else is addressed to a registered worker.
+}
+
 }  // namespace
 
 // The stream and what it needs alive: the channel, the stub, the context.
@@ -98,39 +134,6 @@ CheckpointWorker::CheckpointWorker(const CheckpointWorkerOptions& options,
 
 CheckpointWorker::~CheckpointWorker() { Disconnect(); }
 
-bool CheckpointWorker::Answer(const cluster::proto::CoordinatorMessage& message,
-                              cluster::proto::WorkerMessage& reply) {
-  if (message.kind_case() == cluster::proto::CoordinatorMessage::kSync) {
-    const Epoch epoch(message.sync().epoch());
-    cluster::proto::Synced& synced = *reply.mutable_synced();
-    synced.set_epoch(epoch.value());
-    absl::StatusOr<SharedStateStore::SyncResult> result =
-        options_.store->SyncCheckpoint(epoch);
-    if (result.ok()) {
-      for (std::string& descriptor : result->descriptors) {
-        synced.add_descriptors(std::move(descriptor));
-      }
-    } else {
-      synced.set_error_code(static_cast<int32_t>(result.status().code()));
-      synced.set_error_message(std::string(result.status().message()));
-    }
-    return true;
-  }
-  if (message.kind_case() == cluster::proto::CoordinatorMessage::kCommitted) {
-    const cluster::proto::Committed& committed = message.committed();
-    cluster::proto::Applied& applied = *reply.mutable_applied();
-    applied.set_epoch(committed.committed_epoch());
-    const absl::Status status = options_.store->ApplyCheckpoint(
-        {committed.version_id(), Epoch(committed.committed_epoch())});
-    if (!status.ok()) {
-      applied.set_error_code(static_cast<int32_t>(status.code()));
-      applied.set_error_message(std::string(status.message()));
-    }
-    return true;
-  }
-  return false;  // Nothing else is addressed to a registered worker.
-}
-
 void CheckpointWorker::Run() {
   cluster::proto::CoordinatorMessage message;
   while (connection_->stream->Read(&message)) {
@@ -142,8 +145,8 @@ void CheckpointWorker::Run() {
       answering_ = true;
     }
     cluster::proto::WorkerMessage reply;
-    const bool written =
-        !Answer(message, reply) || connection_->stream->Write(reply);
+    const bool written = !Answer(*options_.store, message, reply) ||
+                         connection_->stream->Write(reply);
     {
       MutexLock lock(&mu_);
       answering_ = false;

@@ -33,10 +33,6 @@
 #include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
-namespace cluster::proto {
-class CoordinatorMessage;
-class WorkerMessage;
-}  // namespace cluster::proto
 
 struct CheckpointWorkerOptions {
   // The coordinator's address, host:port. Required.
@@ -49,8 +45,10 @@ struct CheckpointWorkerOptions {
   // outlive the worker. Its checkpoints are the coordinator's: do not call
   // its Checkpoint.
   SharedStateStore* store = nullptr;
-  // How long Connect waits for the connection and the registration. > 0.
-  // Default 10 s. (gRPC's deadlines use real time.)
+  // How long Connect waits for the connection to the coordinator. > 0.
+  // Default 10 s. (gRPC's deadlines use real time.) The answer to the
+  // registration is then awaited without a deadline: the coordinator answers
+  // as soon as it reads it.
   absl::Duration connect_timeout = absl::Seconds(10);
   // How long Disconnect waits for the coordinator to end the call after
   // this worker half-closed it, before cancelling it. > 0. Default 5 s.
@@ -68,7 +66,7 @@ class CheckpointWorker {
   // AlreadyExists if a live worker has the same id.
   static absl::StatusOr<std::unique_ptr<CheckpointWorker>> Connect(
       const CheckpointWorkerOptions& options);
-  // Disconnect().
+  // Disconnect(). REQUIRES: no other call of this object in progress.
   ~CheckpointWorker();
   CheckpointWorker(const CheckpointWorker&) = delete;
   CheckpointWorker& operator=(const CheckpointWorker&) = delete;
@@ -96,10 +94,6 @@ class CheckpointWorker {
                    std::unique_ptr<Connection> connection);
   // The thread: reads requests and answers them until the stream ends.
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
-  // Fills `reply` with the answer to `message` (a sync or an apply, done
-  // here); false if the message needs none.
-  bool Answer(const cluster::proto::CoordinatorMessage& message,
-              cluster::proto::WorkerMessage& reply);
 
   const CheckpointWorkerOptions options_;
   const std::unique_ptr<Connection> connection_;
