@@ -404,6 +404,7 @@ absl::StatusOr<CommittedVersion> LayeredStateStore::CommitSyncedCheckpoint(
           "CommitSyncedCheckpoint(", epoch.value(),
           ") is not after the committed epoch ", committed_.value()));
     }
+    BACKFILL_RETURN_IF_ERROR(CheckSynced(epoch, "CommitSyncedCheckpoint"));
   }
   absl::StatusOr<CommittedVersion> version =
       layer_->CommitVersion(syncs, epoch);
@@ -430,6 +431,8 @@ absl::Status LayeredStateStore::ApplyCommittedCheckpoint(
   {
     MutexLock lock(&mu_);
     if (version.committed_epoch <= committed_) return absl::OkStatus();
+    BACKFILL_RETURN_IF_ERROR(
+        CheckSynced(version.committed_epoch, "ApplyCommittedCheckpoint"));
   }
   absl::Status applied = layer_->ApplyVersion(version);
   if (!applied.ok()) {
@@ -440,6 +443,27 @@ absl::Status LayeredStateStore::ApplyCommittedCheckpoint(
                      "): ", applied.message()));
   }
   PublishCommitted(version.committed_epoch);
+  return absl::OkStatus();
+}
+
+absl::Status LayeredStateStore::CheckSynced(Epoch epoch,
+                                            absl::string_view step) const {
+  // Every batch at or below the last synced epoch was sealed before that
+  // sync (its instance had to be past it), so it was synced; a later one
+  // was not.
+  const Epoch synced = pending_.value_or(committed_);
+  for (const InstanceState* state : instances_) {
+    if (state->replicated) continue;
+    for (const SealedBatch& batch : state->sealed) {
+      if (batch.epoch > synced && batch.epoch <= epoch) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            step, "(epoch ", epoch.value(), "): table ", state->table_id,
+            " has data sealed at epoch ", batch.epoch.value(),
+            " that this store has not synced (last synced epoch ",
+            synced.value(), "): the version would drop them"));
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

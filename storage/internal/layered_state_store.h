@@ -25,6 +25,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "storage/epoch.h"
 #include "storage/internal/committed_layer.h"
 #include "storage/state_store.h"
@@ -81,7 +82,8 @@ class LayeredStateStore : public StateStore {
   // `epoch`, this one's included if it synced) at `epoch` (the layer's
   // CommitVersion), then publishes it here as ApplyCommittedCheckpoint does
   // and runs the layer's AfterCommit. Errors: FailedPrecondition if epoch <=
-  // the committed epoch or an earlier commit failed; the layer's: after one
+  // the committed epoch, an earlier commit failed, or this store has sealed
+  // data <= epoch it did not sync; the layer's: after one
   // other than InvalidArgument (a sync result it could not decode, refused
   // before any I/O) this store refuses every later commit and checkpoint
   // (as after a failed Checkpoint).
@@ -92,7 +94,9 @@ class LayeredStateStore : public StateStore {
   // then the committed epoch becomes its epoch, the sealed batches at or
   // below it are dropped (they are in the version), WaitCommitted waiters
   // wake and commit listeners run. A version at or below the committed
-  // epoch is a no-op. Errors: the layer's (Unavailable: etcd has not got the
+  // epoch is a no-op. Errors: FailedPrecondition if this store has sealed
+  // data at or below the version's epoch that it never synced (the version
+  // cannot hold them); the layer's (Unavailable: etcd has not got the
   // version); nothing changes then, and a later version may still apply.
   absl::Status ApplyCommittedCheckpoint(const CommittedVersion& version)
       ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_);
@@ -120,6 +124,11 @@ class LayeredStateStore : public StateStore {
   void Unregister(InstanceState* state);
   // `state` may be null (a committed read: no sealed batches).
   Snapshot TakeSnapshot(const InstanceState* state, Epoch read_epoch);
+  // FailedPrecondition if a non-replicated instance has data sealed at or
+  // below `epoch` that no SyncCheckpoint covered (publishing `epoch` would
+  // drop them unwritten).
+  absl::Status CheckSynced(Epoch epoch, absl::string_view step) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Makes `epoch` the committed epoch (if newer), drops the sealed batches
   // it covers and wakes waiters and listeners. The multi-process steps'
   // publication (Checkpoint has its own inline).

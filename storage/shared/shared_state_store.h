@@ -85,8 +85,9 @@ class SharedStateStore final : public storage_internal::LayeredStateStore {
   // at epoch e, fenced as Checkpoint is; then this store publishes e (as
   // ApplyCheckpoint) and runs the maintenance a commit leaves due. Errors:
   // InvalidArgument for a descriptor that does not decode (nothing sent);
-  // FailedPrecondition if e <= CommittedEpoch (nothing sent) or another
-  // committer took over; object-store and etcd errors. After an error other
+  // FailedPrecondition if e <= CommittedEpoch or this store has data sealed
+  // <= e it did not sync (both: nothing sent), or another committer took
+  // over; object-store and etcd errors. After an error other
   // than the two marked "nothing sent", this store object accepts no later
   // commit or checkpoint (an etcd write that failed may have applied): reopen
   // it.
@@ -96,9 +97,11 @@ class SharedStateStore final : public storage_internal::LayeredStateStore {
   // to a newer version etcd has), CommittedEpoch becomes its epoch, the
   // sealed batches at or below it are dropped, WaitCommitted waiters wake
   // and commit listeners run (on this thread). A version at or below
-  // CommittedEpoch is a no-op. Errors: Unavailable if etcd has not got the
-  // version; etcd and object-store errors (nothing changes; a later version
-  // may still be applied).
+  // CommittedEpoch is a no-op. Errors: FailedPrecondition if this store has
+  // data sealed at or below the version's epoch that it did not sync (they
+  // cannot be in it); Unavailable if etcd has not got the version; etcd and
+  // object-store errors (nothing changes; a later version may still be
+  // applied).
   absl::Status ApplyCheckpoint(const CommittedVersion& version);
 
  private:

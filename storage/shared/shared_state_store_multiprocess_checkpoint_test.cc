@@ -212,6 +212,28 @@ TEST(SharedStateStoreMultiprocessCheckpointTest, StepsRefuseMisuse) {
   EXPECT_THAT(p.committer->CommitCheckpoint({garbage}, Epoch(6)),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("undecodable SST descriptor")));
+  // Publishing an epoch would drop sealed data that were never synced: a
+  // version of epoch 6 cannot hold B's rows of epoch 6, nor one of epoch 7
+  // the committer's own.
+  auto b_rows = WriteEpoch(*p.b, 6, {{"b", "6"}});
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStore::CommittedVersion six,
+                                p.committer->CommitCheckpoint({}, Epoch(6)));
+  EXPECT_THAT(p.b->ApplyCheckpoint(six),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("has data sealed at epoch 6 that this store "
+                                 "has not synced")));
+  EXPECT_EQ(p.b->CommittedEpoch(kTable), Epoch::Zero());
+  EXPECT_THAT(b_rows->Get(0, "b"), IsOkAndHolds(Optional(std::string("6"))));
+  auto committer_rows = WriteEpoch(*p.committer, 7, {{"c", "7"}});
+  EXPECT_THAT(p.committer->CommitCheckpoint({}, Epoch(7)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("has not synced")));
+  // Refused before anything was written: the committer still commits.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStore::SyncResult own,
+                                p.committer->SyncCheckpoint(Epoch(7)));
+  BACKFILL_ASSERT_OK(p.committer->CommitCheckpoint({own}, Epoch(7)).status());
+  EXPECT_THAT(p.committer->Get(TableKey{kTable, 0, "c"}, Epoch(7)),
+              IsOkAndHolds(Optional(std::string("7"))));
 }
 
 }  // namespace
