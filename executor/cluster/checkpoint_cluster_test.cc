@@ -8,6 +8,7 @@
 //    fails the checkpoint (Unavailable, naming it); nothing is committed, and
 //    none of its rows ever becomes visible, also after the next checkpoint
 //    of the remaining worker commits;
+//  * a worker silent past the reply timeout (simulated time) fails it;
 //  * a worker whose sync fails fails the checkpoint with its error;
 //  * bad options, registrations and checkpoints are refused.
 #include <functional>
@@ -29,6 +30,7 @@
 #include "storage/shared/shared_state_store.h"
 #include "storage/shared/testing/shared_store_fixture.h"
 #include "storage/state_store.h"
+#include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -152,14 +154,17 @@ TEST(CheckpointClusterTest, EachWorkerReadsTheOthersRowsAfterACheckpoint) {
   BACKFILL_EXPECT_OK(b->status());
 }
 
-// A worker speaking the protocol by hand: it registers, uploads its sync
-// when asked, and closes its stream instead of replying (as a process that
-// dies between its upload and its reply).
-class VanishingWorker {
+// A worker speaking the protocol by hand: it registers and, asked to sync,
+// either uploads its sync and closes its stream instead of replying (as a
+// process that dies between its upload and its reply), or never answers
+// (as a process that hangs).
+class HandWrittenWorker {
  public:
-  VanishingWorker(const std::string& address, const std::string& id,
-                  SharedStateStore* store)
-      : store_(store) {
+  enum class Behaviour { kVanishAfterUpload, kNeverAnswer };
+
+  HandWrittenWorker(const std::string& address, const std::string& id,
+                    SharedStateStore* store, Behaviour behaviour)
+      : store_(store), behaviour_(behaviour) {
     auto channel =
         grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
     stub_ = cluster::proto::CheckpointService::NewStub(channel);
@@ -171,7 +176,7 @@ class VanishingWorker {
                   answer.has_registered();
     if (registered_) thread_ = std::thread([this] { Run(); });
   }
-  ~VanishingWorker() {
+  ~HandWrittenWorker() {
     context_.TryCancel();
     if (thread_.joinable()) thread_.join();
   }
@@ -185,14 +190,18 @@ class VanishingWorker {
  private:
   void Run() {
     cluster::proto::CoordinatorMessage message;
-    if (stream_->Read(&message) && message.has_sync()) {
+    if (behaviour_ == Behaviour::kNeverAnswer) {
+      while (stream_->Read(&message)) {
+      }
+    } else if (stream_->Read(&message) && message.has_sync()) {
       synced_ = store_->SyncCheckpoint(Epoch(message.sync().epoch())).status();
+      context_.TryCancel();
     }
-    context_.TryCancel();
     stream_->Finish();
   }
 
   SharedStateStore* const store_;
+  const Behaviour behaviour_;
   std::unique_ptr<cluster::proto::CheckpointService::Stub> stub_;
   grpc::ClientContext context_;
   std::unique_ptr<grpc::ClientReaderWriter<cluster::proto::WorkerMessage,
@@ -213,8 +222,9 @@ TEST(CheckpointClusterTest, AWorkerGoneBeforeItsSyncReplyFailsTheCheckpoint) {
   ASSERT_NE(coordinator, nullptr);
   auto a = ConnectWorker(*coordinator, "a", a_store.get());
   ASSERT_NE(a, nullptr);
-  auto b = std::make_unique<VanishingWorker>(coordinator->address(), "b",
-                                             b_store.get());
+  auto b = std::make_unique<HandWrittenWorker>(
+      coordinator->address(), "b", b_store.get(),
+      HandWrittenWorker::Behaviour::kVanishAfterUpload);
   ASSERT_TRUE(b->registered());
   auto a_rows = WriteEpoch(*a_store, 3, {{"a1", "x"}});
   auto b_rows = WriteEpoch(*b_store, 3, {{"b1", "lost"}});
@@ -257,6 +267,39 @@ TEST(CheckpointClusterTest, AWorkerGoneBeforeItsSyncReplyFailsTheCheckpoint) {
   EXPECT_EQ(cluster.Objects(), listed);
   a_rows.reset();
   b_rows.reset();
+}
+
+TEST(CheckpointClusterTest, AWorkerSilentPastTheReplyTimeoutFailsIt) {
+  Cluster cluster("silent");
+  auto committer = cluster.OpenStore();
+  auto a_store = cluster.OpenStore();
+  auto b_store = cluster.OpenStore();
+  ASSERT_TRUE(committer && a_store && b_store);
+  SimulatedClock clock(absl::Now());
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto coordinator,
+      CheckpointCoordinator::Start({.store = committer.get(),
+                                    .reply_timeout = absl::Seconds(30),
+                                    .clock = &clock}));
+  auto a = ConnectWorker(*coordinator, "a", a_store.get());
+  ASSERT_NE(a, nullptr);
+  HandWrittenWorker b(coordinator->address(), "b", b_store.get(),
+                      HandWrittenWorker::Behaviour::kNeverAnswer);
+  ASSERT_TRUE(b.registered());
+  auto a_rows = WriteEpoch(*a_store, 2, {{"a1", "x"}});
+  absl::StatusOr<CheckpointResult> result;
+  std::thread checkpoint([&] { result = coordinator->Checkpoint(Epoch(2)); });
+  clock.BlockUntilWaiters(1);  // Waiting for the replies.
+  clock.AdvanceTime(absl::Seconds(30));
+  checkpoint.join();
+  EXPECT_THAT(result, StatusIs(absl::StatusCode::kDeadlineExceeded,
+                               AllOf(HasSubstr("nothing committed"),
+                                     HasSubstr("worker 'b' sent no sync reply "
+                                               "within 30s"))));
+  EXPECT_EQ(committer->CommittedEpoch(kTable), Epoch::Zero());
+  // Still connected: a late worker is not dropped, only its checkpoint fails.
+  EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a", "b"));
+  a_rows.reset();
 }
 
 TEST(CheckpointClusterTest, AWorkersSyncErrorFailsTheCheckpoint) {
