@@ -61,12 +61,10 @@ class LayeredStateStore : public StateStore {
  protected:
   // A checkpoint over several processes (committed_layer.h, the three
   // steps), for stores whose layer implements them; a derived store exposes
-  // them. Each process's store takes part with its own instances:
-  //
-  //   every process:  SyncResult mine = SyncCheckpoint(e);   // to the
-  //   committer the committer:  CommittedVersion v =
-  //   CommitSyncedCheckpoint(all, e); every other: ApplyCommittedCheckpoint(v);
-  //   // v from the committer
+  // them. Each process's store takes part with its own instances: every
+  // process calls SyncCheckpoint(e) and sends the result to the committer,
+  // which calls CommitSyncedCheckpoint(all results, e) and sends the version
+  // to every other process, which calls ApplyCommittedCheckpoint(version).
   //
   // SyncCheckpoint(e) syncs the sealed batches <= e of the non-replicated
   // instances (the layer's Sync) and returns what it made durable; they stay
@@ -83,10 +81,10 @@ class LayeredStateStore : public StateStore {
   // CommitVersion), then publishes it here as ApplyCommittedCheckpoint does
   // and runs the layer's AfterCommit. Errors: FailedPrecondition if epoch <=
   // the committed epoch, an earlier commit failed, or this store has sealed
-  // data <= epoch it did not sync; the layer's: after one
-  // other than InvalidArgument (a sync result it could not decode, refused
-  // before any I/O) this store refuses every later commit and checkpoint
-  // (as after a failed Checkpoint).
+  // data <= epoch it did not sync; the layer's: after one other than
+  // InvalidArgument (a sync result it could not decode, refused before any
+  // I/O) this store refuses every later commit and checkpoint (as after a
+  // failed Checkpoint).
   absl::StatusOr<CommittedVersion> CommitSyncedCheckpoint(
       const std::vector<SyncResult>& syncs, Epoch epoch)
       ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_);
