@@ -280,7 +280,6 @@ LayeredStateStore::NewLocalStateStore(TableId table_id,
 absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
   MutexLock checkpoint_lock(&checkpoint_mu_);
   std::vector<CommitBatch> batches;
-  PinWrites pins;
   {
     MutexLock lock(&mu_);
     if (!failure_.ok()) {
@@ -312,10 +311,7 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
         }
       }
     }
-    pins = CollectPinWrites(epoch);
-    if (pins.batch != nullptr) {
-      batches.push_back(CommitBatch{kEpochPinTableId, epoch, pins.batch});
-    }
+    AddPinWrites(epoch, batches);
     pending_ = epoch;
   }
   // Deterministic write order (the set is ordered by address).
@@ -325,18 +321,166 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
                                                      : a.epoch < b.epoch;
                    });
   absl::Status status = layer_->Commit(batches, epoch);
-  {
+  if (!status.ok()) {
     MutexLock lock(&mu_);
     pending_.reset();
-    if (!status.ok()) {
-      failure_ = status;
-      return absl::Status(
-          status.code(),
-          absl::StrCat("Checkpoint(", epoch.value(), "): ", status.message()));
+    synced_pins_.erase(epoch);
+    failure_ = status;
+    return absl::Status(
+        status.code(),
+        absl::StrCat("Checkpoint(", epoch.value(), "): ", status.message()));
+  }
+  PublishCommitted(epoch);
+  layer_->AfterCommit();  // Still under checkpoint_mu_: not with a Commit.
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SyncResult> LayeredStateStore::SyncCheckpoint(Epoch epoch) {
+  MutexLock checkpoint_lock(&checkpoint_mu_);
+  std::vector<CommitBatch> batches;
+  {
+    MutexLock lock(&mu_);
+    if (!failure_.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("SyncCheckpoint(", epoch.value(),
+                       ") refused: an earlier commit failed (",
+                       failure_.ToString(), "); reopen the store"));
     }
+    if (epoch <= committed_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "SyncCheckpoint(", epoch.value(),
+          ") is not after the committed epoch ", committed_.value()));
+    }
+    for (const InstanceState* state : instances_) {
+      if (state->replicated || !state->initialized) continue;
+      if (state->epoch <= epoch) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "SyncCheckpoint(", epoch.value(), "): an instance of table ",
+            state->table_id, " has not sealed the epoch (its current epoch is ",
+            state->epoch.value(), ")"));
+      }
+    }
+    for (const InstanceState* state : instances_) {
+      if (state->replicated) continue;
+      for (const SealedBatch& batch : state->sealed) {
+        if (batch.epoch <= epoch) {
+          batches.push_back(
+              CommitBatch{state->table_id, batch.epoch, batch.data});
+        }
+      }
+    }
+    AddPinWrites(epoch, batches);
+    // Kept until a version committing it is applied: an instance that
+    // started at a synced epoch would write rows this sync missed, and the
+    // version would then drop them from its sealed batches.
+    pending_ = std::max(pending_.value_or(epoch), epoch);
+  }
+  std::stable_sort(batches.begin(), batches.end(),
+                   [](const CommitBatch& a, const CommitBatch& b) {
+                     return a.table_id != b.table_id ? a.table_id < b.table_id
+                                                     : a.epoch < b.epoch;
+                   });
+  absl::StatusOr<SyncResult> synced = layer_->Sync(batches, epoch);
+  if (!synced.ok()) {
+    return absl::Status(synced.status().code(),
+                        absl::StrCat("SyncCheckpoint(", epoch.value(),
+                                     "): ", synced.status().message()));
+  }
+  return synced;
+}
+
+absl::StatusOr<CommittedVersion> LayeredStateStore::CommitSyncedCheckpoint(
+    const std::vector<SyncResult>& syncs, Epoch epoch) {
+  MutexLock checkpoint_lock(&checkpoint_mu_);
+  {
+    MutexLock lock(&mu_);
+    if (!failure_.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("CommitSyncedCheckpoint(", epoch.value(),
+                       ") refused: an earlier commit failed (",
+                       failure_.ToString(), "); reopen the store"));
+    }
+    if (epoch <= committed_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "CommitSyncedCheckpoint(", epoch.value(),
+          ") is not after the committed epoch ", committed_.value()));
+    }
+    BACKFILL_RETURN_IF_ERROR(CheckSynced(epoch, "CommitSyncedCheckpoint"));
+  }
+  absl::StatusOr<CommittedVersion> version =
+      layer_->CommitVersion(syncs, epoch);
+  if (!version.ok()) {
+    MutexLock lock(&mu_);
+    // An etcd write that failed may still have been applied: as after a
+    // failed Checkpoint, this store no longer knows its fence. Undecodable
+    // sync results are refused before anything is written.
+    if (version.status().code() != absl::StatusCode::kInvalidArgument) {
+      failure_ = version.status();
+    }
+    return absl::Status(version.status().code(),
+                        absl::StrCat("CommitSyncedCheckpoint(", epoch.value(),
+                                     "): ", version.status().message()));
+  }
+  PublishCommitted(epoch);
+  layer_->AfterCommit();  // Under checkpoint_mu_: not with another commit.
+  return version;
+}
+
+absl::Status LayeredStateStore::ApplyCommittedCheckpoint(
+    const CommittedVersion& version) {
+  MutexLock checkpoint_lock(&checkpoint_mu_);
+  {
+    MutexLock lock(&mu_);
+    if (version.committed_epoch <= committed_) return absl::OkStatus();
+    BACKFILL_RETURN_IF_ERROR(
+        CheckSynced(version.committed_epoch, "ApplyCommittedCheckpoint"));
+  }
+  absl::Status applied = layer_->ApplyVersion(version);
+  if (!applied.ok()) {
+    return absl::Status(
+        applied.code(),
+        absl::StrCat("ApplyCommittedCheckpoint(version ", version.id,
+                     ", epoch ", version.committed_epoch.value(),
+                     "): ", applied.message()));
+  }
+  PublishCommitted(version.committed_epoch);
+  return absl::OkStatus();
+}
+
+absl::Status LayeredStateStore::CheckSynced(Epoch epoch,
+                                            absl::string_view step) const {
+  // Every batch at or below the last synced epoch was sealed before that
+  // sync (its instance had to be past it), so it was synced; a later one
+  // was not.
+  const Epoch synced = pending_.value_or(committed_);
+  for (const InstanceState* state : instances_) {
+    if (state->replicated) continue;
+    for (const SealedBatch& batch : state->sealed) {
+      if (batch.epoch > synced && batch.epoch <= epoch) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            step, "(epoch ", epoch.value(), "): table ", state->table_id,
+            " has data sealed at epoch ", batch.epoch.value(),
+            " that this store has not synced (last synced epoch ",
+            synced.value(), "): the version would drop them"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void LayeredStateStore::PublishCommitted(Epoch epoch) {
+  {
+    MutexLock lock(&mu_);
+    if (epoch <= committed_) return;
+    if (pending_.has_value() && *pending_ <= epoch) pending_.reset();
     committed_ = epoch;
     layer_->SetCommittedEpoch(epoch);
-    ApplyPinWrites(pins);
+    // The pins this process wrote for `epoch` are committed with it; those
+    // of an earlier sync that never committed were written again since.
+    if (auto it = synced_pins_.find(epoch); it != synced_pins_.end()) {
+      ApplyPinWrites(it->second);
+    }
+    synced_pins_.erase(synced_pins_.begin(), synced_pins_.upper_bound(epoch));
     for (InstanceState* state : instances_) {
       // Non-replicated: exactly the committed batches (all <= epoch: no
       // instance can seal at or below a pending checkpoint). Replicated: the
@@ -347,12 +491,8 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
     }
   }
   committed_changed_.SignalAll();
-  {
-    MutexLock lock(&listeners_mu_);
-    for (auto& [id, listener] : listeners_) listener(epoch);
-  }
-  layer_->AfterCommit();  // Still under checkpoint_mu_: not with a Commit.
-  return absl::OkStatus();
+  MutexLock lock(&listeners_mu_);
+  for (auto& [id, listener] : listeners_) listener(epoch);
 }
 
 Epoch LayeredStateStore::CommittedEpoch(TableId /*table_id*/) const {
@@ -521,6 +661,15 @@ LayeredStateStore::PinWrites LayeredStateStore::CollectPinWrites(Epoch epoch) {
                                             : std::nullopt);
   }
   return writes;
+}
+
+void LayeredStateStore::AddPinWrites(Epoch epoch,
+                                     std::vector<CommitBatch>& batches) {
+  PinWrites writes = CollectPinWrites(epoch);
+  if (writes.batch != nullptr) {
+    batches.push_back(CommitBatch{kEpochPinTableId, epoch, writes.batch});
+  }
+  if (!writes.changes.empty()) synced_pins_[epoch] = std::move(writes);
 }
 
 void LayeredStateStore::ApplyPinWrites(const PinWrites& writes) {

@@ -27,6 +27,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "storage/epoch.h"
 #include "storage/internal/committed_layer.h"
 #include "storage/state_store.h"
@@ -70,6 +71,45 @@ class LayeredStateStore : public StateStore {
   // an earlier process went past it. Errors: DataLoss for a pin whose
   // epoch does not decode; the layer's read errors.
   absl::StatusOr<std::optional<Epoch>> RestoreEpochPins();
+  // A checkpoint over several processes (committed_layer.h, the three
+  // steps), for stores whose layer implements them; a derived store exposes
+  // them. Each process's store takes part with its own instances: every
+  // process calls SyncCheckpoint(e) and sends the result to the committer,
+  // which calls CommitSyncedCheckpoint(all results, e) and sends the version
+  // to every other process, which calls ApplyCommittedCheckpoint(version).
+  //
+  // SyncCheckpoint(e) syncs the sealed batches <= e of the non-replicated
+  // instances (the layer's Sync) and returns what it made durable; they stay
+  // sealed and readable here until a version committing e is applied (a
+  // checkpoint that never commits leaves them for the next sync, which
+  // includes them again). From the call on, no instance may Init at or
+  // below e. Errors: FailedPrecondition if e <= the committed epoch, an
+  // instance has not sealed e, or an earlier commit failed; the layer's
+  // (Unimplemented for layers without the steps).
+  absl::StatusOr<SyncResult> SyncCheckpoint(Epoch epoch)
+      ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_);
+  // The committer: commits the version of `syncs` (every process's sync of
+  // `epoch`, this one's included if it synced) at `epoch` (the layer's
+  // CommitVersion), then publishes it here as ApplyCommittedCheckpoint does
+  // and runs the layer's AfterCommit. Errors: FailedPrecondition if epoch <=
+  // the committed epoch, an earlier commit failed, or this store has sealed
+  // data <= epoch it did not sync; the layer's: after one other than
+  // InvalidArgument (a sync result it could not decode, refused before any
+  // I/O) this store refuses every later commit and checkpoint (as after a
+  // failed Checkpoint).
+  absl::StatusOr<CommittedVersion> CommitSyncedCheckpoint(
+      const std::vector<SyncResult>& syncs, Epoch epoch)
+      ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_);
+  // Every other process: reads go to `version` (the layer's ApplyVersion),
+  // then the committed epoch becomes its epoch, the sealed batches at or
+  // below it are dropped (they are in the version), WaitCommitted waiters
+  // wake and commit listeners run. A version at or below the committed
+  // epoch is a no-op. Errors: FailedPrecondition if this store has sealed
+  // data at or below the version's epoch that it never synced (the version
+  // cannot hold them); the layer's (Unavailable: etcd has not got the
+  // version); nothing changes then, and a later version may still apply.
+  absl::Status ApplyCommittedCheckpoint(const CommittedVersion& version)
+      ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_);
 
  private:
   class Instance;
@@ -94,6 +134,16 @@ class LayeredStateStore : public StateStore {
   void Unregister(InstanceState* state);
   // `state` may be null (a committed read: no sealed batches).
   Snapshot TakeSnapshot(const InstanceState* state, Epoch read_epoch);
+  // FailedPrecondition if a non-replicated instance has data sealed at or
+  // below `epoch` that no SyncCheckpoint covered (publishing `epoch` would
+  // drop them unwritten).
+  absl::Status CheckSynced(Epoch epoch, absl::string_view step) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `epoch` the committed epoch (if newer), applies the pin writes it
+  // commits, drops the sealed batches it covers and wakes waiters and
+  // listeners: what every commit ends with (Checkpoint, and the
+  // multi-process steps).
+  void PublishCommitted(Epoch epoch) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::unique_ptr<CommittedLayer> layer_;
 
@@ -131,11 +181,18 @@ class LayeredStateStore : public StateStore {
     std::vector<Change> changes;
   };
   PinWrites CollectPinWrites(Epoch epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Collects the pin writes of a checkpoint (or sync) of `epoch`: adds their
+  // batch to `batches` and keeps them in synced_pins_ until `epoch` is
+  // published (PublishCommitted applies them).
+  void AddPinWrites(Epoch epoch, std::vector<CommitBatch>& batches)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyPinWrites(const PinWrites& writes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::map<std::string, PinState, std::less<>> pins_ ABSL_GUARDED_BY(mu_);
   uint64_t pin_changes_ ABSL_GUARDED_BY(mu_) = 0;
+  // The pin writes of checkpoints and syncs not yet published, by epoch.
+  std::map<Epoch, PinWrites> synced_pins_ ABSL_GUARDED_BY(mu_);
 
   Mutex checkpoint_mu_;
 

@@ -52,4 +52,20 @@ absl::Status SharedStateStore::WaitForMaintenance() {
   return layer_->WaitForMaintenance();
 }
 
+absl::StatusOr<SharedStateStore::SyncResult> SharedStateStore::SyncCheckpoint(
+    Epoch epoch) {
+  return LayeredStateStore::SyncCheckpoint(epoch);
+}
+
+absl::StatusOr<SharedStateStore::CommittedVersion>
+SharedStateStore::CommitCheckpoint(const std::vector<SyncResult>& syncs,
+                                   Epoch epoch) {
+  return CommitSyncedCheckpoint(syncs, epoch);
+}
+
+absl::Status SharedStateStore::ApplyCheckpoint(
+    const CommittedVersion& version) {
+  return ApplyCommittedCheckpoint(version);
+}
+
 }  // namespace backfill

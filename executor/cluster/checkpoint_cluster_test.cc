@@ -1,0 +1,406 @@
+// The checkpoint protocol in one process: a CheckpointCoordinator and
+// workers as objects, each with its own SharedStateStore of one shared store
+// (a real 3-member etcd cluster, a local-directory object store), talking
+// over a real local gRPC port.
+//  * two workers write different rows at epoch 3; after the checkpoint each
+//    reads the other's rows at 3 and its committed epoch is 3;
+//  * a worker whose stream ends after its upload and before its sync reply
+//    fails the checkpoint (Unavailable, naming it); nothing is committed, and
+//    none of its rows ever becomes visible, also after the next checkpoint
+//    of the remaining worker commits;
+//  * a worker silent past the reply timeout (simulated time) fails it;
+//  * a worker whose sync fails fails the checkpoint with its error;
+//  * bad options, registrations and checkpoints are refused.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "executor/cluster/checkpoint.grpc.pb.h"
+#include "executor/cluster/checkpoint_coordinator.h"
+#include "executor/cluster/checkpoint_worker.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "storage/shared/shared_state_store.h"
+#include "storage/shared/testing/shared_store_fixture.h"
+#include "storage/state_store.h"
+#include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::IsOk;
+using ::backfill::testing::IsOkAndHolds;
+using ::backfill::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::SizeIs;
+using Rows = SharedStoreFixture::Rows;
+
+constexpr TableId kTable = 7;
+
+// One shared store and the store objects of its processes.
+class Cluster {
+ public:
+  explicit Cluster(const std::string& base)
+      : name_(SharedStoreFixture::UniqueName(base)) {}
+
+  // A store object as a new process would open it (own cache directory).
+  std::unique_ptr<SharedStateStore> OpenStore(
+      const std::function<void(SharedStateStoreOptions&)>& adjust = {}) {
+    auto options = SharedStoreFixture::Options(name_);
+    EXPECT_TRUE(options.ok()) << options.status();
+    if (!options.ok()) return nullptr;
+    if (adjust) adjust(*options);
+    objects_ = options->object_store;
+    auto store = SharedStateStore::Open(*options);
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? *std::move(store) : nullptr;
+  }
+  std::vector<std::string> Objects() {
+    return SharedStoreFixture::ListKeys(*objects_, "store/sst/");
+  }
+
+ private:
+  const std::string name_;
+  std::shared_ptr<ObjectStore> objects_;
+};
+
+// Writes `rows` into vnode 0 at `epoch` and seals it; the instance stays at
+// epoch + 1 (returned: keep it while its data are unsynced).
+std::unique_ptr<LocalStateStore> WriteEpoch(StateStore& store, uint64_t epoch,
+                                            const Rows& rows) {
+  auto local = store.NewLocalStateStore(kTable, {});
+  EXPECT_TRUE(local.ok()) << local.status();
+  if (!local.ok()) return nullptr;
+  EXPECT_TRUE((*local)->Init(EpochPair::ForInitial(Epoch(epoch))).ok());
+  for (const auto& [pk, value] : rows) {
+    EXPECT_TRUE((*local)->Insert(0, pk, value).ok());
+  }
+  EXPECT_TRUE((*local)->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}).ok());
+  return *std::move(local);
+}
+
+std::unique_ptr<CheckpointCoordinator> StartCoordinator(
+    SharedStateStore* store) {
+  auto coordinator = CheckpointCoordinator::Start({.store = store});
+  EXPECT_TRUE(coordinator.ok()) << coordinator.status();
+  return coordinator.ok() ? *std::move(coordinator) : nullptr;
+}
+
+std::unique_ptr<CheckpointWorker> ConnectWorker(
+    const CheckpointCoordinator& coordinator, const std::string& id,
+    SharedStateStore* store) {
+  auto worker =
+      CheckpointWorker::Connect({.coordinator_address = coordinator.address(),
+                                 .worker_id = id,
+                                 .store = store});
+  EXPECT_TRUE(worker.ok()) << worker.status();
+  return worker.ok() ? *std::move(worker) : nullptr;
+}
+
+TEST(CheckpointClusterTest, EachWorkerReadsTheOthersRowsAfterACheckpoint) {
+  Cluster cluster("two-workers");
+  auto committer = cluster.OpenStore();
+  auto a_store = cluster.OpenStore();
+  auto b_store = cluster.OpenStore();
+  ASSERT_TRUE(committer && a_store && b_store);
+  auto coordinator = StartCoordinator(committer.get());
+  ASSERT_NE(coordinator, nullptr);
+  auto a = ConnectWorker(*coordinator, "a", a_store.get());
+  auto b = ConnectWorker(*coordinator, "b", b_store.get());
+  ASSERT_TRUE(a && b);
+  EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a", "b"));
+
+  auto a_rows = WriteEpoch(*a_store, 3, {{"a1", "x"}, {"a2", "y"}});
+  auto b_rows = WriteEpoch(*b_store, 3, {{"b1", "z"}});
+  EXPECT_THAT(a_store->Get(TableKey{kTable, 0, "b1"}, Epoch(3)),
+              IsOkAndHolds(std::nullopt));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(CheckpointResult result,
+                                coordinator->Checkpoint(Epoch(3)));
+  EXPECT_EQ(result.version.committed_epoch, Epoch(3));
+  EXPECT_THAT(result.workers, ElementsAre("a", "b"));
+  EXPECT_THAT(result.not_applied, IsEmpty());
+  // Applied before the checkpoint returned: each reads both workers' rows.
+  const Rows all = {{"a1", "x"}, {"a2", "y"}, {"b1", "z"}};
+  for (SharedStateStore* store :
+       {a_store.get(), b_store.get(), committer.get()}) {
+    EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(3));
+    EXPECT_EQ(store->VersionId(), result.version.id);
+    EXPECT_EQ(SharedStoreFixture::Scan(*store, kTable, 3), all);
+  }
+  EXPECT_THAT(committer->SstObjects(), SizeIs(2));
+
+  // A second checkpoint with nothing new commits an empty delta.
+  BACKFILL_ASSERT_OK(a_rows->Seal(EpochPair{Epoch(5), Epoch(4)}));
+  BACKFILL_ASSERT_OK(b_rows->Seal(EpochPair{Epoch(5), Epoch(4)}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(result, coordinator->Checkpoint(Epoch(4)));
+  EXPECT_EQ(b_store->CommittedEpoch(kTable), Epoch(4));
+  EXPECT_THAT(committer->SstObjects(), SizeIs(2));
+  a_rows.reset();
+  b_rows.reset();
+  a->Disconnect();
+  EXPECT_THAT(a->status(), StatusIs(absl::StatusCode::kCancelled));
+  BACKFILL_EXPECT_OK(b->status());
+}
+
+// A worker speaking the protocol by hand: it registers and, asked to sync,
+// either uploads its sync and closes its stream instead of replying (as a
+// process that dies between its upload and its reply), or never answers
+// (as a process that hangs).
+class HandWrittenWorker {
+ public:
+  enum class Behaviour { kVanishAfterUpload, kNeverAnswer };
+
+  HandWrittenWorker(const std::string& address, const std::string& id,
+                    SharedStateStore* store, Behaviour behaviour)
+      : store_(store), behaviour_(behaviour) {
+    auto channel =
+        grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+    stub_ = cluster::proto::CheckpointService::NewStub(channel);
+    stream_ = stub_->Control(&context_);
+    cluster::proto::WorkerMessage registration;
+    registration.mutable_registration()->set_worker_id(id);
+    cluster::proto::CoordinatorMessage answer;
+    registered_ = stream_->Write(registration) && stream_->Read(&answer) &&
+                  answer.has_registered();
+    if (registered_) thread_ = std::thread([this] { Run(); });
+  }
+  ~HandWrittenWorker() {
+    context_.TryCancel();
+    if (thread_.joinable()) thread_.join();
+  }
+  bool registered() const { return registered_; }
+  // Valid after the stream ended: its sync's status.
+  absl::Status synced() {
+    if (thread_.joinable()) thread_.join();
+    return synced_;
+  }
+
+ private:
+  void Run() {
+    cluster::proto::CoordinatorMessage message;
+    if (behaviour_ == Behaviour::kNeverAnswer) {
+      while (stream_->Read(&message)) {
+      }
+    } else if (stream_->Read(&message) && message.has_sync()) {
+      synced_ = store_->SyncCheckpoint(Epoch(message.sync().epoch())).status();
+      context_.TryCancel();
+    }
+    stream_->Finish();
+  }
+
+  SharedStateStore* const store_;
+  const Behaviour behaviour_;
+  std::unique_ptr<cluster::proto::CheckpointService::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<cluster::proto::WorkerMessage,
+                                           cluster::proto::CoordinatorMessage>>
+      stream_;
+  bool registered_ = false;
+  absl::Status synced_ = absl::UnknownError("never asked to sync");
+  std::thread thread_;
+};
+
+TEST(CheckpointClusterTest, AWorkerGoneBeforeItsSyncReplyFailsTheCheckpoint) {
+  Cluster cluster("vanishing");
+  auto committer = cluster.OpenStore();
+  auto a_store = cluster.OpenStore();
+  auto b_store = cluster.OpenStore();
+  ASSERT_TRUE(committer && a_store && b_store);
+  auto coordinator = StartCoordinator(committer.get());
+  ASSERT_NE(coordinator, nullptr);
+  auto a = ConnectWorker(*coordinator, "a", a_store.get());
+  ASSERT_NE(a, nullptr);
+  auto b = std::make_unique<HandWrittenWorker>(
+      coordinator->address(), "b", b_store.get(),
+      HandWrittenWorker::Behaviour::kVanishAfterUpload);
+  ASSERT_TRUE(b->registered());
+  auto a_rows = WriteEpoch(*a_store, 3, {{"a1", "x"}});
+  auto b_rows = WriteEpoch(*b_store, 3, {{"b1", "lost"}});
+
+  EXPECT_THAT(coordinator->Checkpoint(Epoch(3)),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       AllOf(HasSubstr("checkpoint of epoch 3 failed, "
+                                       "nothing committed"),
+                             HasSubstr("worker 'b' disconnected before its "
+                                       "sync reply"))));
+  BACKFILL_ASSERT_OK(b->synced());            // It did upload.
+  EXPECT_THAT(cluster.Objects(), SizeIs(2));  // a's and b's, in no version.
+  EXPECT_THAT(committer->SstObjects(), IsEmpty());
+  EXPECT_EQ(committer->CommittedEpoch(kTable), Epoch::Zero());
+  EXPECT_EQ(a_store->CommittedEpoch(kTable), Epoch::Zero());
+  EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a"));
+
+  // The next checkpoint, of the live worker only: its epoch-3 rows are synced
+  // again with epoch 4; b's are never committed.
+  BACKFILL_ASSERT_OK(a_rows->Seal(EpochPair{Epoch(5), Epoch(4)}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(CheckpointResult result,
+                                coordinator->Checkpoint(Epoch(4)));
+  EXPECT_THAT(result.workers, ElementsAre("a"));
+  for (SharedStateStore* store : {a_store.get(), committer.get()}) {
+    EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(4));
+    EXPECT_EQ(SharedStoreFixture::Scan(*store, kTable, 4), (Rows{{"a1", "x"}}));
+  }
+  auto fresh = cluster.OpenStore();
+  ASSERT_NE(fresh, nullptr);
+  EXPECT_EQ(SharedStoreFixture::Scan(*fresh, kTable, 4), (Rows{{"a1", "x"}}));
+  EXPECT_THAT(fresh->Get(TableKey{kTable, 0, "b1"}, Epoch(4)),
+              IsOkAndHolds(std::nullopt));
+  // The lost uploads (b's, and a's of epoch 3) are in no version, and the
+  // vacuum removes them.
+  const std::vector<std::string> listed = committer->SstObjects();
+  ASSERT_THAT(listed, SizeIs(1));
+  EXPECT_THAT(cluster.Objects(), SizeIs(3));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(VacuumStats stats, committer->Vacuum());
+  EXPECT_EQ(stats.deleted, 2u);
+  EXPECT_EQ(cluster.Objects(), listed);
+  a_rows.reset();
+  b_rows.reset();
+}
+
+TEST(CheckpointClusterTest, AWorkerSilentPastTheReplyTimeoutFailsIt) {
+  Cluster cluster("silent");
+  auto committer = cluster.OpenStore();
+  auto a_store = cluster.OpenStore();
+  auto b_store = cluster.OpenStore();
+  ASSERT_TRUE(committer && a_store && b_store);
+  SimulatedClock clock(absl::Now());
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto coordinator,
+      CheckpointCoordinator::Start({.store = committer.get(),
+                                    .reply_timeout = absl::Seconds(30),
+                                    .clock = &clock}));
+  auto a = ConnectWorker(*coordinator, "a", a_store.get());
+  ASSERT_NE(a, nullptr);
+  HandWrittenWorker b(coordinator->address(), "b", b_store.get(),
+                      HandWrittenWorker::Behaviour::kNeverAnswer);
+  ASSERT_TRUE(b.registered());
+  auto a_rows = WriteEpoch(*a_store, 2, {{"a1", "x"}});
+  absl::StatusOr<CheckpointResult> result;
+  std::thread checkpoint([&] { result = coordinator->Checkpoint(Epoch(2)); });
+  clock.BlockUntilWaiters(1);  // Waiting for the replies.
+  clock.AdvanceTime(absl::Seconds(30));
+  checkpoint.join();
+  EXPECT_THAT(result, StatusIs(absl::StatusCode::kDeadlineExceeded,
+                               AllOf(HasSubstr("nothing committed"),
+                                     HasSubstr("worker 'b' sent no sync reply "
+                                               "within 30s"))));
+  EXPECT_EQ(committer->CommittedEpoch(kTable), Epoch::Zero());
+  // Still connected: a late worker is not dropped, only its checkpoint fails.
+  EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a", "b"));
+  a_rows.reset();
+}
+
+TEST(CheckpointClusterTest, AWorkersSyncErrorFailsTheCheckpoint) {
+  Cluster cluster("sync-error");
+  auto committer = cluster.OpenStore();
+  auto a_store = cluster.OpenStore();
+  auto b_store = cluster.OpenStore([](SharedStateStoreOptions& options) {
+    options.after_upload_for_test = [](absl::string_view key) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("injected after uploading ", key));
+    };
+  });
+  ASSERT_TRUE(committer && a_store && b_store);
+  auto coordinator = StartCoordinator(committer.get());
+  ASSERT_NE(coordinator, nullptr);
+  auto a = ConnectWorker(*coordinator, "a", a_store.get());
+  auto b = ConnectWorker(*coordinator, "b", b_store.get());
+  ASSERT_TRUE(a && b);
+  auto a_rows = WriteEpoch(*a_store, 2, {{"a1", "x"}});
+  auto b_rows = WriteEpoch(*b_store, 2, {{"b1", "y"}});
+  EXPECT_THAT(coordinator->Checkpoint(Epoch(2)),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       AllOf(HasSubstr("worker 'b': sync failed"),
+                             HasSubstr("injected after uploading"))));
+  EXPECT_EQ(committer->CommittedEpoch(kTable), Epoch::Zero());
+  // b stays connected: the failure was its store's, not its stream's.
+  EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a", "b"));
+  a_rows.reset();
+  b_rows.reset();
+}
+
+TEST(CheckpointClusterTest, MisuseIsRefused) {
+  Cluster cluster("misuse");
+  auto committer = cluster.OpenStore();
+  auto a_store = cluster.OpenStore();
+  ASSERT_TRUE(committer && a_store);
+  EXPECT_THAT(CheckpointCoordinator::Start({}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("store is required")));
+  EXPECT_THAT(
+      CheckpointCoordinator::Start(
+          {.store = committer.get(), .listen_address = "nowhere"}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("host:port")));
+  auto coordinator = StartCoordinator(committer.get());
+  ASSERT_NE(coordinator, nullptr);
+  EXPECT_THAT(coordinator->Checkpoint(Epoch(1)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("no worker is connected")));
+  EXPECT_THAT(coordinator->WaitForWorkers(1, absl::Now()),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
+  auto a = ConnectWorker(*coordinator, "a", a_store.get());
+  ASSERT_NE(a, nullptr);
+  BACKFILL_EXPECT_OK(coordinator->WaitForWorkers(1, absl::Now()));
+  EXPECT_THAT(
+      CheckpointWorker::Connect({.coordinator_address = coordinator->address(),
+                                 .worker_id = "a",
+                                 .store = a_store.get()}),
+      StatusIs(absl::StatusCode::kAlreadyExists,
+               HasSubstr("worker 'a' is already registered")));
+  CheckpointWorkerOptions anonymous;
+  anonymous.coordinator_address = coordinator->address();
+  anonymous.store = a_store.get();
+  EXPECT_THAT(
+      CheckpointWorker::Connect(anonymous),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("worker_id")));
+  {
+    // A stream whose first message is not a Register is refused.
+    auto stub = cluster::proto::CheckpointService::NewStub(grpc::CreateChannel(
+        coordinator->address(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    auto stream = stub->Control(&context);
+    cluster::proto::WorkerMessage synced;
+    synced.mutable_synced()->set_epoch(2);
+    cluster::proto::CoordinatorMessage answer;
+    EXPECT_TRUE(stream->Write(synced));
+    EXPECT_FALSE(stream->Read(&answer));
+    const grpc::Status refused = stream->Finish();
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(refused.error_message(), HasSubstr("must be a Register"));
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(CheckpointResult result,
+                                coordinator->Checkpoint(Epoch(2)));
+  EXPECT_THAT(result.workers, ElementsAre("a"));
+  EXPECT_THAT(coordinator->Checkpoint(Epoch(2)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("not after the committed epoch 2")));
+  const std::string address = coordinator->address();
+  coordinator->Shutdown();
+  const absl::Status ended = a->WaitUntilEnded(absl::Now() + absl::Seconds(30));
+  EXPECT_THAT(ended, Not(IsOk()));
+  EXPECT_THAT(ended.message(),
+              AllOf(HasSubstr("worker 'a'"), HasSubstr("ended the stream")));
+  a->Disconnect();
+  EXPECT_EQ(a->status(), ended);
+  EXPECT_THAT(
+      CheckpointWorker::Connect({.coordinator_address = address,
+                                 .worker_id = "late",
+                                 .store = a_store.get(),
+                                 .connect_timeout = absl::Seconds(1)}),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("not reachable")));
+}
+
+}  // namespace
+}  // namespace backfill

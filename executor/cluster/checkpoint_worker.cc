@@ -1,0 +1,224 @@
+#include "executor/cluster/checkpoint_worker.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "executor/cluster/checkpoint.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace backfill {
+namespace {
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+// Fills `reply` with the answer to `message` (a sync or an apply, done
+// here with `store`); false if the message needs none.
+bool Answer(SharedStateStore& store,
+            const cluster::proto::CoordinatorMessage& message,
+            cluster::proto::WorkerMessage& reply) {
+  if (message.kind_case() == cluster::proto::CoordinatorMessage::kSync) {
+    const Epoch epoch(message.sync().epoch());
+    cluster::proto::Synced& synced = *reply.mutable_synced();
+    synced.set_epoch(epoch.value());
+    absl::StatusOr<SharedStateStore::SyncResult> result =
+        store.SyncCheckpoint(epoch);
+    if (result.ok()) {
+      for (std::string& descriptor : result->descriptors) {
+        synced.add_descriptors(std::move(descriptor));
+      }
+    } else {
+      synced.set_error_code(static_cast<int32_t>(result.status().code()));
+      synced.set_error_message(std::string(result.status().message()));
+    }
+    return true;
+  }
+  if (message.kind_case() == cluster::proto::CoordinatorMessage::kCommitted) {
+    const cluster::proto::Committed& committed = message.committed();
+    cluster::proto::Applied& applied = *reply.mutable_applied();
+    applied.set_epoch(committed.committed_epoch());
+    const absl::Status status = store.ApplyCheckpoint(
+        {committed.version_id(), Epoch(committed.committed_epoch())});
+    if (!status.ok()) {
+      applied.set_error_code(static_cast<int32_t>(status.code()));
+      applied.set_error_message(std::string(status.message()));
+    }
+    return true;
+  }
+  return false;  // Nothing else is addressed to a registered worker.
+}
+
+}  // namespace
+
+// The stream and what it needs alive: the channel, the stub, the context.
+class CheckpointWorker::Connection {
+ public:
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<cluster::proto::CheckpointService::Stub> stub;
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReaderWriter<cluster::proto::WorkerMessage,
+                                           cluster::proto::CoordinatorMessage>>
+      stream;
+};
+
+absl::StatusOr<std::unique_ptr<CheckpointWorker>> CheckpointWorker::Connect(
+    const CheckpointWorkerOptions& options) {
+  if (options.store == nullptr) {
+    return absl::InvalidArgumentError(
+        "CheckpointWorkerOptions.store is required");
+  }
+  if (options.worker_id.empty()) {
+    return absl::InvalidArgumentError(
+        "CheckpointWorkerOptions.worker_id is required");
+  }
+  if (options.coordinator_address.empty()) {
+    return absl::InvalidArgumentError(
+        "CheckpointWorkerOptions.coordinator_address is required");
+  }
+  if (options.disconnect_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CheckpointWorkerOptions.disconnect_timeout must be > 0: ",
+                     absl::FormatDuration(options.disconnect_timeout)));
+  }
+  if (options.connect_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CheckpointWorkerOptions.connect_timeout must be > 0: ",
+                     absl::FormatDuration(options.connect_timeout)));
+  }
+  const std::string context = absl::StrCat("worker '", options.worker_id,
+                                           "' connecting to the checkpoint "
+                                           "coordinator at ",
+                                           options.coordinator_address);
+  auto connection = std::make_unique<Connection>();
+  connection->channel = grpc::CreateChannel(options.coordinator_address,
+                                            grpc::InsecureChannelCredentials());
+  const auto deadline = std::chrono::system_clock::now() +
+                        absl::ToChronoNanoseconds(options.connect_timeout);
+  if (!connection->channel->WaitForConnected(deadline)) {
+    return absl::UnavailableError(
+        absl::StrCat(context, ": not reachable within ",
+                     absl::FormatDuration(options.connect_timeout)));
+  }
+  connection->stub =
+      cluster::proto::CheckpointService::NewStub(connection->channel);
+  connection->stream = connection->stub->Control(&connection->context);
+  cluster::proto::WorkerMessage registration;
+  registration.mutable_registration()->set_worker_id(options.worker_id);
+  cluster::proto::CoordinatorMessage answer;
+  if (!connection->stream->Write(registration) ||
+      !connection->stream->Read(&answer)) {
+    const absl::Status status = FromGrpc(connection->stream->Finish());
+    return absl::Status(
+        status.ok() ? absl::StatusCode::kUnavailable : status.code(),
+        absl::StrCat(context, ": registration refused: ", status.message()));
+  }
+  if (answer.kind_case() != cluster::proto::CoordinatorMessage::kRegistered) {
+    connection->context.TryCancel();
+    connection->stream->Finish();  // Cancelled: nothing more to learn.
+    return absl::InternalError(absl::StrCat(
+        context, ": the coordinator answered Register with message kind ",
+        answer.kind_case()));
+  }
+  std::unique_ptr<CheckpointWorker> worker(
+      new CheckpointWorker(options, std::move(connection)));
+  worker->thread_ = std::thread([raw = worker.get()] { raw->Run(); });
+  return worker;
+}
+
+CheckpointWorker::CheckpointWorker(const CheckpointWorkerOptions& options,
+                                   std::unique_ptr<Connection> connection)
+    : options_(options), connection_(std::move(connection)) {}
+
+CheckpointWorker::~CheckpointWorker() { Disconnect(); }
+
+void CheckpointWorker::Run() {
+  cluster::proto::CoordinatorMessage message;
+  while (connection_->stream->Read(&message)) {
+    {
+      MutexLock lock(&mu_);
+      // Half-closed by Disconnect: no more answers; the coordinator ends the
+      // call once it has read everything sent before.
+      if (disconnected_) continue;
+      answering_ = true;
+    }
+    cluster::proto::WorkerMessage reply;
+    const bool written = !Answer(*options_.store, message, reply) ||
+                         connection_->stream->Write(reply);
+    {
+      MutexLock lock(&mu_);
+      answering_ = false;
+    }
+    changed_.SignalAll();
+    if (!written) break;
+  }
+  {
+    MutexLock lock(&mu_);
+    reading_ = false;
+  }
+  const absl::Status finished = FromGrpc(connection_->stream->Finish());
+  MutexLock lock(&mu_);
+  if (disconnected_) {
+    status_ = absl::CancelledError(
+        absl::StrCat("worker '", options_.worker_id, "' disconnected"));
+  } else {
+    status_ = absl::Status(
+        finished.ok() ? absl::StatusCode::kUnavailable : finished.code(),
+        absl::StrCat(
+            "worker '", options_.worker_id, "': the checkpoint coordinator at ",
+            options_.coordinator_address,
+            " ended the stream: ", finished.ok() ? "OK" : finished.message()));
+  }
+  ended_ = true;
+  changed_.SignalAll();
+}
+
+void CheckpointWorker::Disconnect() {
+  MutexLock join_lock(&join_mu_);
+  Clock& clock = options_.clock != nullptr ? *options_.clock : Clock::Real();
+  bool ended = false;
+  {
+    MutexLock lock(&mu_);
+    if (!disconnected_) {
+      disconnected_ = true;
+      // The answer in progress is sent first (its sync or apply finishes).
+      clock.WaitUntil(
+          mu_, changed_,
+          [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !answering_; },
+          absl::InfiniteFuture());
+      // Under mu_: the thread writes nothing more now, so this is the only
+      // write in flight.
+      if (reading_) connection_->stream->WritesDone();
+    }
+    clock.WaitUntil(
+        mu_, changed_,
+        [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ended_; },
+        clock.Now() + options_.disconnect_timeout);
+    ended = ended_;
+  }
+  if (!ended) connection_->context.TryCancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+absl::Status CheckpointWorker::status() const {
+  MutexLock lock(&mu_);
+  return status_;
+}
+
+absl::Status CheckpointWorker::WaitUntilEnded(absl::Time deadline) {
+  Clock& clock = options_.clock != nullptr ? *options_.clock : Clock::Real();
+  MutexLock lock(&mu_);
+  clock.WaitUntil(
+      mu_, changed_,
+      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ended_; }, deadline);
+  if (!ended_) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "worker '", options_.worker_id, "': the stream is still open at ",
+        absl::FormatTime(deadline)));
+  }
+  return status_;
+}
+
+}  // namespace backfill
