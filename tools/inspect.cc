@@ -1,5 +1,6 @@
 #include "tools/inspect.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <system_error>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "executor/backfill/backfill_state.h"
 #include "executor/backfill/progress_catalog.h"
+#include "executor/backfill/snapshot_backfill_executor.h"
 #include "serde/row.h"
 #include "serde/vnode_bitmap.h"
 #include "storage/replicated_state_table.h"
@@ -42,6 +44,82 @@ absl::StatusOr<uint64_t> CountRows(StateStore& store, TableId table_id,
     BACKFILL_RETURN_IF_ERROR(it->status());
   }
   return rows;
+}
+
+// The snapshot backfill's per-actor progress rows of `table_id` at the
+// committed epoch, by actor id (none: an empty vector).
+absl::StatusOr<std::vector<SnapshotActorProgress>> ReadSnapshotActors(
+    StateStore& store, TableId table_id) {
+  const TableCatalog meta = SnapshotMetaCatalog(table_id);
+  std::vector<int32_t> column_ids;
+  for (const ColumnDesc& column : meta.columns) {
+    column_ids.push_back(column.column_id);
+  }
+  // A read-only view: a replicated instance is never part of a checkpoint.
+  BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<ReplicatedStateTable> table,
+                            ReplicatedStateTable::Create(
+                                meta, store, VnodeBitmap::All(1), column_ids));
+  const Epoch committed = store.CommittedEpoch(table_id);
+  BACKFILL_RETURN_IF_ERROR(
+      table->InitEpoch(EpochPair{Epoch(committed.value() + 1), committed}));
+  BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<RowIterator> it,
+                            table->IterWithVnode(0));
+  std::vector<SnapshotActorProgress> actors;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    absl::StatusOr<SnapshotActorProgress> actor =
+        DecodeSnapshotProgressRow(Row(it->row().begin(), it->row().end()));
+    if (!actor.ok()) {
+      return absl::Status(actor.status().code(),
+                          absl::StrCat("snapshot progress table ", table_id,
+                                       ": ", actor.status().message()));
+    }
+    actors.push_back(*std::move(actor));
+  }
+  BACKFILL_RETURN_IF_ERROR(it->status());
+  return actors;
+}
+
+// The vnodes' states and the actors' summaries from the snapshot
+// backfill's rows (JobInspection::snapshot_actors).
+absl::Status ApplySnapshotActors(
+    const std::vector<SnapshotActorProgress>& actors, int vnode_count,
+    JobInspection& inspection) {
+  inspection.vnodes.assign(static_cast<size_t>(vnode_count), {});
+  for (int v = 0; v < vnode_count; ++v) {
+    inspection.vnodes[v].vnode = static_cast<VirtualNode>(v);
+  }
+  for (const SnapshotActorProgress& actor : actors) {
+    absl::StatusOr<VnodeBitmap> owned = VnodeBitmap::Deserialize(actor.vnodes);
+    if (!owned.ok() || owned->size() != static_cast<size_t>(vnode_count)) {
+      return absl::DataLossError(
+          absl::StrCat("snapshot progress of actor ", actor.actor_id,
+                       ": its vnodes do not decode as a bitmap of ",
+                       vnode_count, " vnodes"));
+    }
+    const std::vector<VirtualNode> vnodes = owned->ToVector();
+    const bool read_all =
+        actor.phase != SnapshotBackfillExecutor::Phase::kSnapshot;
+    const size_t read =
+        read_all ? vnodes.size() : std::min(actor.vnode_index, vnodes.size());
+    for (size_t i = 0; i < vnodes.size(); ++i) {
+      VnodeInspection& vnode = inspection.vnodes[vnodes[i]];
+      if (i < read) {
+        vnode.state = VnodeInspection::State::kFinished;
+      } else if (i == read && actor.pk.has_value()) {
+        vnode.state = VnodeInspection::State::kInProgress;
+      }
+    }
+    inspection.snapshot_actors.push_back(
+        SnapshotActorInspection{.actor_id = actor.actor_id,
+                                .phase = SnapshotPhaseName(actor.phase),
+                                .snapshot_epoch = actor.snapshot_epoch.value(),
+                                .vnodes = vnodes.size(),
+                                .vnodes_read = read,
+                                .snapshot_rows = actor.snapshot_rows,
+                                .log_bytes = actor.log_bytes});
+    inspection.snapshot_rows += actor.snapshot_rows;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -144,18 +222,30 @@ const char* VnodeStateName(VnodeInspection::State state) {
 }
 
 absl::StatusOr<JobInspection> InspectStore(StateStore& store,
-                                           TableId job_state_table_id) {
+                                           TableId job_state_table_id,
+                                           TableId snapshot_meta_table_id) {
   JobInspection inspection;
   const Epoch committed = store.CommittedEpoch(job_state_table_id);
   inspection.committed_epoch = committed.value();
+  for (const auto& [owner, epoch] : store.EpochPins()) {
+    inspection.epoch_pins.emplace(owner, epoch.value());
+  }
   BACKFILL_ASSIGN_OR_RETURN(std::optional<SavedJob> saved,
                             ReadCommittedJob(store, job_state_table_id));
   if (!saved.has_value()) return inspection;
   inspection.job_found = true;
   inspection.job = *std::move(saved);
   const JobDefinition& definition = inspection.job.definition;
-  BACKFILL_ASSIGN_OR_RETURN(inspection.vnodes,
-                            ReadCommittedVnodes(store, definition));
+  BACKFILL_ASSIGN_OR_RETURN(const std::vector<SnapshotActorProgress> actors,
+                            ReadSnapshotActors(store, snapshot_meta_table_id));
+  if (!actors.empty()) {
+    inspection.progress_kind = "snapshot";
+    BACKFILL_RETURN_IF_ERROR(ApplySnapshotActors(
+        actors, definition.upstream.vnode_count, inspection));
+  } else {
+    BACKFILL_ASSIGN_OR_RETURN(inspection.vnodes,
+                              ReadCommittedVnodes(store, definition));
+  }
   for (const VnodeInspection& vnode : inspection.vnodes) {
     switch (vnode.state) {
       case VnodeInspection::State::kNotStarted:
@@ -163,14 +253,19 @@ absl::StatusOr<JobInspection> InspectStore(StateStore& store,
         break;
       case VnodeInspection::State::kInProgress:
         ++inspection.vnodes_in_progress;
-        ++inspection.progress_rows;
         break;
       case VnodeInspection::State::kFinished:
         ++inspection.vnodes_finished;
-        ++inspection.progress_rows;
         break;
     }
     inspection.snapshot_rows += vnode.rows;
+  }
+  if (!actors.empty()) {
+    inspection.progress_rows = actors.size();
+  } else {
+    inspection.progress_rows =
+        inspection.vnodes_in_progress + inspection.vnodes_finished;
+    if (inspection.progress_rows > 0) inspection.progress_kind = "per_vnode";
   }
   BACKFILL_ASSIGN_OR_RETURN(
       inspection.upstream_rows,
@@ -181,14 +276,20 @@ absl::StatusOr<JobInspection> InspectStore(StateStore& store,
                                       definition.view.vnode_count, committed));
 
   std::vector<uint64_t> bytes(inspection.vnodes.size(), 0);
-  if (auto* sizes = dynamic_cast<VnodeSizeEstimator*>(&store)) {
+  std::vector<VnodeSnapshotProgress> inputs;
+  if (!actors.empty()) {
+    // The actors count rows, not vnodes: the rows and the prior alone, as
+    // the live progress line does for this kind.
+    inputs = SnapshotProgressInputs(inspection.vnodes, bytes);
+    if (!inputs.empty()) inputs[0].rows_read = inspection.snapshot_rows;
+  } else if (auto* sizes = dynamic_cast<VnodeSizeEstimator*>(&store)) {
     BACKFILL_ASSIGN_OR_RETURN(
         bytes, sizes->ApproximateVnodeBytes(definition.upstream.table_id,
                                             definition.upstream.vnode_count));
   }
+  if (actors.empty()) inputs = SnapshotProgressInputs(inspection.vnodes, bytes);
   SnapshotProgress progress({.expected_total_rows = inspection.upstream_rows});
-  const SnapshotProgressEstimate estimate =
-      progress.Update(0, SnapshotProgressInputs(inspection.vnodes, bytes));
+  const SnapshotProgressEstimate estimate = progress.Update(0, inputs);
   inspection.snapshot_percent = estimate.percent;
   inspection.estimated_snapshot_rows = estimate.estimated_total_rows;
   return inspection;
@@ -244,6 +345,15 @@ std::string FormatInspection(const JobInspection& job, bool list_vnodes) {
                   ", parallelism ", state.parallelism, ", upstream ",
                   state.upstream_stopped ? "stopped" : "live", ", ",
                   state.epochs_since_creation, " epochs since creation\n");
+  if (!job.snapshot_actors.empty()) {
+    for (const SnapshotActorInspection& actor : job.snapshot_actors) {
+      absl::StrAppend(&out, "snapshot actor  ", actor.actor_id, ": ",
+                      actor.phase, " at epoch ", actor.snapshot_epoch, ", ",
+                      actor.vnodes_read, " of ", actor.vnodes, " vnodes read, ",
+                      actor.snapshot_rows, " rows sent, ", actor.log_bytes,
+                      " log bytes to replay\n");
+    }
+  }
   absl::StrAppend(&out, "rows            upstream ", job.upstream_rows,
                   ", view ", job.view_rows, ", snapshot rows sent ",
                   job.snapshot_rows, "\n");
@@ -251,6 +361,9 @@ std::string FormatInspection(const JobInspection& job, bool list_vnodes) {
                   absl::StrFormat("%.1f%%", job.snapshot_percent), " read (",
                   job.snapshot_rows, " of ~", job.estimated_snapshot_rows,
                   " rows)\n");
+  for (const auto& [owner, epoch] : job.epoch_pins) {
+    absl::StrAppend(&out, "epoch pin       ", owner, " at epoch ", epoch, "\n");
+  }
   const bool done = job.vnodes_finished == job.vnodes.size();
   absl::StrAppend(&out, "vnodes          ", job.vnodes_finished, " finished, ",
                   job.vnodes_in_progress, " in progress, ",
@@ -290,6 +403,7 @@ std::string InspectionJson(const JobInspection& job, bool list_vnodes) {
   object.Add("data_dir", job.data_dir)
       .Add("committed_epoch", job.committed_epoch)
       .Add("job_found", job.job_found)
+      .Add("progress_kind", job.progress_kind)
       .Add("vnode_count", static_cast<uint64_t>(job.vnodes.size()))
       .Add("vnodes_finished", job.vnodes_finished)
       .Add("vnodes_in_progress", job.vnodes_in_progress)
@@ -323,6 +437,29 @@ std::string InspectionJson(const JobInspection& job, bool list_vnodes) {
         .Add("epochs_since_creation", state.epochs_since_creation);
   }
   std::string json = object.ToString();
+  std::vector<std::string> pins;
+  for (const auto& [owner, epoch] : job.epoch_pins) {
+    pins.push_back(absl::StrCat(JsonQuote(owner), ":", epoch));
+  }
+  json.pop_back();  // The closing brace.
+  absl::StrAppend(&json, ",\"epoch_pins\":{", absl::StrJoin(pins, ","), "}");
+  if (!job.snapshot_actors.empty()) {
+    std::vector<std::string> actors;
+    for (const SnapshotActorInspection& actor : job.snapshot_actors) {
+      actors.push_back(JsonObject()
+                           .Add("actor_id", actor.actor_id)
+                           .Add("phase", actor.phase)
+                           .Add("snapshot_epoch", actor.snapshot_epoch)
+                           .Add("vnodes", actor.vnodes)
+                           .Add("vnodes_read", actor.vnodes_read)
+                           .Add("snapshot_rows", actor.snapshot_rows)
+                           .Add("log_bytes", actor.log_bytes)
+                           .ToString());
+    }
+    absl::StrAppend(&json, ",\"snapshot_actors\":[", absl::StrJoin(actors, ","),
+                    "]");
+  }
+  json += "}";
   if (!list_vnodes) return json;
   std::vector<std::string> vnodes;
   for (const VnodeInspection& vnode : job.vnodes) {

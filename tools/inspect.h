@@ -21,6 +21,7 @@
 #define TOOLS_INSPECT_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "executor/runtime/job_state.h"
 #include "executor/runtime/job_state_table.h"
+#include "executor/runtime/streaming_job_options.h"
 #include "serde/vnode.h"
 #include "storage/state_store.h"
 #include "storage/table_key.h"
@@ -50,6 +52,21 @@ struct VnodeInspection {
 // "not_started", "in_progress", "finished".
 const char* VnodeStateName(VnodeInspection::State state);
 
+// One snapshot-backfill actor's saved progress (a job of that kind keeps
+// one progress row per actor, not per vnode).
+struct SnapshotActorInspection {
+  uint32_t actor_id = 0;
+  // "snapshot", "replay" or "joined" (SnapshotPhaseName).
+  std::string phase;
+  uint64_t snapshot_epoch = 0;
+  // The actor's vnodes, and how many of them its snapshot has read whole.
+  uint64_t vnodes = 0;
+  uint64_t vnodes_read = 0;
+  uint64_t snapshot_rows = 0;
+  // Bytes of its log not yet replayed.
+  uint64_t log_bytes = 0;
+};
+
 struct JobInspection {
   std::string data_dir;
   // The store-wide committed epoch (0: never checkpointed).
@@ -66,6 +83,19 @@ struct JobInspection {
   uint64_t vnodes_not_started = 0;
   // Sum of the vnodes' snapshot row counts.
   uint64_t snapshot_rows = 0;
+  // Which progress the store holds: "snapshot" (the snapshot backfill's
+  // per-actor rows), "per_vnode" (the arrangement and NoShuffle backfills'
+  // progress table) or "none" yet.
+  std::string progress_kind = "none";
+  // For "snapshot", one entry per actor, by actor id. Its vnodes then
+  // follow the actors' rows: those an actor read whole are finished, the
+  // one it is reading is in progress (with no position: the actor keeps
+  // the pk bytes only), and every vnode's `rows` is 0 (the actors count
+  // rows, not vnodes: snapshot_rows is their sum).
+  std::vector<SnapshotActorInspection> snapshot_actors;
+  // The store's epoch pins by owner (StateStore::EpochPins): a snapshot
+  // backfill keeps its read epoch pinned until its replay phase commits.
+  std::map<std::string, uint64_t> epoch_pins;
   // Committed rows of the upstream table, the view, the progress table.
   uint64_t upstream_rows = 0;
   uint64_t view_rows = 0;
@@ -99,8 +129,12 @@ std::vector<VnodeSnapshotProgress> SnapshotProgressInputs(
 // VnodeSizeEstimator its vnode sizes weigh snapshot_percent. Errors: DataLoss
 // for a job-state row or progress row that does not decode (naming the table
 // and vnode); storage errors.
-absl::StatusOr<JobInspection> InspectStore(StateStore& store,
-                                           TableId job_state_table_id);
+// `snapshot_meta_table_id` is where a snapshot backfill of the job keeps
+// its per-actor progress (StreamingJobOptions::snapshot_meta_table_id).
+absl::StatusOr<JobInspection> InspectStore(
+    StateStore& store, TableId job_state_table_id,
+    TableId snapshot_meta_table_id =
+        StreamingJobOptions{}.snapshot_meta_table_id);
 
 // Opens `data_dir` read-only and inspects the job the command keeps there
 // (job-state table kJobStateTableId, tools/scenario_spec.h). Errors:
@@ -115,14 +149,17 @@ absl::StatusOr<JobInspection> InspectDataDirectory(const std::string& data_dir);
 std::string FormatInspection(const JobInspection& job, bool list_vnodes);
 
 // One JSON object, no newline: data_dir, committed_epoch, job_found,
-// vnode_count, vnodes_finished, vnodes_in_progress, vnodes_not_started,
-// snapshot_percent, snapshot_rows, estimated_snapshot_rows, upstream_rows,
-// view_rows, progress_rows, and when the job
-// was found: upstream_table, view_table (names), upstream_table_id,
-// view_table_id, progress_table_id, output_columns (names), paused,
-// rate_limit (rows/s, null = no limit), parallelism, upstream_stopped,
-// epochs_since_creation; with `list_vnodes` also "vnodes": [{"vnode":0,
-// "state":"finished","position":"(17)","rows":42}, ...].
+// progress_kind, epoch_pins ({"owner": epoch, ...}), vnode_count,
+// vnodes_finished, vnodes_in_progress, vnodes_not_started, snapshot_percent,
+// snapshot_rows, estimated_snapshot_rows, upstream_rows, view_rows,
+// progress_rows, and when the job was found: upstream_table, view_table
+// (names), upstream_table_id, view_table_id, progress_table_id, output_columns
+// (names), paused, rate_limit (rows/s, null = no limit), parallelism,
+// upstream_stopped, epochs_since_creation; with `list_vnodes` also "vnodes":
+// [{"vnode":0, "state":"finished","position":"(17)","rows":42}, ...]; for a
+// snapshot backfill also "snapshot_actors": [{"actor_id":1,"phase":"snapshot",
+// "snapshot_epoch":5,"vnodes":128,"vnodes_read":40,"snapshot_rows":9000,
+// "log_bytes":1024}, ...].
 std::string InspectionJson(const JobInspection& job, bool list_vnodes);
 
 }  // namespace backfill

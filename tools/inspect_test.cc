@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/backfill/progress_catalog.h"
+#include "executor/backfill/snapshot_backfill_executor.h"
 #include "executor/runtime/job_state_table.h"
 #include "executor/runtime/streaming_job.h"
 #include "gmock/gmock.h"
@@ -154,15 +155,82 @@ TEST(InspectStoreTest, ReportsProgressRowsAndTheStateInForce) {
 
   const std::string json = InspectionJson(job, /*list_vnodes=*/false);
   EXPECT_THAT(json, HasSubstr("\"committed_epoch\":1,"));
+  EXPECT_THAT(json, HasSubstr("\"progress_kind\":\"per_vnode\","));
   EXPECT_THAT(json, HasSubstr("\"vnodes_finished\":1,\"vnodes_in_progress\":1,"
                               "\"vnodes_not_started\":2,"));
   EXPECT_THAT(json, HasSubstr("\"paused\":true,\"rate_limit\":500,"
                               "\"parallelism\":3,"));
-  EXPECT_THAT(json, HasSubstr("\"epochs_since_creation\":12}"));
+  EXPECT_THAT(json,
+              HasSubstr("\"epochs_since_creation\":12,\"epoch_pins\":{}}"));
   EXPECT_THAT(json, ::testing::Not(HasSubstr("\"vnodes\":")));
   EXPECT_THAT(InspectionJson(job, /*list_vnodes=*/true),
               HasSubstr(",\"vnodes\":[{\"vnode\":0,\"state\":\"finished\","
                         "\"position\":\"(17)\",\"rows\":5},{\"vnode\":1,"));
+}
+
+// A snapshot backfill keeps one progress row per actor: actor 1 (vnodes 0
+// and 1) is reading vnode 1 after 7 rows, actor 2 (vnodes 2 and 3) read
+// both and replays its log; actor 1's read epoch is pinned.
+TEST(InspectStoreTest, ReportsASnapshotBackfillsActors) {
+  constexpr TableId kSnapshotMeta = 6;
+  auto store = NewMemoryStateStore();
+  WriteJob(*store);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto meta, StateTable::Create(SnapshotMetaCatalog(kSnapshotMeta), *store,
+                                    VnodeBitmap::All(1)));
+  BACKFILL_ASSERT_OK(meta->InitEpoch(EpochPair{Epoch(2), Epoch(1)}));
+  VnodeBitmap first(4), second(4);
+  first.Set(0);
+  first.Set(1);
+  second.Set(2);
+  second.Set(3);
+  BACKFILL_ASSERT_OK(meta->Insert(Row{int32_t{1}, first.Serialize(), int64_t{1},
+                                      int16_t{0}, int32_t{1}, std::string("pk"),
+                                      int64_t{1}, int64_t{7}, int64_t{100}}));
+  BACKFILL_ASSERT_OK(meta->Insert(
+      Row{int32_t{2}, second.Serialize(), int64_t{1}, int16_t{1}, int32_t{2},
+          Datum{}, int64_t{1}, int64_t{5}, int64_t{0}}));
+  BACKFILL_ASSERT_OK(meta->Commit(EpochPair{Epoch(3), Epoch(2)}));
+  BACKFILL_ASSERT_OK(
+      store->PinEpoch("snapshot_backfill/table 6/actor 1", Epoch(1)));
+  BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(2)));
+
+  BACKFILL_ASSERT_OK_AND_ASSIGN(JobInspection job,
+                                InspectStore(*store, kJobState, kSnapshotMeta));
+  EXPECT_EQ(job.progress_kind, "snapshot");
+  ASSERT_EQ(job.vnodes.size(), 4u);
+  EXPECT_EQ(job.vnodes[0].state, VnodeInspection::State::kFinished);
+  EXPECT_EQ(job.vnodes[1].state, VnodeInspection::State::kInProgress);
+  EXPECT_EQ(job.vnodes[2].state, VnodeInspection::State::kFinished);
+  EXPECT_EQ(job.vnodes[3].state, VnodeInspection::State::kFinished);
+  EXPECT_EQ(job.vnodes_finished, 3u);
+  EXPECT_EQ(job.snapshot_rows, 12u);
+  EXPECT_EQ(job.progress_rows, 2u);
+  EXPECT_GT(job.snapshot_percent, 0);
+  EXPECT_LT(job.snapshot_percent, 100);
+  ASSERT_EQ(job.snapshot_actors.size(), 2u);
+  EXPECT_EQ(job.snapshot_actors[0].phase, "snapshot");
+  EXPECT_EQ(job.snapshot_actors[0].vnodes_read, 1u);
+  EXPECT_EQ(job.snapshot_actors[0].log_bytes, 100u);
+  EXPECT_EQ(job.snapshot_actors[1].phase, "replay");
+  EXPECT_EQ(job.snapshot_actors[1].vnodes_read, 2u);
+  EXPECT_EQ(job.epoch_pins.at("snapshot_backfill/table 6/actor 1"), 1u);
+
+  const std::string text = FormatInspection(job, false);
+  EXPECT_THAT(text, HasSubstr("snapshot actor  1: snapshot at epoch 1, 1 of 2 "
+                              "vnodes read, 7 rows sent, 100 log bytes"));
+  EXPECT_THAT(text, HasSubstr("epoch pin       snapshot_backfill/table 6/"
+                              "actor 1 at epoch 1"));
+  const std::string json = InspectionJson(job, false);
+  EXPECT_THAT(json, HasSubstr("\"progress_kind\":\"snapshot\""));
+  EXPECT_THAT(json,
+              HasSubstr("\"epoch_pins\":{\"snapshot_backfill/table 6/actor "
+                        "1\":1}"));
+  EXPECT_THAT(json, HasSubstr("\"snapshot_actors\":[{\"actor_id\":1,"
+                              "\"phase\":\"snapshot\",\"snapshot_epoch\":1,"
+                              "\"vnodes\":2,\"vnodes_read\":1,"
+                              "\"snapshot_rows\":7,\"log_bytes\":100}"));
+  EXPECT_EQ(json.back(), '}');
 }
 
 TEST(InspectStoreTest, AStoreWithoutAJobReportsOnlyTheEpoch) {
@@ -172,8 +240,10 @@ TEST(InspectStoreTest, AStoreWithoutAJobReportsOnlyTheEpoch) {
   EXPECT_FALSE(job.job_found);
   EXPECT_EQ(job.committed_epoch, 0u);
   EXPECT_THAT(FormatInspection(job, false), HasSubstr("none saved"));
-  EXPECT_THAT(InspectionJson(job, false),
-              HasSubstr("\"job_found\":false,\"vnode_count\":0,"));
+  EXPECT_THAT(
+      InspectionJson(job, false),
+      HasSubstr(
+          "\"job_found\":false,\"progress_kind\":\"none\",\"vnode_count\":0,"));
 }
 
 TEST(InspectStoreTest, ACorruptProgressRowIsDataLoss) {

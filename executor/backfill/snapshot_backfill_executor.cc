@@ -328,47 +328,29 @@ absl::Status SnapshotBackfillExecutor::LoadProgress(EpochPair first) {
     snapshot_epoch_ = first.prev;
     replayed_epoch_ = first.prev;
   } else {
-    if (row->size() != kMetaColumns) {
-      return absl::DataLossError("snapshot backfill progress row: bad width");
-    }
-    BACKFILL_ASSIGN_OR_RETURN(std::string vnodes,
-                              MetaField<std::string>(*row, kMetaVnodes));
-    if (vnodes != vnodes_bitmap_.Serialize()) {
+    BACKFILL_ASSIGN_OR_RETURN(SnapshotActorProgress saved,
+                              DecodeSnapshotProgressRow(*row));
+    if (saved.vnodes != vnodes_bitmap_.Serialize()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the saved progress of actor ", options_.actor_id,
           " is for other vnodes: it was written at another parallelism, and "
           "a snapshot backfill (its log and position are per actor) cannot "
           "be rescaled"));
     }
-    BACKFILL_ASSIGN_OR_RETURN(int64_t epoch,
-                              MetaField<int64_t>(*row, kMetaSnapshotEpoch));
-    BACKFILL_ASSIGN_OR_RETURN(int16_t phase,
-                              MetaField<int16_t>(*row, kMetaPhase));
-    BACKFILL_ASSIGN_OR_RETURN(int32_t vnode,
-                              MetaField<int32_t>(*row, kMetaSnapshotVnode));
-    BACKFILL_ASSIGN_OR_RETURN(int64_t replayed,
-                              MetaField<int64_t>(*row, kMetaReplayedEpoch));
-    BACKFILL_ASSIGN_OR_RETURN(int64_t rows,
-                              MetaField<int64_t>(*row, kMetaSnapshotRows));
-    BACKFILL_ASSIGN_OR_RETURN(int64_t log_bytes,
-                              MetaField<int64_t>(*row, kMetaLogBytes));
-    if (phase < 0 || phase > 2 || vnode < 0 ||
-        static_cast<size_t>(vnode) > vnodes_.size() || rows < 0 ||
-        log_bytes < 0) {
-      return absl::DataLossError(absl::StrCat(
-          "snapshot backfill progress row of actor ", options_.actor_id,
-          " is out of range (phase ", phase, ", vnode index ", vnode, ")"));
+    if (saved.vnode_index > vnodes_.size()) {
+      return absl::DataLossError(
+          absl::StrCat("snapshot backfill progress row of actor ",
+                       options_.actor_id, ": vnode index ", saved.vnode_index,
+                       " past its ", vnodes_.size(), " vnodes"));
     }
-    snapshot_epoch_ = Epoch(static_cast<uint64_t>(epoch));
-    phase_ = static_cast<Phase>(phase);
+    snapshot_epoch_ = saved.snapshot_epoch;
+    phase_ = saved.phase;
     persisted_phase_ = phase_;
-    snapshot_index_ = static_cast<size_t>(vnode);
-    if (const auto* pk = std::get_if<std::string>(&(*row)[kMetaSnapshotPk])) {
-      snapshot_pk_ = *pk;
-    }
-    replayed_epoch_ = Epoch(static_cast<uint64_t>(replayed));
-    snapshot_rows_ = static_cast<uint64_t>(rows);
-    log_bytes_ = static_cast<uint64_t>(log_bytes);
+    snapshot_index_ = saved.vnode_index;
+    snapshot_pk_ = std::move(saved.pk);
+    replayed_epoch_ = saved.replayed_epoch;
+    snapshot_rows_ = saved.snapshot_rows;
+    log_bytes_ = saved.log_bytes;
     peak_log_bytes_ = log_bytes_;
   }
   if (phase_ == Phase::kSnapshot) {
@@ -671,6 +653,60 @@ absl::Status SnapshotBackfillExecutor::HandleBarrier(Barrier barrier) {
   output_.Push(std::move(barrier));
   if (stop) EndStream();
   return absl::OkStatus();
+}
+
+absl::StatusOr<SnapshotActorProgress> DecodeSnapshotProgressRow(
+    const Row& row) {
+  if (row.size() != kMetaColumns) {
+    return absl::DataLossError(
+        absl::StrCat("snapshot backfill progress row: ", row.size(),
+                     " columns, not ", static_cast<int>(kMetaColumns)));
+  }
+  BACKFILL_ASSIGN_OR_RETURN(int32_t actor, MetaField<int32_t>(row, kMetaActor));
+  SnapshotActorProgress saved;
+  saved.actor_id = static_cast<ActorId>(actor);
+  BACKFILL_ASSIGN_OR_RETURN(saved.vnodes,
+                            MetaField<std::string>(row, kMetaVnodes));
+  BACKFILL_ASSIGN_OR_RETURN(int64_t epoch,
+                            MetaField<int64_t>(row, kMetaSnapshotEpoch));
+  BACKFILL_ASSIGN_OR_RETURN(int16_t phase, MetaField<int16_t>(row, kMetaPhase));
+  BACKFILL_ASSIGN_OR_RETURN(int32_t vnode,
+                            MetaField<int32_t>(row, kMetaSnapshotVnode));
+  BACKFILL_ASSIGN_OR_RETURN(int64_t replayed,
+                            MetaField<int64_t>(row, kMetaReplayedEpoch));
+  BACKFILL_ASSIGN_OR_RETURN(int64_t rows,
+                            MetaField<int64_t>(row, kMetaSnapshotRows));
+  BACKFILL_ASSIGN_OR_RETURN(int64_t log_bytes,
+                            MetaField<int64_t>(row, kMetaLogBytes));
+  if (actor < 0 || epoch < 0 || phase < 0 || phase > 2 || vnode < 0 ||
+      replayed < 0 || rows < 0 || log_bytes < 0) {
+    return absl::DataLossError(absl::StrCat(
+        "snapshot backfill progress row of actor ", actor,
+        " is out of range (epoch ", epoch, ", phase ", phase, ", vnode index ",
+        vnode, ", rows ", rows, ", log bytes ", log_bytes, ")"));
+  }
+  saved.snapshot_epoch = Epoch(static_cast<uint64_t>(epoch));
+  saved.phase = static_cast<SnapshotBackfillExecutor::Phase>(phase);
+  saved.vnode_index = static_cast<size_t>(vnode);
+  if (const auto* pk = std::get_if<std::string>(&row[kMetaSnapshotPk])) {
+    saved.pk = *pk;
+  }
+  saved.replayed_epoch = Epoch(static_cast<uint64_t>(replayed));
+  saved.snapshot_rows = static_cast<uint64_t>(rows);
+  saved.log_bytes = static_cast<uint64_t>(log_bytes);
+  return saved;
+}
+
+const char* SnapshotPhaseName(SnapshotBackfillExecutor::Phase phase) {
+  switch (phase) {
+    case SnapshotBackfillExecutor::Phase::kSnapshot:
+      return "snapshot";
+    case SnapshotBackfillExecutor::Phase::kReplay:
+      return "replay";
+    case SnapshotBackfillExecutor::Phase::kJoined:
+      return "joined";
+  }
+  return "unknown";
 }
 
 }  // namespace backfill

@@ -285,6 +285,33 @@ class SnapshotBackfillExecutor final : public Executor {
   CommitWaiter commit_waiter_;
 };
 
+// One actor's saved progress, a row of SnapshotMetaCatalog decoded: what
+// the executor resumes from and what `backfill inspect` shows.
+struct SnapshotActorProgress {
+  ActorId actor_id = 0;
+  // The actor's vnodes (VnodeBitmap::Serialize).
+  std::string vnodes;
+  Epoch snapshot_epoch;
+  SnapshotBackfillExecutor::Phase phase =
+      SnapshotBackfillExecutor::Phase::kSnapshot;
+  // The index, among the actor's vnodes in ascending order, of the vnode
+  // being read (their count once all are read), and the pk bytes of its last
+  // row sent (none yet: nullopt).
+  size_t vnode_index = 0;
+  std::optional<std::string> pk;
+  Epoch replayed_epoch;
+  uint64_t snapshot_rows = 0;
+  uint64_t log_bytes = 0;
+};
+
+// Errors: DataLoss naming the row's actor (when it decodes) for a row of
+// another width, a column of another type, or a value out of range (a
+// negative count or index, an unknown phase).
+absl::StatusOr<SnapshotActorProgress> DecodeSnapshotProgressRow(const Row& row);
+
+// "snapshot", "replay", "joined".
+const char* SnapshotPhaseName(SnapshotBackfillExecutor::Phase phase);
+
 }  // namespace backfill
 
 #endif  // EXECUTOR_BACKFILL_SNAPSHOT_BACKFILL_EXECUTOR_H_
