@@ -379,8 +379,12 @@ std::string FormatInspection(const JobInspection& job, bool list_vnodes) {
                                      " more (--vnodes lists every vnode)"));
         break;
       }
-      shown.push_back(absl::StrCat("vnode ", vnode.vnode, " at ",
-                                   vnode.position, " (", vnode.rows, " rows)"));
+      // A snapshot backfill's actors keep no readable position per vnode.
+      shown.push_back(job.progress_kind == "snapshot"
+                          ? absl::StrCat("vnode ", vnode.vnode)
+                          : absl::StrCat("vnode ", vnode.vnode, " at ",
+                                         vnode.position, " (", vnode.rows,
+                                         " rows)"));
     }
     absl::StrAppend(&out, "in progress     ", absl::StrJoin(shown, "; "), "\n");
   }
@@ -388,7 +392,8 @@ std::string FormatInspection(const JobInspection& job, bool list_vnodes) {
     for (const VnodeInspection& vnode : job.vnodes) {
       absl::StrAppend(&out, "  vnode ", vnode.vnode, ": ",
                       VnodeStateName(vnode.state));
-      if (vnode.state != VnodeInspection::State::kNotStarted) {
+      if (vnode.state != VnodeInspection::State::kNotStarted &&
+          job.progress_kind != "snapshot") {
         absl::StrAppend(&out, " at ", vnode.position, ", ", vnode.rows,
                         " rows");
       }

@@ -221,6 +221,9 @@ TEST(InspectStoreTest, ReportsASnapshotBackfillsActors) {
                               "vnodes read, 7 rows sent, 100 log bytes"));
   EXPECT_THAT(text, HasSubstr("epoch pin       snapshot_backfill/table 6/"
                               "actor 1 at epoch 1"));
+  EXPECT_THAT(text, HasSubstr("in progress     vnode 1\n"));
+  EXPECT_THAT(FormatInspection(job, true),
+              HasSubstr("  vnode 0: finished\n  vnode 1: in_progress\n"));
   const std::string json = InspectionJson(job, false);
   EXPECT_THAT(json, HasSubstr("\"progress_kind\":\"snapshot\""));
   EXPECT_THAT(json,
