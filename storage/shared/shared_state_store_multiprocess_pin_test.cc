@@ -7,18 +7,23 @@
 // keep what reads at the pinned epoch see, in that process and in a store
 // opened afresh; once the release is committed, a compaction collects them
 // and reads at that epoch are refused. A pin row that is not an epoch stops
-// the compaction with DataLoss naming its owner.
+// the compaction with DataLoss naming its owner. And a process loading a
+// version whose objects the committer's vacuum deleted meanwhile (after a
+// newer compaction) loads the newer version.
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/internal/committed_layer.h"
 #include "storage/internal/mem_table.h"
+#include "storage/shared/object_store.h"
 #include "storage/shared/shared_committed_layer.h"
 #include "storage/shared/shared_state_store.h"
 #include "storage/shared/testing/shared_store_fixture.h"
@@ -38,6 +43,48 @@ using ::testing::SizeIs;
 using Rows = SharedStoreFixture::Rows;
 
 constexpr TableId kTable = 5;
+
+// An ObjectStore that forwards to another and runs `before_get` (once)
+// before the first Get of an SST object.
+class ObjectStoreWithGetHook final : public ObjectStore {
+ public:
+  ObjectStoreWithGetHook(std::shared_ptr<ObjectStore> base,
+                         std::function<void()> before_get)
+      : base_(std::move(base)), before_get_(std::move(before_get)) {}
+
+  absl::StatusOr<std::string> Get(absl::string_view key) override {
+    if (before_get_ && absl::StrContains(key, "sst/")) {
+      std::exchange(before_get_, nullptr)();
+    }
+    return base_->Get(key);
+  }
+  absl::Status Put(absl::string_view key, absl::string_view data) override {
+    return base_->Put(key, data);
+  }
+  absl::Status PutIfAbsent(absl::string_view key,
+                           absl::string_view data) override {
+    return base_->PutIfAbsent(key, data);
+  }
+  absl::StatusOr<std::string> GetRange(absl::string_view key, uint64_t offset,
+                                       uint64_t length) override {
+    return base_->GetRange(key, offset, length);
+  }
+  absl::StatusOr<ObjectInfo> Head(absl::string_view key) override {
+    return base_->Head(key);
+  }
+  absl::StatusOr<std::vector<ObjectInfo>> List(
+      absl::string_view prefix) override {
+    return base_->List(prefix);
+  }
+  absl::Status Delete(absl::string_view key) override {
+    return base_->Delete(key);
+  }
+  std::string DebugString() const override { return base_->DebugString(); }
+
+ private:
+  const std::shared_ptr<ObjectStore> base_;
+  std::function<void()> before_get_;  // Called from one thread (the test's).
+};
 
 // Two store objects of one store: the committer (A) and a worker (B).
 struct Processes {
@@ -218,6 +265,37 @@ TEST(SharedStateStoreMultiprocessPinTest,
             (Rows{{"k", "v3"}, {"other", "v4"}}));
   // The compaction committed (merging the version it tried again on).
   EXPECT_THAT(p.a->SstObjects(), SizeIs(1));
+}
+
+// A process opens the store while the committer compacts and vacuums: the
+// version it read from etcd lists objects that are gone by the time it
+// fetches them, so it reads the newer version (the compaction's) instead.
+TEST(SharedStateStoreMultiprocessPinTest,
+     ALoadThatMeetsAVacuumedObjectReadsTheNewerVersion) {
+  Processes p = OpenProcesses("vacuumed-load", /*compaction_trigger=*/0);
+  ASSERT_TRUE(p.a && p.b);
+  Checkpoint(p, *p.a, 1, {{"k", "v1"}});
+  Checkpoint(p, *p.a, 2, {{"k", "v2"}});
+  Checkpoint(p, *p.a, 3, {{"k", "v3"}});
+  const uint64_t before = p.a->VersionId();
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                SharedStoreFixture::Options(p.name));
+  options.compaction_trigger_ssts = 0;
+  bool compacted = false;
+  options.object_store =
+      std::make_shared<ObjectStoreWithGetHook>(options.object_store, [&] {
+        BACKFILL_EXPECT_OK(p.a->Compact());
+        auto vacuumed = p.a->Vacuum();
+        ASSERT_TRUE(vacuumed.ok()) << vacuumed.status();
+        EXPECT_EQ(vacuumed->deleted, 3u);  // The three inputs.
+        compacted = true;
+      });
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<SharedStateStore> fresh,
+                                SharedStateStore::Open(options));
+  ASSERT_TRUE(compacted);
+  EXPECT_EQ(fresh->VersionId(), before + 1);  // The compaction's.
+  EXPECT_EQ(fresh->SstObjects(), p.a->SstObjects());
+  EXPECT_EQ(SharedStoreFixture::Scan(*fresh, kTable, 3), (Rows{{"k", "v3"}}));
 }
 
 // A persisted pin row that is not an 8-byte epoch (written here straight
