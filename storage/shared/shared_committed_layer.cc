@@ -6,6 +6,7 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/base/internal/endian.h"
 #include "absl/random/random.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -105,6 +106,33 @@ std::optional<uint64_t> EpochOfObject(absl::string_view key,
   uint64_t epoch = 0;
   if (!absl::SimpleAtoi(key.substr(0, 20), &epoch)) return std::nullopt;
   return epoch;
+}
+
+// The oldest epoch pin persisted in `version`: the rows of kEpochPinTableId
+// (vnode 0; pk = owner, value = the epoch, 8 bytes big-endian; storage/
+// FORMAT.md, "Epoch pins") as of its committed epoch, whichever process's
+// checkpoint wrote them. nullopt if none. Errors: DataLoss naming the owner
+// of a row that is not an 8-byte epoch, or the object of corrupt bytes.
+absl::StatusOr<std::optional<Epoch>> OldestPersistedPin(
+    const Version& version) {
+  std::vector<std::shared_ptr<const SstReader>> files;
+  for (const VersionSst& sst : version.ssts) files.push_back(sst.reader);
+  std::unique_ptr<StateStoreIterator> it = NewSstsIterator(
+      std::move(files), kEpochPinTableId, 0, PkRange::All(),
+      version.committed_epoch, /*fill_cache=*/false, /*pin=*/nullptr);
+  std::optional<Epoch> oldest;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (it->value().size() != sizeof(uint64_t)) {
+      return absl::DataLossError(
+          absl::StrCat("version ", version.id, ": the epoch pin of owner '",
+                       absl::CHexEscape(it->key()), "' is ", it->value().size(),
+                       " bytes, not an 8-byte epoch"));
+    }
+    const Epoch epoch(absl::big_endian::Load64(it->value().data()));
+    if (!oldest.has_value() || epoch < *oldest) oldest = epoch;
+  }
+  BACKFILL_RETURN_IF_ERROR(it->status());
+  return oldest;
 }
 
 }  // namespace
@@ -210,7 +238,8 @@ SharedCommittedLayer::ReadVersion() {
   }
   return absl::UnavailableError(absl::StrCat(
       "reading the version of '", PointerKey(), "': ", kReadVersionAttempts,
-      " attempts met a version checkpoint being written; last: ",
+      " attempts met a version checkpoint being written or a version "
+      "replaced meanwhile; last: ",
       last.message()));
 }
 
@@ -362,7 +391,22 @@ SharedCommittedLayer::ReadVersionOnce() {
       if (open.object_key == sst.object_key) sst.reader = open.reader;
     }
     if (sst.reader == nullptr) {
-      BACKFILL_ASSIGN_OR_RETURN(sst.reader, OpenSst(sst.object_key, sst.info));
+      absl::StatusOr<std::shared_ptr<const SstReader>> reader =
+          OpenSst(sst.object_key, sst.info);
+      if (reader.status().code() == absl::StatusCode::kNotFound) {
+        // The committer's vacuum deletes the objects its newer version no
+        // longer lists (a compaction's inputs): if the pointer moved, read
+        // that version instead (Aborted: the caller reads again).
+        BACKFILL_ASSIGN_OR_RETURN(std::optional<EtcdKeyValue> now,
+                                  options_.etcd->Get(pointer_key));
+        if (now.has_value() && now->mod_revision != loaded.pointer_revision) {
+          return absl::AbortedError(absl::StrCat(
+              "version ", current.id(), " was replaced meanwhile (",
+              reader.status().message(), ")"));
+        }
+      }
+      BACKFILL_RETURN_IF_ERROR(reader.status());
+      sst.reader = *std::move(reader);
     }
   }
   return loaded;
@@ -735,11 +779,21 @@ void SharedCommittedLayer::RunMaintenance() {
 
 absl::Status SharedCommittedLayer::Maintain() {
   MutexLock maintenance_lock(&maintenance_mu_);
-  std::shared_ptr<const Version> base = current();
-  if (std::optional<size_t> first = CompactionStart(*base)) {
-    BACKFILL_RETURN_IF_ERROR(CompactFrom(std::move(base), *first));
-    // (`base` is released: a version it kept alive would keep its inputs.)
-    BACKFILL_RETURN_IF_ERROR(VacuumLocked().status());
+  for (int attempt = 1;; ++attempt) {
+    std::shared_ptr<const Version> base = current();
+    const std::optional<size_t> first = CompactionStart(*base);
+    if (!first.has_value()) break;
+    const absl::Status compacted = CompactFrom(std::move(base), *first);
+    if (compacted.ok()) {
+      // (`base` is released: a version it kept alive would keep its inputs.)
+      BACKFILL_RETURN_IF_ERROR(VacuumLocked().status());
+      break;
+    }
+    // Aborted: a checkpoint committed an older epoch pin meanwhile.
+    if (compacted.code() != absl::StatusCode::kAborted ||
+        attempt == kCompactionAttempts) {
+      return compacted;
+    }
   }
   const std::shared_ptr<const Version> version = current();
   uint64_t checkpoint_id = 0;
@@ -821,8 +875,16 @@ std::optional<size_t> SharedCommittedLayer::CompactionStart(
 
 absl::Status SharedCommittedLayer::Compact() {
   MutexLock maintenance_lock(&maintenance_mu_);
-  const std::shared_ptr<const Version> base = current();
-  return base->ssts.size() < 2 ? absl::OkStatus() : CompactFrom(base, 0);
+  for (int attempt = 1;; ++attempt) {
+    std::shared_ptr<const Version> base = current();
+    if (base->ssts.size() < 2) return absl::OkStatus();
+    const absl::Status compacted = CompactFrom(std::move(base), 0);
+    // Aborted: a checkpoint committed an older epoch pin meanwhile.
+    if (compacted.code() != absl::StatusCode::kAborted ||
+        attempt == kCompactionAttempts) {
+      return compacted;
+    }
+  }
 }
 
 absl::Status SharedCommittedLayer::CompactFrom(
@@ -838,6 +900,12 @@ absl::Status SharedCommittedLayer::CompactFrom(
     safe = std::min(base->committed_epoch, published_epoch_);
     if (!pins_.empty()) safe = std::min(safe, Epoch(*pins_.begin()));
   }
+  // And every epoch pin the base persists, whichever process took it (this
+  // process's own are in pins_ as well; another process's are known only
+  // from its checkpoints' rows).
+  BACKFILL_ASSIGN_OR_RETURN(const std::optional<Epoch> persisted,
+                            OldestPersistedPin(*base));
+  if (persisted.has_value()) safe = std::min(safe, *persisted);
   std::vector<std::shared_ptr<const SstReader>> inputs;
   for (size_t i = first; i < base->ssts.size(); ++i) {
     inputs.push_back(base->ssts[i].reader);
@@ -887,6 +955,27 @@ absl::Status SharedCommittedLayer::CompactFrom(
     return absl::FailedPreconditionError(absl::StrCat(
         "compaction of version ", base->id, " refused: version ", previous->id,
         " no longer lists its ", count, " input SSTs in place"));
+  }
+  if (previous->id != base->id) {
+    // A checkpoint committed since `base` may carry a pin of an epoch below
+    // `safe`: another process pinned an epoch its own (older) version still
+    // served and its sync committed the row while this merge ran. Its
+    // versions may be merged away in `output`, so nothing is committed (the
+    // caller compacts again from `previous`). Read here, under commit_mu_,
+    // from files open locally: no version can come between this check and
+    // the commit below.
+    absl::StatusOr<std::optional<Epoch>> pinned = OldestPersistedPin(*previous);
+    if (!pinned.ok() || (pinned->has_value() && **pinned < safe)) {
+      if (output.has_value()) {
+        options_.object_store->Delete(output->object_key).IgnoreError();
+      }
+      if (!pinned.ok()) return pinned.status();
+      return absl::AbortedError(
+          absl::StrCat("compaction of version ", base->id, " at safe epoch ",
+                       safe.value(), " not committed: version ", previous->id,
+                       " persists an epoch pin of ", (*pinned)->value(),
+                       ", committed while it merged"));
+    }
   }
   auto next = std::make_shared<Version>(*previous);
   next->id = previous->id + 1;

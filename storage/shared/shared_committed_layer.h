@@ -184,10 +184,15 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // Merges every SST of the current version into one (a full compaction:
   // tombstones at or below the safe epoch go too) and commits the change
   // (fenced like a checkpoint), in the calling thread. Nothing to do with
-  // fewer than two SSTs. May run concurrently with commits (rebased onto
-  // those that overtake it) and waits for a background maintenance in
-  // progress. Errors: as Commit's (FailedPrecondition if another committer
-  // took over).
+  // fewer than two SSTs. The safe epoch is the oldest of the published
+  // committed epoch, this process's pins and every epoch pin the version
+  // persists (any process's: README.md, "Compaction, the GC horizon and
+  // the vacuum"). May run concurrently with commits (rebased onto those
+  // that overtake it; tried again if one persisted an older pin) and waits
+  // for a background maintenance in progress. Errors: as Commit's
+  // (FailedPrecondition if another committer took over); Aborted if
+  // checkpoints persisting older pins overtook it kCompactionAttempts
+  // times; DataLoss naming the owner of a pin row that is not an epoch.
   absl::Status Compact() ABSL_LOCKS_EXCLUDED(maintenance_mu_, commit_mu_, mu_);
   // The status of the last maintenance (compaction, vacuum, version
   // checkpoint) the maintenance thread ran (OK before the first): a failure
@@ -228,6 +233,9 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
     std::string checkpoint_object;
   };
   static constexpr int kReadVersionAttempts = 5;
+  // A compaction that a checkpoint persisting an older epoch pin overtook
+  // is tried again on the newer version up to this many times in all.
+  static constexpr int kCompactionAttempts = 3;
 
   absl::Status Load() ABSL_LOCKS_EXCLUDED(commit_mu_, mu_);
   // The version the pointer names now: this process's current version (or
@@ -258,7 +266,9 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
                                        SstFileInfo info);
   // Compacts the SSTs of `base` (a version that was current) at `first`
   // and after, and commits the output in their place in the version current
-  // then (rebased onto the commits that came since).
+  // then (rebased onto the commits that came since). Aborted (nothing
+  // committed) if one of those commits persisted an epoch pin older than
+  // the safe epoch the merge used.
   absl::Status CompactFrom(std::shared_ptr<const Version> base, size_t first)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(maintenance_mu_)
           ABSL_LOCKS_EXCLUDED(commit_mu_, mu_);
@@ -308,8 +318,9 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   std::shared_ptr<const Version> current_ ABSL_GUARDED_BY(mu_);
   // Every version made current that may still be in use (pins, iterators).
   std::vector<std::weak_ptr<const Version>> versions_ ABSL_GUARDED_BY(mu_);
-  // The epochs of live pins: the safe epoch of a compaction is the smallest
-  // of them and the published committed epoch.
+  // The epochs of live pins in this process: the safe epoch of a compaction
+  // is the smallest of them, the published committed epoch and the oldest
+  // epoch pin its base version persists.
   std::multiset<uint64_t> pins_ ABSL_GUARDED_BY(mu_);
   // The committed epoch readers are told (SetCommittedEpoch; at open, the
   // loaded version's).
