@@ -80,7 +80,7 @@ struct CheckpointCoordinatorOptions {
   // Not owned; must outlive the coordinator.
   EtcdClient* etcd = nullptr;
   // The job's etcd prefix (job_state.h's keys), ending in '/'.
-  std::string job_prefix;
+  std::string job_prefix = "";
   // This coordinator's election lease, granted and kept alive by the caller
   // (EtcdLeaseKeeper). Once it ends, so does the leadership (for good).
   int64_t lease_id = 0;
@@ -90,7 +90,7 @@ struct CheckpointCoordinatorOptions {
   // Opens the committer's store when this coordinator becomes the leader
   // (opening loads the current version). Called once.
   std::function<absl::StatusOr<std::unique_ptr<SharedStateStore>>()>
-      open_store;
+      open_store = nullptr;
   // How often the coordinator checks its leadership (a standby: whether it
   // leads now) and its workers' leases. > 0. Default 100 ms.
   absl::Duration poll_interval = absl::Milliseconds(100);
