@@ -23,6 +23,7 @@
 #include "executor/cluster/checkpoint.grpc.pb.h"
 #include "executor/cluster/checkpoint_coordinator.h"
 #include "executor/cluster/checkpoint_worker.h"
+#include "executor/cluster/cluster_worker.h"
 #include "executor/cluster/job_state.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -140,6 +141,19 @@ class Job {
   const std::string prefix_;
   std::shared_ptr<EtcdClient> etcd_;
 };
+
+std::unique_ptr<ClusterWorker> StartClusterWorker(Job& job,
+                                                  const std::string& id,
+                                                  SharedStateStore* store,
+                                                  const Lease& lease) {
+  auto worker = ClusterWorker::Start({.etcd = &job.etcd(),
+                                      .job_prefix = job.prefix(),
+                                      .worker_id = id,
+                                      .store = store,
+                                      .lease_id = lease.id()});
+  EXPECT_TRUE(worker.ok()) << worker.status();
+  return worker.ok() ? *std::move(worker) : nullptr;
+}
 
 // Writes `rows` into vnode 0 at `epoch` and seals it (the instance stays at
 // epoch + 1; keep it while its data are unsynced).
@@ -424,33 +438,30 @@ TEST(ClusterControlTest, AStandbyTakesOverAndTheWorkersFollow) {
   EXPECT_FALSE(early.registered());
   EXPECT_EQ(early.Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
 
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto a,
-                                job.Connect("a", a_store.get(), a_lease));
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto b,
-                                job.Connect("b", b_store.get(), b_lease));
+  // The workers follow the leader (found through the election).
+  // a first: the registration order is the assignment's.
+  auto a = StartClusterWorker(job, "a", a_store.get(), a_lease);
+  ASSERT_NE(a, nullptr);
+  BACKFILL_ASSERT_OK(a->WaitForRegistrations(1, Deadline()));
+  auto b = StartClusterWorker(job, "b", b_store.get(), b_lease);
+  ASSERT_NE(b, nullptr);
+  BACKFILL_ASSERT_OK(b->WaitForRegistrations(1, Deadline()));
   auto a_rows = WriteEpoch(*a_store, 3, {{"a1", "x"}});
   auto b_rows = WriteEpoch(*b_store, 3, {{"b1", "y"}});
   BACKFILL_ASSERT_OK(first->Checkpoint(Epoch(3)).status());
   const JobState before = *first->State();
 
-  // The leader goes mid-run; the standby takes over with the same state.
+  // The leader goes mid-run; the standby takes over with the same state,
+  // and the workers register with it, with their leases (the assignment
+  // does not change).
   first.reset();
   BACKFILL_ASSERT_OK(standby->WaitUntilLeading(Deadline()));
   EXPECT_THAT(standby->State(), ::testing::Optional(before));
-  EXPECT_THAT(a->WaitUntilEnded(Deadline()), Not(IsOk()));
-  EXPECT_THAT(b->WaitUntilEnded(Deadline()), Not(IsOk()));
-  EXPECT_THAT(standby->Checkpoint(Epoch(4)),
-              StatusIs(absl::StatusCode::kUnavailable,
-                       HasSubstr("live workers not connected: a, b")));
-  // The workers find the new leader through the election and reconnect with
-  // their leases (nothing changes in the assignment).
-  a.reset();
-  b.reset();
+  BACKFILL_ASSERT_OK(a->WaitForRegistrations(2, Deadline()));
+  BACKFILL_ASSERT_OK(b->WaitForRegistrations(2, Deadline()));
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       std::string leader, LeadingCoordinatorAddress(job.etcd(), job.prefix()));
   EXPECT_EQ(leader, standby->address());
-  BACKFILL_ASSERT_OK_AND_ASSIGN(a, job.Connect("a", a_store.get(), a_lease));
-  BACKFILL_ASSERT_OK_AND_ASSIGN(b, job.Connect("b", b_store.get(), b_lease));
   EXPECT_THAT(standby->State(), ::testing::Optional(before));
 
   // The committed epoch never goes back; the next checkpoint commits.
@@ -468,6 +479,10 @@ TEST(ClusterControlTest, AStandbyTakesOverAndTheWorkersFollow) {
     EXPECT_EQ(store->CommittedEpoch(kTable), Epoch(4));
     EXPECT_EQ(SharedStoreFixture::Scan(*store, kTable, 4), all);
   }
+  EXPECT_EQ(a->assignment(), (WorkerAssignment{2, 0, 8}));
+  a->Stop();
+  EXPECT_THAT(a->status(), StatusIs(absl::StatusCode::kCancelled));
+  BACKFILL_EXPECT_OK(b->status());
   a_rows.reset();
   b_rows.reset();
 }
@@ -504,6 +519,9 @@ TEST(ClusterControlTest, ALeaderWhoseLeaseEndsIsDeposedAndCommitsNothing) {
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("does not lead")));
   EXPECT_THAT(a->WaitUntilEnded(Deadline()), Not(IsOk()));
+  EXPECT_THAT(standby->Checkpoint(Epoch(4)),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       HasSubstr("live workers not connected: a")));
   a.reset();
   BACKFILL_ASSERT_OK_AND_ASSIGN(a, job.Connect("a", a_store.get(), a_lease));
   WriteMore(*a_rows, 4, {{"a2", "x2"}});
