@@ -93,8 +93,8 @@ CheckpointCoordinator::Start(const CheckpointCoordinatorOptions& options) {
       return absl::InvalidArgumentError(absl::StrCat(
           "CheckpointCoordinatorOptions: with etcd, job_prefix, lease_id, "
           "num_vnodes and poll_interval are required: job_prefix '",
-          options.job_prefix, "', lease_id ", options.lease_id,
-          ", num_vnodes ", options.num_vnodes, ", poll_interval ",
+          options.job_prefix, "', lease_id ", options.lease_id, ", num_vnodes ",
+          options.num_vnodes, ", poll_interval ",
           absl::FormatDuration(options.poll_interval)));
     }
   }
@@ -135,8 +135,8 @@ CheckpointCoordinator::Start(const CheckpointCoordinatorOptions& options) {
   }
   coordinator->election_ = std::make_unique<EtcdElection>(
       *options.etcd, CoordinatorElectionPrefix(options.job_prefix));
-  absl::StatusOr<EtcdCandidacy> candidacy = coordinator->election_->Campaign(
-      options.lease_id, coordinator->address_);
+  absl::StatusOr<EtcdCandidacy> candidacy =
+      coordinator->election_->Campaign(options.lease_id, coordinator->address_);
   if (!candidacy.ok()) {
     return absl::Status(
         candidacy.status().code(),
@@ -174,8 +174,8 @@ absl::Status CheckpointCoordinator::WaitUntilLeading(absl::Time deadline) {
   if (role_ == Role::kLeading) return absl::OkStatus();
   if (role_ == Role::kDeposed) return deposed_;
   return absl::DeadlineExceededError(
-      absl::StrCat("checkpoint coordinator at ", address_,
-                   " does not lead at ", absl::FormatTime(deadline)));
+      absl::StrCat("checkpoint coordinator at ", address_, " does not lead at ",
+                   absl::FormatTime(deadline)));
 }
 
 std::optional<JobState> CheckpointCoordinator::State() const {
@@ -236,8 +236,8 @@ absl::Status CheckpointCoordinator::Serve(std::shared_ptr<Session> session) {
   const int64_t lease_id = message.registration().lease_id();
   if (options_.etcd != nullptr) {
     if (lease_id == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "worker '", worker_id, "' registered without a lease"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("worker '", worker_id, "' registered without a lease"));
     }
     {
       MutexLock lock(&mu_);
@@ -245,8 +245,8 @@ absl::Status CheckpointCoordinator::Serve(std::shared_ptr<Session> session) {
         return absl::UnavailableError("checkpoint coordinator shut down");
       }
       if (role_ != Role::kLeading) {
-        return absl::UnavailableError(absl::StrCat(
-            "checkpoint coordinator at ", address_, " does not lead"));
+        return absl::UnavailableError(absl::StrCat("checkpoint coordinator at ",
+                                                   address_, " does not lead"));
       }
       if (fenced_leases_.contains(lease_id)) {
         return absl::FailedPreconditionError(
@@ -368,9 +368,9 @@ absl::Status CheckpointCoordinator::MissingReply(const Session& session,
   }
   auto fence = fenced_.find(session.number);
   if (fence != fenced_.end()) {
-    return absl::UnavailableError(absl::StrCat(
-        "worker '", session.worker_id, "': no ", what, " reply: ",
-        fence->second.message()));
+    return absl::UnavailableError(
+        absl::StrCat("worker '", session.worker_id, "': no ", what,
+                     " reply: ", fence->second.message()));
   }
   if (!sessions_.contains(session.number)) {
     return absl::UnavailableError(absl::StrCat("worker '", session.worker_id,
@@ -424,8 +424,8 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
       }
       if (!missing.empty()) {
         return absl::UnavailableError(absl::StrCat(
-            context, ": live workers not connected: ",
-            absl::StrJoin(missing, ", ")));
+            context,
+            ": live workers not connected: ", absl::StrJoin(missing, ", ")));
       }
     } else {
       for (const auto& [number, session] : sessions_) asked.push_back(session);
@@ -437,9 +437,8 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
   }
   const Epoch committed = store->CommittedEpoch(/*table_id=*/0);
   if (epoch <= committed) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(context, ": not after the committed epoch ",
-                     committed.value()));
+    return absl::FailedPreconditionError(absl::StrCat(
+        context, ": not after the committed epoch ", committed.value()));
   }
   {
     MutexLock lock(&mu_);
@@ -514,8 +513,8 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
       return absl::FailedPreconditionError(absl::StrCat(
           context, ": not committed: the coordinator at ", address_,
           " no longer leads",
-          leading.ok() ? "" : absl::StrCat(" (", leading.status().message(),
-                                           ")")));
+          leading.ok() ? ""
+                       : absl::StrCat(" (", leading.status().message(), ")")));
     }
   }
   absl::StatusOr<SharedStateStore::CommittedVersion> version =
@@ -554,8 +553,8 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
 absl::Status CheckpointCoordinator::Join(const std::string& worker_id,
                                          int64_t lease_id) {
   MutexLock state_lock(&state_mu_);
-  const std::string context =
-      absl::StrCat("registering worker '", worker_id, "' with lease ", lease_id);
+  const std::string context = absl::StrCat("registering worker '", worker_id,
+                                           "' with lease ", lease_id);
   const WorkerVnodes* known = state_.Find(worker_id);
   if (known != nullptr && known->lease_id == lease_id) {
     // A reconnect (e.g. to a new leader): the lease must still be alive.
@@ -569,11 +568,10 @@ absl::Status CheckpointCoordinator::Join(const std::string& worker_id,
   }
   JobState next = state_;
   next.AddWorker(worker_id, lease_id);
-  absl::Status written =
-      WriteState(std::move(next),
-                 {{WorkerKey(options_.job_prefix, worker_id),
-                   absl::StrCat(lease_id), lease_id}},
-                 {});
+  absl::Status written = WriteState(std::move(next),
+                                    {{WorkerKey(options_.job_prefix, worker_id),
+                                      absl::StrCat(lease_id), lease_id}},
+                                    {});
   if (absl::IsNotFound(written)) {
     return absl::FailedPreconditionError(absl::StrCat(
         context, ": fenced: the lease is not alive: ", written.message()));
@@ -644,9 +642,9 @@ void CheckpointCoordinator::Control() {
       const absl::Status taken = TakeOver();
       if (!taken.ok()) Depose(taken);
     } else if (role == Role::kLeading && !*leading) {
-      Depose(absl::FailedPreconditionError(absl::StrCat(
-          "the checkpoint coordinator at ", address_,
-          " lost the lead (its candidacy is gone)")));
+      Depose(absl::FailedPreconditionError(
+          absl::StrCat("the checkpoint coordinator at ", address_,
+                       " lost the lead (its candidacy is gone)")));
     } else if (role == Role::kLeading) {
       // A failure (etcd unreachable, a refused write) is retried next time.
       FenceExpired().IgnoreError();
@@ -669,8 +667,9 @@ absl::Status CheckpointCoordinator::TakeOver() {
     absl::StatusOr<std::optional<StoredJobState>> stored =
         ReadJobState(*options_.etcd, options_.job_prefix);
     if (!stored.ok()) {
-      return absl::Status(stored.status().code(),
-                          absl::StrCat(context, ": ", stored.status().message()));
+      return absl::Status(
+          stored.status().code(),
+          absl::StrCat(context, ": ", stored.status().message()));
     }
     if (stored->has_value()) {
       state_ = std::move((*stored)->state);
@@ -699,7 +698,8 @@ void CheckpointCoordinator::Depose(const absl::Status& why) {
     role_ = Role::kDeposed;
     deposed_ = why;
     // Every stream ends; the workers look for the new leader.
-    for (const auto& [number, session] : sessions_) session->context->TryCancel();
+    for (const auto& [number, session] : sessions_)
+      session->context->TryCancel();
   }
   changed_.SignalAll();
 }

@@ -328,12 +328,13 @@ TEST(ClusterControlTest, AnExpiredLeaseFencesAPausedWorker) {
   ASSERT_TRUE(request.has_sync());
   EXPECT_EQ(request.sync().assignment_version(), 2u);
   checkpoint.join();
-  EXPECT_THAT(failed,
-              StatusIs(absl::StatusCode::kUnavailable,
-                       AllOf(HasSubstr("nothing committed"),
-                             HasSubstr(absl::StrCat("worker 'b' was fenced: "
-                                                    "its lease ",
-                                                    b_lease.id(), " expired")))));
+  EXPECT_THAT(
+      failed,
+      StatusIs(absl::StatusCode::kUnavailable,
+               AllOf(HasSubstr("nothing committed"),
+                     HasSubstr(absl::StrCat("worker 'b' was fenced: "
+                                            "its lease ",
+                                            b_lease.id(), " expired")))));
   EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a"));
   std::optional<JobState> state = coordinator->State();
   ASSERT_TRUE(state.has_value());
@@ -412,7 +413,8 @@ TEST(ClusterControlTest, AReplyWithAnotherAssignmentVersionIsRefused) {
   // Without a lease a registration is refused.
   HandWrittenWorker anonymous(coordinator->address(), "c", 0);
   EXPECT_FALSE(anonymous.registered());
-  EXPECT_EQ(anonymous.Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(anonymous.Finish().error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST(ClusterControlTest, AStandbyTakesOverAndTheWorkersFollow) {

@@ -15,8 +15,8 @@ absl::StatusOr<std::unique_ptr<ClusterWorker>> ClusterWorker::Start(
     return absl::InvalidArgumentError(absl::StrCat(
         "ClusterWorkerOptions: etcd, job_prefix, worker_id, store and "
         "lease_id are required: job_prefix '",
-        options.job_prefix, "', worker_id '", options.worker_id,
-        "', lease_id ", options.lease_id));
+        options.job_prefix, "', worker_id '", options.worker_id, "', lease_id ",
+        options.lease_id));
   }
   if (options.retry_interval <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(

@@ -38,9 +38,10 @@ const WorkerVnodes* JobState::Find(absl::string_view worker_id) const {
 }
 
 void JobState::AddWorker(absl::string_view worker_id, int64_t lease_id) {
-  auto known = std::find_if(
-      workers.begin(), workers.end(),
-      [&](const WorkerVnodes& worker) { return worker.worker_id == worker_id; });
+  auto known = std::find_if(workers.begin(), workers.end(),
+                            [&](const WorkerVnodes& worker) {
+                              return worker.worker_id == worker_id;
+                            });
   if (known != workers.end()) {
     known->lease_id = lease_id;
   } else {
@@ -50,9 +51,10 @@ void JobState::AddWorker(absl::string_view worker_id, int64_t lease_id) {
 }
 
 bool JobState::RemoveWorker(absl::string_view worker_id) {
-  auto known = std::find_if(
-      workers.begin(), workers.end(),
-      [&](const WorkerVnodes& worker) { return worker.worker_id == worker_id; });
+  auto known = std::find_if(workers.begin(), workers.end(),
+                            [&](const WorkerVnodes& worker) {
+                              return worker.worker_id == worker_id;
+                            });
   if (known == workers.end()) return false;
   workers.erase(known);
   Resplit(*this);
@@ -77,9 +79,9 @@ absl::StatusOr<JobState> JobState::Decode(absl::string_view bytes,
                                           absl::string_view key) {
   cluster::proto::JobStateProto proto;
   if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::DataLossError(absl::StrCat(
-        "job state '", absl::CHexEscape(key), "' does not decode (",
-        bytes.size(), " bytes)"));
+    return absl::DataLossError(
+        absl::StrCat("job state '", absl::CHexEscape(key),
+                     "' does not decode (", bytes.size(), " bytes)"));
   }
   JobState state;
   state.assignment_version = proto.assignment_version();
@@ -88,11 +90,11 @@ absl::StatusOr<JobState> JobState::Decode(absl::string_view bytes,
   for (const cluster::proto::WorkerStateProto& entry : proto.workers()) {
     if (entry.first_vnode() != next || entry.end_vnode() < next ||
         entry.worker_id().empty()) {
-      return absl::DataLossError(absl::StrCat(
-          "job state '", absl::CHexEscape(key), "': worker '",
-          absl::CHexEscape(entry.worker_id()), "' has vnodes [",
-          entry.first_vnode(), ", ", entry.end_vnode(), "), expected from ",
-          next));
+      return absl::DataLossError(
+          absl::StrCat("job state '", absl::CHexEscape(key), "': worker '",
+                       absl::CHexEscape(entry.worker_id()), "' has vnodes [",
+                       entry.first_vnode(), ", ", entry.end_vnode(),
+                       "), expected from ", next));
     }
     next = entry.end_vnode();
     state.workers.push_back({entry.worker_id(), entry.lease_id(),
@@ -137,8 +139,8 @@ absl::StatusOr<std::string> LeadingCoordinatorAddress(
   BACKFILL_ASSIGN_OR_RETURN(std::optional<EtcdKeyValue> leader,
                             election.Leader());
   if (!leader.has_value()) {
-    return absl::NotFoundError(absl::StrCat(
-        "no coordinator campaigns under '", election.prefix(), "'"));
+    return absl::NotFoundError(absl::StrCat("no coordinator campaigns under '",
+                                            election.prefix(), "'"));
   }
   return leader->value;
 }

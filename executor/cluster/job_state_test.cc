@@ -64,10 +64,12 @@ TEST(JobStateTest, EncodesAndRefusesBrokenSplits) {
                        HasSubstr("worker 'b' has vnodes [5, 8)")));
   JobState short_split = state;
   short_split.workers[1].end_vnode = 7;
-  EXPECT_THAT(JobState::Decode(short_split.Encode(), "k"),
-              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("end at 7 of 8")));
-  EXPECT_THAT(JobState::Decode("\xff\xff", "k"),
-              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("does not decode")));
+  EXPECT_THAT(
+      JobState::Decode(short_split.Encode(), "k"),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("end at 7 of 8")));
+  EXPECT_THAT(
+      JobState::Decode("\xff\xff", "k"),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("does not decode")));
 }
 
 }  // namespace
