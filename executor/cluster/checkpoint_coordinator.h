@@ -175,7 +175,7 @@ class CheckpointCoordinator {
   // waiting for replies (Unavailable); with `etcd`, resigns (a standby takes
   // over) and leaves the job's state as it is (the workers' leases decide).
   // Idempotent.
-  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_, shutdown_mu_);
+  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_, state_mu_, shutdown_mu_);
 
  private:
   class Service;
