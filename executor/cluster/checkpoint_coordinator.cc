@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "executor/cluster/checkpoint.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
 namespace {
@@ -35,7 +36,8 @@ absl::Status FromReply(int32_t code, const std::string& message) {
 struct CheckpointCoordinator::Session {
   using Stream = grpc::ServerReaderWriter<cluster::proto::CoordinatorMessage,
                                           cluster::proto::WorkerMessage>;
-  explicit Session(Stream* stream) : stream(stream) {}
+  Session(grpc::ServerContext* context, Stream* stream)
+      : context(context), stream(stream) {}
 
   // Sends `message` unless the session is closed; false if not sent.
   bool Send(const cluster::proto::CoordinatorMessage& message) {
@@ -47,9 +49,11 @@ struct CheckpointCoordinator::Session {
     closed = true;
   }
 
+  grpc::ServerContext* const context;
   Stream* const stream;
   // Set before the session is shared, constant after.
   std::string worker_id;
+  int64_t lease_id = 0;
   uint64_t number = 0;
   Mutex write_mu;
   bool closed ABSL_GUARDED_BY(write_mu) = false;
@@ -61,9 +65,10 @@ class CheckpointCoordinator::Service final
   explicit Service(CheckpointCoordinator* coordinator)
       : coordinator_(coordinator) {}
 
-  grpc::Status Control(grpc::ServerContext* /*context*/,
+  grpc::Status Control(grpc::ServerContext* context,
                        Session::Stream* stream) override {
-    return ToGrpc(coordinator_->Serve(std::make_shared<Session>(stream)));
+    return ToGrpc(
+        coordinator_->Serve(std::make_shared<Session>(context, stream)));
   }
 
  private:
@@ -72,9 +77,26 @@ class CheckpointCoordinator::Service final
 
 absl::StatusOr<std::unique_ptr<CheckpointCoordinator>>
 CheckpointCoordinator::Start(const CheckpointCoordinatorOptions& options) {
-  if (options.store == nullptr) {
+  if (options.etcd == nullptr && options.store == nullptr) {
     return absl::InvalidArgumentError(
         "CheckpointCoordinatorOptions.store is required");
+  }
+  if (options.etcd != nullptr) {
+    if (options.store != nullptr || !options.open_store) {
+      return absl::InvalidArgumentError(
+          "CheckpointCoordinatorOptions: with etcd, open_store is required "
+          "and store must be null");
+    }
+    if (options.job_prefix.empty() || options.lease_id == 0 ||
+        options.num_vnodes == 0 ||
+        options.poll_interval <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CheckpointCoordinatorOptions: with etcd, job_prefix, lease_id, "
+          "num_vnodes and poll_interval are required: job_prefix '",
+          options.job_prefix, "', lease_id ", options.lease_id, ", num_vnodes ",
+          options.num_vnodes, ", poll_interval ",
+          absl::FormatDuration(options.poll_interval)));
+    }
   }
   if (options.reply_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
@@ -105,6 +127,25 @@ CheckpointCoordinator::Start(const CheckpointCoordinatorOptions& options) {
   }
   coordinator->address_ =
       absl::StrCat(options.listen_address.substr(0, colon), ":", port);
+  if (options.etcd == nullptr) {
+    MutexLock lock(&coordinator->mu_);
+    coordinator->role_ = Role::kLeading;
+    coordinator->store_ = options.store;
+    return coordinator;
+  }
+  coordinator->election_ = std::make_unique<EtcdElection>(
+      *options.etcd, CoordinatorElectionPrefix(options.job_prefix));
+  absl::StatusOr<EtcdCandidacy> candidacy =
+      coordinator->election_->Campaign(options.lease_id, coordinator->address_);
+  if (!candidacy.ok()) {
+    return absl::Status(
+        candidacy.status().code(),
+        absl::StrCat("checkpoint coordinator at ", coordinator->address_,
+                     ": campaign failed: ", candidacy.status().message()));
+  }
+  coordinator->candidacy_ = *std::move(candidacy);
+  coordinator->control_thread_ =
+      std::thread([raw = coordinator.get()] { raw->Control(); });
   return coordinator;
 }
 
@@ -113,6 +154,35 @@ CheckpointCoordinator::CheckpointCoordinator(
     : options_(options), clock_(clock) {}
 
 CheckpointCoordinator::~CheckpointCoordinator() { Shutdown(); }
+
+bool CheckpointCoordinator::IsLeading() const {
+  MutexLock lock(&mu_);
+  return role_ == Role::kLeading;
+}
+
+absl::Status CheckpointCoordinator::WaitUntilLeading(absl::Time deadline) {
+  MutexLock lock(&mu_);
+  clock_.WaitUntil(
+      mu_, changed_,
+      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return shut_down_ || role_ != Role::kStandby;
+      },
+      deadline);
+  if (shut_down_) {
+    return absl::UnavailableError("checkpoint coordinator shut down");
+  }
+  if (role_ == Role::kLeading) return absl::OkStatus();
+  if (role_ == Role::kDeposed) return deposed_;
+  return absl::DeadlineExceededError(
+      absl::StrCat("checkpoint coordinator at ", address_, " does not lead at ",
+                   absl::FormatTime(deadline)));
+}
+
+std::optional<JobState> CheckpointCoordinator::State() const {
+  if (options_.etcd == nullptr || !IsLeading()) return std::nullopt;
+  MutexLock state_lock(&state_mu_);
+  return state_;
+}
 
 std::string CheckpointCoordinator::address() const { return address_; }
 
@@ -163,6 +233,36 @@ absl::Status CheckpointCoordinator::Serve(std::shared_ptr<Session> session) {
   if (worker_id.empty()) {
     return absl::InvalidArgumentError("Register with an empty worker_id");
   }
+  const int64_t lease_id = message.registration().lease_id();
+  if (options_.etcd != nullptr) {
+    if (lease_id == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("worker '", worker_id, "' registered without a lease"));
+    }
+    {
+      MutexLock lock(&mu_);
+      if (shut_down_) {
+        return absl::UnavailableError("checkpoint coordinator shut down");
+      }
+      if (role_ != Role::kLeading) {
+        return absl::UnavailableError(absl::StrCat("checkpoint coordinator at ",
+                                                   address_, " does not lead"));
+      }
+      if (fenced_leases_.contains(lease_id)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("worker '", worker_id, "' is fenced: its lease ",
+                         lease_id, " expired"));
+      }
+      for (const auto& [number, live] : sessions_) {
+        if (live->worker_id == worker_id) {
+          return absl::AlreadyExistsError(
+              absl::StrCat("worker '", worker_id, "' is already registered"));
+        }
+      }
+    }
+    BACKFILL_RETURN_IF_ERROR(Join(worker_id, lease_id));
+  }
+  session->lease_id = lease_id;
   bool registered = false;
   {
     // Registered goes out before anything a checkpoint sends: the session
@@ -202,6 +302,7 @@ absl::Status CheckpointCoordinator::Serve(std::shared_ptr<Session> session) {
         reply.status = FromReply(synced.error_code(), synced.error_message());
         reply.descriptors.assign(synced.descriptors().begin(),
                                  synced.descriptors().end());
+        reply.assignment_version = synced.assignment_version();
       } else if (message.kind_case() ==
                  cluster::proto::WorkerMessage::kApplied) {
         const cluster::proto::Applied& applied = message.applied();
@@ -215,21 +316,30 @@ absl::Status CheckpointCoordinator::Serve(std::shared_ptr<Session> session) {
         break;
       }
       MutexLock lock(&mu_);
-      // A late reply to an earlier checkpoint or phase is ignored.
+      // A late reply to an earlier checkpoint or phase is ignored, and so is
+      // anything a fenced worker sends.
       if (phase == phase_ && epoch == epoch_.value() &&
-          asked_.contains(session->number)) {
+          asked_.contains(session->number) &&
+          sessions_.contains(session->number)) {
         replies_.emplace(session->number, std::move(reply));
         changed_.SignalAll();
       }
     }
   }
   session->Close();
+  absl::Status fenced = absl::OkStatus();
+  bool left = false;
   {
     MutexLock lock(&mu_);
-    sessions_.erase(session->number);
+    left = sessions_.erase(session->number) > 0;
+    auto fence = fenced_.find(session->number);
+    if (fence != fenced_.end()) fenced = fence->second;
   }
   changed_.SignalAll();
-  return ended;
+  if (left && options_.etcd != nullptr) {
+    Leave(worker_id, lease_id);
+  }
+  return fenced.ok() ? ended : fenced;
 }
 
 void CheckpointCoordinator::WaitForReplies(
@@ -256,6 +366,12 @@ absl::Status CheckpointCoordinator::MissingReply(const Session& session,
         absl::StrCat("worker '", session.worker_id, "': no ", what,
                      " reply: the coordinator shut down"));
   }
+  auto fence = fenced_.find(session.number);
+  if (fence != fenced_.end()) {
+    return absl::UnavailableError(
+        absl::StrCat("worker '", session.worker_id, "': no ", what,
+                     " reply: ", fence->second.message()));
+  }
   if (!sessions_.contains(session.number)) {
     return absl::UnavailableError(absl::StrCat("worker '", session.worker_id,
                                                "' disconnected before its ",
@@ -269,25 +385,63 @@ absl::Status CheckpointCoordinator::MissingReply(const Session& session,
 absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
     Epoch epoch) {
   MutexLock checkpoint_lock(&checkpoint_mu_);
-  const Epoch committed = options_.store->CommittedEpoch(/*table_id=*/0);
-  if (epoch <= committed) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("checkpoint of epoch ", epoch.value(),
-                     ": not after the committed epoch ", committed.value()));
+  const std::string context =
+      absl::StrCat("checkpoint of epoch ", epoch.value());
+  // With a control plane: the state's workers, each with its vnodes.
+  std::optional<JobState> state;
+  if (options_.etcd != nullptr) {
+    MutexLock state_lock(&state_mu_);
+    state = state_;
   }
   std::vector<std::shared_ptr<Session>> asked;
+  SharedStateStore* store = nullptr;
   {
     MutexLock lock(&mu_);
     if (shut_down_) {
       return absl::UnavailableError(
-          absl::StrCat("checkpoint of epoch ", epoch.value(),
-                       ": the coordinator shut down"));
+          absl::StrCat(context, ": the coordinator shut down"));
     }
-    if (sessions_.empty()) {
+    if (role_ != Role::kLeading) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "checkpoint of epoch ", epoch.value(), ": no worker is connected"));
+          context, ": the coordinator at ", address_, " does not lead"));
     }
-    for (const auto& [number, session] : sessions_) asked.push_back(session);
+    store = store_;
+    if (state.has_value()) {
+      std::vector<std::string> missing;
+      for (const WorkerVnodes& worker : state->workers) {
+        std::shared_ptr<Session> found;
+        for (const auto& [number, session] : sessions_) {
+          if (session->worker_id == worker.worker_id &&
+              session->lease_id == worker.lease_id) {
+            found = session;
+          }
+        }
+        if (found == nullptr) {
+          missing.push_back(worker.worker_id);
+        } else {
+          asked.push_back(std::move(found));
+        }
+      }
+      if (!missing.empty()) {
+        return absl::UnavailableError(absl::StrCat(
+            context,
+            ": live workers not connected: ", absl::StrJoin(missing, ", ")));
+      }
+    } else {
+      for (const auto& [number, session] : sessions_) asked.push_back(session);
+    }
+    if (asked.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(context, ": no worker is connected"));
+    }
+  }
+  const Epoch committed = store->CommittedEpoch(/*table_id=*/0);
+  if (epoch <= committed) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        context, ": not after the committed epoch ", committed.value()));
+  }
+  {
+    MutexLock lock(&mu_);
     phase_ = Phase::kSync;
     epoch_ = epoch;
     asked_.clear();
@@ -298,9 +452,19 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
   }
   // A send to a stream that just broke fails; its handler sees the end too
   // and removes the session, which the wait below counts as "disconnected".
-  cluster::proto::CoordinatorMessage request;
-  request.mutable_sync()->set_epoch(epoch.value());
-  for (const std::shared_ptr<Session>& session : asked) session->Send(request);
+  const uint64_t assignment_version =
+      state.has_value() ? state->assignment_version : 0;
+  for (size_t i = 0; i < asked.size(); ++i) {
+    cluster::proto::CoordinatorMessage request;
+    cluster::proto::SyncRequest& sync = *request.mutable_sync();
+    sync.set_epoch(epoch.value());
+    if (state.has_value()) {
+      sync.set_assignment_version(assignment_version);
+      sync.set_first_vnode(state->workers[i].first_vnode);
+      sync.set_end_vnode(state->workers[i].end_vnode);
+    }
+    asked[i]->Send(request);
+  }
 
   CheckpointResult result;
   std::vector<SharedStateStore::SyncResult> syncs;
@@ -317,6 +481,10 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
             reply->second.status.code(),
             absl::StrCat("worker '", session->worker_id,
                          "': sync failed: ", reply->second.status.message())));
+      } else if (reply->second.assignment_version != assignment_version) {
+        failures.push_back(absl::FailedPreconditionError(absl::StrCat(
+            "worker '", session->worker_id, "' synced with assignment version ",
+            reply->second.assignment_version, ", not ", assignment_version)));
       } else {
         syncs.push_back({epoch, std::move(reply->second.descriptors)});
         result.workers.push_back(session->worker_id);
@@ -335,8 +503,22 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
                                      " failed, nothing committed: ",
                                      absl::StrJoin(messages, "; ")));
   }
+  if (election_ != nullptr) {
+    // The store's version fence refuses a deposed committer's commit once a
+    // successor committed; this refuses it as soon as the candidacy is gone.
+    absl::StatusOr<bool> leading = election_->IsLeader(candidacy_);
+    if (!leading.ok() || !*leading) {
+      MutexLock lock(&mu_);
+      phase_ = Phase::kIdle;
+      return absl::FailedPreconditionError(absl::StrCat(
+          context, ": not committed: the coordinator at ", address_,
+          " no longer leads",
+          leading.ok() ? ""
+                       : absl::StrCat(" (", leading.status().message(), ")")));
+    }
+  }
   absl::StatusOr<SharedStateStore::CommittedVersion> version =
-      options_.store->CommitCheckpoint(syncs, epoch);
+      store->CommitCheckpoint(syncs, epoch);
   if (!version.ok()) {
     MutexLock lock(&mu_);
     phase_ = Phase::kIdle;
@@ -368,6 +550,200 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
   return result;
 }
 
+absl::Status CheckpointCoordinator::Join(const std::string& worker_id,
+                                         int64_t lease_id) {
+  MutexLock state_lock(&state_mu_);
+  const std::string context = absl::StrCat("registering worker '", worker_id,
+                                           "' with lease ", lease_id);
+  const WorkerVnodes* known = state_.Find(worker_id);
+  if (known != nullptr && known->lease_id == lease_id) {
+    // A reconnect (e.g. to a new leader): the lease must still be alive.
+    absl::StatusOr<absl::Duration> alive =
+        options_.etcd->LeaseTimeToLive(lease_id);
+    if (absl::IsNotFound(alive.status())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(context, ": fenced: the lease expired"));
+    }
+    return alive.status();
+  }
+  JobState next = state_;
+  next.AddWorker(worker_id, lease_id);
+  absl::Status written = WriteState(std::move(next),
+                                    {{WorkerKey(options_.job_prefix, worker_id),
+                                      absl::StrCat(lease_id), lease_id}},
+                                    {});
+  if (absl::IsNotFound(written)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        context, ": fenced: the lease is not alive: ", written.message()));
+  }
+  if (!written.ok()) {
+    return absl::Status(written.code(),
+                        absl::StrCat(context, ": ", written.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckpointCoordinator::WriteState(
+    JobState next, std::vector<EtcdPut> puts,
+    std::vector<std::string> deletes) {
+  const std::string key = JobStateKey(options_.job_prefix);
+  EtcdTxn txn;
+  txn.compares = {EtcdElection::Fence(candidacy_),
+                  EtcdCompare::ModRevisionEquals(key, state_revision_)};
+  txn.then_puts = std::move(puts);
+  txn.then_puts.push_back({key, next.Encode(), 0});
+  txn.then_deletes = std::move(deletes);
+  BACKFILL_ASSIGN_OR_RETURN(EtcdTxnResult result, options_.etcd->Txn(txn));
+  if (!result.succeeded) {
+    return absl::UnavailableError(absl::StrCat(
+        "the job state write (assignment version ", next.assignment_version,
+        ") was refused: the coordinator at ", address_,
+        " no longer leads or another wrote '", key, "'"));
+  }
+  state_ = std::move(next);
+  state_revision_ = result.revision;
+  return absl::OkStatus();
+}
+
+void CheckpointCoordinator::Leave(const std::string& worker_id,
+                                  int64_t lease_id) {
+  MutexLock state_lock(&state_mu_);
+  {
+    MutexLock lock(&mu_);
+    if (shut_down_ || role_ != Role::kLeading) return;
+  }
+  const WorkerVnodes* known = state_.Find(worker_id);
+  if (known == nullptr || known->lease_id != lease_id) return;
+  JobState next = state_;
+  next.RemoveWorker(worker_id);
+  // A refused write means this coordinator no longer leads: the successor
+  // sees the lease instead. Another error leaves the worker in the state
+  // until its lease expires (FenceExpired).
+  WriteState(std::move(next), {}, {WorkerKey(options_.job_prefix, worker_id)})
+      .IgnoreError();
+}
+
+void CheckpointCoordinator::Control() {
+  while (true) {
+    Role role;
+    {
+      MutexLock lock(&mu_);
+      clock_.WaitUntil(
+          mu_, changed_,
+          [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return shut_down_; },
+          clock_.Now() + options_.poll_interval);
+      if (shut_down_) return;
+      role = role_;
+    }
+    if (role == Role::kDeposed) return;
+    absl::StatusOr<bool> leading = election_->IsLeader(candidacy_);
+    if (!leading.ok()) continue;  // etcd unreachable: try again.
+    if (role == Role::kStandby && *leading) {
+      const absl::Status taken = TakeOver();
+      if (!taken.ok()) Depose(taken);
+    } else if (role == Role::kLeading && !*leading) {
+      Depose(absl::FailedPreconditionError(
+          absl::StrCat("the checkpoint coordinator at ", address_,
+                       " lost the lead (its candidacy is gone)")));
+    } else if (role == Role::kLeading) {
+      // A failure (etcd unreachable, a refused write) is retried next time.
+      FenceExpired().IgnoreError();
+    }
+  }
+}
+
+absl::Status CheckpointCoordinator::TakeOver() {
+  const std::string context =
+      absl::StrCat("checkpoint coordinator at ", address_, " taking over");
+  absl::StatusOr<std::unique_ptr<SharedStateStore>> store =
+      options_.open_store();
+  if (!store.ok()) {
+    return absl::Status(store.status().code(),
+                        absl::StrCat(context, ": opening the store: ",
+                                     store.status().message()));
+  }
+  {
+    MutexLock state_lock(&state_mu_);
+    absl::StatusOr<std::optional<StoredJobState>> stored =
+        ReadJobState(*options_.etcd, options_.job_prefix);
+    if (!stored.ok()) {
+      return absl::Status(
+          stored.status().code(),
+          absl::StrCat(context, ": ", stored.status().message()));
+    }
+    if (stored->has_value()) {
+      state_ = std::move((*stored)->state);
+      state_revision_ = (*stored)->mod_revision;
+    } else {
+      state_ = JobState();
+      state_.num_vnodes = options_.num_vnodes;
+      state_revision_ = 0;
+    }
+    owned_store_ = *std::move(store);
+    MutexLock lock(&mu_);
+    if (shut_down_) return absl::OkStatus();
+    store_ = owned_store_.get();
+    role_ = Role::kLeading;
+  }
+  changed_.SignalAll();
+  // The workers of the state whose leases expired meanwhile leave it now
+  // (or at the next poll, if this fails).
+  FenceExpired().IgnoreError();
+  return absl::OkStatus();
+}
+
+void CheckpointCoordinator::Depose(const absl::Status& why) {
+  {
+    MutexLock lock(&mu_);
+    role_ = Role::kDeposed;
+    deposed_ = why;
+    // Every stream ends; the workers look for the new leader.
+    for (const auto& [number, session] : sessions_)
+      session->context->TryCancel();
+  }
+  changed_.SignalAll();
+}
+
+absl::Status CheckpointCoordinator::FenceExpired() {
+  MutexLock state_lock(&state_mu_);
+  BACKFILL_ASSIGN_OR_RETURN(
+      EtcdRangeResult members,
+      options_.etcd->GetPrefix(WorkerKeyPrefix(options_.job_prefix)));
+  std::map<std::string, int64_t> alive;  // Membership key -> its lease.
+  for (const EtcdKeyValue& member : members.kvs) {
+    alive[member.key] = member.lease;
+  }
+  for (const WorkerVnodes& worker : JobState(state_).workers) {
+    const std::string key = WorkerKey(options_.job_prefix, worker.worker_id);
+    auto member = alive.find(key);
+    if (member != alive.end() && member->second == worker.lease_id) continue;
+    JobState next = state_;
+    next.RemoveWorker(worker.worker_id);
+    // Deleting the key is harmless if it is gone (the lease took it).
+    BACKFILL_RETURN_IF_ERROR(WriteState(std::move(next), {}, {key}));
+    const absl::Status why = absl::UnavailableError(
+        absl::StrCat("worker '", worker.worker_id, "' was fenced: its lease ",
+                     worker.lease_id, " expired"));
+    {
+      MutexLock lock(&mu_);
+      fenced_leases_.insert(worker.lease_id);
+      for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+        const std::shared_ptr<Session>& session = it->second;
+        if (session->worker_id != worker.worker_id ||
+            session->lease_id != worker.lease_id) {
+          continue;
+        }
+        fenced_[session->number] = why;
+        session->context->TryCancel();
+        sessions_.erase(it);
+        break;
+      }
+    }
+    changed_.SignalAll();
+  }
+  return absl::OkStatus();
+}
+
 void CheckpointCoordinator::Shutdown() {
   MutexLock shutdown_lock(&shutdown_mu_);
   {
@@ -376,10 +752,19 @@ void CheckpointCoordinator::Shutdown() {
     shut_down_ = true;
   }
   changed_.SignalAll();
+  if (control_thread_.joinable()) control_thread_.join();
+  // A standby may take over at once (else it waits for the lease).
+  if (election_ != nullptr) election_->Resign(candidacy_).IgnoreError();
   // Cancels every open stream at once (their handlers' reads end), then
   // waits for the handlers.
   server_->Shutdown(std::chrono::system_clock::now());
   server_->Wait();
+  // The handlers are done; their last writes (under these locks) are
+  // ordered before the destructor's through the locks, which TSan sees
+  // (gRPC's own synchronization it does not: Debian's gRPC is not
+  // instrumented).
+  MutexLock state_lock(&state_mu_);
+  MutexLock lock(&mu_);
 }
 
 }  // namespace backfill

@@ -14,6 +14,16 @@
 //   BACKFILL_ASSIGN_OR_RETURN(CheckpointResult result,
 //                             coordinator->Checkpoint(Epoch(3)));
 //
+// With a control plane (options.etcd set; README.md, "The control plane"):
+// workers register with an etcd lease and are recorded in the job's state
+// (job_state.h) with their vnode assignment; a worker whose lease expired
+// is fenced; several coordinators campaign (etcd election) and only the
+// leader serves and commits, through a store it opens when it takes over:
+//
+//   options.etcd = etcd.get();  options.job_prefix = "jobs/7/";
+//   options.lease_id = lease.id;                // kept alive by the caller
+//   options.open_store = [] { return SharedStateStore::Open(...); };
+//
 // Thread-safety: every method may be called from any thread; checkpoints
 // run one at a time (a second Checkpoint waits for the first).
 #ifndef EXECUTOR_CLUSTER_CHECKPOINT_COORDINATOR_H_
@@ -21,10 +31,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -32,7 +45,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "executor/cluster/job_state.h"
 #include "storage/epoch.h"
+#include "storage/shared/etcd_client.h"
+#include "storage/shared/etcd_election.h"
 #include "storage/shared/shared_state_store.h"
 #include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/mutex.h"
@@ -47,6 +63,7 @@ struct CheckpointCoordinatorOptions {
   // The committer's store: opened on the same etcd prefix and object store
   // as the workers' stores (its own cache directory). Required; not owned;
   // must outlive the coordinator. Only the coordinator commits through it.
+  // Required without `etcd`; must be null with it (open_store instead).
   SharedStateStore* store = nullptr;
   // The address to listen on, host:port; port 0 picks a free port (see
   // address()). Default "127.0.0.1:0".
@@ -54,9 +71,29 @@ struct CheckpointCoordinatorOptions {
   // How long a checkpoint waits for every worker's sync replies, and then
   // again for their apply replies. > 0. Default 30 s.
   absl::Duration reply_timeout = absl::Seconds(30);
-  // Time for reply_timeout; nullptr means Clock::Real(). Not owned; must
-  // outlive the coordinator.
+  // Time for reply_timeout and poll_interval; nullptr means Clock::Real().
+  // Not owned; must outlive the coordinator.
   Clock* clock = nullptr;
+
+  // ---- The control plane (all of the following, or none).
+  // The job's etcd. Default nullptr: no leases, no assignment, no election.
+  // Not owned; must outlive the coordinator.
+  EtcdClient* etcd = nullptr;
+  // The job's etcd prefix (job_state.h's keys), ending in '/'.
+  std::string job_prefix = "";
+  // This coordinator's election lease, granted and kept alive by the caller
+  // (EtcdLeaseKeeper). Once it ends, so does the leadership (for good).
+  int64_t lease_id = 0;
+  // Vnodes split over the workers when the job's state is first written
+  // (a stored state keeps its own). > 0. Default 256.
+  uint32_t num_vnodes = 256;
+  // Opens the committer's store when this coordinator becomes the leader
+  // (opening loads the current version). Called once.
+  std::function<absl::StatusOr<std::unique_ptr<SharedStateStore>>()>
+      open_store = nullptr;
+  // How often the coordinator checks its leadership (a standby: whether it
+  // leads now) and its workers' leases. > 0. Default 100 ms.
+  absl::Duration poll_interval = absl::Milliseconds(100);
 };
 
 // A committed checkpoint.
@@ -72,9 +109,12 @@ struct CheckpointResult {
 
 class CheckpointCoordinator {
  public:
-  // Validates the options and starts the server.
+  // Validates the options and starts the server; with `etcd`, campaigns
+  // (the election value is address()) and checks leadership and leases
+  // every poll_interval on a thread of its own. Until it leads, it refuses
+  // registrations (Unavailable) and checkpoints (FailedPrecondition).
   // Errors: InvalidArgument naming a bad option; Unavailable if the address
-  // cannot be bound.
+  // cannot be bound; the campaign's etcd errors (NotFound: lease gone).
   static absl::StatusOr<std::unique_ptr<CheckpointCoordinator>> Start(
       const CheckpointCoordinatorOptions& options);
   // Shutdown(). REQUIRES: no other call of this object in progress.
@@ -94,6 +134,19 @@ class CheckpointCoordinator {
   absl::Status WaitForWorkers(size_t count, absl::Time deadline)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // With `etcd`: whether this coordinator leads (took over and has not
+  // lost its candidacy since); and a wait for it (DeadlineExceeded at the
+  // deadline; FailedPrecondition once it can never lead: its candidacy is
+  // gone or taking over failed, with why; Unavailable after Shutdown).
+  // Without `etcd` it always leads.
+  bool IsLeading() const ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status WaitUntilLeading(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // With `etcd`, while leading: the job's state (live workers with their
+  // leases, the vnode assignment) as this coordinator last wrote it to etcd.
+  // nullopt otherwise.
+  std::optional<JobState> State() const ABSL_LOCKS_EXCLUDED(state_mu_);
+
   // One checkpoint of `epoch`: every worker live at the call is asked to
   // sync it; once all of them replied, their results are committed as one
   // version (CommitCheckpoint on the store, in registration order) and
@@ -108,12 +161,21 @@ class CheckpointCoordinator {
   // those that did not reply within reply_timeout; a worker's sync error
   // with its code, naming it; the store's commit errors (FailedPrecondition
   // if another committer took over).
+  // With `etcd`, the workers asked are those of the job's state (in its
+  // order), each told its assignment version and vnodes. Also:
+  // FailedPrecondition if this coordinator does not lead (also checked
+  // right before the commit) or a worker synced with another assignment
+  // version; Unavailable naming a worker of the state whose stream is not
+  // open (e.g. not yet reconnected after a failover) or that was fenced
+  // while asked (its lease expired: the checkpoint fails at once).
   absl::StatusOr<CheckpointResult> Checkpoint(Epoch epoch)
-      ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_);
+      ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_, state_mu_);
 
   // Closes every worker's stream, stops the server and fails a checkpoint
-  // waiting for replies (Unavailable). Idempotent.
-  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_, shutdown_mu_);
+  // waiting for replies (Unavailable); with `etcd`, resigns (a standby takes
+  // over) and leaves the job's state as it is (the workers' leases decide).
+  // Idempotent.
+  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_, state_mu_, shutdown_mu_);
 
  private:
   class Service;
@@ -122,8 +184,10 @@ class CheckpointCoordinator {
   struct Reply {
     absl::Status status;
     std::vector<std::string> descriptors;  // Of a Synced.
+    uint64_t assignment_version = 0;       // Of a Synced.
   };
   enum class Phase { kIdle, kSync, kApply };
+  enum class Role { kStandby, kLeading, kDeposed };
 
   CheckpointCoordinator(const CheckpointCoordinatorOptions& options,
                         Clock& clock);
@@ -139,8 +203,40 @@ class CheckpointCoordinator {
   absl::Status MissingReply(const Session& session, absl::string_view what)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // ---- The control plane (options_.etcd set).
+  // Records a registering worker in the job's state (or, with the lease it
+  // is recorded with, checks the lease is alive: a reconnect).
+  absl::Status Join(const std::string& worker_id, int64_t lease_id)
+      ABSL_LOCKS_EXCLUDED(state_mu_, mu_);
+  // Writes `next` (and the membership keys to put / delete) fenced by the
+  // election and the state's last revision; then it is state_.
+  absl::Status WriteState(JobState next, std::vector<EtcdPut> puts,
+                          std::vector<std::string> deletes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mu_);
+  // Drops a worker from the state (its stream ended) unless the coordinator
+  // shut down or does not lead.
+  void Leave(const std::string& worker_id, int64_t lease_id)
+      ABSL_LOCKS_EXCLUDED(state_mu_, mu_);
+  // The control thread: every poll_interval, TakeOver if it leads now,
+  // Depose if it lost the lead, else FenceExpired.
+  void Control() ABSL_LOCKS_EXCLUDED(state_mu_, mu_);
+  absl::Status TakeOver() ABSL_LOCKS_EXCLUDED(state_mu_, mu_);
+  void Depose(const absl::Status& why) ABSL_LOCKS_EXCLUDED(mu_);
+  // Fences every worker of the state whose membership key (bound to its
+  // lease) is gone: drops it from the state and the live set, ends its
+  // stream, refuses its lease from then on.
+  absl::Status FenceExpired() ABSL_LOCKS_EXCLUDED(state_mu_, mu_);
+
   const CheckpointCoordinatorOptions options_;
   Clock& clock_;
+  std::unique_ptr<EtcdElection> election_;
+  EtcdCandidacy candidacy_;  // Set by Start, constant after.
+  std::thread control_thread_;
+
+  // Serializes the job state's writes. Taken before mu_.
+  mutable Mutex state_mu_;
+  JobState state_ ABSL_GUARDED_BY(state_mu_);
+  int64_t state_revision_ ABSL_GUARDED_BY(state_mu_) = 0;
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
@@ -150,6 +246,15 @@ class CheckpointCoordinator {
   mutable Mutex mu_;
   CondVar changed_;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  Role role_ ABSL_GUARDED_BY(mu_) = Role::kStandby;
+  absl::Status deposed_ ABSL_GUARDED_BY(mu_);  // Why, in Role::kDeposed.
+  // The committer's store: options_.store, or owned_store_ once leading.
+  SharedStateStore* store_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::unique_ptr<SharedStateStore> owned_store_;  // Set before store_.
+  // Leases of fenced workers (refused for good), and why each fenced
+  // session was dropped (by session number).
+  std::set<int64_t> fenced_leases_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, absl::Status> fenced_ ABSL_GUARDED_BY(mu_);
   uint64_t next_session_ ABSL_GUARDED_BY(mu_) = 1;
   // Open streams of registered workers, by registration number.
   std::map<uint64_t, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);

@@ -24,6 +24,7 @@ bool Answer(SharedStateStore& store,
     const Epoch epoch(message.sync().epoch());
     cluster::proto::Synced& synced = *reply.mutable_synced();
     synced.set_epoch(epoch.value());
+    synced.set_assignment_version(message.sync().assignment_version());
     absl::StatusOr<SharedStateStore::SyncResult> result =
         store.SyncCheckpoint(epoch);
     if (result.ok()) {
@@ -107,6 +108,7 @@ absl::StatusOr<std::unique_ptr<CheckpointWorker>> CheckpointWorker::Connect(
   connection->stream = connection->stub->Control(&connection->context);
   cluster::proto::WorkerMessage registration;
   registration.mutable_registration()->set_worker_id(options.worker_id);
+  registration.mutable_registration()->set_lease_id(options.lease_id);
   cluster::proto::CoordinatorMessage answer;
   if (!connection->stream->Write(registration) ||
       !connection->stream->Read(&answer)) {
@@ -143,6 +145,11 @@ void CheckpointWorker::Run() {
       // call once it has read everything sent before.
       if (disconnected_) continue;
       answering_ = true;
+      if (message.has_sync()) {
+        assignment_ = {message.sync().assignment_version(),
+                       message.sync().first_vnode(),
+                       message.sync().end_vnode()};
+      }
     }
     cluster::proto::WorkerMessage reply;
     const bool written = !Answer(*options_.store, message, reply) ||
@@ -205,6 +212,11 @@ void CheckpointWorker::Disconnect() {
 absl::Status CheckpointWorker::status() const {
   MutexLock lock(&mu_);
   return status_;
+}
+
+WorkerAssignment CheckpointWorker::assignment() const {
+  MutexLock lock(&mu_);
+  return assignment_;
 }
 
 absl::Status CheckpointWorker::WaitUntilEnded(absl::Time deadline) {

@@ -20,6 +20,7 @@
 #ifndef EXECUTOR_CLUSTER_CHECKPOINT_WORKER_H_
 #define EXECUTOR_CLUSTER_CHECKPOINT_WORKER_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,6 +35,17 @@
 
 namespace backfill {
 
+// The vnodes a worker runs with (from the coordinator's last SyncRequest):
+// [first_vnode, end_vnode) of assignment `version` (0: none yet, or a
+// coordinator without a control plane).
+struct WorkerAssignment {
+  uint64_t version = 0;
+  uint32_t first_vnode = 0;
+  uint32_t end_vnode = 0;
+
+  bool operator==(const WorkerAssignment&) const = default;
+};
+
 struct CheckpointWorkerOptions {
   // The coordinator's address, host:port. Required.
   std::string coordinator_address;
@@ -45,6 +57,12 @@ struct CheckpointWorkerOptions {
   // outlive the worker. Its checkpoints are the coordinator's: do not call
   // its Checkpoint.
   SharedStateStore* store = nullptr;
+  // The etcd lease this worker takes part under, granted and kept alive by
+  // the caller (EtcdLeaseKeeper) for as long as the worker runs: required
+  // by a coordinator with a control plane, which fences the worker once the
+  // lease expires (its stream ends; the lease is refused from then on).
+  // 0 (default): none.
+  int64_t lease_id = 0;
   // How long Connect waits for the connection to the coordinator. > 0.
   // Default 10 s. (gRPC's deadlines use real time.) The answer to the
   // registration is then awaited without a deadline: the coordinator answers
@@ -83,6 +101,10 @@ class CheckpointWorker {
   // Disconnect, else the coordinator's status (e.g. Unavailable when it shut
   // down or the connection broke), naming the worker and the coordinator.
   absl::Status status() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The assignment of the last SyncRequest (the one the worker runs with;
+  // it answers with its version).
+  WorkerAssignment assignment() const ABSL_LOCKS_EXCLUDED(mu_);
+
   // Blocks until the stream ended and returns status(); at `deadline`,
   // DeadlineExceeded if it is still open.
   absl::Status WaitUntilEnded(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);
@@ -109,6 +131,7 @@ class CheckpointWorker {
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   bool disconnected_ ABSL_GUARDED_BY(mu_) = false;
+  WorkerAssignment assignment_ ABSL_GUARDED_BY(mu_);
   // Held while joining the thread, so that every Disconnect returns after it.
   Mutex join_mu_;
 };

@@ -1,0 +1,76 @@
+// JobState without etcd: the even contiguous split, its changes as workers
+// join and leave, and its encoding (and refusal of bytes that break the
+// split).
+#include "executor/cluster/job_state.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+using ::backfill::testing::IsOkAndHolds;
+using ::backfill::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+JobState WithVnodes(uint32_t num_vnodes) {
+  JobState state;
+  state.num_vnodes = num_vnodes;
+  return state;
+}
+
+TEST(JobStateTest, SplitsEvenlyAndContiguouslyInRegistrationOrder) {
+  JobState state = WithVnodes(10);
+  state.AddWorker("c", 30);
+  EXPECT_EQ(state.assignment_version, 1u);
+  EXPECT_THAT(state.workers, ElementsAre(WorkerVnodes{"c", 30, 0, 10}));
+  state.AddWorker("a", 10);
+  state.AddWorker("b", 20);
+  EXPECT_EQ(state.assignment_version, 3u);
+  EXPECT_THAT(state.workers, ElementsAre(WorkerVnodes{"c", 30, 0, 3},
+                                         WorkerVnodes{"a", 10, 3, 6},
+                                         WorkerVnodes{"b", 20, 6, 10}));
+  // A known id takes its new lease in place; the split stays.
+  state.AddWorker("a", 11);
+  EXPECT_EQ(state.assignment_version, 4u);
+  EXPECT_EQ(*state.Find("a"), (WorkerVnodes{"a", 11, 3, 6}));
+  EXPECT_TRUE(state.RemoveWorker("c"));
+  EXPECT_FALSE(state.RemoveWorker("c"));
+  EXPECT_EQ(state.assignment_version, 5u);
+  EXPECT_THAT(state.workers, ElementsAre(WorkerVnodes{"a", 11, 0, 5},
+                                         WorkerVnodes{"b", 20, 5, 10}));
+  EXPECT_EQ(state.Find("c"), nullptr);
+}
+
+TEST(JobStateTest, MoreWorkersThanVnodesGetEmptyRanges) {
+  JobState state = WithVnodes(2);
+  for (const char* id : {"a", "b", "c"}) state.AddWorker(id, 1);
+  EXPECT_THAT(state.workers, ElementsAre(WorkerVnodes{"a", 1, 0, 0},
+                                         WorkerVnodes{"b", 1, 0, 1},
+                                         WorkerVnodes{"c", 1, 1, 2}));
+}
+
+TEST(JobStateTest, EncodesAndRefusesBrokenSplits) {
+  JobState state = WithVnodes(8);
+  state.AddWorker("a", 1);
+  state.AddWorker("b", 2);
+  EXPECT_THAT(JobState::Decode(state.Encode(), "k"), IsOkAndHolds(state));
+  JobState gap = state;
+  gap.workers[1].first_vnode = 5;
+  EXPECT_THAT(JobState::Decode(gap.Encode(), "jobs/1/state"),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("worker 'b' has vnodes [5, 8)")));
+  JobState short_split = state;
+  short_split.workers[1].end_vnode = 7;
+  EXPECT_THAT(
+      JobState::Decode(short_split.Encode(), "k"),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("end at 7 of 8")));
+  EXPECT_THAT(
+      JobState::Decode("\xff\xff", "k"),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("does not decode")));
+}
+
+}  // namespace
+}  // namespace backfill
