@@ -282,44 +282,10 @@ absl::Status LayeredStateStore::Checkpoint(Epoch epoch) {
   std::vector<CommitBatch> batches;
   {
     MutexLock lock(&mu_);
-    if (!failure_.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("Checkpoint(", epoch.value(),
-                       ") refused: an earlier checkpoint failed to write (",
-                       failure_.ToString(), "); reopen the store"));
-    }
-    if (epoch <= committed_) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "Checkpoint(", epoch.value(), ") is not after the committed epoch ",
-          committed_.value()));
-    }
-    for (const InstanceState* state : instances_) {
-      if (state->replicated || !state->initialized) continue;
-      if (state->epoch <= epoch) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "Checkpoint(", epoch.value(), "): an instance of table ",
-            state->table_id, " has not sealed the epoch (its current epoch is ",
-            state->epoch.value(), ")"));
-      }
-    }
-    for (const InstanceState* state : instances_) {
-      if (state->replicated) continue;
-      for (const SealedBatch& batch : state->sealed) {
-        if (batch.epoch <= epoch) {
-          batches.push_back(
-              CommitBatch{state->table_id, batch.epoch, batch.data});
-        }
-      }
-    }
-    AddPinWrites(epoch, batches);
+    BACKFILL_ASSIGN_OR_RETURN(batches,
+                              CollectCommitBatches(epoch, "Checkpoint"));
     pending_ = epoch;
   }
-  // Deterministic write order (the set is ordered by address).
-  std::stable_sort(batches.begin(), batches.end(),
-                   [](const CommitBatch& a, const CommitBatch& b) {
-                     return a.table_id != b.table_id ? a.table_id < b.table_id
-                                                     : a.epoch < b.epoch;
-                   });
   absl::Status status = layer_->Commit(batches, epoch);
   if (!status.ok()) {
     MutexLock lock(&mu_);
@@ -340,46 +306,13 @@ absl::StatusOr<SyncResult> LayeredStateStore::SyncCheckpoint(Epoch epoch) {
   std::vector<CommitBatch> batches;
   {
     MutexLock lock(&mu_);
-    if (!failure_.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("SyncCheckpoint(", epoch.value(),
-                       ") refused: an earlier commit failed (",
-                       failure_.ToString(), "); reopen the store"));
-    }
-    if (epoch <= committed_) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "SyncCheckpoint(", epoch.value(),
-          ") is not after the committed epoch ", committed_.value()));
-    }
-    for (const InstanceState* state : instances_) {
-      if (state->replicated || !state->initialized) continue;
-      if (state->epoch <= epoch) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "SyncCheckpoint(", epoch.value(), "): an instance of table ",
-            state->table_id, " has not sealed the epoch (its current epoch is ",
-            state->epoch.value(), ")"));
-      }
-    }
-    for (const InstanceState* state : instances_) {
-      if (state->replicated) continue;
-      for (const SealedBatch& batch : state->sealed) {
-        if (batch.epoch <= epoch) {
-          batches.push_back(
-              CommitBatch{state->table_id, batch.epoch, batch.data});
-        }
-      }
-    }
-    AddPinWrites(epoch, batches);
+    BACKFILL_ASSIGN_OR_RETURN(batches,
+                              CollectCommitBatches(epoch, "SyncCheckpoint"));
     // Kept until a version committing it is applied: an instance that
     // started at a synced epoch would write rows this sync missed, and the
     // version would then drop them from its sealed batches.
     pending_ = std::max(pending_.value_or(epoch), epoch);
   }
-  std::stable_sort(batches.begin(), batches.end(),
-                   [](const CommitBatch& a, const CommitBatch& b) {
-                     return a.table_id != b.table_id ? a.table_id < b.table_id
-                                                     : a.epoch < b.epoch;
-                   });
   absl::StatusOr<SyncResult> synced = layer_->Sync(batches, epoch);
   if (!synced.ok()) {
     return absl::Status(synced.status().code(),
@@ -661,6 +594,47 @@ LayeredStateStore::PinWrites LayeredStateStore::CollectPinWrites(Epoch epoch) {
                                             : std::nullopt);
   }
   return writes;
+}
+
+absl::StatusOr<std::vector<CommitBatch>>
+LayeredStateStore::CollectCommitBatches(Epoch epoch, absl::string_view step) {
+  if (!failure_.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        step, "(", epoch.value(), ") refused: an earlier checkpoint failed (",
+        failure_.ToString(), "); reopen the store"));
+  }
+  if (epoch <= committed_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        step, "(", epoch.value(), ") is not after the committed epoch ",
+        committed_.value()));
+  }
+  for (const InstanceState* state : instances_) {
+    if (state->replicated || !state->initialized) continue;
+    if (state->epoch <= epoch) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          step, "(", epoch.value(), "): an instance of table ", state->table_id,
+          " has not sealed the epoch (its current epoch is ",
+          state->epoch.value(), ")"));
+    }
+  }
+  std::vector<CommitBatch> batches;
+  for (const InstanceState* state : instances_) {
+    if (state->replicated) continue;
+    for (const SealedBatch& batch : state->sealed) {
+      if (batch.epoch <= epoch) {
+        batches.push_back(
+            CommitBatch{state->table_id, batch.epoch, batch.data});
+      }
+    }
+  }
+  AddPinWrites(epoch, batches);
+  // Deterministic write order (the set is ordered by address).
+  std::stable_sort(batches.begin(), batches.end(),
+                   [](const CommitBatch& a, const CommitBatch& b) {
+                     return a.table_id != b.table_id ? a.table_id < b.table_id
+                                                     : a.epoch < b.epoch;
+                   });
+  return batches;
 }
 
 void LayeredStateStore::AddPinWrites(Epoch epoch,

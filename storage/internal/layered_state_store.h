@@ -181,6 +181,13 @@ class LayeredStateStore : public StateStore {
     std::vector<Change> changes;
   };
   PinWrites CollectPinWrites(Epoch epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What a checkpoint (or a sync) of `epoch` writes: the sealed batches <=
+  // epoch of every non-replicated instance and the pin writes
+  // (AddPinWrites), ordered by (table, epoch). Errors, FailedPrecondition
+  // naming `step`: an earlier checkpoint or commit failed, epoch <= the
+  // committed epoch, or an initialised instance has not sealed epoch.
+  absl::StatusOr<std::vector<CommitBatch>> CollectCommitBatches(
+      Epoch epoch, absl::string_view step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Collects the pin writes of a checkpoint (or sync) of `epoch`: adds their
   // batch to `batches` and keeps them in synced_pins_ until `epoch` is
   // published (PublishCommitted applies them).
