@@ -78,8 +78,10 @@ class CommittedLayer {
   // calls it after a successful Commit once the committed epoch is set
   // (SetCommittedEpoch) and waiters are woken, so that no reader waits for
   // it and no garbage collection runs ahead of that epoch; by the
-  // committing thread, not concurrently with Commit. A failure does not
-  // undo the commit: the layer reports it its own way. Default: nothing.
+  // committing thread, not concurrently with Commit. The layer may do the
+  // work there or hand it to a thread of its own (the shared layer only
+  // wakes its maintenance thread). A failure does not undo the commit: the
+  // layer reports it its own way. Default: nothing.
   virtual void AfterCommit() {}
 
   // A checkpoint over several processes, as three steps (a layer whose data

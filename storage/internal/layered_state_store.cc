@@ -8,6 +8,7 @@
 #include "absl/base/internal/endian.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "storage/internal/epoch_pin_rows.h"
 #include "storage/internal/merging_iterator.h"
 #include "third_party/absl_extras/status_macros.h"
 
@@ -28,12 +29,6 @@ bool HasEntriesIn(const MemTable& table, VirtualNode vnode,
   MemTable::const_iterator begin, end;
   MemTableRange(table, vnode, range, &begin, &end);
   return begin != end;
-}
-
-std::string EncodePinnedEpoch(Epoch epoch) {
-  std::string value(sizeof(uint64_t), '\0');
-  absl::big_endian::Store64(value.data(), epoch.value());
-  return value;
 }
 
 }  // namespace
@@ -678,22 +673,18 @@ absl::StatusOr<std::optional<Epoch>> LayeredStateStore::RestoreEpochPins() {
                           std::move(read_pin)));
   std::optional<Epoch> oldest;
   MutexLock lock(&mu_);
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    if (it->value().size() != sizeof(uint64_t)) {
-      return absl::DataLossError(absl::StrCat(
-          "the epoch pin of owner '", absl::CHexEscape(it->key()), "' is ",
-          it->value().size(), " bytes, not an 8-byte epoch"));
-    }
-    const Epoch epoch(absl::big_endian::Load64(it->value().data()));
-    PinState& state = pins_[std::string(it->key())];
-    state.epoch = epoch;
-    state.pin = layer_->Pin(epoch);
-    state.persisted = epoch;
-    state.persisted_pin = layer_->Pin(epoch);
-    state.change = ++pin_changes_;
-    if (!oldest.has_value() || epoch < *oldest) oldest = epoch;
-  }
-  BACKFILL_RETURN_IF_ERROR(it->status());
+  BACKFILL_RETURN_IF_ERROR(
+      ForEachPinnedEpoch(*it, [&](absl::string_view owner, Epoch epoch)
+                                  ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                                    PinState& state = pins_[std::string(owner)];
+                                    state.epoch = epoch;
+                                    state.pin = layer_->Pin(epoch);
+                                    state.persisted = epoch;
+                                    state.persisted_pin = layer_->Pin(epoch);
+                                    state.change = ++pin_changes_;
+                                    if (!oldest.has_value() || epoch < *oldest)
+                                      oldest = epoch;
+                                  }));
   return oldest;
 }
 

@@ -9,11 +9,13 @@
 #include "absl/base/internal/endian.h"
 #include "absl/random/random.h"
 #include "absl/strings/escaping.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "storage/internal/epoch_pin_rows.h"
 #include "storage/shared/shared_version.pb.h"
 #include "third_party/absl_extras/status_macros.h"
 
@@ -53,6 +55,7 @@ namespace {
 
 using storage_internal::CommitBatch;
 using storage_internal::EpochPin;
+using storage_internal::ForEachPinnedEpoch;
 
 std::string RandomHex() {
   absl::BitGen gen;
@@ -108,30 +111,29 @@ std::optional<uint64_t> EpochOfObject(absl::string_view key,
   return epoch;
 }
 
-// The oldest epoch pin persisted in `version`: the rows of kEpochPinTableId
-// (vnode 0; pk = owner, value = the epoch, 8 bytes big-endian; storage/
-// FORMAT.md, "Epoch pins") as of its committed epoch, whichever process's
-// checkpoint wrote them. nullopt if none. Errors: DataLoss naming the owner
-// of a row that is not an 8-byte epoch, or the object of corrupt bytes.
-absl::StatusOr<std::optional<Epoch>> OldestPersistedPin(
-    const Version& version) {
+// The oldest epoch pin persisted in `ssts[begin, end)` of `version`: the
+// rows of kEpochPinTableId (epoch_pin_rows.h; storage/FORMAT.md, "Epoch
+// pins") those SSTs hold as of the version's committed epoch, whichever
+// process's checkpoint wrote them. nullopt if none. Errors: DataLoss naming
+// the owner of a row that is not an 8-byte epoch, or the object of corrupt
+// bytes.
+absl::StatusOr<std::optional<Epoch>> OldestPersistedPin(const Version& version,
+                                                        size_t begin,
+                                                        size_t end) {
   std::vector<std::shared_ptr<const SstReader>> files;
-  for (const VersionSst& sst : version.ssts) files.push_back(sst.reader);
+  for (size_t i = begin; i < end; ++i) files.push_back(version.ssts[i].reader);
   std::unique_ptr<StateStoreIterator> it = NewSstsIterator(
       std::move(files), kEpochPinTableId, 0, PkRange::All(),
       version.committed_epoch, /*fill_cache=*/false, /*pin=*/nullptr);
   std::optional<Epoch> oldest;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    if (it->value().size() != sizeof(uint64_t)) {
-      return absl::DataLossError(
-          absl::StrCat("version ", version.id, ": the epoch pin of owner '",
-                       absl::CHexEscape(it->key()), "' is ", it->value().size(),
-                       " bytes, not an 8-byte epoch"));
-    }
-    const Epoch epoch(absl::big_endian::Load64(it->value().data()));
-    if (!oldest.has_value() || epoch < *oldest) oldest = epoch;
+  absl::Status read =
+      ForEachPinnedEpoch(*it, [&](absl::string_view /*owner*/, Epoch epoch) {
+        if (!oldest.has_value() || epoch < *oldest) oldest = epoch;
+      });
+  if (!read.ok()) {
+    return absl::Status(read.code(), absl::StrCat("version ", version.id, ": ",
+                                                  read.message()));
   }
-  BACKFILL_RETURN_IF_ERROR(it->status());
   return oldest;
 }
 
@@ -577,6 +579,11 @@ std::shared_ptr<const Version> SharedCommittedLayer::current() const {
 std::shared_ptr<const Version> SharedCommittedLayer::ServingVersion(
     Epoch read_epoch) const {
   MutexLock lock(&mu_);
+  return ServingVersionLocked(read_epoch);
+}
+
+std::shared_ptr<const Version> SharedCommittedLayer::ServingVersionLocked(
+    Epoch read_epoch) const {
   for (auto it = versions_.rbegin(); it != versions_.rend(); ++it) {
     std::shared_ptr<const Version> version = it->lock();
     if (version != nullptr && version->gc_horizon <= read_epoch &&
@@ -589,7 +596,16 @@ std::shared_ptr<const Version> SharedCommittedLayer::ServingVersion(
 
 std::unique_ptr<EpochPin> SharedCommittedLayer::Pin(Epoch epoch) {
   MutexLock lock(&mu_);
-  return std::make_unique<VersionPin>(this, current_,
+  std::shared_ptr<const Version> version = current_;
+  if (epoch < version->gc_horizon) {
+    // A compaction committed after its safe epoch was taken and before this
+    // pin: a version still in use may serve the epoch (the reads through
+    // this pin use it); if none does, the reads are refused.
+    if (std::shared_ptr<const Version> older = ServingVersionLocked(epoch)) {
+      version = std::move(older);
+    }
+  }
+  return std::make_unique<VersionPin>(this, std::move(version),
                                       pins_.insert(epoch.value()));
 }
 
@@ -779,22 +795,11 @@ void SharedCommittedLayer::RunMaintenance() {
 
 absl::Status SharedCommittedLayer::Maintain() {
   MutexLock maintenance_lock(&maintenance_mu_);
-  for (int attempt = 1;; ++attempt) {
-    std::shared_ptr<const Version> base = current();
-    const std::optional<size_t> first = CompactionStart(*base);
-    if (!first.has_value()) break;
-    const absl::Status compacted = CompactFrom(std::move(base), *first);
-    if (compacted.ok()) {
-      // (`base` is released: a version it kept alive would keep its inputs.)
-      BACKFILL_RETURN_IF_ERROR(VacuumLocked().status());
-      break;
-    }
-    // Aborted: a checkpoint committed an older epoch pin meanwhile.
-    if (compacted.code() != absl::StatusCode::kAborted ||
-        attempt == kCompactionAttempts) {
-      return compacted;
-    }
-  }
+  BACKFILL_ASSIGN_OR_RETURN(
+      const bool compacted,
+      CompactWithRetries(
+          [this](const Version& base) { return CompactionStart(base); }));
+  if (compacted) BACKFILL_RETURN_IF_ERROR(VacuumLocked().status());
   const std::shared_ptr<const Version> version = current();
   uint64_t checkpoint_id = 0;
   {
@@ -875,10 +880,23 @@ std::optional<size_t> SharedCommittedLayer::CompactionStart(
 
 absl::Status SharedCommittedLayer::Compact() {
   MutexLock maintenance_lock(&maintenance_mu_);
+  return CompactWithRetries([](const Version& base) -> std::optional<size_t> {
+           if (base.ssts.size() < 2) return std::nullopt;
+           return 0;
+         })
+      .status();
+}
+
+absl::StatusOr<bool> SharedCommittedLayer::CompactWithRetries(
+    absl::FunctionRef<std::optional<size_t>(const Version&)> start) {
   for (int attempt = 1;; ++attempt) {
     std::shared_ptr<const Version> base = current();
-    if (base->ssts.size() < 2) return absl::OkStatus();
-    const absl::Status compacted = CompactFrom(std::move(base), 0);
+    const std::optional<size_t> first = start(*base);
+    if (!first.has_value()) return false;
+    // (`base` goes with the call: a version it kept alive would keep its
+    // inputs from the vacuum.)
+    const absl::Status compacted = CompactFrom(std::move(base), *first);
+    if (compacted.ok()) return true;
     // Aborted: a checkpoint committed an older epoch pin meanwhile.
     if (compacted.code() != absl::StatusCode::kAborted ||
         attempt == kCompactionAttempts) {
@@ -904,7 +922,7 @@ absl::Status SharedCommittedLayer::CompactFrom(
   // process's own are in pins_ as well; another process's are known only
   // from its checkpoints' rows).
   BACKFILL_ASSIGN_OR_RETURN(const std::optional<Epoch> persisted,
-                            OldestPersistedPin(*base));
+                            OldestPersistedPin(*base, 0, base->ssts.size()));
   if (persisted.has_value()) safe = std::min(safe, *persisted);
   std::vector<std::shared_ptr<const SstReader>> inputs;
   for (size_t i = first; i < base->ssts.size(); ++i) {
@@ -946,35 +964,39 @@ absl::Status SharedCommittedLayer::CompactFrom(
     inputs_in_place = previous->ssts[position + i].object_key ==
                       base->ssts[first + i].object_key;
   }
-  if (!inputs_in_place) {
-    // Another committer's version was adopted meanwhile (ApplyVersion):
-    // this compaction's base is gone, and its output is never committed.
+  // Nothing is committed: the output is never listed by a version.
+  auto discard = [&](absl::Status status) {
     if (output.has_value()) {
       options_.object_store->Delete(output->object_key).IgnoreError();
     }
-    return absl::FailedPreconditionError(absl::StrCat(
+    return status;
+  };
+  if (!inputs_in_place) {
+    // Another committer's version was adopted meanwhile (ApplyVersion):
+    // this compaction's base is gone.
+    return discard(absl::FailedPreconditionError(absl::StrCat(
         "compaction of version ", base->id, " refused: version ", previous->id,
-        " no longer lists its ", count, " input SSTs in place"));
+        " no longer lists its ", count, " input SSTs in place")));
   }
   if (previous->id != base->id) {
     // A checkpoint committed since `base` may carry a pin of an epoch below
     // `safe`: another process pinned an epoch its own (older) version still
     // served and its sync committed the row while this merge ran. Its
     // versions may be merged away in `output`, so nothing is committed (the
-    // caller compacts again from `previous`). Read here, under commit_mu_,
-    // from files open locally: no version can come between this check and
-    // the commit below.
-    absl::StatusOr<std::optional<Epoch>> pinned = OldestPersistedPin(*previous);
-    if (!pinned.ok() || (pinned->has_value() && **pinned < safe)) {
-      if (output.has_value()) {
-        options_.object_store->Delete(output->object_key).IgnoreError();
-      }
-      if (!pinned.ok()) return pinned.status();
-      return absl::AbortedError(
+    // caller compacts again from `previous`). Only the SSTs those checkpoints
+    // appended can hold such a row (the base's pins are counted in `safe`;
+    // a release only raises the oldest). Read here, under commit_mu_, from
+    // files open locally: no version can come between this check and the
+    // commit below.
+    absl::StatusOr<std::optional<Epoch>> pinned =
+        OldestPersistedPin(*previous, position + count, previous->ssts.size());
+    if (!pinned.ok()) return discard(pinned.status());
+    if (pinned->has_value() && **pinned < safe) {
+      return discard(absl::AbortedError(
           absl::StrCat("compaction of version ", base->id, " at safe epoch ",
                        safe.value(), " not committed: version ", previous->id,
                        " persists an epoch pin of ", (*pinned)->value(),
-                       ", committed while it merged"));
+                       ", committed while it merged")));
     }
   }
   auto next = std::make_shared<Version>(*previous);

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -264,6 +265,14 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // Uploads `bytes` under a fresh name of `epoch`, caches and opens it.
   absl::StatusOr<VersionSst> UploadSst(Epoch epoch, const std::string& bytes,
                                        SstFileInfo info);
+  // Compacts from start(current version)'s SST (none due: nullopt) and
+  // commits; tries again from the new current version, up to
+  // kCompactionAttempts in all, when a checkpoint committed an older epoch
+  // pin during the merge (Aborted). Returns whether it compacted.
+  absl::StatusOr<bool> CompactWithRetries(
+      absl::FunctionRef<std::optional<size_t>(const Version&)> start)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(maintenance_mu_)
+          ABSL_LOCKS_EXCLUDED(commit_mu_, mu_);
   // Compacts the SSTs of `base` (a version that was current) at `first`
   // and after, and commits the output in their place in the version current
   // then (rebased onto the commits that came since). Aborted (nothing
@@ -281,6 +290,8 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // (its GC horizon <= read_epoch <= its committed epoch), or null.
   std::shared_ptr<const Version> ServingVersion(Epoch read_epoch) const
       ABSL_LOCKS_EXCLUDED(mu_);
+  std::shared_ptr<const Version> ServingVersionLocked(Epoch read_epoch) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Makes `version` current, remembers it as in use and forgets the synced
   // SSTs of the epochs it commits.
   void SetCurrent(std::shared_ptr<const Version> version)

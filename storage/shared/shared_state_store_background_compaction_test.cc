@@ -205,6 +205,10 @@ TEST(SharedStateStoreBackgroundCompactionTest,
             (Rows{{"a", "a2"}, {"b", "b1"}, {"c", "c2"}}));
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "b"}, Epoch(2)),
               IsOkAndHolds(Optional(std::string("b1"))));
+  // So do scans opened now (their pin takes that version, not the
+  // compacted one whose horizon is above 2).
+  EXPECT_EQ(SharedStoreFixture::Scan(*store, kTable, 2),
+            (Rows{{"a", "a2"}, {"b", "b1"}, {"c", "c2"}}));
   historical.reset();
   EXPECT_THAT(store->Get(TableKey{kTable, 0, "b"}, Epoch(2)),
               StatusIs(absl::StatusCode::kFailedPrecondition));
