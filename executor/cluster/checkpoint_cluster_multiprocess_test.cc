@@ -9,7 +9,6 @@
 //    checkpoint, of the surviving worker, commits its rows and never the
 //    dead one's, whose uploaded object no version lists.
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,10 +29,9 @@
 #include "gtest/gtest.h"
 #include "storage/shared/etcd_test_cluster.h"
 #include "storage/shared/shared_state_store.h"
+#include "storage/shared/testing/child_processes.h"
 #include "storage/shared/testing/shared_store_fixture.h"
 #include "third_party/absl_extras/status_matchers.h"
-
-extern char** environ;
 
 namespace backfill {
 namespace {
@@ -80,14 +78,11 @@ class MultiprocessCluster {
         rows,
         OutFile(id)};
     if (die_after_upload) args.push_back("die_after_upload");
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    EXPECT_EQ(
-        posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
-    return pid;
+    return children_.Spawn(std::move(args));
   }
+
+  // The wait status of worker `pid` (blocks until it exits).
+  int WaitFor(pid_t pid) { return children_.Wait(pid); }
 
   std::string OutFile(const std::string& id) const {
     return absl::StrCat(dir_, "/rows-", id);
@@ -110,14 +105,10 @@ class MultiprocessCluster {
   SharedStateStoreOptions options_;
   std::unique_ptr<SharedStateStore> committer_;
   std::unique_ptr<CheckpointCoordinator> coordinator_;
+  // Last: a test that failed half-way leaves no worker behind, and none
+  // outlives the coordinator.
+  ChildProcesses children_;
 };
-
-// The wait status of `pid` (blocks until it exits).
-int WaitFor(pid_t pid) {
-  int status = 0;
-  EXPECT_EQ(waitpid(pid, &status, 0), pid);
-  return status;
-}
 
 TEST(CheckpointClusterMultiprocessTest, EachWorkerProcessReadsTheOthersRows) {
   MultiprocessCluster cluster("processes");
@@ -132,7 +123,7 @@ TEST(CheckpointClusterMultiprocessTest, EachWorkerProcessReadsTheOthersRows) {
   EXPECT_THAT(result.workers, SizeIs(2));
   EXPECT_TRUE(result.not_applied.empty());
   for (pid_t pid : {a, b}) {
-    const int status = WaitFor(pid);
+    const int status = cluster.WaitFor(pid);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
         << "worker exit status " << status;
   }
@@ -157,7 +148,7 @@ TEST(CheckpointClusterMultiprocessTest,
                        AllOf(HasSubstr("nothing committed"),
                              HasSubstr("worker 'b' disconnected before its "
                                        "sync reply"))));
-  const int b_status = WaitFor(b);
+  const int b_status = cluster.WaitFor(b);
   EXPECT_TRUE(WIFSIGNALED(b_status) && WTERMSIG(b_status) == SIGKILL)
       << "worker b exit status " << b_status;
   EXPECT_EQ(cluster.committer().CommittedEpoch(kTable), Epoch::Zero());
@@ -167,7 +158,7 @@ TEST(CheckpointClusterMultiprocessTest,
   BACKFILL_ASSERT_OK_AND_ASSIGN(CheckpointResult result,
                                 cluster.coordinator().Checkpoint(Epoch(4)));
   EXPECT_THAT(result.workers, ElementsAre("a"));
-  const int a_status = WaitFor(a);
+  const int a_status = cluster.WaitFor(a);
   EXPECT_TRUE(WIFEXITED(a_status) && WEXITSTATUS(a_status) == 0)
       << "worker a exit status " << a_status;
   EXPECT_EQ(cluster.ReadOutFile("a"), "a1=x\n");

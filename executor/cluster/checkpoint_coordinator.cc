@@ -234,52 +234,34 @@ absl::Status CheckpointCoordinator::Serve(std::shared_ptr<Session> session) {
     return absl::InvalidArgumentError("Register with an empty worker_id");
   }
   const int64_t lease_id = message.registration().lease_id();
-  if (options_.etcd != nullptr) {
-    if (lease_id == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("worker '", worker_id, "' registered without a lease"));
-    }
-    {
-      MutexLock lock(&mu_);
-      if (shut_down_) {
-        return absl::UnavailableError("checkpoint coordinator shut down");
-      }
-      if (role_ != Role::kLeading) {
-        return absl::UnavailableError(absl::StrCat("checkpoint coordinator at ",
-                                                   address_, " does not lead"));
-      }
-      if (fenced_leases_.contains(lease_id)) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("worker '", worker_id, "' is fenced: its lease ",
-                         lease_id, " expired"));
-      }
-      for (const auto& [number, live] : sessions_) {
-        if (live->worker_id == worker_id) {
-          return absl::AlreadyExistsError(
-              absl::StrCat("worker '", worker_id, "' is already registered"));
-        }
-      }
-    }
-    BACKFILL_RETURN_IF_ERROR(Join(worker_id, lease_id));
-  }
   session->lease_id = lease_id;
   bool registered = false;
   {
+    // The whole registration under state_mu_: a Leave of the worker's
+    // previous session or a FenceExpired of its lease comes before it (the
+    // Join below sees the result) or after the session is live (they see
+    // it), never between the Join and the insertion.
+    MutexLock state_lock(&state_mu_);
+    if (options_.etcd != nullptr) {
+      if (lease_id == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "worker '", worker_id, "' registered without a lease"));
+      }
+      {
+        MutexLock lock(&mu_);
+        BACKFILL_RETURN_IF_ERROR(CheckCanRegister(worker_id, lease_id));
+      }
+      BACKFILL_RETURN_IF_ERROR(JoinLocked(worker_id, lease_id));
+    }
     // Registered goes out before anything a checkpoint sends: the session
     // is visible to checkpoints from the insertion on, and their sends wait
     // for this lock.
     MutexLock write_lock(&session->write_mu);
     {
       MutexLock lock(&mu_);
-      if (shut_down_) {
-        return absl::UnavailableError("checkpoint coordinator shut down");
-      }
-      for (const auto& [number, live] : sessions_) {
-        if (live->worker_id == worker_id) {
-          return absl::AlreadyExistsError(
-              absl::StrCat("worker '", worker_id, "' is already registered"));
-        }
-      }
+      // Again: the coordinator may have been deposed or shut down during
+      // the Join.
+      BACKFILL_RETURN_IF_ERROR(CheckCanRegister(worker_id, lease_id));
       session->worker_id = worker_id;
       session->number = next_session_++;
       sessions_[session->number] = session;
@@ -550,9 +532,33 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
   return result;
 }
 
-absl::Status CheckpointCoordinator::Join(const std::string& worker_id,
-                                         int64_t lease_id) {
-  MutexLock state_lock(&state_mu_);
+absl::Status CheckpointCoordinator::CheckCanRegister(
+    const std::string& worker_id, int64_t lease_id) const {
+  if (shut_down_) {
+    return absl::UnavailableError("checkpoint coordinator shut down");
+  }
+  if (options_.etcd != nullptr) {
+    if (role_ != Role::kLeading) {
+      return absl::UnavailableError(absl::StrCat("checkpoint coordinator at ",
+                                                 address_, " does not lead"));
+    }
+    if (fenced_leases_.contains(lease_id)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("worker '", worker_id, "' is fenced: its lease ",
+                       lease_id, " expired"));
+    }
+  }
+  for (const auto& [number, live] : sessions_) {
+    if (live->worker_id == worker_id) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("worker '", worker_id, "' is already registered"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckpointCoordinator::JoinLocked(const std::string& worker_id,
+                                               int64_t lease_id) {
   const std::string context = absl::StrCat("registering worker '", worker_id,
                                            "' with lease ", lease_id);
   const WorkerVnodes* known = state_.Find(worker_id);
@@ -611,6 +617,10 @@ void CheckpointCoordinator::Leave(const std::string& worker_id,
   {
     MutexLock lock(&mu_);
     if (shut_down_ || role_ != Role::kLeading) return;
+    // The worker registered again (a reconnect) since this session ended.
+    for (const auto& [number, live] : sessions_) {
+      if (live->worker_id == worker_id) return;
+    }
   }
   const WorkerVnodes* known = state_.Find(worker_id);
   if (known == nullptr || known->lease_id != lease_id) return;
@@ -713,19 +723,23 @@ absl::Status CheckpointCoordinator::FenceExpired() {
   for (const EtcdKeyValue& member : members.kvs) {
     alive[member.key] = member.lease;
   }
-  for (const WorkerVnodes& worker : JobState(state_).workers) {
+  JobState next = state_;
+  std::vector<std::string> gone;  // Their membership keys.
+  std::vector<WorkerVnodes> expired;
+  for (const WorkerVnodes& worker : state_.workers) {
     const std::string key = WorkerKey(options_.job_prefix, worker.worker_id);
     auto member = alive.find(key);
     if (member != alive.end() && member->second == worker.lease_id) continue;
-    JobState next = state_;
     next.RemoveWorker(worker.worker_id);
-    // Deleting the key is harmless if it is gone (the lease took it).
-    BACKFILL_RETURN_IF_ERROR(WriteState(std::move(next), {}, {key}));
-    const absl::Status why = absl::UnavailableError(
-        absl::StrCat("worker '", worker.worker_id, "' was fenced: its lease ",
-                     worker.lease_id, " expired"));
-    {
-      MutexLock lock(&mu_);
+    gone.push_back(key);  // Harmless to delete if the lease took it.
+    expired.push_back(worker);
+  }
+  if (expired.empty()) return absl::OkStatus();
+  // One write (one assignment version) for all of them.
+  BACKFILL_RETURN_IF_ERROR(WriteState(std::move(next), {}, std::move(gone)));
+  {
+    MutexLock lock(&mu_);
+    for (const WorkerVnodes& worker : expired) {
       fenced_leases_.insert(worker.lease_id);
       for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
         const std::shared_ptr<Session>& session = it->second;
@@ -733,14 +747,16 @@ absl::Status CheckpointCoordinator::FenceExpired() {
             session->lease_id != worker.lease_id) {
           continue;
         }
-        fenced_[session->number] = why;
+        fenced_[session->number] = absl::UnavailableError(absl::StrCat(
+            "worker '", worker.worker_id, "' was fenced: its lease ",
+            worker.lease_id, " expired"));
         session->context->TryCancel();
         sessions_.erase(it);
         break;
       }
     }
-    changed_.SignalAll();
   }
+  changed_.SignalAll();
   return absl::OkStatus();
 }
 
@@ -754,11 +770,15 @@ void CheckpointCoordinator::Shutdown() {
   changed_.SignalAll();
   if (control_thread_.joinable()) control_thread_.join();
   // A standby may take over at once (else it waits for the lease).
-  if (election_ != nullptr) election_->Resign(candidacy_).IgnoreError();
+  if (election_ != nullptr && candidacy_.create_revision != 0) {
+    election_->Resign(candidacy_).IgnoreError();
+  }
   // Cancels every open stream at once (their handlers' reads end), then
-  // waits for the handlers.
-  server_->Shutdown(std::chrono::system_clock::now());
-  server_->Wait();
+  // waits for the handlers. (No server: Start failed to listen.)
+  if (server_ != nullptr) {
+    server_->Shutdown(std::chrono::system_clock::now());
+    server_->Wait();
+  }
   // The handlers are done; their last writes (under these locks) are
   // ordered before the destructor's through the locks, which TSan sees
   // (gRPC's own synchronization it does not: Debian's gRPC is not

@@ -193,7 +193,8 @@ class CheckpointCoordinator {
                         Clock& clock);
 
   // The handler of one worker's stream (Service::Control).
-  absl::Status Serve(std::shared_ptr<Session> session) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Serve(std::shared_ptr<Session> session)
+      ABSL_LOCKS_EXCLUDED(state_mu_, mu_);
   // Waits until every session in `asked` replied in the current phase or
   // is gone (or the deadline, or shutdown).
   void WaitForReplies(const std::vector<std::shared_ptr<Session>>& asked)
@@ -204,10 +205,15 @@ class CheckpointCoordinator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- The control plane (options_.etcd set).
+  // Why a worker may not register now (shut down; with a control plane:
+  // not leading, its lease fenced; a live session with its id), or OK.
+  absl::Status CheckCanRegister(const std::string& worker_id,
+                                int64_t lease_id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records a registering worker in the job's state (or, with the lease it
   // is recorded with, checks the lease is alive: a reconnect).
-  absl::Status Join(const std::string& worker_id, int64_t lease_id)
-      ABSL_LOCKS_EXCLUDED(state_mu_, mu_);
+  absl::Status JoinLocked(const std::string& worker_id, int64_t lease_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   // Writes `next` (and the membership keys to put / delete) fenced by the
   // election and the state's last revision; then it is state_.
   absl::Status WriteState(JobState next, std::vector<EtcdPut> puts,

@@ -10,13 +10,11 @@
 //    processes find it through the election and register again, its
 //    checkpoint commits and both read it.
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -32,10 +30,9 @@
 #include "storage/shared/etcd_lease_keeper.h"
 #include "storage/shared/etcd_test_cluster.h"
 #include "storage/shared/shared_state_store.h"
+#include "storage/shared/testing/child_processes.h"
 #include "storage/shared/testing/shared_store_fixture.h"
 #include "third_party/absl_extras/status_matchers.h"
-
-extern char** environ;
 
 namespace backfill {
 namespace {
@@ -108,31 +105,11 @@ class MultiprocessJob {
         absl::StrCat(first),
         absl::StrCat(last),
         OutFile(id)};
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    EXPECT_EQ(
-        posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
-    if (pid != 0) running_.insert(pid);
-    return pid;
+    return children_.Spawn(std::move(args));
   }
 
-  // The exit status of worker `pid` (blocks until it exits).
-  int WaitFor(pid_t pid) {
-    int status = 0;
-    EXPECT_EQ(waitpid(pid, &status, 0), pid);
-    running_.erase(pid);
-    return status;
-  }
-
-  // A test that failed half-way leaves no worker behind (stopped or not).
-  ~MultiprocessJob() {
-    for (pid_t pid : running_) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  }
+  // The wait status of worker `pid` (blocks until it exits).
+  int WaitFor(pid_t pid) { return children_.Wait(pid); }
 
   std::string OutFile(const std::string& id) const {
     return absl::StrCat(dir_, "/rows-", id);
@@ -155,7 +132,8 @@ class MultiprocessJob {
   const std::string job_prefix_;
   SharedStateStoreOptions options_;
   std::shared_ptr<EtcdClient> etcd_;
-  std::set<pid_t> running_;
+  // A test that failed half-way leaves no worker behind (stopped or not).
+  ChildProcesses children_;
 };
 
 TEST(ClusterControlMultiprocessTest, AWorkerStoppedPastItsLeaseIsFenced) {
