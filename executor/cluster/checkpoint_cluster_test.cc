@@ -76,21 +76,6 @@ class Cluster {
   std::shared_ptr<ObjectStore> objects_;
 };
 
-// Writes `rows` into vnode 0 at `epoch` and seals it; the instance stays at
-// epoch + 1 (returned: keep it while its data are unsynced).
-std::unique_ptr<LocalStateStore> WriteEpoch(StateStore& store, uint64_t epoch,
-                                            const Rows& rows) {
-  auto local = store.NewLocalStateStore(kTable, {});
-  EXPECT_TRUE(local.ok()) << local.status();
-  if (!local.ok()) return nullptr;
-  EXPECT_TRUE((*local)->Init(EpochPair::ForInitial(Epoch(epoch))).ok());
-  for (const auto& [pk, value] : rows) {
-    EXPECT_TRUE((*local)->Insert(0, pk, value).ok());
-  }
-  EXPECT_TRUE((*local)->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}).ok());
-  return *std::move(local);
-}
-
 std::unique_ptr<CheckpointCoordinator> StartCoordinator(
     SharedStateStore* store) {
   auto coordinator = CheckpointCoordinator::Start({.store = store});
@@ -122,8 +107,10 @@ TEST(CheckpointClusterTest, EachWorkerReadsTheOthersRowsAfterACheckpoint) {
   ASSERT_TRUE(a && b);
   EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a", "b"));
 
-  auto a_rows = WriteEpoch(*a_store, 3, {{"a1", "x"}, {"a2", "y"}});
-  auto b_rows = WriteEpoch(*b_store, 3, {{"b1", "z"}});
+  auto a_rows = SharedStoreFixture::SealRows(*a_store, kTable, 3,
+                                             {{"a1", "x"}, {"a2", "y"}});
+  auto b_rows =
+      SharedStoreFixture::SealRows(*b_store, kTable, 3, {{"b1", "z"}});
   EXPECT_THAT(a_store->Get(TableKey{kTable, 0, "b1"}, Epoch(3)),
               IsOkAndHolds(std::nullopt));
   BACKFILL_ASSERT_OK_AND_ASSIGN(CheckpointResult result,
@@ -226,8 +213,10 @@ TEST(CheckpointClusterTest, AWorkerGoneBeforeItsSyncReplyFailsTheCheckpoint) {
       coordinator->address(), "b", b_store.get(),
       HandWrittenWorker::Behaviour::kVanishAfterUpload);
   ASSERT_TRUE(b->registered());
-  auto a_rows = WriteEpoch(*a_store, 3, {{"a1", "x"}});
-  auto b_rows = WriteEpoch(*b_store, 3, {{"b1", "lost"}});
+  auto a_rows =
+      SharedStoreFixture::SealRows(*a_store, kTable, 3, {{"a1", "x"}});
+  auto b_rows =
+      SharedStoreFixture::SealRows(*b_store, kTable, 3, {{"b1", "lost"}});
 
   EXPECT_THAT(coordinator->Checkpoint(Epoch(3)),
               StatusIs(absl::StatusCode::kUnavailable,
@@ -286,7 +275,8 @@ TEST(CheckpointClusterTest, AWorkerSilentPastTheReplyTimeoutFailsIt) {
   HandWrittenWorker b(coordinator->address(), "b", b_store.get(),
                       HandWrittenWorker::Behaviour::kNeverAnswer);
   ASSERT_TRUE(b.registered());
-  auto a_rows = WriteEpoch(*a_store, 2, {{"a1", "x"}});
+  auto a_rows =
+      SharedStoreFixture::SealRows(*a_store, kTable, 2, {{"a1", "x"}});
   absl::StatusOr<CheckpointResult> result;
   std::thread checkpoint([&] { result = coordinator->Checkpoint(Epoch(2)); });
   clock.BlockUntilWaiters(1);  // Waiting for the replies.
@@ -318,8 +308,10 @@ TEST(CheckpointClusterTest, AWorkersSyncErrorFailsTheCheckpoint) {
   auto a = ConnectWorker(*coordinator, "a", a_store.get());
   auto b = ConnectWorker(*coordinator, "b", b_store.get());
   ASSERT_TRUE(a && b);
-  auto a_rows = WriteEpoch(*a_store, 2, {{"a1", "x"}});
-  auto b_rows = WriteEpoch(*b_store, 2, {{"b1", "y"}});
+  auto a_rows =
+      SharedStoreFixture::SealRows(*a_store, kTable, 2, {{"a1", "x"}});
+  auto b_rows =
+      SharedStoreFixture::SealRows(*b_store, kTable, 2, {{"b1", "y"}});
   EXPECT_THAT(coordinator->Checkpoint(Epoch(2)),
               StatusIs(absl::StatusCode::kResourceExhausted,
                        AllOf(HasSubstr("worker 'b': sync failed"),

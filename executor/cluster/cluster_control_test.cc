@@ -155,21 +155,6 @@ std::unique_ptr<ClusterWorker> StartClusterWorker(Job& job,
   return worker.ok() ? *std::move(worker) : nullptr;
 }
 
-// Writes `rows` into vnode 0 at `epoch` and seals it (the instance stays at
-// epoch + 1; keep it while its data are unsynced).
-std::unique_ptr<LocalStateStore> WriteEpoch(StateStore& store, uint64_t epoch,
-                                            const Rows& rows) {
-  auto local = store.NewLocalStateStore(kTable, {});
-  EXPECT_TRUE(local.ok()) << local.status();
-  if (!local.ok()) return nullptr;
-  EXPECT_TRUE((*local)->Init(EpochPair::ForInitial(Epoch(epoch))).ok());
-  for (const auto& [pk, value] : rows) {
-    EXPECT_TRUE((*local)->Insert(0, pk, value).ok());
-  }
-  EXPECT_TRUE((*local)->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}).ok());
-  return *std::move(local);
-}
-
 // Writes `rows` at the instance's current epoch and seals it.
 void WriteMore(LocalStateStore& local, uint64_t epoch, const Rows& rows) {
   for (const auto& [pk, value] : rows) {
@@ -262,8 +247,10 @@ TEST(ClusterControlTest, AssignmentFollowsTheLiveSetAndPersists) {
   // The change takes effect at the next checkpoint: each worker runs with
   // its half from then on.
   EXPECT_EQ(a->assignment(), WorkerAssignment{});
-  auto a_rows = WriteEpoch(*a_store, 3, {{"a1", "x"}});
-  auto b_rows = WriteEpoch(*b_store, 3, {{"b1", "y"}});
+  auto a_rows =
+      SharedStoreFixture::SealRows(*a_store, kTable, 3, {{"a1", "x"}});
+  auto b_rows =
+      SharedStoreFixture::SealRows(*b_store, kTable, 3, {{"b1", "y"}});
   BACKFILL_ASSERT_OK_AND_ASSIGN(CheckpointResult result,
                                 coordinator->Checkpoint(Epoch(3)));
   EXPECT_THAT(result.workers, ElementsAre("a", "b"));
@@ -316,8 +303,10 @@ TEST(ClusterControlTest, AnExpiredLeaseFencesAPausedWorker) {
                                 job.Connect("a", a_store.get(), a_lease));
   HandWrittenWorker b(coordinator->address(), "b", b_lease.id());
   ASSERT_TRUE(b.registered());
-  auto a_rows = WriteEpoch(*a_store, 3, {{"a1", "x"}});
-  auto b_rows = WriteEpoch(*b_store, 3, {{"b1", "lost"}});
+  auto a_rows =
+      SharedStoreFixture::SealRows(*a_store, kTable, 3, {{"a1", "x"}});
+  auto b_rows =
+      SharedStoreFixture::SealRows(*b_store, kTable, 3, {{"b1", "lost"}});
 
   // b is asked, then pauses: its keep-alive stops, it answers nothing.
   b_lease.Pause();
@@ -448,8 +437,10 @@ TEST(ClusterControlTest, AStandbyTakesOverAndTheWorkersFollow) {
   auto b = StartClusterWorker(job, "b", b_store.get(), b_lease);
   ASSERT_NE(b, nullptr);
   BACKFILL_ASSERT_OK(b->WaitForRegistrations(1, Deadline()));
-  auto a_rows = WriteEpoch(*a_store, 3, {{"a1", "x"}});
-  auto b_rows = WriteEpoch(*b_store, 3, {{"b1", "y"}});
+  auto a_rows =
+      SharedStoreFixture::SealRows(*a_store, kTable, 3, {{"a1", "x"}});
+  auto b_rows =
+      SharedStoreFixture::SealRows(*b_store, kTable, 3, {{"b1", "y"}});
   BACKFILL_ASSERT_OK(first->Checkpoint(Epoch(3)).status());
   const JobState before = *first->State();
 
@@ -507,7 +498,8 @@ TEST(ClusterControlTest, ALeaderWhoseLeaseEndsIsDeposedAndCommitsNothing) {
       CheckpointCoordinator::Start(job.CoordinatorOptions(second_lease)));
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto a,
                                 job.Connect("a", a_store.get(), a_lease));
-  auto a_rows = WriteEpoch(*a_store, 3, {{"a1", "x"}});
+  auto a_rows =
+      SharedStoreFixture::SealRows(*a_store, kTable, 3, {{"a1", "x"}});
   BACKFILL_ASSERT_OK(first->Checkpoint(Epoch(3)).status());
 
   // The leader's lease ends (as when its process hangs past the TTL).

@@ -36,21 +36,6 @@ using Rows = SharedStoreFixture::Rows;
 
 constexpr TableId kTable = 5;
 
-// Writes pk -> value into vnode 0 at `epoch` through a fresh instance and
-// seals the epoch (the caller keeps the instance while it syncs).
-std::unique_ptr<LocalStateStore> WriteEpoch(StateStore& store, uint64_t epoch,
-                                            const Rows& rows) {
-  auto local = store.NewLocalStateStore(kTable, {});
-  EXPECT_TRUE(local.ok()) << local.status();
-  if (!local.ok()) return nullptr;
-  EXPECT_TRUE((*local)->Init(EpochPair::ForInitial(Epoch(epoch))).ok());
-  for (const auto& [pk, value] : rows) {
-    EXPECT_TRUE((*local)->Insert(0, pk, value).ok());
-  }
-  EXPECT_TRUE((*local)->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}).ok());
-  return *std::move(local);
-}
-
 // Three store objects of one store: two writers and a committer.
 struct Processes {
   SharedStateStoreOptions options;
@@ -80,8 +65,10 @@ TEST(SharedStateStoreMultiprocessCheckpointTest,
      EachProcessReadsTheOthersRowsOnceApplied) {
   Processes p = OpenProcesses("two-writers");
   ASSERT_TRUE(p.a && p.b && p.committer);
-  auto a_rows = WriteEpoch(*p.a, 3, {{"a1", "from a"}, {"a2", "from a"}});
-  auto b_rows = WriteEpoch(*p.b, 3, {{"b1", "from b"}});
+  auto a_rows = SharedStoreFixture::SealRows(
+      *p.a, kTable, 3, {{"a1", "from a"}, {"a2", "from a"}});
+  auto b_rows =
+      SharedStoreFixture::SealRows(*p.b, kTable, 3, {{"b1", "from b"}});
 
   std::vector<Epoch> a_heard;
   const uint64_t listener =
@@ -147,8 +134,8 @@ TEST(SharedStateStoreMultiprocessCheckpointTest,
      AnUncommittedSyncStaysInvisibleAndIsSyncedAgain) {
   Processes p = OpenProcesses("uncommitted");
   ASSERT_TRUE(p.a && p.b && p.committer);
-  auto a_rows = WriteEpoch(*p.a, 2, {{"a", "2"}});
-  auto b_rows = WriteEpoch(*p.b, 2, {{"b", "2"}});
+  auto a_rows = SharedStoreFixture::SealRows(*p.a, kTable, 2, {{"a", "2"}});
+  auto b_rows = SharedStoreFixture::SealRows(*p.b, kTable, 2, {{"b", "2"}});
   // Epoch 2: only A's sync reaches the committer, which commits nothing (B
   // failed to reply); B's uploaded object is in no version.
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStore::SyncResult a_sync,
@@ -188,7 +175,7 @@ TEST(SharedStateStoreMultiprocessCheckpointTest,
 TEST(SharedStateStoreMultiprocessCheckpointTest, EpochPinsCommitWithTheSync) {
   Processes p = OpenProcesses("pins");
   ASSERT_TRUE(p.a && p.b && p.committer);
-  auto a_rows = WriteEpoch(*p.a, 2, {{"a", "2"}});
+  auto a_rows = SharedStoreFixture::SealRows(*p.a, kTable, 2, {{"a", "2"}});
   auto commit_epoch = [&](uint64_t epoch) {
     auto a_sync = p.a->SyncCheckpoint(Epoch(epoch));
     auto b_sync = p.b->SyncCheckpoint(Epoch(epoch));
@@ -248,7 +235,7 @@ TEST(SharedStateStoreMultiprocessCheckpointTest, StepsRefuseMisuse) {
   // Publishing an epoch would drop sealed data that were never synced: a
   // version of epoch 6 cannot hold B's rows of epoch 6, nor one of epoch 7
   // the committer's own.
-  auto b_rows = WriteEpoch(*p.b, 6, {{"b", "6"}});
+  auto b_rows = SharedStoreFixture::SealRows(*p.b, kTable, 6, {{"b", "6"}});
   BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStore::CommittedVersion six,
                                 p.committer->CommitCheckpoint({}, Epoch(6)));
   EXPECT_THAT(p.b->ApplyCheckpoint(six),
@@ -257,7 +244,8 @@ TEST(SharedStateStoreMultiprocessCheckpointTest, StepsRefuseMisuse) {
                                  "has not synced")));
   EXPECT_EQ(p.b->CommittedEpoch(kTable), Epoch::Zero());
   EXPECT_THAT(b_rows->Get(0, "b"), IsOkAndHolds(Optional(std::string("6"))));
-  auto committer_rows = WriteEpoch(*p.committer, 7, {{"c", "7"}});
+  auto committer_rows =
+      SharedStoreFixture::SealRows(*p.committer, kTable, 7, {{"c", "7"}});
   EXPECT_THAT(p.committer->CommitCheckpoint({}, Epoch(7)),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("has not synced")));

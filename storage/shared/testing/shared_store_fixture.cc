@@ -86,19 +86,30 @@ absl::StatusOr<SharedStateStoreOptions> SharedStoreFixture::Options(
   return options;
 }
 
+std::unique_ptr<LocalStateStore> SharedStoreFixture::SealRows(
+    StateStore& store, TableId table, uint64_t epoch, const RowChanges& rows) {
+  absl::StatusOr<std::unique_ptr<LocalStateStore>> local =
+      store.NewLocalStateStore(table, {});
+  EXPECT_TRUE(local.ok()) << local.status();
+  if (!local.ok()) return nullptr;
+  absl::Status status = (*local)->Init(EpochPair::ForInitial(Epoch(epoch)));
+  for (const auto& [pk, value] : rows) {
+    if (!status.ok()) break;
+    status = value.has_value() ? (*local)->Insert(0, pk, *value)
+                               : (*local)->Delete(0, pk);
+  }
+  if (status.ok()) {
+    status = (*local)->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)});
+  }
+  EXPECT_TRUE(status.ok()) << status;
+  if (!status.ok()) return nullptr;
+  return *std::move(local);
+}
+
 void SharedStoreFixture::CommitRows(StateStore& store, TableId table,
                                     uint64_t epoch, const RowChanges& rows) {
-  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
-                                store.NewLocalStateStore(table, {}));
-  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(epoch))));
-  for (const auto& [pk, value] : rows) {
-    if (value.has_value()) {
-      BACKFILL_ASSERT_OK(local->Insert(0, pk, *value));
-    } else {
-      BACKFILL_ASSERT_OK(local->Delete(0, pk));
-    }
-  }
-  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(epoch + 1), Epoch(epoch)}));
+  std::unique_ptr<LocalStateStore> local = SealRows(store, table, epoch, rows);
+  ASSERT_NE(local, nullptr);
   BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(epoch)));
 }
 

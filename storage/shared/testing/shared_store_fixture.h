@@ -49,7 +49,13 @@ class SharedStoreFixture {
   // (and return early, or nothing).
   //
   // Writes `rows` into vnode 0 of `table` at `epoch` through a fresh
-  // instance, seals the epoch and checkpoints it.
+  // instance and seals the epoch; returns the instance (now at epoch + 1:
+  // keep it while its data are unsynced), or null after a failure.
+  static std::unique_ptr<LocalStateStore> SealRows(StateStore& store,
+                                                   TableId table,
+                                                   uint64_t epoch,
+                                                   const RowChanges& rows);
+  // SealRows, then checkpoints the epoch.
   static void CommitRows(StateStore& store, TableId table, uint64_t epoch,
                          const RowChanges& rows);
   // Every row `it` yields from its first.
