@@ -3,6 +3,7 @@
 #include <chrono>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "executor/cluster/checkpoint.grpc.pb.h"
@@ -432,6 +433,12 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
     }
     replies_.clear();
   }
+  // However the checkpoint ends, its replies go and late ones are ignored.
+  absl::Cleanup back_to_idle = [this] {
+    MutexLock lock(&mu_);
+    phase_ = Phase::kIdle;
+    replies_.clear();
+  };
   // A send to a stream that just broke fails; its handler sees the end too
   // and removes the session, which the wait below counts as "disconnected".
   const uint64_t assignment_version =
@@ -472,7 +479,7 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
         result.workers.push_back(session->worker_id);
       }
     }
-    phase_ = failures.empty() ? Phase::kApply : Phase::kIdle;
+    if (failures.empty()) phase_ = Phase::kApply;
     replies_.clear();
   }
   if (!failures.empty()) {
@@ -490,8 +497,6 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
     // successor committed; this refuses it as soon as the candidacy is gone.
     absl::StatusOr<bool> leading = election_->IsLeader(candidacy_);
     if (!leading.ok() || !*leading) {
-      MutexLock lock(&mu_);
-      phase_ = Phase::kIdle;
       return absl::FailedPreconditionError(absl::StrCat(
           context, ": not committed: the coordinator at ", address_,
           " no longer leads",
@@ -502,8 +507,6 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
   absl::StatusOr<SharedStateStore::CommittedVersion> version =
       store->CommitCheckpoint(syncs, epoch);
   if (!version.ok()) {
-    MutexLock lock(&mu_);
-    phase_ = Phase::kIdle;
     return absl::Status(
         version.status().code(),
         absl::StrCat("checkpoint of epoch ", epoch.value(),
@@ -527,8 +530,6 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
       result.not_applied[session->worker_id] = reply->second.status;
     }
   }
-  phase_ = Phase::kIdle;
-  replies_.clear();
   return result;
 }
 
