@@ -20,6 +20,7 @@
 #include "executor/runtime/streaming_job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "storage/forwarding_state_store.h"
 #include "storage/memory_state_store.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
 #include "storage/vnode_size_estimator.h"
@@ -165,51 +166,20 @@ TEST(LiveProgressTest, WithoutAnOutputOnlyEstimates) {
 // A store that counts the reads of the progress table (each read opens a
 // local instance) and reports the committed epoch the test sets; the rest
 // goes to a memory store.
-class CountingStore : public StateStore {
+class CountingStore : public ForwardingStateStore {
  public:
+  CountingStore() : ForwardingStateStore(nullptr) { set_inner(base_.get()); }
   int reads() const { return reads_; }
   void set_committed(Epoch epoch) { committed_ = epoch; }
 
   absl::StatusOr<std::unique_ptr<LocalStateStore>> NewLocalStateStore(
       TableId table_id, const LocalOptions& options) override {
     ++reads_;
-    return base_->NewLocalStateStore(table_id, options);
-  }
-  absl::Status Checkpoint(Epoch epoch) override {
-    return base_->Checkpoint(epoch);
+    return ForwardingStateStore::NewLocalStateStore(table_id, options);
   }
   Epoch CommittedEpoch(TableId) const override { return committed_; }
   bool IsCommitted(TableId, Epoch epoch) const override {
     return committed_ >= epoch;
-  }
-  absl::Status WaitCommitted(TableId table_id, Epoch epoch, absl::Time deadline,
-                             Cancellation& cancellation,
-                             Clock& clock) override {
-    return base_->WaitCommitted(table_id, epoch, deadline, cancellation, clock);
-  }
-  uint64_t AddCommitListener(std::function<void(Epoch)> listener) override {
-    return base_->AddCommitListener(std::move(listener));
-  }
-  void RemoveCommitListener(uint64_t id) override {
-    base_->RemoveCommitListener(id);
-  }
-  absl::StatusOr<std::optional<std::string>> Get(const TableKey& key,
-                                                 Epoch read_epoch) override {
-    return base_->Get(key, read_epoch);
-  }
-  absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
-      TableId table_id, VirtualNode vnode, const PkRange& range,
-      Epoch read_epoch, const ScanOptions& options) override {
-    return base_->NewIterator(table_id, vnode, range, read_epoch, options);
-  }
-  absl::Status PinEpoch(absl::string_view owner, Epoch epoch) override {
-    return base_->PinEpoch(owner, epoch);
-  }
-  absl::Status ReleaseEpochPin(absl::string_view owner, Epoch epoch) override {
-    return base_->ReleaseEpochPin(owner, epoch);
-  }
-  std::map<std::string, Epoch> EpochPins() const override {
-    return base_->EpochPins();
   }
 
  private:

@@ -52,13 +52,15 @@ class CountingLocalStateStore : public LocalStateStore {
 MeteredStateStore::MeteredStateStore(StateStore* target,
                                      MeteredStateStoreOptions options,
                                      Clock& clock)
-    : target_(target), options_(std::move(options)), clock_(clock) {}
+    : ForwardingStateStore(target),
+      options_(std::move(options)),
+      clock_(clock) {}
 
 absl::StatusOr<std::unique_ptr<LocalStateStore>>
 MeteredStateStore::NewLocalStateStore(TableId table_id,
                                       const LocalOptions& options) {
   BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<LocalStateStore> local,
-                            target_->NewLocalStateStore(table_id, options));
+                            inner().NewLocalStateStore(table_id, options));
   if (options.replicated) return local;
   for (const CountedTable& counted : options_.counted_tables) {
     if (counted.table_id != table_id) continue;
@@ -71,56 +73,7 @@ MeteredStateStore::NewLocalStateStore(TableId table_id,
 
 absl::Status MeteredStateStore::Checkpoint(Epoch epoch) {
   HistogramTimer timer(options_.checkpoint_duration, clock_);
-  return target_->Checkpoint(epoch);
-}
-
-Epoch MeteredStateStore::CommittedEpoch(TableId table_id) const {
-  return target_->CommittedEpoch(table_id);
-}
-
-bool MeteredStateStore::IsCommitted(TableId table_id, Epoch epoch) const {
-  return target_->IsCommitted(table_id, epoch);
-}
-
-absl::Status MeteredStateStore::WaitCommitted(TableId table_id, Epoch epoch,
-                                              absl::Time deadline,
-                                              Cancellation& cancellation,
-                                              Clock& clock) {
-  return target_->WaitCommitted(table_id, epoch, deadline, cancellation, clock);
-}
-
-uint64_t MeteredStateStore::AddCommitListener(
-    std::function<void(Epoch)> listener) {
-  return target_->AddCommitListener(std::move(listener));
-}
-
-void MeteredStateStore::RemoveCommitListener(uint64_t id) {
-  target_->RemoveCommitListener(id);
-}
-
-absl::StatusOr<std::optional<std::string>> MeteredStateStore::Get(
-    const TableKey& key, Epoch read_epoch) {
-  return target_->Get(key, read_epoch);
-}
-
-absl::StatusOr<std::unique_ptr<StateStoreIterator>>
-MeteredStateStore::NewIterator(TableId table_id, VirtualNode vnode,
-                               const PkRange& range, Epoch read_epoch,
-                               const ScanOptions& options) {
-  return target_->NewIterator(table_id, vnode, range, read_epoch, options);
-}
-
-absl::Status MeteredStateStore::PinEpoch(absl::string_view owner, Epoch epoch) {
-  return target_->PinEpoch(owner, epoch);
-}
-
-absl::Status MeteredStateStore::ReleaseEpochPin(absl::string_view owner,
-                                                Epoch epoch) {
-  return target_->ReleaseEpochPin(owner, epoch);
-}
-
-std::map<std::string, Epoch> MeteredStateStore::EpochPins() const {
-  return target_->EpochPins();
+  return inner().Checkpoint(epoch);
 }
 
 }  // namespace backfill

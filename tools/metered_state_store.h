@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "metrics/registry.h"
+#include "storage/forwarding_state_store.h"
 #include "storage/state_store.h"
 #include "third_party/absl_extras/clock.h"
 
@@ -50,7 +51,7 @@ struct MeteredStateStoreOptions {
   Histogram checkpoint_duration;
 };
 
-class MeteredStateStore : public StateStore {
+class MeteredStateStore : public ForwardingStateStore {
  public:
   // `target` and `clock` must outlive this store (or target until
   // set_target replaces it).
@@ -58,29 +59,16 @@ class MeteredStateStore : public StateStore {
                     Clock& clock);
 
   // Forwards to `target` from now on (after the caller reopened its store).
-  void set_target(StateStore* target) { target_ = target; }
-  StateStore* target() const { return target_; }
+  void set_target(StateStore* target) { set_inner(target); }
+  StateStore* target() const { return &inner(); }
 
+  // Counts the counted tables' row writes.
   absl::StatusOr<std::unique_ptr<LocalStateStore>> NewLocalStateStore(
       TableId table_id, const LocalOptions& options) override;
+  // Observes its duration.
   absl::Status Checkpoint(Epoch epoch) override;
-  Epoch CommittedEpoch(TableId table_id) const override;
-  bool IsCommitted(TableId table_id, Epoch epoch) const override;
-  absl::Status WaitCommitted(TableId table_id, Epoch epoch, absl::Time deadline,
-                             Cancellation& cancellation, Clock& clock) override;
-  uint64_t AddCommitListener(std::function<void(Epoch)> listener) override;
-  void RemoveCommitListener(uint64_t id) override;
-  absl::StatusOr<std::optional<std::string>> Get(const TableKey& key,
-                                                 Epoch read_epoch) override;
-  absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
-      TableId table_id, VirtualNode vnode, const PkRange& range,
-      Epoch read_epoch, const ScanOptions& options = {}) override;
-  absl::Status PinEpoch(absl::string_view owner, Epoch epoch) override;
-  absl::Status ReleaseEpochPin(absl::string_view owner, Epoch epoch) override;
-  std::map<std::string, Epoch> EpochPins() const override;
 
  private:
-  StateStore* target_;
   const MeteredStateStoreOptions options_;
   Clock& clock_;
 };

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "serde/vnode_bitmap.h"
 #include "storage/committed_rows.h"
+#include "storage/forwarding_state_store.h"
 #include "storage/memory_state_store.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
 #include "storage/state_table.h"
@@ -349,62 +350,28 @@ class KeyHidingLocal final : public LocalStateStore {
   const HiddenKey hidden_;
 };
 
-class KeyHidingStore final : public StateStore {
+class KeyHidingStore final : public ForwardingStateStore {
  public:
   KeyHidingStore(StateStore& inner, HiddenKey hidden)
-      : inner_(inner), hidden_(std::move(hidden)) {}
+      : ForwardingStateStore(&inner), hidden_(std::move(hidden)) {}
   absl::StatusOr<std::unique_ptr<LocalStateStore>> NewLocalStateStore(
       TableId table_id, const LocalOptions& options) override {
     BACKFILL_ASSIGN_OR_RETURN(auto local,
-                              inner_.NewLocalStateStore(table_id, options));
+                              inner().NewLocalStateStore(table_id, options));
     return std::unique_ptr<LocalStateStore>(
         new KeyHidingLocal(std::move(local), hidden_));
-  }
-  absl::Status Checkpoint(Epoch epoch) override {
-    return inner_.Checkpoint(epoch);
-  }
-  Epoch CommittedEpoch(TableId table_id) const override {
-    return inner_.CommittedEpoch(table_id);
-  }
-  bool IsCommitted(TableId table_id, Epoch epoch) const override {
-    return inner_.IsCommitted(table_id, epoch);
-  }
-  absl::Status WaitCommitted(TableId table_id, Epoch epoch, absl::Time deadline,
-                             Cancellation& cancellation,
-                             Clock& clock) override {
-    return inner_.WaitCommitted(table_id, epoch, deadline, cancellation, clock);
-  }
-  uint64_t AddCommitListener(std::function<void(Epoch)> listener) override {
-    return inner_.AddCommitListener(std::move(listener));
-  }
-  void RemoveCommitListener(uint64_t id) override {
-    inner_.RemoveCommitListener(id);
-  }
-  absl::StatusOr<std::optional<std::string>> Get(const TableKey& key,
-                                                 Epoch read_epoch) override {
-    return inner_.Get(key, read_epoch);
   }
   absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
       TableId table_id, VirtualNode vnode, const PkRange& range,
       Epoch read_epoch, const ScanOptions& options) override {
     BACKFILL_ASSIGN_OR_RETURN(
         auto it,
-        inner_.NewIterator(table_id, vnode, range, read_epoch, options));
+        inner().NewIterator(table_id, vnode, range, read_epoch, options));
     return std::unique_ptr<StateStoreIterator>(new KeyHidingIterator(
         std::move(it), hidden_.Matches(table_id, vnode), hidden_.pk));
   }
-  absl::Status PinEpoch(absl::string_view owner, Epoch epoch) override {
-    return inner_.PinEpoch(owner, epoch);
-  }
-  absl::Status ReleaseEpochPin(absl::string_view owner, Epoch epoch) override {
-    return inner_.ReleaseEpochPin(owner, epoch);
-  }
-  std::map<std::string, Epoch> EpochPins() const override {
-    return inner_.EpochPins();
-  }
 
  private:
-  StateStore& inner_;
   const HiddenKey hidden_;
 };
 

@@ -254,16 +254,16 @@ bool FaultPlan::TakeFired() {
 
 FaultInjectingStateStore::FaultInjectingStateStore(
     StateStore& inner, std::shared_ptr<FaultPlan> plan)
-    : inner_(inner), plan_(std::move(plan)) {}
+    : ForwardingStateStore(&inner), plan_(std::move(plan)) {}
 
 absl::StatusOr<std::unique_ptr<LocalStateStore>>
 FaultInjectingStateStore::NewLocalStateStore(TableId table_id,
                                              const LocalOptions& options) {
   absl::StatusOr<std::unique_ptr<LocalStateStore>> local =
-      inner_.NewLocalStateStore(table_id, options);
+      inner().NewLocalStateStore(table_id, options);
   if (!local.ok()) return local.status();
   return std::unique_ptr<LocalStateStore>(
-      new FaultInjectingLocalStore(std::move(*local), plan_, inner_));
+      new FaultInjectingLocalStore(std::move(*local), plan_, inner()));
 }
 
 absl::Status FaultInjectingStateStore::Checkpoint(Epoch epoch) {
@@ -271,34 +271,8 @@ absl::Status FaultInjectingStateStore::Checkpoint(Epoch epoch) {
   if (absl::Status s = plan_->Check(FaultOp::kCheckpoint, what); !s.ok()) {
     return s;
   }
-  if (absl::Status s = inner_.Checkpoint(epoch); !s.ok()) return s;
+  if (absl::Status s = inner().Checkpoint(epoch); !s.ok()) return s;
   return plan_->Check(FaultOp::kCheckpointAfterCommit, what);
-}
-
-Epoch FaultInjectingStateStore::CommittedEpoch(TableId table_id) const {
-  return inner_.CommittedEpoch(table_id);
-}
-
-bool FaultInjectingStateStore::IsCommitted(TableId table_id,
-                                           Epoch epoch) const {
-  return inner_.IsCommitted(table_id, epoch);
-}
-
-absl::Status FaultInjectingStateStore::WaitCommitted(TableId table_id,
-                                                     Epoch epoch,
-                                                     absl::Time deadline,
-                                                     Cancellation& cancellation,
-                                                     Clock& clock) {
-  return inner_.WaitCommitted(table_id, epoch, deadline, cancellation, clock);
-}
-
-uint64_t FaultInjectingStateStore::AddCommitListener(
-    std::function<void(Epoch)> listener) {
-  return inner_.AddCommitListener(std::move(listener));
-}
-
-void FaultInjectingStateStore::RemoveCommitListener(uint64_t id) {
-  inner_.RemoveCommitListener(id);
 }
 
 absl::StatusOr<std::optional<std::string>> FaultInjectingStateStore::Get(
@@ -307,7 +281,7 @@ absl::StatusOr<std::optional<std::string>> FaultInjectingStateStore::Get(
       !s.ok()) {
     return s;
   }
-  return inner_.Get(key, read_epoch);
+  return inner().Get(key, read_epoch);
 }
 
 absl::StatusOr<std::unique_ptr<StateStoreIterator>>
@@ -320,24 +294,10 @@ FaultInjectingStateStore::NewIterator(TableId table_id, VirtualNode vnode,
     return s;
   }
   absl::StatusOr<std::unique_ptr<StateStoreIterator>> it =
-      inner_.NewIterator(table_id, vnode, range, read_epoch, options);
+      inner().NewIterator(table_id, vnode, range, read_epoch, options);
   if (!it.ok()) return it.status();
   return std::unique_ptr<StateStoreIterator>(
       new FaultInjectingIterator(std::move(*it), plan_, name));
-}
-
-absl::Status FaultInjectingStateStore::PinEpoch(absl::string_view owner,
-                                                Epoch epoch) {
-  return inner_.PinEpoch(owner, epoch);
-}
-
-absl::Status FaultInjectingStateStore::ReleaseEpochPin(absl::string_view owner,
-                                                       Epoch epoch) {
-  return inner_.ReleaseEpochPin(owner, epoch);
-}
-
-std::map<std::string, Epoch> FaultInjectingStateStore::EpochPins() const {
-  return inner_.EpochPins();
 }
 
 }  // namespace simulation

@@ -33,6 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "storage/forwarding_state_store.h"
 #include "storage/state_store.h"
 #include "third_party/absl_extras/mutex.h"
 
@@ -103,7 +104,7 @@ class FaultPlan {
   std::map<TableId, std::vector<KeptWrite>> stashed_ ABSL_GUARDED_BY(mu_);
 };
 
-class FaultInjectingStateStore final : public StateStore {
+class FaultInjectingStateStore final : public ForwardingStateStore {
  public:
   // REQUIRES: `inner` outlives this store; plan != nullptr.
   FaultInjectingStateStore(StateStore& inner, std::shared_ptr<FaultPlan> plan);
@@ -111,26 +112,15 @@ class FaultInjectingStateStore final : public StateStore {
   absl::StatusOr<std::unique_ptr<LocalStateStore>> NewLocalStateStore(
       TableId table_id, const LocalOptions& options) override;
   absl::Status Checkpoint(Epoch epoch) override;
-  Epoch CommittedEpoch(TableId table_id) const override;
-  bool IsCommitted(TableId table_id, Epoch epoch) const override;
-  absl::Status WaitCommitted(TableId table_id, Epoch epoch, absl::Time deadline,
-                             Cancellation& cancellation, Clock& clock) override;
-  uint64_t AddCommitListener(std::function<void(Epoch)> listener) override;
-  void RemoveCommitListener(uint64_t id) override;
   absl::StatusOr<std::optional<std::string>> Get(const TableKey& key,
                                                  Epoch read_epoch) override;
   absl::StatusOr<std::unique_ptr<StateStoreIterator>> NewIterator(
       TableId table_id, VirtualNode vnode, const PkRange& range,
       Epoch read_epoch, const ScanOptions& options = {}) override;
-  absl::Status PinEpoch(absl::string_view owner, Epoch epoch) override;
-  absl::Status ReleaseEpochPin(absl::string_view owner, Epoch epoch) override;
-  std::map<std::string, Epoch> EpochPins() const override;
 
-  StateStore& inner() const { return inner_; }
   FaultPlan& plan() const { return *plan_; }
 
  private:
-  StateStore& inner_;
   std::shared_ptr<FaultPlan> plan_;
 };
 
