@@ -56,6 +56,13 @@ absl::StatusOr<StorageMetrics> StorageMetrics::Create(Registry& registry) {
   BACKFILL_ASSIGN_OR_RETURN(
       metrics.memtable_bytes,
       gauge(kMemtableBytes, "Bytes in RocksDB memtables."));
+  BACKFILL_ASSIGN_OR_RETURN(
+      metrics.table_readers_bytes,
+      gauge(kTableReadersBytes,
+            "Bytes RocksDB's open table files hold outside the block cache."));
+  BACKFILL_ASSIGN_OR_RETURN(
+      metrics.block_cache_bytes,
+      gauge(kBlockCacheBytes, "Bytes in RocksDB's block cache."));
   return metrics;
 }
 

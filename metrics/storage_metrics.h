@@ -17,9 +17,11 @@
 // - backfill_rocksdb_block_cache_hits_total,
 //   backfill_rocksdb_block_cache_misses_total (counters).
 // - backfill_rocksdb_pending_compaction_bytes, backfill_rocksdb_sst_files,
-//   backfill_rocksdb_sst_bytes, backfill_rocksdb_memtable_bytes (gauges):
-//   bytes compactions still have to rewrite, live table files and their
-//   bytes, bytes in memtables.
+//   backfill_rocksdb_sst_bytes, backfill_rocksdb_memtable_bytes,
+//   backfill_rocksdb_table_readers_bytes, backfill_rocksdb_block_cache_bytes
+//   (gauges): bytes compactions still have to rewrite, live table files and
+//   their bytes, bytes in memtables, bytes open table files hold outside
+//   the block cache, bytes in the block cache.
 #ifndef METRICS_STORAGE_METRICS_H_
 #define METRICS_STORAGE_METRICS_H_
 
@@ -50,6 +52,10 @@ struct StorageMetrics {
   static constexpr absl::string_view kSstBytes = "backfill_rocksdb_sst_bytes";
   static constexpr absl::string_view kMemtableBytes =
       "backfill_rocksdb_memtable_bytes";
+  static constexpr absl::string_view kTableReadersBytes =
+      "backfill_rocksdb_table_readers_bytes";
+  static constexpr absl::string_view kBlockCacheBytes =
+      "backfill_rocksdb_block_cache_bytes";
 
   // The handles, registering the families on first use (calling it again
   // returns the same series). Handles stay valid as long as `registry`.
@@ -69,6 +75,8 @@ struct StorageMetrics {
   Gauge sst_files;
   Gauge sst_bytes;
   Gauge memtable_bytes;
+  Gauge table_readers_bytes;
+  Gauge block_cache_bytes;
 };
 
 }  // namespace backfill

@@ -33,6 +33,8 @@ TEST(StorageMetricsTest, ExportsEverySeries) {
   metrics.sst_files.Set(9);
   metrics.sst_bytes.Set(10);
   metrics.memtable_bytes.Set(11);
+  metrics.table_readers_bytes.Set(12);
+  metrics.block_cache_bytes.Set(13);
   const std::string text = registry.ExportText();
   for (absl::string_view line : {
            "backfill_rocksdb_read_bytes_total 1000",
@@ -46,6 +48,8 @@ TEST(StorageMetricsTest, ExportsEverySeries) {
            "backfill_rocksdb_sst_files 9",
            "backfill_rocksdb_sst_bytes 10",
            "backfill_rocksdb_memtable_bytes 11",
+           "backfill_rocksdb_table_readers_bytes 12",
+           "backfill_rocksdb_block_cache_bytes 13",
            "# TYPE backfill_rocksdb_read_bytes_total counter",
            "# TYPE backfill_rocksdb_sst_files gauge",
        }) {

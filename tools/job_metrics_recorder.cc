@@ -108,6 +108,8 @@ void JobMetricsRecorder::RecordStorage(const RocksDbStats& stats) {
   m.sst_files.Set(static_cast<double>(stats.sst_files));
   m.sst_bytes.Set(static_cast<double>(stats.sst_bytes));
   m.memtable_bytes.Set(static_cast<double>(stats.memtable_bytes));
+  m.table_readers_bytes.Set(static_cast<double>(stats.table_readers_bytes));
+  m.block_cache_bytes.Set(static_cast<double>(stats.block_cache_bytes));
   last_storage_ = stats;
 }
 

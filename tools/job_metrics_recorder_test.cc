@@ -96,6 +96,8 @@ TEST_F(JobMetricsRecorderTest, StorageFiguresFollowRocksDbAcrossAReopen) {
   stats.sst_files = 4;
   stats.sst_bytes = 1 << 20;
   stats.pending_compaction_bytes = 4096;
+  stats.table_readers_bytes = 2048;
+  stats.block_cache_bytes = 65536;
   recorder_->RecordStorage(stats);
   stats.read_bytes = 1500;
   stats.sst_files = 2;
@@ -107,6 +109,8 @@ TEST_F(JobMetricsRecorderTest, StorageFiguresFollowRocksDbAcrossAReopen) {
   EXPECT_EQ(m.sst_files.value(), 2);
   EXPECT_EQ(m.sst_bytes.value(), 1 << 20);
   EXPECT_EQ(m.pending_compaction_bytes.value(), 4096);
+  EXPECT_EQ(m.table_readers_bytes.value(), 2048);
+  EXPECT_EQ(m.block_cache_bytes.value(), 65536);
   RocksDbStats reopened;  // tickers start again
   reopened.read_bytes = 200;
   recorder_->RecordStorage(reopened);

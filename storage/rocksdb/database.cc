@@ -70,6 +70,15 @@ rocksdb::ColumnFamilyOptions MakeDataOptions(
     table.no_block_cache = true;
   } else {
     table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+    // Index and filter blocks live in the block cache too (at high
+    // priority), so the store's memory is bounded by the cache whatever the
+    // table's size. Outside it, every open table file keeps its whole index
+    // and bloom filter in memory: a 4x larger table costs 4x that.
+    table.cache_index_and_filter_blocks = true;
+    table.cache_index_and_filter_blocks_with_high_priority = true;
+    // Level 0's are read by every lookup: they stay pinned while their file
+    // is open.
+    table.pin_l0_filter_and_index_blocks_in_cache = true;
   }
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.whole_key_filtering = false;  // Whole keys carry the epoch.
@@ -291,6 +300,13 @@ RocksDbStats Database::Stats() const {
       &stats.pending_compaction_bytes);
   db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables,
                                 &stats.memtable_bytes);
+  db_->GetAggregatedIntProperty(
+      rocksdb::DB::Properties::kEstimateTableReadersMem,
+      &stats.table_readers_bytes);
+  // One cache for the data column family (the meta family's tables are
+  // tiny): its usage, not a sum over families sharing nothing.
+  db_->GetIntProperty(data_.get(), rocksdb::DB::Properties::kBlockCacheUsage,
+                      &stats.block_cache_bytes);
   for (rocksdb::ColumnFamilyHandle* family : {meta_.get(), data_.get()}) {
     rocksdb::ColumnFamilyMetaData metadata;
     db_->GetColumnFamilyMetaData(family, &metadata);

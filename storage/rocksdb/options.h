@@ -53,7 +53,9 @@ struct RocksDbStateStoreOptions {
   // Default false.
   bool read_only = false;
   // Block cache capacity in bytes (LRU). Default 64 MiB; 0 disables the
-  // cache.
+  // cache. Table files' index and filter blocks are cached in it too (at
+  // high priority), so they count against it rather than growing with the
+  // data; with no cache they are held in memory per open file.
   size_t block_cache_bytes = 64 << 20;
   // RocksDB write buffer (memtable) size in bytes. Default 64 MiB; >= 64 KiB.
   size_t write_buffer_bytes = 64 << 20;
@@ -138,6 +140,12 @@ struct RocksDbStats {
   uint64_t sst_files = 0;
   uint64_t sst_bytes = 0;
   uint64_t memtable_bytes = 0;
+  // Now: bytes the open table files hold outside the block cache
+  // (rocksdb.estimate-table-readers-mem; small, since their index and filter
+  // blocks are cached) and bytes in the block cache
+  // (rocksdb.block-cache-usage, at most block_cache_bytes).
+  uint64_t table_readers_bytes = 0;
+  uint64_t block_cache_bytes = 0;
 };
 
 }  // namespace backfill

@@ -11,6 +11,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/rocksdb/raw_rocksdb_for_test.h"
@@ -298,6 +299,50 @@ TEST(RocksDbStateStoreTest, StatsComeFromRocksDb) {
   EXPECT_LT(reopened.written_bytes, opened.written_bytes + 100u);
   EXPECT_EQ(reopened.sst_files, compacted.sst_files);
   EXPECT_EQ(reopened.sst_bytes, compacted.sst_bytes);
+}
+
+// With a block cache, table files keep their index and bloom filter blocks
+// in it, so what an open table holds outside the cache does not grow with
+// the table; with none, every open file holds its whole index and filter.
+TEST(RocksDbStateStoreTest, IndexAndFilterBlocksLiveInTheBlockCache) {
+  const std::string directory = NewTestDirectory();
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto store, RocksDbStateStore::Open(SmallOptions(directory)));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+    // 200k keys: about 250 KB of bloom filter at 10 bits per key.
+    for (int i = 0; i < 200'000; ++i) {
+      BACKFILL_ASSERT_OK(
+          local->Insert(0, absl::StrFormat("key%08d", i), "value"));
+    }
+    BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(2), Epoch(1)}));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+    BACKFILL_ASSERT_OK(store->Compact());
+  }
+  // Opens the table files with or without a cache and reads one key.
+  auto open_and_read = [&](size_t cache_bytes) {
+    RocksDbStateStoreOptions options = SmallOptions(directory);
+    options.block_cache_bytes = cache_bytes;
+    absl::StatusOr<std::unique_ptr<RocksDbStateStore>> store =
+        RocksDbStateStore::Open(options);
+    EXPECT_TRUE(store.ok()) << store.status();
+    if (!store.ok()) return RocksDbStats{};
+    absl::StatusOr<std::optional<std::string>> value =
+        (*store)->Get(TableKey{kTable, 0, "key00123456"}, Epoch::Max());
+    EXPECT_TRUE(value.ok()) << value.status();
+    EXPECT_EQ(value.value_or(std::nullopt), std::optional<std::string>("value"));
+    return (*store)->Stats();
+  };
+  const RocksDbStats uncached = open_and_read(0);
+  const RocksDbStats cached = open_and_read(1 << 20);
+  EXPECT_GT(uncached.table_readers_bytes, 200u << 10);
+  EXPECT_LT(cached.table_readers_bytes, uncached.table_readers_bytes / 8);
+  EXPECT_EQ(uncached.block_cache_bytes, 0u);
+  // The index and filter blocks the read loaded are in the cache.
+  EXPECT_GT(cached.block_cache_bytes, 100u << 10);
+  EXPECT_LE(cached.block_cache_bytes, 1u << 20);
 }
 
 TEST(RocksDbStateStoreTest, OpenValidatesOptions) {
