@@ -165,9 +165,9 @@ void ExpectSabotageCaught(SimulationOptions::Sabotage sabotage,
       << SabotageName(sabotage) << " caught in " << caught << " of 40 seeds";
 }
 
-// Measured: 25 of 40.
+// Measured: 23 of 40 (25 before the early release).
 TEST(BackfillSimulationTest, OracleCatchesALostChange) {
-  ExpectSabotageCaught(SimulationOptions::Sabotage::kDropChange, 23);
+  ExpectSabotageCaught(SimulationOptions::Sabotage::kDropChange, 21);
 }
 
 // Measured: 31 of 40.
@@ -175,7 +175,7 @@ TEST(BackfillSimulationTest, OracleCatchesADuplicatedChunk) {
   ExpectSabotageCaught(SimulationOptions::Sabotage::kDuplicateChunk, 30);
 }
 
-// Measured: 16 of 40.
+// Measured: 17 of 40.
 TEST(BackfillSimulationTest, OracleCatchesAViewNotRevertedOnCrash) {
   ExpectSabotageCaught(SimulationOptions::Sabotage::kKeepViewOnCrash, 14);
 }
@@ -186,10 +186,12 @@ TEST(BackfillSimulationTest, OracleCatchesActionsLostAtOneEpoch) {
                        5);
 }
 
-// Measured: 2 of 40 (seeds 13 and 31; no more in seeds 1..200).
+// Measured: 1 of 40 (seed 13; in seeds 1..200 also 157). Before the early
+// release of upstream changes (CONTRACT §4.2) changed the interleavings it
+// was seeds 13 and 31.
 TEST(BackfillSimulationTest, OracleCatchesARateLimitForgottenAtRecovery) {
   ExpectSabotageCaught(SimulationOptions::Sabotage::kForgetRateLimitAtRecovery,
-                       2);
+                       1);
 }
 
 }  // namespace

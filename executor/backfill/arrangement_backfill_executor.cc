@@ -241,6 +241,7 @@ absl::Status ArrangementBackfillExecutor::HandleSnapshotChunk(
     pos.push_back(std::move(last[position]));
   }
   BACKFILL_RETURN_IF_ERROR(state_->UpdateProgress(vnode, std::move(pos), rows));
+  ++progress_version_;
   snapshot_rows_this_epoch_ += rows;
   total_snapshot_rows_ += rows;
   std::vector<Op> ops(data.capacity(), Op::kInsert);
@@ -260,6 +261,7 @@ absl::Status ArrangementBackfillExecutor::HandleSnapshotRead(
   for (VirtualNode vnode : read.finished_vnodes) {
     BACKFILL_RETURN_IF_ERROR(state_->FinishProgress(vnode, pk_types_.size()));
     ++num_vnodes_completed_;
+    ++progress_version_;
   }
   return absl::OkStatus();
 }
@@ -356,13 +358,7 @@ absl::Status ArrangementBackfillExecutor::HandleUpstreamChunk(
     BACKFILL_RETURN_IF_ERROR(FlushSnapshot());
     frozen_ = true;
     ++num_buffer_freezes_;
-    for (const StreamChunk& buffered : upstream_buffer_) {
-      BACKFILL_RETURN_IF_ERROR(ForwardMarked(buffered));
-    }
-    upstream_buffer_.clear();
-    upstream_buffer_rows_ = upstream_buffer_bytes_ = 0;
-    metrics_.upstream_buffer_rows.Set(0);
-    metrics_.upstream_buffer_bytes.Set(0);
+    BACKFILL_RETURN_IF_ERROR(ForwardBuffered());
   }
   if (frozen_) return ForwardMarked(chunk);
   upstream_buffer_rows_ += chunk.cardinality();
@@ -372,13 +368,90 @@ absl::Status ArrangementBackfillExecutor::HandleUpstreamChunk(
   metrics_.upstream_buffer_rows.Set(static_cast<double>(upstream_buffer_rows_));
   metrics_.upstream_buffer_bytes.Set(
       static_cast<double>(upstream_buffer_bytes_));
-  upstream_buffer_.push_back(std::move(chunk));
+  BufferedChunk& buffered = upstream_buffer_.emplace_back();
+  buffered.pending.assign(chunk.capacity(), true);
+  buffered.pending_ops = chunk.ops();
+  buffered.chunk = std::move(chunk);
+  // A key's older changes go first: if a position moved since the buffer
+  // was last released, the older chunks are released before this one.
+  if (progress_version_ != released_version_) return ReleaseBuffered();
+  return Release(buffered);
+}
+
+absl::Status ArrangementBackfillExecutor::Release(BufferedChunk& buffered) {
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::vector<bool> keep,
+      KeptByProgress(
+          buffered.chunk, &buffered.pending,
+          upstream_table_->pk_in_output_indices(), pk_orders_,
+          [this](RowView pk) { return upstream_table_->ComputeVnodeByPk(pk); },
+          *state_));
+  if (std::none_of(keep.begin(), keep.end(), [](bool kept) { return kept; })) {
+    return absl::OkStatus();
+  }
+  std::vector<bool> rest(keep.size());
+  for (size_t row = 0; row < keep.size(); ++row) {
+    rest[row] = buffered.pending[row] && !keep[row];
+  }
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::optional<std::vector<Op>> kept_ops,
+      RepairUpdatePairs(buffered.pending_ops, buffered.pending, keep));
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::optional<std::vector<Op>> rest_ops,
+      RepairUpdatePairs(buffered.pending_ops, buffered.pending, rest));
+  StreamChunk released = buffered.chunk;
+  released.SetOps(kept_ops.has_value() ? *std::move(kept_ops)
+                                       : buffered.pending_ops);
+  released.SetVisibility(std::move(keep));
+  released.Compact();
+  output_.Push(output_mapping_.MapChunk(std::move(released)));
+  if (rest_ops.has_value()) buffered.pending_ops = *std::move(rest_ops);
+  buffered.pending = std::move(rest);
+  buffered.released_some = true;
+  return absl::OkStatus();
+}
+
+absl::Status ArrangementBackfillExecutor::ReleaseBuffered() {
+  for (BufferedChunk& buffered : upstream_buffer_) {
+    BACKFILL_RETURN_IF_ERROR(Release(buffered));
+  }
+  released_version_ = progress_version_;
+  return absl::OkStatus();
+}
+
+StreamChunk ArrangementBackfillExecutor::PendingRows(
+    const BufferedChunk& buffered) {
+  StreamChunk rows = buffered.chunk;
+  if (buffered.released_some) {
+    rows.SetOps(buffered.pending_ops);
+    rows.SetVisibility(buffered.pending);
+  }
+  return rows;
+}
+
+absl::Status ArrangementBackfillExecutor::ForwardBuffered() {
+  for (const BufferedChunk& buffered : upstream_buffer_) {
+    if (buffered.released_some) {
+      BACKFILL_RETURN_IF_ERROR(EmitMarked(PendingRows(buffered)));
+    } else {
+      BACKFILL_RETURN_IF_ERROR(EmitMarked(buffered.chunk));
+    }
+    BACKFILL_RETURN_IF_ERROR(WriteReplica(buffered.chunk));
+  }
+  upstream_buffer_.clear();
+  upstream_buffer_rows_ = upstream_buffer_bytes_ = 0;
+  metrics_.upstream_buffer_rows.Set(0);
+  metrics_.upstream_buffer_bytes.Set(0);
   return absl::OkStatus();
 }
 
 absl::Status ArrangementBackfillExecutor::ForwardMarked(
     const StreamChunk& chunk) {
-  upstream_rows_this_epoch_ += chunk.cardinality();
+  BACKFILL_RETURN_IF_ERROR(EmitMarked(chunk));
+  return WriteReplica(chunk);
+}
+
+absl::Status ArrangementBackfillExecutor::EmitMarked(const StreamChunk& chunk) {
   BACKFILL_ASSIGN_OR_RETURN(
       StreamChunk marked,
       MarkChunkByVnode(
@@ -389,6 +462,12 @@ absl::Status ArrangementBackfillExecutor::ForwardMarked(
     marked.Compact();
     output_.Push(output_mapping_.MapChunk(std::move(marked)));
   }
+  return absl::OkStatus();
+}
+
+absl::Status ArrangementBackfillExecutor::WriteReplica(
+    const StreamChunk& chunk) {
+  upstream_rows_this_epoch_ += chunk.cardinality();
   for (size_t i = 0; i < chunk.capacity(); ++i) {
     if (!chunk.is_visible(i)) continue;
     BACKFILL_RETURN_IF_ERROR(
@@ -422,9 +501,14 @@ absl::Status ArrangementBackfillExecutor::EndOfSnapshot() {
   // minimum-progress path and can lose changes there).
   // (Never frozen here: a frozen epoch reads no snapshot rows.)
   assert(!frozen_);
-  for (StreamChunk& chunk : upstream_buffer_) {
-    upstream_rows_this_epoch_ += chunk.cardinality();
-    output_.Push(output_mapping_.MapChunk(std::move(chunk)));
+  for (BufferedChunk& buffered : upstream_buffer_) {
+    upstream_rows_this_epoch_ += buffered.chunk.cardinality();
+    StreamChunk rows = buffered.released_some ? PendingRows(buffered)
+                                              : std::move(buffered.chunk);
+    rows.Compact();
+    if (rows.cardinality() > 0) {
+      output_.Push(output_mapping_.MapChunk(std::move(rows)));
+    }
   }
   upstream_buffer_.clear();
   upstream_buffer_rows_ = upstream_buffer_bytes_ = 0;
@@ -450,12 +534,9 @@ absl::Status ArrangementBackfillExecutor::ProcessBarrier(Barrier barrier) {
   // (a) close the snapshot reader (the replicated table is written below)
   // and flush the builders: positions now cover every row sent this epoch.
   BACKFILL_RETURN_IF_ERROR(FlushSnapshot());
-  // (b) mark and emit the buffered changes; replicate them unmarked.
-  for (const StreamChunk& chunk : upstream_buffer_) {
-    BACKFILL_RETURN_IF_ERROR(ForwardMarked(chunk));
-  }
-  upstream_buffer_.clear();
-  upstream_buffer_rows_ = upstream_buffer_bytes_ = 0;
+  // (b) mark and emit the buffered changes not released yet; replicate
+  // them all unmarked.
+  BACKFILL_RETURN_IF_ERROR(ForwardBuffered());
   frozen_ = false;
   // (c) seal the replicated epoch.
   BACKFILL_RETURN_IF_ERROR(upstream_table_->Commit(barrier.epoch));

@@ -192,12 +192,46 @@ class ArrangementBackfillExecutor final : public Executor {
   // Sets *exhausted (after EndOfSnapshot) if the snapshot ended.
   absl::Status MinimumProgress(bool* exhausted);
   // Buffers an upstream chunk, or (frozen, or the budget would be exceeded)
-  // forwards it at once (CONTRACT §10).
+  // forwards it at once (CONTRACT §10). A buffered chunk's rows that the
+  // positions have already passed are forwarded at once (Release).
   absl::Status HandleUpstreamChunk(StreamChunk chunk);
+  // An upstream chunk buffered until the barrier, which writes it whole
+  // into the replicated table. Its rows are forwarded as soon as the
+  // positions pass them (a release) or marked at the barrier; `pending`
+  // says which are neither forwarded nor dropped yet, `pending_ops` their
+  // ops (a release that forwards one half of an update pair turns the other
+  // half into a Delete or Insert, as marking does).
+  struct BufferedChunk {
+    StreamChunk chunk;
+    std::vector<bool> pending;
+    std::vector<Op> pending_ops;
+    bool released_some = false;
+  };
+  // Forwards the pending rows of `buffered` that the rule of CONTRACT §5
+  // keeps now. Correct mid-epoch because positions only advance within an
+  // epoch: a row kept now is kept at the barrier, and its snapshot row was
+  // emitted before. REQUIRES: every older buffered chunk was released
+  // against the same positions (the order of each key's changes).
+  absl::Status Release(BufferedChunk& buffered);
+  // Releases every buffered chunk, oldest first, if a position moved since
+  // the last time.
+  absl::Status ReleaseBuffered();
+  // `buffered`'s pending rows as a chunk (its own chunk if none was
+  // released).
+  static StreamChunk PendingRows(const BufferedChunk& buffered);
+  // Marks every buffered chunk's pending rows against the current
+  // positions, queues what stays visible and writes the chunks whole into
+  // the replicated table (CONTRACT §4.5 (b)); empties the buffer.
+  // REQUIRES: no snapshot reader is open.
+  absl::Status ForwardBuffered();
   // Marks `chunk` against the current positions, queues what stays visible
-  // and writes the whole chunk into the replicated table (CONTRACT §4.5 (b)).
+  // and writes the whole chunk into the replicated table.
   // REQUIRES: no snapshot reader is open.
   absl::Status ForwardMarked(const StreamChunk& chunk);
+  // The two halves of ForwardMarked: the marked rows queued; the whole
+  // chunk written into the replicated table (and counted as forwarded).
+  absl::Status EmitMarked(const StreamChunk& chunk);
+  absl::Status WriteReplica(const StreamChunk& chunk);
   // The finish barrier: every vnode Completed, persisted, committed,
   // reported; then the barrier is queued.
   absl::Status FinishBarrier(Barrier barrier);
@@ -238,7 +272,11 @@ class ArrangementBackfillExecutor final : public Executor {
   // The snapshot side (reader, per-vnode builders, permits): from the start
   // of the epoch loop to the end of the snapshot.
   std::optional<SnapshotChunkReader> snapshot_;
-  std::vector<StreamChunk> upstream_buffer_;
+  std::vector<BufferedChunk> upstream_buffer_;
+  // Bumped whenever a position moves; every pending row was last checked
+  // against the positions of released_version_.
+  uint64_t progress_version_ = 0;
+  uint64_t released_version_ = 0;
   size_t upstream_buffer_rows_ = 0;
   size_t upstream_buffer_bytes_ = 0;
   size_t peak_upstream_buffer_bytes_ = 0;

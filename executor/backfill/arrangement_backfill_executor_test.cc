@@ -807,6 +807,109 @@ TEST_F(ArrangementBackfillTest, FrozenEpochForwardsChangesAtOnce) {
   }
 }
 
+// An upstream change whose key the position has already passed is forwarded
+// when it arrives, not held until the barrier (the barrier then waits only
+// for the changes still ahead of the position). Each key's changes keep
+// their order: buffered ones the position passed later go out before a
+// newer change of the same key. A pair split by the position is rewritten
+// as marking does; what stays ahead of the final position is dropped.
+TEST_F(ArrangementBackfillTest, ChangesBehindThePositionAreForwardedAtOnce) {
+  const TableCatalog catalog = IdTable(1);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto upstream, StateTable::Create(catalog, *store_, VnodeBitmap::All(1)));
+  BACKFILL_ASSERT_OK(upstream->InitEpoch(EpochPair{Epoch(1), Epoch(0)}));
+  for (int64_t id = 0; id < 10; ++id)
+    BACKFILL_ASSERT_OK(upstream->Insert(R(id)));
+  BACKFILL_ASSERT_OK(upstream->Commit(EpochPair{Epoch(2), Epoch(1)}));
+  BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto replicated, ReplicatedStateTable::Create(
+                           catalog, *store_, VnodeBitmap::All(1), {1, 2, 3}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto progress, StateTable::Create(BackfillProgressCatalog(catalog, 99),
+                                        *store_, VnodeBitmap::All(1)));
+  auto input = std::make_unique<ScriptedExecutor>(
+      ExecutorInfo{},
+      testing::ScriptedExecutorOptions{
+          testing::ScriptedExecutorOptions::WhenExhausted::kPending});
+  ScriptedExecutor* script = input.get();
+  ArrangementBackfillOptions options;
+  options.output_indices = {0, 1, 2};
+  options.chunk_size = 4;
+  options.clock = &clock_;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto executor, ArrangementBackfillExecutor::Create(
+                         std::move(replicated), std::move(input),
+                         std::move(progress), nullptr, nullptr, options));
+  auto waker = std::make_shared<BlockingWaker>();
+  PollContext cx(waker, clock_);
+  auto next = [&]() -> Message {
+    waker->Reset();
+    PollResult result = executor->PollNext(cx);
+    EXPECT_TRUE(result.is_ready());
+    if (!result.is_ready()) return Message(StreamChunk());
+    return std::move(result).message();
+  };
+  auto next_chunk = [&]() -> StreamChunk {
+    Message message = next();
+    EXPECT_TRUE(std::holds_alternative<StreamChunk>(message));
+    if (!std::holds_alternative<StreamChunk>(message)) return StreamChunk();
+    return std::get<StreamChunk>(std::move(message));
+  };
+  script->Push(testing::TestBarrier(2));
+  ASSERT_TRUE(std::holds_alternative<Barrier>(next()));
+  // Upstream idle: the snapshot sends ids 0..3 (position 3).
+  script->PushPending();
+  EXPECT_THAT(next_chunk(), ChunkEq(StreamChunkFromPretty(" I T i\n"
+                                                          "+ 0 v0 0\n"
+                                                          "+ 1 v1 0\n"
+                                                          "+ 2 v2 0\n"
+                                                          "+ 3 v3 0")));
+  // Ids 1 and 2 are behind the position: forwarded now (the pair 2 -> 25
+  // as a delete of 2); 5 and 25 wait.
+  script->Push(
+      StreamChunkFromPretty(" I T i\n"
+                            "U- 1 v1 0\n"
+                            "U+ 1 v1 7\n"
+                            "U- 5 v5 0\n"
+                            "U+ 5 v5 5\n"
+                            "U- 2 v2 0\n"
+                            "U+ 25 v25 0"));
+  EXPECT_THAT(next_chunk(), ChunkEq(StreamChunkFromPretty(" I T i\n"
+                                                          "U- 1 v1 0\n"
+                                                          "U+ 1 v1 7\n"
+                                                          " - 2 v2 0")));
+  // The snapshot sends 4..7 (position 7): id 5's buffered change goes out
+  // before its newer one.
+  script->PushPending();
+  EXPECT_THAT(next_chunk(), ChunkEq(StreamChunkFromPretty(" I T i\n"
+                                                          "+ 4 v4 0\n"
+                                                          "+ 5 v5 0\n"
+                                                          "+ 6 v6 0\n"
+                                                          "+ 7 v7 0")));
+  script->Push(
+      StreamChunkFromPretty(" I T i\n"
+                            "U- 5 v5 5\n"
+                            "U+ 5 v5 6"));
+  EXPECT_THAT(next_chunk(), ChunkEq(StreamChunkFromPretty(" I T i\n"
+                                                          "U- 5 v5 0\n"
+                                                          "U+ 5 v5 5")));
+  EXPECT_THAT(next_chunk(), ChunkEq(StreamChunkFromPretty(" I T i\n"
+                                                          "U- 5 v5 5\n"
+                                                          "U+ 5 v5 6")));
+  // At the barrier only id 25 is left, ahead of the position: dropped (the
+  // snapshot reads it from the replicated table later).
+  script->Push(testing::TestBarrier(3));
+  ASSERT_TRUE(std::holds_alternative<Barrier>(next()));
+  // The replicated table got every change: the snapshot's next chunk reads
+  // 8, 9 and then 25, which the upstream inserted.
+  script->PushPending();
+  EXPECT_THAT(next_chunk(), ChunkEq(StreamChunkFromPretty(" I T i\n"
+                                                          "+ 8 v8 0\n"
+                                                          "+ 9 v9 0\n"
+                                                          "+ 25 v25 0")));
+}
+
 // Issue 15 point 5, cost follows the work: an upstream with 32,768 vnodes
 // and few rows. Between two looks at upstream the executor opens at most
 // max_vnode_scans_per_step vnode scans (so a barrier never waits behind

@@ -5,19 +5,22 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
 
-absl::StatusOr<StreamChunk> MarkChunkByVnode(
-    const StreamChunk& chunk, absl::Span<const int> pk_indices,
-    absl::Span<const OrderType> pk_orders,
+absl::StatusOr<std::vector<bool>> KeptByProgress(
+    const StreamChunk& chunk, const std::vector<bool>* among,
+    absl::Span<const int> pk_indices, absl::Span<const OrderType> pk_orders,
     absl::FunctionRef<VirtualNode(RowView pk)> vnode_of_pk,
     const BackfillState& state) {
   assert(pk_indices.size() == pk_orders.size());
+  assert(among == nullptr || among->size() == chunk.capacity());
   std::vector<bool> keep(chunk.capacity(), false);
   Row pk(pk_indices.size());
   for (size_t row = 0; row < chunk.capacity(); ++row) {
     if (!chunk.is_visible(row)) continue;
+    if (among != nullptr && !(*among)[row]) continue;
     for (size_t i = 0; i < pk_indices.size(); ++i) {
       pk[i] = chunk.column(pk_indices[i]).value(row);
     }
@@ -35,20 +38,30 @@ absl::StatusOr<StreamChunk> MarkChunkByVnode(
       keep[row] = CompareRows(pk, in_progress->current_pos, pk_orders) <= 0;
     }
   }
+  return keep;
+}
+
+absl::StatusOr<StreamChunk> MarkChunkByVnode(
+    const StreamChunk& chunk, absl::Span<const int> pk_indices,
+    absl::Span<const OrderType> pk_orders,
+    absl::FunctionRef<VirtualNode(RowView pk)> vnode_of_pk,
+    const BackfillState& state) {
+  BACKFILL_ASSIGN_OR_RETURN(std::vector<bool> keep,
+                            KeptByProgress(chunk, nullptr, pk_indices,
+                                           pk_orders, vnode_of_pk, state));
   return NormalizeUnmatchedUpdates(chunk, keep);
 }
 
-absl::StatusOr<StreamChunk> NormalizeUnmatchedUpdates(
-    StreamChunk chunk, const std::vector<bool>& keep) {
-  assert(keep.size() == chunk.capacity());
+absl::StatusOr<std::optional<std::vector<Op>>> RepairUpdatePairs(
+    absl::Span<const Op> ops, const std::vector<bool>& rows,
+    const std::vector<bool>& keep) {
+  assert(rows.size() == ops.size() && keep.size() == ops.size());
   // Copied only when a rewrite is needed (the common case has none).
-  std::optional<std::vector<Op>> ops;
-  std::vector<bool> visibility(chunk.capacity(), false);
+  std::optional<std::vector<Op>> repaired;
   long pending_update_delete = -1;
-  for (size_t row = 0; row < chunk.capacity(); ++row) {
-    if (!chunk.is_visible(row)) continue;
-    visibility[row] = keep[row];
-    const Op op = chunk.op(row);
+  for (size_t row = 0; row < ops.size(); ++row) {
+    if (!rows[row]) continue;
+    const Op op = ops[row];
     if (pending_update_delete >= 0) {
       if (op != Op::kUpdateInsert) {
         return absl::InvalidArgumentError(
@@ -58,11 +71,13 @@ absl::StatusOr<StreamChunk> NormalizeUnmatchedUpdates(
       const size_t update_delete = static_cast<size_t>(pending_update_delete);
       pending_update_delete = -1;
       if (keep[update_delete] == keep[row]) continue;
-      if (!ops.has_value()) ops = chunk.ops();
+      if (!repaired.has_value()) {
+        repaired.emplace(ops.begin(), ops.end());
+      }
       if (keep[update_delete]) {
-        (*ops)[update_delete] = Op::kDelete;
+        (*repaired)[update_delete] = Op::kDelete;
       } else {
-        (*ops)[row] = Op::kInsert;
+        (*repaired)[row] = Op::kInsert;
       }
       continue;
     }
@@ -76,8 +91,23 @@ absl::StatusOr<StreamChunk> NormalizeUnmatchedUpdates(
     return absl::InvalidArgumentError(absl::StrCat(
         "U- not followed by U+ (end of chunk): row ", pending_update_delete));
   }
+  return repaired;
+}
+
+absl::StatusOr<StreamChunk> NormalizeUnmatchedUpdates(
+    StreamChunk chunk, const std::vector<bool>& keep) {
+  assert(keep.size() == chunk.capacity());
+  std::vector<bool> visible(chunk.capacity());
+  for (size_t row = 0; row < chunk.capacity(); ++row) {
+    visible[row] = chunk.is_visible(row);
+  }
+  BACKFILL_ASSIGN_OR_RETURN(std::optional<std::vector<Op>> ops,
+                            RepairUpdatePairs(chunk.ops(), visible, keep));
   if (ops.has_value()) chunk.SetOps(*std::move(ops));
-  chunk.SetVisibility(std::move(visibility));
+  for (size_t row = 0; row < chunk.capacity(); ++row) {
+    visible[row] = visible[row] && keep[row];
+  }
+  chunk.SetVisibility(std::move(visible));
   return chunk;
 }
 

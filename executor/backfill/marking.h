@@ -19,6 +19,7 @@
 #ifndef EXECUTOR_BACKFILL_MARKING_H_
 #define EXECUTOR_BACKFILL_MARKING_H_
 
+#include <optional>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -48,6 +49,25 @@ absl::StatusOr<StreamChunk> MarkChunkByVnode(
     absl::Span<const OrderType> pk_orders,
     absl::FunctionRef<VirtualNode(RowView pk)> vnode_of_pk,
     const BackfillState& state);
+
+// The rule alone: which rows of `chunk` it keeps now, among the visible
+// rows set in `among` (every visible row if null; the others are false).
+// REQUIRES: among == nullptr || among->size() == chunk.capacity().
+// Errors: FailedPrecondition as MarkChunkByVnode.
+absl::StatusOr<std::vector<bool>> KeptByProgress(
+    const StreamChunk& chunk, const std::vector<bool>* among,
+    absl::Span<const int> pk_indices, absl::Span<const OrderType> pk_orders,
+    absl::FunctionRef<VirtualNode(RowView pk)> vnode_of_pk,
+    const BackfillState& state);
+
+// The op rewrites of NormalizeUnmatchedUpdates (below) on plain vectors:
+// `rows` says which rows take part (the visible ones), `keep` which of them
+// are kept. Returns the rewritten ops, or nullopt if no pair needed one.
+// REQUIRES: ops, rows and keep have the same size.
+// Errors: as NormalizeUnmatchedUpdates.
+absl::StatusOr<std::optional<std::vector<Op>>> RepairUpdatePairs(
+    absl::Span<const Op> ops, const std::vector<bool>& rows,
+    const std::vector<bool>& keep);
 
 // Applies a row filter to `chunk` and repairs update pairs. Among the rows
 // visible in `chunk`, a U- must be immediately followed by a U+. For each

@@ -218,5 +218,57 @@ TEST(NormalizeUnmatchedUpdatesTest, RewritesWithAnyFilter) {
               ChunkEq(StreamChunkFromPretty(" I\n U- 1\n U+ 2\n - 3\n + 7")));
 }
 
+// The rule alone over a subset of the rows (the executor's pending rows).
+TEST(KeptByProgressTest, OnlyAmongTheGivenRows) {
+  BackfillState state({{0, Completed{Row{int64_t{0}, int64_t{0}}, 1}},
+                       {1, InProgress{Row{int64_t{5}, int64_t{0}}, 1}},
+                       {2, NotStarted{}},
+                       {3, Completed{Row{int64_t{0}, int64_t{0}}, 1}}});
+  StreamChunk chunk =
+      StreamChunkFromPretty(" I I\n + 4 0\n + 1 0\n + 9 0\n + 2 0\n + 3 0");
+  const std::vector<bool> among = {true, true, true, true, false};
+  absl::StatusOr<std::vector<bool>> kept = KeptByProgress(
+      chunk, &among, {0, 1}, kAscAsc, VnodeOfFirstPkColumn, state);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_THAT(*kept, ElementsAre(true, true, false, false, false));
+  kept = KeptByProgress(chunk, nullptr, {0, 1}, kAscAsc, VnodeOfFirstPkColumn,
+                        state);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_THAT(*kept, ElementsAre(true, true, false, false, true));
+}
+
+// The pair repairs on plain vectors, over the rows that take part: a split
+// pair's kept half is rewritten, and so is the other half for the
+// complement (what an early release leaves for the barrier).
+TEST(RepairUpdatePairsTest, KeptHalfAndTheRestAreRepairedApart) {
+  const std::vector<Op> ops = {Op::kUpdateDelete, Op::kUpdateInsert,
+                               Op::kInsert, Op::kUpdateDelete,
+                               Op::kUpdateInsert};
+  const std::vector<bool> rows = {true, true, false, true, true};
+  const std::vector<bool> keep = {true, false, false, true, true};
+  const std::vector<bool> rest = {false, true, false, false, false};
+  absl::StatusOr<std::optional<std::vector<Op>>> kept =
+      RepairUpdatePairs(ops, rows, keep);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  ASSERT_TRUE(kept->has_value());
+  EXPECT_THAT(**kept, ElementsAre(Op::kDelete, Op::kUpdateInsert, Op::kInsert,
+                                  Op::kUpdateDelete, Op::kUpdateInsert));
+  absl::StatusOr<std::optional<std::vector<Op>>> left =
+      RepairUpdatePairs(ops, rows, rest);
+  ASSERT_TRUE(left.ok()) << left.status();
+  ASSERT_TRUE(left->has_value());
+  EXPECT_EQ((**left)[1], Op::kInsert);
+  // No pair split: nothing to rewrite.
+  absl::StatusOr<std::optional<std::vector<Op>>> none =
+      RepairUpdatePairs(ops, rows, rows);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+  // Rows left out do not pair: a U- whose U+ is not among them is malformed.
+  EXPECT_THAT(RepairUpdatePairs(ops, {true, false, false, false, false},
+                                {true, false, false, false, false}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("(end of chunk): row 0")));
+}
+
 }  // namespace
 }  // namespace backfill

@@ -332,7 +332,8 @@ TEST(RocksDbStateStoreTest, IndexAndFilterBlocksLiveInTheBlockCache) {
     absl::StatusOr<std::optional<std::string>> value =
         (*store)->Get(TableKey{kTable, 0, "key00123456"}, Epoch::Max());
     EXPECT_TRUE(value.ok()) << value.status();
-    EXPECT_EQ(value.value_or(std::nullopt), std::optional<std::string>("value"));
+    EXPECT_EQ(value.value_or(std::nullopt),
+              std::optional<std::string>("value"));
     return (*store)->Stats();
   };
   const RocksDbStats uncached = open_and_read(0);
