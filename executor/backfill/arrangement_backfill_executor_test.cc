@@ -84,6 +84,43 @@ class ArrangementBackfillTest : public ::testing::Test {
     EXPECT_THAT(harness, IsOk());
     return std::move(*harness);
   }
+  // A backfill of t (one vnode, ids 0..9 committed at epoch 1) whose
+  // upstream is a script that is pending when exhausted; `options` with
+  // output_indices {0, 1, 2}, chunk size 4 and this clock.
+  struct Scripted {
+    std::unique_ptr<ArrangementBackfillExecutor> executor;
+    ScriptedExecutor* script = nullptr;
+  };
+  void MakeScripted(ArrangementBackfillOptions options, Scripted* out) {
+    const TableCatalog catalog = IdTable(1);
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto upstream,
+        StateTable::Create(catalog, *store_, VnodeBitmap::All(1)));
+    BACKFILL_ASSERT_OK(upstream->InitEpoch(EpochPair{Epoch(1), Epoch(0)}));
+    for (int64_t id = 0; id < 10; ++id)
+      BACKFILL_ASSERT_OK(upstream->Insert(R(id)));
+    BACKFILL_ASSERT_OK(upstream->Commit(EpochPair{Epoch(2), Epoch(1)}));
+    BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto replicated, ReplicatedStateTable::Create(
+                             catalog, *store_, VnodeBitmap::All(1), {1, 2, 3}));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto progress, StateTable::Create(BackfillProgressCatalog(catalog, 99),
+                                          *store_, VnodeBitmap::All(1)));
+    auto input = std::make_unique<ScriptedExecutor>(
+        ExecutorInfo{},
+        testing::ScriptedExecutorOptions{
+            testing::ScriptedExecutorOptions::WhenExhausted::kPending});
+    out->script = input.get();
+    options.output_indices = {0, 1, 2};
+    options.chunk_size = 4;
+    options.clock = &clock_;
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        out->executor, ArrangementBackfillExecutor::Create(
+                           std::move(replicated), std::move(input),
+                           std::move(progress), nullptr, nullptr, options));
+  }
+
   std::unique_ptr<StateStore> store_ = NewMemoryStateStore();
   SimulatedClock clock_;
 };
@@ -739,34 +776,12 @@ TEST_F(ArrangementBackfillTest, FrozenEpochsStillMakeMinimumProgress) {
 // A frozen epoch forwards the changes behind the position before the
 // barrier arrives: the executor emits them while the barrier is not sent.
 TEST_F(ArrangementBackfillTest, FrozenEpochForwardsChangesAtOnce) {
-  const TableCatalog catalog = IdTable(1);
-  BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto upstream, StateTable::Create(catalog, *store_, VnodeBitmap::All(1)));
-  BACKFILL_ASSERT_OK(upstream->InitEpoch(EpochPair{Epoch(1), Epoch(0)}));
-  for (int64_t id = 0; id < 10; ++id)
-    BACKFILL_ASSERT_OK(upstream->Insert(R(id)));
-  BACKFILL_ASSERT_OK(upstream->Commit(EpochPair{Epoch(2), Epoch(1)}));
-  BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
-  BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto replicated, ReplicatedStateTable::Create(
-                           catalog, *store_, VnodeBitmap::All(1), {1, 2, 3}));
-  BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto progress, StateTable::Create(BackfillProgressCatalog(catalog, 99),
-                                        *store_, VnodeBitmap::All(1)));
-  auto input = std::make_unique<ScriptedExecutor>(
-      ExecutorInfo{},
-      testing::ScriptedExecutorOptions{
-          testing::ScriptedExecutorOptions::WhenExhausted::kPending});
-  ScriptedExecutor* script = input.get();
   ArrangementBackfillOptions options;
-  options.output_indices = {0, 1, 2};
-  options.chunk_size = 4;
-  options.clock = &clock_;
   options.upstream_buffer_budget_bytes = 0;
-  BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto executor, ArrangementBackfillExecutor::Create(
-                         std::move(replicated), std::move(input),
-                         std::move(progress), nullptr, nullptr, options));
+  Scripted scripted;
+  ASSERT_NO_FATAL_FAILURE(MakeScripted(options, &scripted));
+  ScriptedExecutor* script = scripted.script;
+  ArrangementBackfillExecutor* executor = scripted.executor.get();
   script->Push(testing::TestBarrier(2));
   auto waker = std::make_shared<BlockingWaker>();
   PollContext cx(waker, clock_);
@@ -814,33 +829,11 @@ TEST_F(ArrangementBackfillTest, FrozenEpochForwardsChangesAtOnce) {
 // newer change of the same key. A pair split by the position is rewritten
 // as marking does; what stays ahead of the final position is dropped.
 TEST_F(ArrangementBackfillTest, ChangesBehindThePositionAreForwardedAtOnce) {
-  const TableCatalog catalog = IdTable(1);
-  BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto upstream, StateTable::Create(catalog, *store_, VnodeBitmap::All(1)));
-  BACKFILL_ASSERT_OK(upstream->InitEpoch(EpochPair{Epoch(1), Epoch(0)}));
-  for (int64_t id = 0; id < 10; ++id)
-    BACKFILL_ASSERT_OK(upstream->Insert(R(id)));
-  BACKFILL_ASSERT_OK(upstream->Commit(EpochPair{Epoch(2), Epoch(1)}));
-  BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
-  BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto replicated, ReplicatedStateTable::Create(
-                           catalog, *store_, VnodeBitmap::All(1), {1, 2, 3}));
-  BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto progress, StateTable::Create(BackfillProgressCatalog(catalog, 99),
-                                        *store_, VnodeBitmap::All(1)));
-  auto input = std::make_unique<ScriptedExecutor>(
-      ExecutorInfo{},
-      testing::ScriptedExecutorOptions{
-          testing::ScriptedExecutorOptions::WhenExhausted::kPending});
-  ScriptedExecutor* script = input.get();
-  ArrangementBackfillOptions options;
-  options.output_indices = {0, 1, 2};
-  options.chunk_size = 4;
-  options.clock = &clock_;
-  BACKFILL_ASSERT_OK_AND_ASSIGN(
-      auto executor, ArrangementBackfillExecutor::Create(
-                         std::move(replicated), std::move(input),
-                         std::move(progress), nullptr, nullptr, options));
+  Scripted scripted;
+  ASSERT_NO_FATAL_FAILURE(
+      MakeScripted(ArrangementBackfillOptions(), &scripted));
+  ScriptedExecutor* script = scripted.script;
+  ArrangementBackfillExecutor* executor = scripted.executor.get();
   auto waker = std::make_shared<BlockingWaker>();
   PollContext cx(waker, clock_);
   auto next = [&]() -> Message {
