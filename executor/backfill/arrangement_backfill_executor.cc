@@ -371,6 +371,9 @@ absl::Status ArrangementBackfillExecutor::HandleUpstreamChunk(
   BufferedChunk& buffered = upstream_buffer_.emplace_back();
   buffered.pending.assign(chunk.capacity(), true);
   buffered.pending_ops = chunk.ops();
+  buffered.vnodes = VnodesOfRows(
+      chunk, upstream_table_->pk_in_output_indices(),
+      [this](RowView pk) { return upstream_table_->ComputeVnodeByPk(pk); });
   buffered.chunk = std::move(chunk);
   // A key's older changes go first: if a position moved since the buffer
   // was last released, the older chunks are released before this one.
@@ -381,11 +384,9 @@ absl::Status ArrangementBackfillExecutor::HandleUpstreamChunk(
 absl::Status ArrangementBackfillExecutor::Release(BufferedChunk& buffered) {
   BACKFILL_ASSIGN_OR_RETURN(
       std::vector<bool> keep,
-      KeptByProgress(
-          buffered.chunk, &buffered.pending,
-          upstream_table_->pk_in_output_indices(), pk_orders_,
-          [this](RowView pk) { return upstream_table_->ComputeVnodeByPk(pk); },
-          *state_));
+      KeptByProgress(buffered.chunk, &buffered.pending, buffered.vnodes,
+                     upstream_table_->pk_in_output_indices(), pk_orders_,
+                     *state_));
   if (std::none_of(keep.begin(), keep.end(), [](bool kept) { return kept; })) {
     return absl::OkStatus();
   }

@@ -200,9 +200,11 @@ class ArrangementBackfillExecutor final : public Executor {
   // positions pass them (a release) or marked at the barrier; `pending`
   // says which are neither forwarded nor dropped yet, `pending_ops` their
   // ops (a release that forwards one half of an update pair turns the other
-  // half into a Delete or Insert, as marking does).
+  // half into a Delete or Insert, as marking does); `vnodes` each row's
+  // table vnode, hashed once at arrival.
   struct BufferedChunk {
     StreamChunk chunk;
+    std::vector<VirtualNode> vnodes;
     std::vector<bool> pending;
     std::vector<Op> pending_ops;
     bool released_some = false;

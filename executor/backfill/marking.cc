@@ -9,24 +9,42 @@
 
 namespace backfill {
 
-absl::StatusOr<std::vector<bool>> KeptByProgress(
-    const StreamChunk& chunk, const std::vector<bool>* among,
-    absl::Span<const int> pk_indices, absl::Span<const OrderType> pk_orders,
-    absl::FunctionRef<VirtualNode(RowView pk)> vnode_of_pk,
-    const BackfillState& state) {
-  assert(pk_indices.size() == pk_orders.size());
-  assert(among == nullptr || among->size() == chunk.capacity());
-  std::vector<bool> keep(chunk.capacity(), false);
+std::vector<VirtualNode> VnodesOfRows(
+    const StreamChunk& chunk, absl::Span<const int> pk_indices,
+    absl::FunctionRef<VirtualNode(RowView pk)> vnode_of_pk) {
+  std::vector<VirtualNode> vnodes(chunk.capacity(), 0);
   Row pk(pk_indices.size());
   for (size_t row = 0; row < chunk.capacity(); ++row) {
     if (!chunk.is_visible(row)) continue;
-    if (among != nullptr && !(*among)[row]) continue;
     for (size_t i = 0; i < pk_indices.size(); ++i) {
       pk[i] = chunk.column(pk_indices[i]).value(row);
     }
-    const VirtualNode vnode = vnode_of_pk(pk);
+    vnodes[row] = vnode_of_pk(pk);
+  }
+  return vnodes;
+}
+
+absl::StatusOr<std::vector<bool>> KeptByProgress(
+    const StreamChunk& chunk, const std::vector<bool>* among,
+    absl::Span<const VirtualNode> vnodes, absl::Span<const int> pk_indices,
+    absl::Span<const OrderType> pk_orders, const BackfillState& state) {
+  assert(pk_indices.size() == pk_orders.size());
+  assert(among == nullptr || among->size() == chunk.capacity());
+  assert(vnodes.size() == chunk.capacity());
+  std::vector<bool> keep(chunk.capacity(), false);
+  Row pk(pk_indices.size());
+  const auto read_pk = [&](size_t row) {
+    for (size_t i = 0; i < pk_indices.size(); ++i) {
+      pk[i] = chunk.column(pk_indices[i]).value(row);
+    }
+  };
+  for (size_t row = 0; row < chunk.capacity(); ++row) {
+    if (!chunk.is_visible(row)) continue;
+    if (among != nullptr && !(*among)[row]) continue;
+    const VirtualNode vnode = vnodes[row];
     const VnodeProgress* progress = state.Get(vnode);
     if (progress == nullptr) {
+      read_pk(row);
       return absl::FailedPreconditionError(absl::StrCat(
           "upstream change in a vnode this actor does not own: row ", row,
           ", pk ", RowDebugString(pk), ", vnode ", vnode));
@@ -34,6 +52,7 @@ absl::StatusOr<std::vector<bool>> KeptByProgress(
     if (std::holds_alternative<Completed>(*progress)) {
       keep[row] = true;
     } else if (const auto* in_progress = std::get_if<InProgress>(progress)) {
+      read_pk(row);
       assert(in_progress->current_pos.size() == pk.size());
       keep[row] = CompareRows(pk, in_progress->current_pos, pk_orders) <= 0;
     }
@@ -46,9 +65,11 @@ absl::StatusOr<StreamChunk> MarkChunkByVnode(
     absl::Span<const OrderType> pk_orders,
     absl::FunctionRef<VirtualNode(RowView pk)> vnode_of_pk,
     const BackfillState& state) {
-  BACKFILL_ASSIGN_OR_RETURN(std::vector<bool> keep,
-                            KeptByProgress(chunk, nullptr, pk_indices,
-                                           pk_orders, vnode_of_pk, state));
+  const std::vector<VirtualNode> vnodes =
+      VnodesOfRows(chunk, pk_indices, vnode_of_pk);
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::vector<bool> keep,
+      KeptByProgress(chunk, nullptr, vnodes, pk_indices, pk_orders, state));
   return NormalizeUnmatchedUpdates(chunk, keep);
 }
 

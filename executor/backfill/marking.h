@@ -50,15 +50,25 @@ absl::StatusOr<StreamChunk> MarkChunkByVnode(
     absl::FunctionRef<VirtualNode(RowView pk)> vnode_of_pk,
     const BackfillState& state);
 
+// The table's vnode of each visible row's pk (`vnode_of_pk` as above); an
+// invisible row's entry is 0. Computed once per chunk, so a chunk judged
+// several times (a buffered chunk released as positions move) hashes each
+// row once.
+std::vector<VirtualNode> VnodesOfRows(
+    const StreamChunk& chunk, absl::Span<const int> pk_indices,
+    absl::FunctionRef<VirtualNode(RowView pk)> vnode_of_pk);
+
 // The rule alone: which rows of `chunk` it keeps now, among the visible
 // rows set in `among` (every visible row if null; the others are false).
-// REQUIRES: among == nullptr || among->size() == chunk.capacity().
+// `vnodes`: VnodesOfRows of `chunk`. A row of a Completed vnode is kept
+// without reading its pk.
+// REQUIRES: among == nullptr || among->size() == chunk.capacity();
+// vnodes.size() == chunk.capacity().
 // Errors: FailedPrecondition as MarkChunkByVnode.
 absl::StatusOr<std::vector<bool>> KeptByProgress(
     const StreamChunk& chunk, const std::vector<bool>* among,
-    absl::Span<const int> pk_indices, absl::Span<const OrderType> pk_orders,
-    absl::FunctionRef<VirtualNode(RowView pk)> vnode_of_pk,
-    const BackfillState& state);
+    absl::Span<const VirtualNode> vnodes, absl::Span<const int> pk_indices,
+    absl::Span<const OrderType> pk_orders, const BackfillState& state);
 
 // The op rewrites of NormalizeUnmatchedUpdates (below) on plain vectors:
 // `rows` says which rows take part (the visible ones), `keep` which of them

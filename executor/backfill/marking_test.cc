@@ -227,12 +227,14 @@ TEST(KeptByProgressTest, OnlyAmongTheGivenRows) {
   StreamChunk chunk =
       StreamChunkFromPretty(" I I\n + 4 0\n + 1 0\n + 9 0\n + 2 0\n + 3 0");
   const std::vector<bool> among = {true, true, true, true, false};
-  absl::StatusOr<std::vector<bool>> kept = KeptByProgress(
-      chunk, &among, {0, 1}, kAscAsc, VnodeOfFirstPkColumn, state);
+  const std::vector<VirtualNode> vnodes =
+      VnodesOfRows(chunk, {0, 1}, VnodeOfFirstPkColumn);
+  EXPECT_THAT(vnodes, ElementsAre(0, 1, 1, 2, 3));
+  absl::StatusOr<std::vector<bool>> kept =
+      KeptByProgress(chunk, &among, vnodes, {0, 1}, kAscAsc, state);
   ASSERT_TRUE(kept.ok()) << kept.status();
   EXPECT_THAT(*kept, ElementsAre(true, true, false, false, false));
-  kept = KeptByProgress(chunk, nullptr, {0, 1}, kAscAsc, VnodeOfFirstPkColumn,
-                        state);
+  kept = KeptByProgress(chunk, nullptr, vnodes, {0, 1}, kAscAsc, state);
   ASSERT_TRUE(kept.ok()) << kept.status();
   EXPECT_THAT(*kept, ElementsAre(true, true, false, false, true));
 }
