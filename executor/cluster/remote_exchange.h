@@ -1,0 +1,175 @@
+// The data exchange between processes: one stream edge (upstream actor ->
+// downstream actor) carried over gRPC (exchange.proto), so that actors in
+// different processes stay connected by what behaves like a local channel.
+//
+//   upstream process                       downstream process
+//   dispatcher -> channel -> ExchangeServer ==gRPC==> RemoteInput -> channel ->
+//   ReceiverExecutor
+//
+//   // upstream: serve the far end of the dispatcher's output channel
+//   auto [tx, rx] = MakeChannel();            // tx goes to the dispatcher
+//   BACKFILL_RETURN_IF_ERROR(server->AddOutput(1, 101, std::move(rx)));
+//   // downstream: fill a local channel that the actor reads
+//   auto [in_tx, in_rx] = MakeChannel();      // in_rx goes to the actor
+//   std::unique_ptr<RemoteInput> input = RemoteInput::Start(
+//       {.address = server_address, .upstream = 1, .downstream = 101},
+//       codec, std::move(in_tx));
+//
+// Order: the messages arrive in the order they were sent. Back-pressure is
+// end to end, with credits as RisingWave's exchange: the receiver grants
+// `permits` messages and grants one more for each message it has put into
+// its local channel, so a downstream actor that stops reading stops the
+// upstream actor's sends once its local channel, the permits and the
+// upstream channel are full (at most capacity + permits + capacity + 2
+// messages in between). Ends: the upstream channel's end (Close) ends the
+// local channel (End); its error (Fail) fails it with that code and
+// message; a broken connection or a server shut down fails it
+// (UNAVAILABLE, naming the edge and the address), never ends it, so a
+// downstream actor cannot take a lost upstream for a finished one. A
+// downstream receiver that closes (its actor is gone) cancels the call and
+// the upstream channel's receiver closes: the upstream's sends are
+// Cancelled, as for a local channel.
+//
+// Thread-safety: ExchangeServer is thread-safe. RemoteInput runs on its own
+// thread; its methods may be called from any thread.
+#ifndef EXECUTOR_CLUSTER_REMOTE_EXCHANGE_H_
+#define EXECUTOR_CLUSTER_REMOTE_EXCHANGE_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "executor/barrier.h"
+#include "executor/channel.h"
+#include "executor/cluster/message_codec.h"
+#include "third_party/absl_extras/mutex.h"
+
+namespace grpc {
+class ClientContext;
+class Server;
+}  // namespace grpc
+
+namespace backfill {
+
+struct ExchangeServerOptions {
+  // host:port; port 0 picks a free one (ExchangeServer::address()).
+  std::string listen_address = "127.0.0.1:0";
+  // How often a sender blocked on an empty channel checks whether its call
+  // was cancelled or the server is shutting down.
+  absl::Duration cancel_check_interval = absl::Milliseconds(50);
+  // How long a call for an edge not added yet waits for AddOutput (the
+  // downstream process may connect before the upstream one built its
+  // actors) before it is refused with NOT_FOUND.
+  absl::Duration edge_wait = absl::Seconds(10);
+};
+
+// The upstream process's end: serves the edges added with AddOutput.
+class ExchangeServer {
+ public:
+  // Errors: InvalidArgument for a listen address without a port;
+  // Unavailable when it cannot listen there.
+  static absl::StatusOr<std::unique_ptr<ExchangeServer>> Start(
+      ExchangeServerOptions options = {});
+  ~ExchangeServer();  // Shutdown()
+
+  ExchangeServer(const ExchangeServer&) = delete;
+  ExchangeServer& operator=(const ExchangeServer&) = delete;
+
+  // host:port the server listens on.
+  const std::string& address() const { return address_; }
+
+  // Serves the edge `upstream` -> `downstream`: `receiver` is the far end
+  // of the channel the upstream actor sends into; `codec` encodes its
+  // messages. One receiver reads it, once. Errors: AlreadyExists if the edge
+  // was added before; FailedPrecondition after Shutdown.
+  absl::Status AddOutput(ActorId upstream, ActorId downstream,
+                         ChannelReceiver receiver, MessageCodec codec)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Ends every call (the receivers' channels fail with UNAVAILABLE) and
+  // stops listening; the edges not yet received are dropped (their
+  // channels' senders see Cancelled). Idempotent.
+  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  class Service;
+  struct Edge {
+    std::unique_ptr<ChannelReceiver> receiver;
+    std::unique_ptr<MessageCodec> codec;
+    bool taken = false;
+  };
+
+  explicit ExchangeServer(ExchangeServerOptions options);
+
+  // The edge's receiver and codec for a call, once, waiting up to
+  // `edge_wait` for it to be added. Errors: NotFound for an edge not added
+  // in time; FailedPrecondition for one already received or after Shutdown.
+  absl::StatusOr<Edge*> Take(ActorId upstream, ActorId downstream)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  bool shutting_down() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  const ExchangeServerOptions options_;
+  std::string address_;
+  std::unique_ptr<Service> service_;
+  std::unique_ptr<grpc::Server> server_;
+  mutable Mutex mu_;
+  CondVar edge_added_;
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::pair<ActorId, ActorId>, Edge> edges_ ABSL_GUARDED_BY(mu_);
+};
+
+struct RemoteInputOptions {
+  // The upstream process's ExchangeServer.
+  std::string address;
+  ActorId upstream = 0;
+  ActorId downstream = 0;
+  // Messages granted up front (>= 1); one more is granted per message put
+  // into the local channel, in batches of half of this.
+  uint32_t permits = 16;
+};
+
+// The downstream process's end: receives one edge into a local channel.
+class RemoteInput {
+ public:
+  // Starts receiving into `sender` on a thread of its own, until the
+  // upstream ends the edge (sender.Close()), fails it (sender.Fail with its
+  // status), or the call breaks (sender.Fail(UNAVAILABLE ...)). A message
+  // that does not decode fails the channel with DataLoss and ends the call.
+  static std::unique_ptr<RemoteInput> Start(RemoteInputOptions options,
+                                            MessageCodec codec,
+                                            ChannelSender sender);
+  ~RemoteInput();  // Cancel(), then joins its thread.
+
+  RemoteInput(const RemoteInput&) = delete;
+  RemoteInput& operator=(const RemoteInput&) = delete;
+
+  // Ends the call; the local channel fails with CANCELLED unless it ended
+  // before. Idempotent.
+  void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // How the call ended (OK while running or after a normal end).
+  absl::Status status() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  RemoteInput(RemoteInputOptions options, MessageCodec codec,
+              ChannelSender sender);
+  void Run();
+
+  const RemoteInputOptions options_;
+  const MessageCodec codec_;
+  ChannelSender sender_;
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::thread thread_;
+  mutable Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_CLUSTER_REMOTE_EXCHANGE_H_
