@@ -4,6 +4,8 @@
 #include <utility>
 #include <variant>
 
+#include "absl/strings/str_cat.h"
+
 namespace backfill {
 
 absl::Status ChannelOutput::Push(Message message) {
@@ -61,7 +63,14 @@ Actor::Step Actor::Poll(PollContext& cx) {
     flushing_ = true;
   }
   absl::StatusOr<bool> flushed = output_->PollFlush(cx);
-  if (!flushed.ok()) return Finish(State::kFailed, flushed.status());
+  if (!flushed.ok()) {
+    // Name the actor: a closed downstream is not the actor's own error.
+    return Finish(State::kFailed,
+                  absl::Status(flushed.status().code(),
+                               absl::StrCat("actor ", id_, " (", identity_,
+                                            "): output: ",
+                                            flushed.status().message())));
+  }
   if (!*flushed) return Step::kPending;
   flushing_ = false;
   if (stopping_) return Finish(State::kStopped, absl::OkStatus());

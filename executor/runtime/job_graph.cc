@@ -78,10 +78,25 @@ absl::StatusOr<NewBackfillSet> BuildBackfillSet(JobGraph& graph,
   BACKFILL_ASSIGN_OR_RETURN(set.tracker, JobProgressTracker::Create(tracked));
   const std::vector<RateLimit> shares =
       SplitJobRateLimit(rate_limit, set.owned_vnodes);
+  ProgressEventSink& progress_sink = graph.context.progress_sink != nullptr
+                                         ? *graph.context.progress_sink
+                                         : *set.tracker;
   for (uint32_t i = 0; i < parallelism; ++i) {
     const ActorId actor = set.actor_ids[i];
     set.reporters.push_back(
-        std::make_unique<ProgressReporter>(actor, *set.tracker));
+        std::make_unique<ProgressReporter>(actor, progress_sink));
+    const bool local =
+        graph.context.remote == nullptr || graph.context.remote->IsLocal(actor);
+    if (!local) {
+      // Another process runs it: only its channels here, for the wiring.
+      auto [input_tx, input_rx] = MakeChannel(channel);
+      auto [output_tx, output_rx] = MakeChannel(channel);
+      built.actors.push_back(nullptr);
+      set.actors.push_back(nullptr);
+      built.inputs.push_back(std::move(input_tx));
+      built.outputs.push_back(std::move(output_rx));
+      continue;
+    }
     BackfillMetrics* metrics = nullptr;
     if (graph.context.registry != nullptr) {
       BACKFILL_ASSIGN_OR_RETURN(
@@ -193,8 +208,8 @@ absl::StatusOr<NewBackfillSet> BuildBackfillSet(JobGraph& graph,
     } else {
       BACKFILL_ASSIGN_OR_RETURN(
           std::unique_ptr<ArrangementBackfillExecutor> backfill,
-          BuildArrangementBackfillFromPlan(node, *graph.store,
-                                           std::move(input), deps));
+          BuildArrangementBackfillFromPlan(node, *graph.store, std::move(input),
+                                           deps));
       ArrangementBackfillExecutor* backfill_view = backfill.get();
       // Read before the actor may be abandoned (which destroys the executor).
       callbacks.on_end = [set = &set, i, backfill_view,
@@ -231,35 +246,47 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
   graph->context = context;
   const ChannelOptions channel{options.channel_capacity};
 
+  // A split graph: each edge between a local and a remote actor goes to
+  // context.remote; the remote actors are not built or dropped.
+  RemoteActors* const remote = context.remote;
+  auto is_local = [remote](ActorId actor) {
+    return remote == nullptr || remote->IsLocal(actor);
+  };
+  const bool source_local = is_local(JobGraph::kSourceActor);
+  const bool view_local = is_local(JobGraph::kViewActor);
+
   // The source: barriers in, the table's changes out through the dispatcher.
   auto [barrier_tx, barrier_rx] = MakeChannel(channel);
   graph->barriers.emplace(std::move(barrier_tx));
-  // No-shuffle: the source only generates the changes; the backfill actors'
-  // writers commit the table, so the source keeps a never-committed
-  // replicated copy to see the table as it is (its committed data plus its
-  // own uncommitted writes) when it chooses each operation.
-  StateTableOptions source_table_options;
-  if (options.backfill_kind == BackfillKind::kNoShuffle) {
-    source_table_options.replicated = true;
-    source_table_options.op_consistency = OpConsistency::kInconsistent;
+  std::unique_ptr<DmlSourceExecutor> source;
+  if (source_local) {
+    // No-shuffle: the source only generates the changes; the backfill actors'
+    // writers commit the table, so the source keeps a never-committed
+    // replicated copy to see the table as it is (its committed data plus its
+    // own uncommitted writes) when it chooses each operation.
+    StateTableOptions source_table_options;
+    if (options.backfill_kind == BackfillKind::kNoShuffle) {
+      source_table_options.replicated = true;
+      source_table_options.op_consistency = OpConsistency::kInconsistent;
+    }
+    BACKFILL_ASSIGN_OR_RETURN(
+        auto upstream_table,
+        StateTable::Create(upstream, store,
+                           VnodeBitmap::All(upstream.vnode_count),
+                           source_table_options));
+    BACKFILL_ASSIGN_OR_RETURN(
+        auto offset_table,
+        StateTable::Create(DmlSourceExecutor::OffsetTableCatalog(
+                               options.source_offset_table_id),
+                           store, VnodeBitmap::All(1)));
+    ExecutorInfo source_info;
+    source_info.identity =
+        absl::StrCat("DmlSource(actor ", JobGraph::kSourceActor, ")");
+    source = std::make_unique<DmlSourceExecutor>(
+        std::move(barrier_rx), std::move(upstream_table),
+        std::move(offset_table), options.workload, graph->stop_generating,
+        source_info);
   }
-  BACKFILL_ASSIGN_OR_RETURN(
-      auto upstream_table,
-      StateTable::Create(upstream, store,
-                         VnodeBitmap::All(upstream.vnode_count),
-                         source_table_options));
-  BACKFILL_ASSIGN_OR_RETURN(
-      auto offset_table,
-      StateTable::Create(
-          DmlSourceExecutor::OffsetTableCatalog(options.source_offset_table_id),
-          store, VnodeBitmap::All(1)));
-  ExecutorInfo source_info;
-  source_info.identity =
-      absl::StrCat("DmlSource(actor ", JobGraph::kSourceActor, ")");
-  auto source = std::make_unique<DmlSourceExecutor>(
-      std::move(barrier_rx), std::move(upstream_table), std::move(offset_table),
-      options.workload, graph->stop_generating, source_info);
-  graph->source = source.get();
 
   BACKFILL_ASSIGN_OR_RETURN(
       NewBackfillSet backfill,
@@ -278,35 +305,80 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
       dispatched_columns.push_back(static_cast<int>(c));
     }
   }
-  auto dispatcher = std::make_unique<HashDispatcher>(
-      std::move(backfill.inputs), std::move(hasher), std::move(backfill.owner),
-      std::move(dispatched_columns), clock,
-      ExchangeEndpoint{JobGraph::kSourceActor, backfill_ids,
-                       &graph->exchange});
-  graph->dispatcher = dispatcher.get();
+  auto schema_of = [&upstream](const std::vector<int>& columns) {
+    Schema schema;
+    for (int column : columns) schema.push_back(upstream.columns[column]);
+    return schema;
+  };
+  const Schema dispatched_schema = schema_of(dispatched_columns);
+  const Schema view_schema = schema_of(ViewColumns(options));
+  std::vector<ChannelSender> dispatcher_outputs;
+  std::vector<ChannelReceiver> view_channels;
+  for (size_t i = 0; i < backfill_ids.size(); ++i) {
+    const ActorId actor = backfill_ids[i];
+    if (is_local(actor)) {
+      if (source_local) {
+        dispatcher_outputs.push_back(std::move(backfill.inputs[i]));
+      } else {
+        BACKFILL_RETURN_IF_ERROR(
+            remote->Receive(JobGraph::kSourceActor, actor, dispatched_schema,
+                            std::move(backfill.inputs[i])));
+      }
+      if (view_local) {
+        view_channels.push_back(std::move(backfill.outputs[i]));
+      } else {
+        BACKFILL_RETURN_IF_ERROR(remote->Serve(actor, JobGraph::kViewActor,
+                                               view_schema,
+                                               std::move(backfill.outputs[i])));
+      }
+      continue;
+    }
+    if (source_local) {
+      auto [tx, rx] = MakeChannel(channel);
+      dispatcher_outputs.push_back(std::move(tx));
+      BACKFILL_RETURN_IF_ERROR(remote->Serve(JobGraph::kSourceActor, actor,
+                                             dispatched_schema, std::move(rx)));
+    }
+    if (view_local) {
+      auto [tx, rx] = MakeChannel(channel);
+      view_channels.push_back(std::move(rx));
+      BACKFILL_RETURN_IF_ERROR(remote->Receive(actor, JobGraph::kViewActor,
+                                               view_schema, std::move(tx)));
+    }
+  }
   auto report_end = [listener](const Actor& actor) {
     listener->ActorEnded(actor);
   };
-  ActorCallbacks source_callbacks;
-  source_callbacks.on_end = report_end;
-  graph->actors.push_back(std::make_unique<Actor>(
-      JobGraph::kSourceActor, std::move(source),
-      PlantOutputSabotage(
-          std::move(dispatcher),
-          options.sabotage_for_test.drop_every_nth_change_chunk, 0),
-      std::move(source_callbacks)));
-  for (std::unique_ptr<Actor>& actor : backfill.actors) {
-    graph->actors.push_back(std::move(actor));
+  if (source_local) {
+    graph->source = source.get();
+    auto dispatcher = std::make_unique<HashDispatcher>(
+        std::move(dispatcher_outputs), std::move(hasher),
+        std::move(backfill.owner), std::move(dispatched_columns), clock,
+        ExchangeEndpoint{JobGraph::kSourceActor, backfill_ids,
+                         &graph->exchange});
+    graph->dispatcher = dispatcher.get();
+    ActorCallbacks source_callbacks;
+    source_callbacks.on_end = report_end;
+    graph->actors.push_back(std::make_unique<Actor>(
+        JobGraph::kSourceActor, std::move(source),
+        PlantOutputSabotage(
+            std::move(dispatcher),
+            options.sabotage_for_test.drop_every_nth_change_chunk, 0),
+        std::move(source_callbacks)));
   }
+  for (std::unique_ptr<Actor>& actor : backfill.actors) {
+    if (actor != nullptr) graph->actors.push_back(std::move(actor));
+  }
+  if (!view_local) return graph;
 
   // The view: merge -> materialize; its barriers are collected.
   std::vector<BoxedExecutor> view_inputs;
-  for (size_t i = 0; i < backfill.outputs.size(); ++i) {
+  for (size_t i = 0; i < view_channels.size(); ++i) {
     ExecutorInfo merge_input_info;
     merge_input_info.identity =
         absl::StrCat("Exchange(from actor ", backfill_ids[i], ")");
     view_inputs.push_back(std::make_unique<ReceiverExecutor>(
-        merge_input_info, std::move(backfill.outputs[i])));
+        merge_input_info, std::move(view_channels[i])));
   }
   ExecutorInfo merge_info;
   merge_info.identity = "Merge(view)";
@@ -339,6 +411,12 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
 absl::StatusOr<UpdateMutation> AddBackfillActors(JobGraph& graph,
                                                  uint32_t parallelism,
                                                  RateLimit rate_limit) {
+  if (graph.context.remote != nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a graph split over processes is not rescaled online (to "
+                     "parallelism ",
+                     parallelism, "): a recovery rebuilds its actors"));
+  }
   if (!BackfillKindRescales(graph.options->backfill_kind)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "a ", BackfillKindName(graph.options->backfill_kind),

@@ -42,9 +42,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "executor/backfill/progress_reporter.h"
 #include "executor/barrier.h"
 #include "executor/channel.h"
-#include "executor/backfill/progress_reporter.h"
 #include "executor/runtime/actor.h"
 #include "executor/runtime/demo/dml_source_executor.h"
 #include "executor/runtime/exchange.h"
@@ -54,6 +54,7 @@
 #include "metrics/backfill_metrics.h"
 #include "metrics/registry.h"
 #include "ratelimit/rate_limit.h"
+#include "serde/schema.h"
 #include "storage/state_store.h"
 #include "third_party/absl_extras/clock.h"
 
@@ -74,6 +75,27 @@ class BarrierListener {
   virtual void ActorEnded(const Actor& actor) = 0;
 };
 
+// A graph split over processes (issue 19): which of the job's actors this
+// process runs, and how its edges to the actors of other processes are
+// carried (executor/cluster's GrpcRemoteActors: over gRPC). BuildJobGraph
+// builds every actor of the job, keeps the local ones, and hands each edge
+// between a local and a remote actor to Serve (a local upstream's output)
+// or Receive (a local downstream's input), with the schema of the edge's
+// chunks. Thread-safety: called from BuildJobGraph's thread.
+class RemoteActors {
+ public:
+  virtual ~RemoteActors() = default;
+  // Whether this process runs `actor`.
+  virtual bool IsLocal(ActorId actor) const = 0;
+  // `receiver` carries what local `upstream` sends to remote `downstream`.
+  virtual absl::Status Serve(ActorId upstream, ActorId downstream,
+                             const Schema& schema,
+                             ChannelReceiver receiver) = 0;
+  // `sender` must carry what remote `upstream` sends to local `downstream`.
+  virtual absl::Status Receive(ActorId upstream, ActorId downstream,
+                               const Schema& schema, ChannelSender sender) = 0;
+};
+
 // What a graph is built with besides the options and the job state.
 struct JobGraphContext {
   // The clock of every actor (rate limiters, the source's rate). Required.
@@ -82,6 +104,13 @@ struct JobGraphContext {
   Registry* registry = nullptr;
   // Required.
   BarrierListener* listener = nullptr;
+  // Null: every actor is local. Otherwise only the local actors are in
+  // `JobGraph::actors`; see RemoteActors. Must outlive the graph.
+  RemoteActors* remote = nullptr;
+  // Where the local backfill actors report their progress; null: the
+  // tracker of their set (a process that runs them for a coordinator
+  // elsewhere forwards the events to the coordinator's tracker).
+  ProgressEventSink* progress_sink = nullptr;
 };
 
 // One set of backfill actors: the graph's first, or a rescale's. What its
@@ -92,6 +121,7 @@ struct BackfillActorSet {
   // Per actor: its id, the number of vnodes it owns, the actor.
   std::vector<ActorId> actor_ids;
   std::vector<uint32_t> owned_vnodes;
+  // Null for an actor another process runs (JobGraphContext::remote).
   std::vector<Actor*> actors;
   // Per actor: the most upstream change data it buffered in one epoch,
   // written (by its thread) when the actor ends; read after it was joined.
@@ -127,10 +157,12 @@ struct JobGraph {
   // The coordinator's injection end: barriers sent here enter the source.
   std::optional<ChannelSender> barriers;
   // Every actor ever built, in order: the source (index 0), the first
-  // backfill actors (1..N), the view, then each rescale's backfill actors.
+  // backfill actors (1..N), the view, then each rescale's backfill actors;
+  // of a split graph (context.remote), only the local ones, in that order.
   // Only appended to (a driver starts the actors it has not seen yet).
   std::vector<std::unique_ptr<Actor>> actors;
-  // Views into the actors: the source's executor and output.
+  // Views into the actors: the source's executor and output (null when the
+  // source is remote).
   DmlSourceExecutor* source = nullptr;
   HashDispatcher* dispatcher = nullptr;
 
@@ -169,8 +201,9 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
 // both. The new actors take it as their first barrier and initialise from
 // the progress committed at its `prev` epoch, so it must be a checkpoint
 // barrier. The source keeps running throughout. Errors: as BuildJobGraph's
-// (the graph then has no new actor). REQUIRES: parallelism in [1, vnode
-// count].
+// (the graph then has no new actor); FailedPrecondition for a split graph
+// (its processes change their actors at a recovery, not online).
+// REQUIRES: parallelism in [1, vnode count].
 absl::StatusOr<UpdateMutation> AddBackfillActors(JobGraph& graph,
                                                  uint32_t parallelism,
                                                  RateLimit rate_limit);

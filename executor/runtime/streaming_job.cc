@@ -22,7 +22,9 @@ namespace {
 // an actor fails. Nothing it makes on the store survives it.
 absl::Status RunAttempt(StateStore& store, const StreamingJobOptions& options,
                         Registry* registry, AttemptStart attempt, Clock& clock,
-                        const AttemptDriver& driver, JobResult& result) {
+                        const AttemptDriver& driver,
+                        const PlacementFactory& make_placement,
+                        JobResult& result) {
   const bool creating = attempt.creating;
   BACKFILL_ASSIGN_OR_RETURN(
       std::unique_ptr<BarrierCoordinator> coordinator,
@@ -37,10 +39,26 @@ absl::Status RunAttempt(StateStore& store, const StreamingJobOptions& options,
     built_for.paused = false;
     built_for.rate_limit = options.rate_limit;
   }
+  // Declared after the coordinator: the remote actors report to it until
+  // they go.
+  std::unique_ptr<AttemptPlacement> placement;
+  if (make_placement) {
+    BACKFILL_ASSIGN_OR_RETURN(placement, make_placement());
+    context.remote = placement.get();
+  }
   // Declared after the coordinator: the actors report to it until they go.
   BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<JobGraph> graph,
                             BuildJobGraph(store, options, built_for, context));
-  const absl::Status status = driver(*graph, *coordinator);
+  absl::Status status;
+  if (placement != nullptr) {
+    status = placement->StartRemote(built_for, *graph, *coordinator);
+  }
+  if (status.ok()) status = driver(*graph, *coordinator);
+  if (placement != nullptr) {
+    // The local actors ended, so every edge to the remote ones did.
+    const absl::Status remote = placement->EndRemote();
+    if (status.ok()) status = remote;
+  }
   coordinator->RecordAttemptEnd(*graph, status.ok());
   return status;
 }
@@ -134,8 +152,8 @@ absl::Status CheckSavedProgressKind(StateStore& store,
   if (!other) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "the saved backfill progress is of ",
-      snapshot ? "an arrangement or no_shuffle" : "a snapshot",
-      " backfill: a ", BackfillKindName(options.backfill_kind),
+      snapshot ? "an arrangement or no_shuffle" : "a snapshot", " backfill: a ",
+      BackfillKindName(options.backfill_kind),
       " backfill cannot resume it (rerun with the kind it was started "
       "with)"));
 }
@@ -155,7 +173,7 @@ absl::StatusOr<JobResult> RunStreamingJob(
 absl::StatusOr<JobResult> RunStreamingJobWithDriver(
     StateStore& store, const StreamingJobOptions& options, Registry* registry,
     std::function<void(const JobProgress&)> observer, Clock& clock,
-    const AttemptDriver& driver) {
+    const AttemptDriver& driver, const PlacementFactory& placement) {
   BACKFILL_RETURN_IF_ERROR(ValidateStreamingJobOptions(options));
   const JobDefinition definition = JobDefinitionOf(options);
   const absl::Time start = clock.Now();
@@ -243,7 +261,7 @@ absl::StatusOr<JobResult> RunStreamingJobWithDriver(
     attempt.observer = observer;
     const absl::Status status =
         RunAttempt(job_store.get(), options, registry, attempt, clock, driver,
-                   result);
+                   placement, result);
     if (status.ok()) break;
     // A recovery restarts an existing job, even if this attempt created it.
     creating = false;

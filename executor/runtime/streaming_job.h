@@ -56,16 +56,17 @@
 // backfill's parallelism online at the next checkpoint barrier: the old
 // actors stop there, new ones start from the progress it commits, the
 // upstream keeps running, and no recovery happens (barrier_coordinator.h;
-// JobResult::rescales, rescale_upstream_blocked_seconds). The job's definition (the upstream
-// and view catalogs, the output columns, the internal table ids) is saved at
-// creation; a store that holds another job is FailedPrecondition naming the
-// first difference, before anything is read or written.
+// JobResult::rescales, rescale_upstream_blocked_seconds). The job's definition
+// (the upstream and view catalogs, the output columns, the internal table ids)
+// is saved at creation; a store that holds another job is FailedPrecondition
+// naming the first difference, before anything is read or written.
 #ifndef EXECUTOR_RUNTIME_STREAMING_JOB_H_
 #define EXECUTOR_RUNTIME_STREAMING_JOB_H_
 
 #include <functional>
 
 #include "absl/status/statusor.h"
+#include "executor/runtime/job_graph.h"
 #include "executor/runtime/job_result.h"
 #include "executor/runtime/streaming_job_options.h"
 #include "metrics/registry.h"
@@ -75,7 +76,6 @@
 namespace backfill {
 
 class BarrierCoordinator;
-struct JobGraph;
 
 // Runs the job to completion (see the file comment). `registry` (may be
 // null) receives the backfill metrics; `observer` (may be empty) is called
@@ -91,8 +91,30 @@ absl::StatusOr<JobResult> RunStreamingJob(
 // One attempt's driver: runs `graph` with `coordinator` until the attempt
 // completes (OK) or fails (its error): RunThreaded (threaded_driver.h) or
 // RunDeterministic (deterministic_driver.h).
-using AttemptDriver =
-    std::function<absl::Status(JobGraph& graph, BarrierCoordinator& coordinator)>;
+using AttemptDriver = std::function<absl::Status(
+    JobGraph& graph, BarrierCoordinator& coordinator)>;
+
+// One attempt's placement of a job whose actors are split over processes
+// (issue 19): the RemoteActors its graph is built with (the source and the
+// view local: the coordinator's process), and the start and end of the
+// actors other processes run for the attempt.
+class AttemptPlacement : public RemoteActors {
+ public:
+  // The attempt's graph is built for `state`: start the remote actors of
+  // the attempt. Their progress events must reach
+  // `graph.in_force().tracker`, their barrier and end reports `listener`
+  // (the attempt's coordinator). An error fails the attempt.
+  virtual absl::Status StartRemote(const JobState& state, JobGraph& graph,
+                                   BarrierListener& listener) = 0;
+  // The attempt's driver returned: end the remote actors (they stopped at
+  // the stop barrier, or their exchange edges end them) and return the
+  // first error of one that did not stop.
+  virtual absl::Status EndRemote() = 0;
+};
+
+// Makes each attempt's placement; empty: every actor runs in this process.
+using PlacementFactory =
+    std::function<absl::StatusOr<std::unique_ptr<AttemptPlacement>>()>;
 
 // RunStreamingJob with `driver` for every attempt (RunStreamingJob's is
 // RunThreaded with options.barrier_interval). Everything else is the same:
@@ -102,7 +124,7 @@ using AttemptDriver =
 absl::StatusOr<JobResult> RunStreamingJobWithDriver(
     StateStore& store, const StreamingJobOptions& options, Registry* registry,
     std::function<void(const JobProgress&)> observer, Clock& clock,
-    const AttemptDriver& driver);
+    const AttemptDriver& driver, const PlacementFactory& placement = {});
 
 }  // namespace backfill
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/poll.h"
+#include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
@@ -51,8 +52,9 @@ absl::Status RunThreaded(JobGraph& graph, BarrierCoordinator& coordinator,
   auto start_new_actors = [&] {
     while (threads.size() < graph.actors.size()) {
       Actor& actor = *graph.actors[threads.size()];
-      threads.emplace_back(
-          [&actor, &coordinator, &clock] { RunActor(actor, coordinator, clock); });
+      threads.emplace_back([&actor, &coordinator, &clock] {
+        RunActor(actor, coordinator, clock);
+      });
     }
   };
   // A rescale's old actors: their last barrier is checkpointed.
@@ -94,6 +96,44 @@ absl::Status RunThreaded(JobGraph& graph, BarrierCoordinator& coordinator,
     if (thread.joinable()) thread.join();
   }
   return status;
+}
+
+absl::Status RunActorsThreaded(JobGraph& graph, Clock& clock) {
+  // The first actor to fail (in time): the others may fail only because its
+  // channels closed.
+  Mutex mu;
+  absl::Status first_error;
+  std::vector<std::thread> threads;
+  for (const std::unique_ptr<Actor>& actor : graph.actors) {
+    threads.emplace_back([&actor = *actor, &mu, &first_error, &clock] {
+      auto waker = std::make_shared<BlockingWaker>();
+      PollContext cx(waker, clock);
+      while (true) {
+        waker->Reset();
+        cx.ResetWakeDeadline();
+        const Actor::Step step = actor.Poll(cx);
+        if (step == Actor::Step::kDone) break;
+        if (step == Actor::Step::kPending) {
+          waker->WaitUntil(clock, cx.wake_deadline());
+        }
+      }
+      if (actor.state() == Actor::State::kStopped) return;
+      {
+        MutexLock lock(&mu);
+        if (first_error.ok()) {
+          first_error = actor.state() == Actor::State::kFailed
+                            ? actor.status()
+                            : absl::InternalError(absl::StrCat(
+                                  actor.identity(),
+                                  ": input ended before the stop barrier"));
+        }
+      }
+      actor.Abandon();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  MutexLock lock(&mu);
+  return first_error;
 }
 
 }  // namespace backfill

@@ -43,6 +43,16 @@ namespace backfill {
 absl::Status RunThreaded(JobGraph& graph, BarrierCoordinator& coordinator,
                          absl::Duration barrier_interval, Clock& clock);
 
+// The driver of a process that runs part of a split graph for a
+// coordinator elsewhere (JobGraphContext::remote): every actor of
+// graph.actors on a thread of its own until each ended. An actor that did
+// not stop at its stop barrier is abandoned at once (its channels close, so
+// the actors next to it, here or across the exchange, end too). Returns OK
+// when every actor stopped; otherwise the first error of an actor (Internal
+// "<identity>: input ended before the stop barrier" for one whose input
+// ended). Every thread has been joined when it returns.
+absl::Status RunActorsThreaded(JobGraph& graph, Clock& clock);
+
 }  // namespace backfill
 
 #endif  // EXECUTOR_RUNTIME_THREADED_DRIVER_H_

@@ -1,0 +1,65 @@
+// GrpcRemoteActors: the RemoteActors (executor/runtime/job_graph.h) of one
+// process of a job split over processes, over the data exchange
+// (remote_exchange.h): its outputs to remote actors are served by its
+// ExchangeServer, its inputs from a remote actor are received from the
+// exchange server of the process that runs it.
+//
+//   GrpcRemoteActors remote(
+//       [](ActorId actor) { return actor < JobGraph::kFirstBackfillActor; },
+//       *server, [&](ActorId) { return worker_address; });
+//   context.remote = &remote;
+//   BACKFILL_ASSIGN_OR_RETURN(auto graph, BuildJobGraph(store, options, state,
+//   context));
+//
+// Thread-safety: IsLocal from any thread; Serve, Receive and CancelInputs
+// from one thread at a time.
+#ifndef EXECUTOR_CLUSTER_GRPC_REMOTE_ACTORS_H_
+#define EXECUTOR_CLUSTER_GRPC_REMOTE_ACTORS_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/cluster/remote_exchange.h"
+#include "executor/runtime/job_graph.h"
+
+namespace backfill {
+
+class GrpcRemoteActors final : public RemoteActors {
+ public:
+  // `is_local`: whether this process runs an actor. `server`: this process's
+  // exchange server (must outlive this). `address_of`: the exchange server
+  // address of the process that runs a remote actor. `permits`: each
+  // input's credit (RemoteInputOptions::permits).
+  GrpcRemoteActors(std::function<bool(ActorId)> is_local,
+                   ExchangeServer& server,
+                   std::function<std::string(ActorId)> address_of,
+                   uint32_t permits = 16);
+  ~GrpcRemoteActors() override;  // CancelInputs()
+
+  bool IsLocal(ActorId actor) const override;
+  // Adds the edge to the exchange server. Errors: InvalidArgument for a bad
+  // schema; the server's (AlreadyExists, FailedPrecondition).
+  absl::Status Serve(ActorId upstream, ActorId downstream, const Schema& schema,
+                     ChannelReceiver receiver) override;
+  // Starts a RemoteInput from address_of(upstream). Errors: InvalidArgument
+  // for a bad schema or an empty address.
+  absl::Status Receive(ActorId upstream, ActorId downstream,
+                       const Schema& schema, ChannelSender sender) override;
+
+  // Ends every input still receiving (their channels fail with CANCELLED)
+  // and joins them. Idempotent.
+  void CancelInputs();
+
+ private:
+  const std::function<bool(ActorId)> is_local_;
+  ExchangeServer& server_;
+  const std::function<std::string(ActorId)> address_of_;
+  const uint32_t permits_;
+  std::vector<std::unique_ptr<RemoteInput>> inputs_;
+};
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_CLUSTER_GRPC_REMOTE_ACTORS_H_
