@@ -199,6 +199,58 @@ class HandWrittenWorker {
   std::thread thread_;
 };
 
+// commit_own_data: the committer's own sealed rows are synced and
+// committed in the same version as the worker's (and alone when no worker
+// is connected); without it, the committer's sealed rows make the commit
+// fail, nothing committed.
+TEST(CheckpointClusterTest, TheCommittersOwnDataCommitsWithTheWorkers) {
+  Cluster cluster("own-data");
+  auto committer = cluster.OpenStore();
+  auto a_store = cluster.OpenStore();
+  ASSERT_TRUE(committer && a_store);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<CheckpointCoordinator> coordinator,
+      CheckpointCoordinator::Start(
+          {.store = committer.get(), .commit_own_data = true}));
+  auto own_rows =
+      SharedStoreFixture::SealRows(*committer, kTable, 2, {{"c1", "own"}});
+  BACKFILL_ASSERT_OK_AND_ASSIGN(CheckpointResult alone,
+                                coordinator->Checkpoint(Epoch(2)));
+  EXPECT_THAT(alone.workers, IsEmpty());
+  EXPECT_EQ(SharedStoreFixture::Scan(*committer, kTable, 2),
+            (Rows{{"c1", "own"}}));
+
+  auto a = ConnectWorker(*coordinator, "a", a_store.get());
+  ASSERT_NE(a, nullptr);
+  auto a_rows =
+      SharedStoreFixture::SealRows(*a_store, kTable, 3, {{"a1", "x"}});
+  BACKFILL_ASSERT_OK(own_rows->Seal(EpochPair{Epoch(4), Epoch(3)}));
+  auto more_own =
+      SharedStoreFixture::SealRows(*committer, kTable, 3, {{"c2", "more"}});
+  BACKFILL_ASSERT_OK_AND_ASSIGN(CheckpointResult both,
+                                coordinator->Checkpoint(Epoch(3)));
+  EXPECT_THAT(both.workers, ElementsAre("a"));
+  const Rows all = {{"a1", "x"}, {"c1", "own"}, {"c2", "more"}};
+  EXPECT_EQ(SharedStoreFixture::Scan(*committer, kTable, 3), all);
+  EXPECT_EQ(SharedStoreFixture::Scan(*a_store, kTable, 3), all);
+  a->Disconnect();
+  coordinator->Shutdown();
+
+  // The default coordinator does not sync its committer's data.
+  auto other = cluster.OpenStore();
+  ASSERT_NE(other, nullptr);
+  auto plain = StartCoordinator(other.get());
+  ASSERT_NE(plain, nullptr);
+  auto b_store = cluster.OpenStore();
+  auto b = ConnectWorker(*plain, "b", b_store.get());
+  ASSERT_NE(b, nullptr);
+  auto unsynced =
+      SharedStoreFixture::SealRows(*other, kTable, 5, {{"c3", "lost"}});
+  EXPECT_THAT(plain->Checkpoint(Epoch(5)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("commit failed")));
+}
+
 TEST(CheckpointClusterTest, AWorkerGoneBeforeItsSyncReplyFailsTheCheckpoint) {
   Cluster cluster("vanishing");
   auto committer = cluster.OpenStore();

@@ -179,7 +179,7 @@ absl::Status CheckpointCoordinator::WaitUntilLeading(absl::Time deadline) {
                    absl::FormatTime(deadline)));
 }
 
-std::optional<JobState> CheckpointCoordinator::State() const {
+std::optional<ClusterJobState> CheckpointCoordinator::State() const {
   if (options_.etcd == nullptr || !IsLeading()) return std::nullopt;
   MutexLock state_lock(&state_mu_);
   return state_;
@@ -371,7 +371,7 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
   const std::string context =
       absl::StrCat("checkpoint of epoch ", epoch.value());
   // With a control plane: the state's workers, each with its vnodes.
-  std::optional<JobState> state;
+  std::optional<ClusterJobState> state;
   if (options_.etcd != nullptr) {
     MutexLock state_lock(&state_mu_);
     state = state_;
@@ -413,7 +413,7 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
     } else {
       for (const auto& [number, session] : sessions_) asked.push_back(session);
     }
-    if (asked.empty()) {
+    if (asked.empty() && !options_.commit_own_data) {
       return absl::FailedPreconditionError(
           absl::StrCat(context, ": no worker is connected"));
     }
@@ -491,6 +491,21 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
                         absl::StrCat("checkpoint of epoch ", epoch.value(),
                                      " failed, nothing committed: ",
                                      absl::StrJoin(messages, "; ")));
+  }
+  if (options_.commit_own_data) {
+    // Uploaded now, after every worker's, so that a failed worker costs no
+    // upload here; what fails below stays sealed and is synced again.
+    absl::StatusOr<SharedStateStore::SyncResult> own =
+        store->SyncCheckpoint(epoch);
+    if (!own.ok()) {
+      return absl::Status(
+          own.status().code(),
+          absl::StrCat("checkpoint of epoch ", epoch.value(),
+                       " failed, nothing committed: the committer's own "
+                       "sync failed: ",
+                       own.status().message()));
+    }
+    syncs.insert(syncs.begin(), *std::move(own));
   }
   if (election_ != nullptr) {
     // The store's version fence refuses a deposed committer's commit once a
@@ -573,7 +588,7 @@ absl::Status CheckpointCoordinator::JoinLocked(const std::string& worker_id,
     }
     return alive.status();
   }
-  JobState next = state_;
+  ClusterJobState next = state_;
   next.AddWorker(worker_id, lease_id);
   absl::Status written = WriteState(std::move(next),
                                     {{WorkerKey(options_.job_prefix, worker_id),
@@ -591,7 +606,7 @@ absl::Status CheckpointCoordinator::JoinLocked(const std::string& worker_id,
 }
 
 absl::Status CheckpointCoordinator::WriteState(
-    JobState next, std::vector<EtcdPut> puts,
+    ClusterJobState next, std::vector<EtcdPut> puts,
     std::vector<std::string> deletes) {
   const std::string key = JobStateKey(options_.job_prefix);
   EtcdTxn txn;
@@ -625,7 +640,7 @@ void CheckpointCoordinator::Leave(const std::string& worker_id,
   }
   const WorkerVnodes* known = state_.Find(worker_id);
   if (known == nullptr || known->lease_id != lease_id) return;
-  JobState next = state_;
+  ClusterJobState next = state_;
   next.RemoveWorker(worker_id);
   // A refused write means this coordinator no longer leads: the successor
   // sees the lease instead. Another error leaves the worker in the state
@@ -686,7 +701,7 @@ absl::Status CheckpointCoordinator::TakeOver() {
       state_ = std::move((*stored)->state);
       state_revision_ = (*stored)->mod_revision;
     } else {
-      state_ = JobState();
+      state_ = ClusterJobState();
       state_.num_vnodes = options_.num_vnodes;
       state_revision_ = 0;
     }
@@ -724,7 +739,7 @@ absl::Status CheckpointCoordinator::FenceExpired() {
   for (const EtcdKeyValue& member : members.kvs) {
     alive[member.key] = member.lease;
   }
-  JobState next = state_;
+  ClusterJobState next = state_;
   std::vector<std::string> gone;  // Their membership keys.
   std::vector<WorkerVnodes> expired;
   for (const WorkerVnodes& worker : state_.workers) {

@@ -71,6 +71,12 @@ struct CheckpointCoordinatorOptions {
   // How long a checkpoint waits for every worker's sync replies, and then
   // again for their apply replies. > 0. Default 30 s.
   absl::Duration reply_timeout = absl::Seconds(30);
+  // Whether the committer's store holds data of its own (the process that
+  // runs the job's source and view): each checkpoint then also syncs it and
+  // commits its result, first, with the workers' in the same version, and
+  // a checkpoint with no worker connected commits it alone. Default false:
+  // the committer only commits (its store must hold no sealed data).
+  bool commit_own_data = false;
   // Time for reply_timeout and poll_interval; nullptr means Clock::Real().
   // Not owned; must outlive the coordinator.
   Clock* clock = nullptr;
@@ -145,7 +151,7 @@ class CheckpointCoordinator {
   // With `etcd`, while leading: the job's state (live workers with their
   // leases, the vnode assignment) as this coordinator last wrote it to etcd.
   // nullopt otherwise.
-  std::optional<JobState> State() const ABSL_LOCKS_EXCLUDED(state_mu_);
+  std::optional<ClusterJobState> State() const ABSL_LOCKS_EXCLUDED(state_mu_);
 
   // One checkpoint of `epoch`: every worker live at the call is asked to
   // sync it; once all of them replied, their results are committed as one
@@ -155,7 +161,8 @@ class CheckpointCoordinator {
   // register during the call take part from the next checkpoint.
   // Errors (nothing committed; the workers' uploads stay invisible, and
   // their sealed data are synced again by the next checkpoint):
-  // FailedPrecondition if no worker is live or epoch <= the store's
+  // FailedPrecondition if no worker is live (unless commit_own_data) or
+  // epoch <= the store's
   // committed epoch; Unavailable naming every worker whose stream ended
   // before its sync reply (it is no longer live); DeadlineExceeded naming
   // those that did not reply within reply_timeout; a worker's sync error
@@ -216,7 +223,7 @@ class CheckpointCoordinator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   // Writes `next` (and the membership keys to put / delete) fenced by the
   // election and the state's last revision; then it is state_.
-  absl::Status WriteState(JobState next, std::vector<EtcdPut> puts,
+  absl::Status WriteState(ClusterJobState next, std::vector<EtcdPut> puts,
                           std::vector<std::string> deletes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mu_);
   // Drops a worker from the state (its stream ended) unless the coordinator
@@ -241,7 +248,7 @@ class CheckpointCoordinator {
 
   // Serializes the job state's writes. Taken before mu_.
   mutable Mutex state_mu_;
-  JobState state_ ABSL_GUARDED_BY(state_mu_);
+  ClusterJobState state_ ABSL_GUARDED_BY(state_mu_);
   int64_t state_revision_ ABSL_GUARDED_BY(state_mu_) = 0;
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -230,7 +230,7 @@ TEST(ClusterControlTest, AssignmentFollowsTheLiveSetAndPersists) {
               ElementsAre(WorkerVnodes{"a", a_lease.id(), 0, kVnodes}));
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto b,
                                 job.Connect("b", b_store.get(), b_lease));
-  std::optional<JobState> state = coordinator->State();
+  std::optional<ClusterJobState> state = coordinator->State();
   ASSERT_TRUE(state.has_value());
   EXPECT_EQ(state->assignment_version, 2u);
   EXPECT_THAT(state->workers,
@@ -273,7 +273,7 @@ TEST(ClusterControlTest, AssignmentFollowsTheLiveSetAndPersists) {
   EXPECT_EQ(a->assignment(), (WorkerAssignment{3, 0, kVnodes}));
 
   // A coordinator taking over later reads the same state (a's lease lives).
-  const JobState last = *state;
+  const ClusterJobState last = *state;
   coordinator.reset();
   Lease next_lease(job.etcd(), absl::Seconds(10));
   auto next = job.StartLeader(next_lease);
@@ -325,7 +325,7 @@ TEST(ClusterControlTest, AnExpiredLeaseFencesAPausedWorker) {
                                             "its lease ",
                                             b_lease.id(), " expired")))));
   EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a"));
-  std::optional<JobState> state = coordinator->State();
+  std::optional<ClusterJobState> state = coordinator->State();
   ASSERT_TRUE(state.has_value());
   EXPECT_THAT(state->workers,
               ElementsAre(WorkerVnodes{"a", a_lease.id(), 0, kVnodes}));
@@ -442,7 +442,7 @@ TEST(ClusterControlTest, AStandbyTakesOverAndTheWorkersFollow) {
   auto b_rows =
       SharedStoreFixture::SealRows(*b_store, kTable, 3, {{"b1", "y"}});
   BACKFILL_ASSERT_OK(first->Checkpoint(Epoch(3)).status());
-  const JobState before = *first->State();
+  const ClusterJobState before = *first->State();
 
   // The leader goes mid-run; the standby takes over with the same state,
   // and the workers register with it, with their leases (the assignment

@@ -11,7 +11,7 @@
 namespace backfill {
 namespace {
 
-void Resplit(JobState& state) {
+void Resplit(ClusterJobState& state) {
   for (size_t i = 0; i < state.workers.size(); ++i) {
     const auto [first, end] =
         VnodeRangeOf(state.num_vnodes, state.workers.size(), i);
@@ -30,14 +30,14 @@ std::pair<uint32_t, uint32_t> VnodeRangeOf(uint32_t num_vnodes, size_t count,
           static_cast<uint32_t>(n * (index + 1) / count)};
 }
 
-const WorkerVnodes* JobState::Find(absl::string_view worker_id) const {
+const WorkerVnodes* ClusterJobState::Find(absl::string_view worker_id) const {
   for (const WorkerVnodes& worker : workers) {
     if (worker.worker_id == worker_id) return &worker;
   }
   return nullptr;
 }
 
-void JobState::AddWorker(absl::string_view worker_id, int64_t lease_id) {
+void ClusterJobState::AddWorker(absl::string_view worker_id, int64_t lease_id) {
   auto known = std::find_if(workers.begin(), workers.end(),
                             [&](const WorkerVnodes& worker) {
                               return worker.worker_id == worker_id;
@@ -50,7 +50,7 @@ void JobState::AddWorker(absl::string_view worker_id, int64_t lease_id) {
   Resplit(*this);
 }
 
-bool JobState::RemoveWorker(absl::string_view worker_id) {
+bool ClusterJobState::RemoveWorker(absl::string_view worker_id) {
   auto known = std::find_if(workers.begin(), workers.end(),
                             [&](const WorkerVnodes& worker) {
                               return worker.worker_id == worker_id;
@@ -61,7 +61,7 @@ bool JobState::RemoveWorker(absl::string_view worker_id) {
   return true;
 }
 
-std::string JobState::Encode() const {
+std::string ClusterJobState::Encode() const {
   cluster::proto::JobStateProto proto;
   proto.set_assignment_version(assignment_version);
   proto.set_num_vnodes(num_vnodes);
@@ -75,7 +75,7 @@ std::string JobState::Encode() const {
   return proto.SerializeAsString();
 }
 
-absl::StatusOr<JobState> JobState::Decode(absl::string_view bytes,
+absl::StatusOr<ClusterJobState> ClusterJobState::Decode(absl::string_view bytes,
                                           absl::string_view key) {
   cluster::proto::JobStateProto proto;
   if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
@@ -83,7 +83,7 @@ absl::StatusOr<JobState> JobState::Decode(absl::string_view bytes,
         absl::StrCat("job state '", absl::CHexEscape(key),
                      "' does not decode (", bytes.size(), " bytes)"));
   }
-  JobState state;
+  ClusterJobState state;
   state.assignment_version = proto.assignment_version();
   state.num_vnodes = proto.num_vnodes();
   uint32_t next = 0;
@@ -128,8 +128,8 @@ absl::StatusOr<std::optional<StoredJobState>> ReadJobState(
   const std::string key = JobStateKey(job_prefix);
   BACKFILL_ASSIGN_OR_RETURN(std::optional<EtcdKeyValue> value, etcd.Get(key));
   if (!value.has_value()) return std::nullopt;
-  BACKFILL_ASSIGN_OR_RETURN(JobState state,
-                            JobState::Decode(value->value, key));
+  BACKFILL_ASSIGN_OR_RETURN(ClusterJobState state,
+                            ClusterJobState::Decode(value->value, key));
   return StoredJobState{std::move(state), value->mod_revision};
 }
 

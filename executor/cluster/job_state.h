@@ -1,4 +1,4 @@
-// JobState: what a cluster job keeps in etcd (issue 19's control plane): the
+// ClusterJobState: what a cluster job keeps in etcd (issue 19's control plane): the
 // live workers, each with the etcd lease it registered with, and the vnode
 // assignment over them, versioned. One key, `<job_prefix>state`, written
 // only by the leading coordinator (checkpoint_coordinator.h) in the same
@@ -7,10 +7,10 @@
 // `<job_prefix>coordinator/`. The data plane reads the assignment with
 // ReadJobState.
 //
-//   JobState state;
+//   ClusterJobState state;
 //   state.AddWorker("w1", lease_a);      // assignment_version 1, w1 [0, N)
 //   state.AddWorker("w2", lease_b);      // version 2, w1 [0, N/2), w2 [N/2, N)
-//   BACKFILL_ASSIGN_OR_RETURN(std::optional<JobState> stored,
+//   BACKFILL_ASSIGN_OR_RETURN(std::optional<ClusterJobState> stored,
 //                             ReadJobState(etcd, "jobs/7/"));
 //
 // Thread-safety: a value type; ReadJobState is as thread-safe as the client.
@@ -39,7 +39,7 @@ struct WorkerVnodes {
   bool operator==(const WorkerVnodes&) const = default;
 };
 
-struct JobState {
+struct ClusterJobState {
   // Bumped by every AddWorker / RemoveWorker; 0 before the first.
   uint64_t assignment_version = 0;
   // Vnodes split over the workers. > 0.
@@ -61,10 +61,10 @@ struct JobState {
   std::string Encode() const;
   // DataLoss naming `key` for bytes that do not decode or ranges that do
   // not cover [0, num_vnodes).
-  static absl::StatusOr<JobState> Decode(absl::string_view bytes,
+  static absl::StatusOr<ClusterJobState> Decode(absl::string_view bytes,
                                          absl::string_view key);
 
-  bool operator==(const JobState&) const = default;
+  bool operator==(const ClusterJobState&) const = default;
 };
 
 // The even contiguous split of `num_vnodes` over `count` workers: worker i
@@ -83,7 +83,7 @@ std::string CoordinatorElectionPrefix(absl::string_view job_prefix);
 // mod revision (nullopt before the first write). Errors: etcd's; DataLoss
 // for a value that does not decode.
 struct StoredJobState {
-  JobState state;
+  ClusterJobState state;
   int64_t mod_revision = 0;
 };
 absl::StatusOr<std::optional<StoredJobState>> ReadJobState(

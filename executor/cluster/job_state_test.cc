@@ -1,4 +1,4 @@
-// JobState without etcd: the even contiguous split, its changes as workers
+// ClusterJobState without etcd: the even contiguous split, its changes as workers
 // join and leave, and its encoding (and refusal of bytes that break the
 // split).
 #include "executor/cluster/job_state.h"
@@ -15,14 +15,14 @@ using ::backfill::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-JobState WithVnodes(uint32_t num_vnodes) {
-  JobState state;
+ClusterJobState WithVnodes(uint32_t num_vnodes) {
+  ClusterJobState state;
   state.num_vnodes = num_vnodes;
   return state;
 }
 
 TEST(JobStateTest, SplitsEvenlyAndContiguouslyInRegistrationOrder) {
-  JobState state = WithVnodes(10);
+  ClusterJobState state = WithVnodes(10);
   state.AddWorker("c", 30);
   EXPECT_EQ(state.assignment_version, 1u);
   EXPECT_THAT(state.workers, ElementsAre(WorkerVnodes{"c", 30, 0, 10}));
@@ -45,7 +45,7 @@ TEST(JobStateTest, SplitsEvenlyAndContiguouslyInRegistrationOrder) {
 }
 
 TEST(JobStateTest, MoreWorkersThanVnodesGetEmptyRanges) {
-  JobState state = WithVnodes(2);
+  ClusterJobState state = WithVnodes(2);
   for (const char* id : {"a", "b", "c"}) state.AddWorker(id, 1);
   EXPECT_THAT(state.workers, ElementsAre(WorkerVnodes{"a", 1, 0, 0},
                                          WorkerVnodes{"b", 1, 0, 1},
@@ -53,22 +53,22 @@ TEST(JobStateTest, MoreWorkersThanVnodesGetEmptyRanges) {
 }
 
 TEST(JobStateTest, EncodesAndRefusesBrokenSplits) {
-  JobState state = WithVnodes(8);
+  ClusterJobState state = WithVnodes(8);
   state.AddWorker("a", 1);
   state.AddWorker("b", 2);
-  EXPECT_THAT(JobState::Decode(state.Encode(), "k"), IsOkAndHolds(state));
-  JobState gap = state;
+  EXPECT_THAT(ClusterJobState::Decode(state.Encode(), "k"), IsOkAndHolds(state));
+  ClusterJobState gap = state;
   gap.workers[1].first_vnode = 5;
-  EXPECT_THAT(JobState::Decode(gap.Encode(), "jobs/1/state"),
+  EXPECT_THAT(ClusterJobState::Decode(gap.Encode(), "jobs/1/state"),
               StatusIs(absl::StatusCode::kDataLoss,
                        HasSubstr("worker 'b' has vnodes [5, 8)")));
-  JobState short_split = state;
+  ClusterJobState short_split = state;
   short_split.workers[1].end_vnode = 7;
   EXPECT_THAT(
-      JobState::Decode(short_split.Encode(), "k"),
+      ClusterJobState::Decode(short_split.Encode(), "k"),
       StatusIs(absl::StatusCode::kDataLoss, HasSubstr("end at 7 of 8")));
   EXPECT_THAT(
-      JobState::Decode("\xff\xff", "k"),
+      ClusterJobState::Decode("\xff\xff", "k"),
       StatusIs(absl::StatusCode::kDataLoss, HasSubstr("does not decode")));
 }
 
