@@ -37,6 +37,7 @@ absl::Status GrpcRemoteActors::Receive(ActorId upstream, ActorId downstream,
         absl::StrCat("no exchange address for actor ", upstream,
                      " (the upstream of local actor ", downstream, ")"));
   }
+  MutexLock lock(&mu_);
   inputs_.push_back(RemoteInput::Start({.address = std::move(address),
                                         .upstream = upstream,
                                         .downstream = downstream,
@@ -46,8 +47,12 @@ absl::Status GrpcRemoteActors::Receive(ActorId upstream, ActorId downstream,
 }
 
 void GrpcRemoteActors::CancelInputs() {
+  std::vector<std::unique_ptr<RemoteInput>> inputs;
+  {
+    MutexLock lock(&mu_);
+    inputs.swap(inputs_);
+  }
   // Destroying an input cancels it and joins its thread.
-  inputs_.clear();
 }
 
 }  // namespace backfill

@@ -11,8 +11,7 @@
 //   BACKFILL_ASSIGN_OR_RETURN(auto graph, BuildJobGraph(store, options, state,
 //   context));
 //
-// Thread-safety: IsLocal from any thread; Serve, Receive and CancelInputs
-// from one thread at a time.
+// Thread-safety: thread-safe.
 #ifndef EXECUTOR_CLUSTER_GRPC_REMOTE_ACTORS_H_
 #define EXECUTOR_CLUSTER_GRPC_REMOTE_ACTORS_H_
 
@@ -21,8 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "executor/cluster/remote_exchange.h"
 #include "executor/runtime/job_graph.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -46,18 +47,20 @@ class GrpcRemoteActors final : public RemoteActors {
   // Starts a RemoteInput from address_of(upstream). Errors: InvalidArgument
   // for a bad schema or an empty address.
   absl::Status Receive(ActorId upstream, ActorId downstream,
-                       const Schema& schema, ChannelSender sender) override;
+                       const Schema& schema, ChannelSender sender) override
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Ends every input still receiving (their channels fail with CANCELLED)
   // and joins them. Idempotent.
-  void CancelInputs();
+  void CancelInputs() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   const std::function<bool(ActorId)> is_local_;
   ExchangeServer& server_;
   const std::function<std::string(ActorId)> address_of_;
   const uint32_t permits_;
-  std::vector<std::unique_ptr<RemoteInput>> inputs_;
+  Mutex mu_;
+  std::vector<std::unique_ptr<RemoteInput>> inputs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace backfill

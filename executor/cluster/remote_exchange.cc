@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "executor/cluster/exchange.grpc.pb.h"
 #include "executor/poll.h"
@@ -44,9 +45,12 @@ class ExchangeServer::Service final
           grpc::StatusCode::INVALID_ARGUMENT,
           absl::StrCat(edge_name, ": the first request ", "grants no permit"));
     }
-    absl::StatusOr<Edge*> edge =
+    absl::StatusOr<EdgePtr> edge =
         server_->Take(first.upstream_actor(), first.downstream_actor());
     if (!edge.ok()) return ToGrpc(edge.status());
+    absl::Cleanup release = [this, &first] {
+      server_->Release(first.upstream_actor(), first.downstream_actor());
+    };
     ChannelReceiver& receiver = *(*edge)->receiver;
     const MessageCodec& codec = *(*edge)->codec;
     uint64_t permits = first.permits();
@@ -133,16 +137,18 @@ absl::Status ExchangeServer::AddOutput(ActorId upstream, ActorId downstream,
   auto [it, added] = edges_.try_emplace({upstream, downstream});
   if (!added) {
     return absl::AlreadyExistsError(
-        absl::StrCat(EdgeName(upstream, downstream), " was added before"));
+        absl::StrCat(EdgeName(upstream, downstream),
+                     " was added before and its call has ", "not ended"));
   }
-  it->second.receiver = std::make_unique<ChannelReceiver>(std::move(receiver));
-  it->second.codec = std::make_unique<MessageCodec>(std::move(codec));
+  it->second = std::make_shared<Edge>();
+  it->second->receiver = std::make_unique<ChannelReceiver>(std::move(receiver));
+  it->second->codec = std::make_unique<MessageCodec>(std::move(codec));
   edge_added_.SignalAll();
   return absl::OkStatus();
 }
 
-absl::StatusOr<ExchangeServer::Edge*> ExchangeServer::Take(ActorId upstream,
-                                                           ActorId downstream) {
+absl::StatusOr<ExchangeServer::EdgePtr> ExchangeServer::Take(
+    ActorId upstream, ActorId downstream) {
   const absl::Time deadline = absl::Now() + options_.edge_wait;
   MutexLock lock(&mu_);
   while (true) {
@@ -153,12 +159,12 @@ absl::StatusOr<ExchangeServer::Edge*> ExchangeServer::Take(ActorId upstream,
     }
     auto it = edges_.find({upstream, downstream});
     if (it != edges_.end()) {
-      if (it->second.taken) {
+      if (it->second->taken) {
         return absl::FailedPreconditionError(absl::StrCat(
             EdgeName(upstream, downstream), " is received already"));
       }
-      it->second.taken = true;
-      return &it->second;
+      it->second->taken = true;
+      return it->second;
     }
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
@@ -168,6 +174,28 @@ absl::StatusOr<ExchangeServer::Edge*> ExchangeServer::Take(ActorId upstream,
           absl::FormatDuration(options_.edge_wait)));
     }
     edge_added_.WaitWithTimeout(&mu_, left);
+  }
+}
+
+void ExchangeServer::Release(ActorId upstream, ActorId downstream) {
+  EdgePtr released;  // Destroyed outside the lock.
+  MutexLock lock(&mu_);
+  auto it = edges_.find({upstream, downstream});
+  if (it == edges_.end() || !it->second->taken) return;
+  released = std::move(it->second);
+  edges_.erase(it);
+}
+
+void ExchangeServer::ClearUntaken() {
+  std::vector<EdgePtr> dropped;  // Destroyed outside the lock.
+  MutexLock lock(&mu_);
+  for (auto it = edges_.begin(); it != edges_.end();) {
+    if (it->second->taken) {
+      ++it;
+    } else {
+      dropped.push_back(std::move(it->second));
+      it = edges_.erase(it);
+    }
   }
 }
 
@@ -186,7 +214,7 @@ void ExchangeServer::Shutdown() {
   // Cancels every call and waits for the handlers, which notice within
   // cancel_check_interval.
   if (server_ != nullptr) server_->Shutdown(std::chrono::system_clock::now());
-  std::map<std::pair<ActorId, ActorId>, Edge> edges;
+  std::map<std::pair<ActorId, ActorId>, EdgePtr> edges;
   {
     MutexLock lock(&mu_);
     edges.swap(edges_);

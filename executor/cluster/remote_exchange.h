@@ -85,11 +85,18 @@ class ExchangeServer {
 
   // Serves the edge `upstream` -> `downstream`: `receiver` is the far end
   // of the channel the upstream actor sends into; `codec` encodes its
-  // messages. One receiver reads it, once. Errors: AlreadyExists if the edge
-  // was added before; FailedPrecondition after Shutdown.
+  // messages. One receiver reads it, once; once that call ended the edge is
+  // gone and may be added again (a later attempt of the job). Errors:
+  // AlreadyExists if the edge is added and its call has not ended;
+  // FailedPrecondition after Shutdown.
   absl::Status AddOutput(ActorId upstream, ActorId downstream,
                          ChannelReceiver receiver, MessageCodec codec)
       ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Drops every edge no call has taken (their upstream actors' sends are
+  // Cancelled): what an attempt that ended left unread. Edges being
+  // received stay until their calls end.
+  void ClearUntaken() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Ends every call (the receivers' channels fail with UNAVAILABLE) and
   // stops listening; the edges not yet received are dropped (their
@@ -103,14 +110,18 @@ class ExchangeServer {
     std::unique_ptr<MessageCodec> codec;
     bool taken = false;
   };
+  // Held by a call: the edge is released when the call ends.
+  using EdgePtr = std::shared_ptr<Edge>;
 
   explicit ExchangeServer(ExchangeServerOptions options);
 
   // The edge's receiver and codec for a call, once, waiting up to
   // `edge_wait` for it to be added. Errors: NotFound for an edge not added
   // in time; FailedPrecondition for one already received or after Shutdown.
-  absl::StatusOr<Edge*> Take(ActorId upstream, ActorId downstream)
+  absl::StatusOr<EdgePtr> Take(ActorId upstream, ActorId downstream)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Forgets an edge whose call ended.
+  void Release(ActorId upstream, ActorId downstream) ABSL_LOCKS_EXCLUDED(mu_);
   bool shutting_down() const ABSL_LOCKS_EXCLUDED(mu_);
 
   const ExchangeServerOptions options_;
@@ -120,7 +131,7 @@ class ExchangeServer {
   mutable Mutex mu_;
   CondVar edge_added_;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<std::pair<ActorId, ActorId>, Edge> edges_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<ActorId, ActorId>, EdgePtr> edges_ ABSL_GUARDED_BY(mu_);
 };
 
 struct RemoteInputOptions {

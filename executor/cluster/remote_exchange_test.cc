@@ -259,6 +259,44 @@ TEST(RemoteExchangeTest, EdgesAreWaitedForReceivedOnceAndAddedOnce) {
                        HasSubstr("exchange edge 1 -> 999 was not added")));
 }
 
+// A later attempt of a job serves the same edges again: an edge whose call
+// ended may be added anew; ClearUntaken drops what nobody received.
+TEST(RemoteExchangeTest, AnEdgeIsServedAgainAfterItsCallEnded) {
+  absl::StatusOr<std::unique_ptr<ExchangeServer>> server =
+      ExchangeServer::Start({.edge_wait = absl::Milliseconds(300)});
+  BACKFILL_ASSERT_OK(server.status());
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    SCOPED_TRACE(absl::StrCat("attempt ", attempt));
+    auto [up_tx, up_rx] = MakeChannel();
+    BACKFILL_ASSERT_OK(
+        (*server)->AddOutput(kUp, kDown, std::move(up_rx), Codec()));
+    auto [down_tx, down_rx] = MakeChannel();
+    std::unique_ptr<RemoteInput> input = RemoteInput::Start(
+        {.address = (*server)->address(), .upstream = kUp, .downstream = kDown},
+        Codec(), std::move(down_tx));
+    BACKFILL_ASSERT_OK(up_tx.Send(ChunkOf(attempt), Clock::Real()));
+    up_tx.Close();
+    PollResult first = NextWithin(down_rx, absl::Seconds(30));
+    ASSERT_TRUE(first.is_ready()) << first.DebugString();
+    EXPECT_THAT(std::get<StreamChunk>(first.message()),
+                ChunkEq(ChunkOf(attempt)));
+    ASSERT_TRUE(NextWithin(down_rx, absl::Seconds(30)).is_end());
+    // The call ended (the downstream saw its end, which gRPC sends after
+    // the handler returned and released the edge): the next attempt adds
+    // the same edge.
+  }
+  // Edges added and never received are dropped: their senders are Cancelled.
+  auto [untaken_tx, untaken_rx] = MakeChannel();
+  BACKFILL_ASSERT_OK(
+      (*server)->AddOutput(kUp, 900, std::move(untaken_rx), Codec()));
+  (*server)->ClearUntaken();
+  EXPECT_THAT(untaken_tx.Send(ChunkOf(1), Clock::Real()),
+              StatusIs(absl::StatusCode::kCancelled));
+  auto [again_tx, again_rx] = MakeChannel();
+  BACKFILL_EXPECT_OK(
+      (*server)->AddOutput(kUp, 900, std::move(again_rx), Codec()));
+}
+
 TEST(RemoteExchangeTest, AnUnreachableUpstreamFailsTheDownstreamChannel) {
   // A port nothing listens on: a server started and shut down.
   std::string address;

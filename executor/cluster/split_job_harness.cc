@@ -61,7 +61,7 @@ class SecondGraphPlacement final : public AttemptPlacement {
   }
 
   absl::Status StartRemote(const JobState& state, JobGraph& graph,
-                           BarrierListener& listener) override {
+                           BarrierCoordinator& listener) override {
     JobGraphContext context;
     context.clock = &Clock::Real();
     context.listener = &listener;

@@ -102,10 +102,11 @@ class AttemptPlacement : public RemoteActors {
  public:
   // The attempt's graph is built for `state`: start the remote actors of
   // the attempt. Their progress events must reach
-  // `graph.in_force().tracker`, their barrier and end reports `listener`
-  // (the attempt's coordinator). An error fails the attempt.
+  // `graph.in_force().tracker`, their barrier reports `coordinator` (a
+  // BarrierListener), and a failure of theirs `coordinator.Fail`. An error
+  // fails the attempt.
   virtual absl::Status StartRemote(const JobState& state, JobGraph& graph,
-                                   BarrierListener& listener) = 0;
+                                   BarrierCoordinator& coordinator) = 0;
   // The attempt's driver returned: end the remote actors (they stopped at
   // the stop barrier, or their exchange edges end them) and return the
   // first error of one that did not stop.

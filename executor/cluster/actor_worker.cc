@@ -1,0 +1,253 @@
+#include "executor/cluster/actor_worker.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "executor/backfill/progress_reporter.h"
+#include "executor/cluster/actor_service.grpc.pb.h"
+#include "executor/cluster/grpc_remote_actors.h"
+#include "executor/runtime/job_graph.h"
+#include "executor/runtime/threaded_driver.h"
+#include "grpcpp/grpcpp.h"
+#include "storage/cancellation.h"
+#include "third_party/absl_extras/mutex.h"
+
+namespace backfill {
+namespace {
+
+using Writer = grpc::ServerWriter<cluster::proto::AttemptEvent>;
+
+// The attempt's events on the call's stream, one writer at a time (the
+// actors' threads report progress concurrently). A write to a call that
+// ended is dropped: the coordinator no longer listens.
+class EventStream final : public ProgressEventSink, public BarrierListener {
+ public:
+  explicit EventStream(Writer& writer) : writer_(writer) {}
+
+  void Write(const cluster::proto::AttemptEvent& event)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    writer_.Write(event);
+  }
+
+  absl::Status Report(const ProgressEvent& event) override {
+    cluster::proto::AttemptEvent message;
+    cluster::proto::ProgressMessage& progress = *message.mutable_progress();
+    progress.set_actor(event.actor);
+    progress.set_curr_epoch(event.epoch.curr.value());
+    progress.set_prev_epoch(event.epoch.prev.value());
+    progress.set_done(event.done);
+    progress.set_consumed_epoch(event.consumed_epoch.value());
+    progress.set_consumed_rows(event.consumed_rows);
+    Write(message);
+    return absl::OkStatus();
+  }
+
+  // The coordinator's process measures barrier latency and collects
+  // barriers itself; an actor's end is reported with the attempt's. The
+  // newest epoch the actors sealed is the one the attempt's last checkpoint
+  // must commit before their table instances go.
+  void BackfillEmitted(const Barrier& barrier, absl::Time) override {
+    MutexLock lock(&mu_);
+    last_sealed_ = std::max(last_sealed_, barrier.epoch.prev);
+  }
+  Epoch last_sealed() const ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    return last_sealed_;
+  }
+  void Collected(const Barrier&) override {}
+  void ActorEnded(const Actor&) override {}
+
+ private:
+  mutable Mutex mu_;
+  Writer& writer_ ABSL_GUARDED_BY(mu_);
+  Epoch last_sealed_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+class ActorWorker::Service final
+    : public cluster::proto::ActorService::Service {
+ public:
+  explicit Service(ActorWorker* worker) : worker_(worker) {}
+
+  grpc::Status RunAttempt(grpc::ServerContext*,
+                          const cluster::proto::AttemptRequest* request,
+                          Writer* writer) override {
+    {
+      MutexLock lock(&mu_);
+      if (shut_down_) {
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                            "actor worker shut down");
+      }
+      if (running_ != nullptr) {
+        return grpc::Status(
+            grpc::StatusCode::FAILED_PRECONDITION,
+            absl::StrCat("actor worker at ", worker_->address_,
+                         " runs another attempt; asked for attempt ",
+                         request->attempt()));
+      }
+    }
+    const std::set<ActorId> actors(request->actors().begin(),
+                                   request->actors().end());
+    const std::string coordinator = request->coordinator_exchange_address();
+    auto remote = std::make_shared<GrpcRemoteActors>(
+        [actors](ActorId actor) { return actors.contains(actor); },
+        *worker_->exchange_, [coordinator](ActorId) { return coordinator; });
+    EventStream events(*writer);
+    JobState state;
+    state.parallelism = request->parallelism();
+    state.rate_limit = RateLimit::FromOptionalU32(
+        request->has_rate_limit()
+            ? std::optional<uint32_t>(request->rate_limit())
+            : std::nullopt);
+    if (request->has_rate_limit() && request->rate_limit() == 0) {
+      state.rate_limit = RateLimit::Disabled();
+      state.paused = true;
+    }
+    JobGraphContext context;
+    context.clock = worker_->options_.clock != nullptr ? worker_->options_.clock
+                                                       : &Clock::Real();
+    context.listener = &events;
+    context.remote = remote.get();
+    context.progress_sink = &events;
+    absl::Status status;
+    SharedStateStore* shared = worker_->options_.shared_store;
+    if (shared != nullptr && request->version_id() > shared->VersionId()) {
+      // Joined the checkpoints after the attempt's start was committed.
+      status = shared->ApplyCheckpoint(
+          {request->version_id(), Epoch(request->committed_epoch())});
+      if (!status.ok()) {
+        status = absl::Status(
+            status.code(),
+            absl::StrCat("attempt ", request->attempt(),
+                         ": cannot read the version it starts from (",
+                         request->version_id(), "): ", status.message()));
+      }
+    }
+    const uint32_t vnodes =
+        static_cast<uint32_t>(worker_->options_.options->upstream.vnode_count);
+    if (status.ok() && (state.parallelism < 1 || state.parallelism > vnodes)) {
+      status = absl::InvalidArgumentError(
+          absl::StrCat("attempt ", request->attempt(), ": parallelism ",
+                       state.parallelism, " is not in [1, ", vnodes, "]"));
+    }
+    absl::StatusOr<std::unique_ptr<JobGraph>> graph =
+        status.ok() ? BuildJobGraph(*worker_->options_.store,
+                                    *worker_->options_.options, state, context)
+                    : absl::StatusOr<std::unique_ptr<JobGraph>>(status);
+    if (graph.ok()) {
+      {
+        MutexLock lock(&mu_);
+        running_ = remote;
+      }
+      cluster::proto::AttemptEvent started;
+      started.set_started(true);
+      events.Write(started);
+      status = RunActorsThreaded(**graph, *context.clock);
+      {
+        MutexLock lock(&mu_);
+        running_ = nullptr;
+      }
+      if (status.ok()) {
+        // Every actor stopped at the stop barrier; its epoch is sealed in
+        // this worker's table instances, and only the checkpoint the
+        // coordinator makes after collecting that barrier uploads it: the
+        // instances (the graph) stay until it is committed here.
+        const Epoch sealed = events.last_sealed();
+        status = worker_->options_.store->WaitCommitted(
+            worker_->options_.options->upstream.table_id, sealed,
+            context.clock->Now() + worker_->options_.final_commit_timeout,
+            shutdown_, *context.clock);
+        if (!status.ok()) {
+          status = absl::Status(
+              status.code(),
+              absl::StrCat(
+                  "attempt ", request->attempt(),
+                  ": the actors stopped, but epoch ", sealed.value(),
+                  " they sealed was not committed: ", status.message()));
+        }
+      }
+    } else {
+      status = graph.status();
+    }
+    // What the attempt left: its inputs, and edges the coordinator never
+    // received (a next attempt adds them again).
+    remote->CancelInputs();
+    worker_->exchange_->ClearUntaken();
+    if (graph.ok()) graph->reset();
+    cluster::proto::AttemptEvent ended;
+    ended.mutable_ended()->set_code(static_cast<int32_t>(status.code()));
+    ended.mutable_ended()->set_message(std::string(status.message()));
+    events.Write(ended);
+    return grpc::Status::OK;
+  }
+
+  // Ends the running attempt's inputs (its actors then end) and refuses
+  // later attempts.
+  void Shutdown() {
+    std::shared_ptr<GrpcRemoteActors> running;
+    {
+      MutexLock lock(&mu_);
+      shut_down_ = true;
+      running = running_;
+    }
+    if (running != nullptr) running->CancelInputs();
+    shutdown_.Cancel();
+  }
+
+ private:
+  ActorWorker* const worker_;
+  Cancellation shutdown_;
+  Mutex mu_;
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  std::shared_ptr<GrpcRemoteActors> running_ ABSL_GUARDED_BY(mu_);
+};
+
+ActorWorker::ActorWorker(const ActorWorkerOptions& options)
+    : options_(options) {}
+
+absl::StatusOr<std::unique_ptr<ActorWorker>> ActorWorker::Start(
+    const ActorWorkerOptions& options) {
+  if (options.store == nullptr || options.options == nullptr) {
+    return absl::InvalidArgumentError(
+        "ActorWorkerOptions.store and .options are required");
+  }
+  const size_t colon = options.listen_address.rfind(':');
+  if (colon == std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ActorWorkerOptions.listen_address must be host:port: '",
+                     options.listen_address, "'"));
+  }
+  std::unique_ptr<ActorWorker> worker(new ActorWorker(options));
+  absl::StatusOr<std::unique_ptr<ExchangeServer>> exchange =
+      ExchangeServer::Start(
+          {.listen_address = options.exchange_listen_address});
+  if (!exchange.ok()) return exchange.status();
+  worker->exchange_ = *std::move(exchange);
+  worker->service_ = std::make_unique<Service>(worker.get());
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(options.listen_address,
+                           grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(worker->service_.get());
+  worker->server_ = builder.BuildAndStart();
+  if (worker->server_ == nullptr || port == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "actor worker cannot listen on '", options.listen_address, "'"));
+  }
+  worker->address_ =
+      absl::StrCat(options.listen_address.substr(0, colon), ":", port);
+  return worker;
+}
+
+ActorWorker::~ActorWorker() { Shutdown(); }
+
+void ActorWorker::Shutdown() {
+  if (service_ != nullptr) service_->Shutdown();
+  if (exchange_ != nullptr) exchange_->Shutdown();
+  if (server_ != nullptr) server_->Shutdown(std::chrono::system_clock::now());
+}
+
+}  // namespace backfill

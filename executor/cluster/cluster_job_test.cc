@@ -1,0 +1,273 @@
+// A job whose backfill actors run in worker objects that a real process
+// would hold, each with its own store object of one shared store (a real
+// 3-member etcd cluster, a local-directory object store), reached only over
+// gRPC: the coordinator's process runs the source, the view and the
+// runtime's coordinator; each worker runs an ActorWorker (its share of each
+// attempt's backfill actors, over the data exchange) and a CheckpointWorker
+// (its share of each checkpoint). The view equals the table for every kind;
+// a worker lost mid-backfill fails the attempt, and the recovery places
+// every actor on the worker left and ends consistent.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "executor/cluster/actor_worker.h"
+#include "executor/cluster/checkpoint_coordinator.h"
+#include "executor/cluster/checkpoint_worker.h"
+#include "executor/cluster/cluster_checkpoint_store.h"
+#include "executor/cluster/cluster_placement.h"
+#include "executor/cluster/remote_exchange.h"
+#include "executor/cluster/split_job_harness.h"
+#include "executor/runtime/barrier_coordinator.h"
+#include "executor/runtime/streaming_job.h"
+#include "executor/runtime/threaded_driver.h"
+#include "executor/runtime/verifier.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/shared/shared_state_store.h"
+#include "storage/shared/testing/shared_store_fixture.h"
+#include "third_party/absl_extras/mutex.h"
+#include "third_party/absl_extras/status_macros.h"
+#include "third_party/absl_extras/status_matchers.h"
+
+namespace backfill {
+namespace {
+
+std::unique_ptr<SharedStateStore> OpenStore(const std::string& name) {
+  absl::StatusOr<SharedStateStoreOptions> options =
+      SharedStoreFixture::Options(name);
+  EXPECT_TRUE(options.ok()) << options.status();
+  if (!options.ok()) return nullptr;
+  absl::StatusOr<std::unique_ptr<SharedStateStore>> store =
+      SharedStateStore::Open(*options);
+  EXPECT_TRUE(store.ok()) << store.status();
+  return store.ok() ? *std::move(store) : nullptr;
+}
+
+// What one worker process holds.
+struct Worker {
+  std::unique_ptr<SharedStateStore> store;
+  CheckpointWorkerOptions checkpoint_options;
+  std::unique_ptr<CheckpointWorker> checkpoints;
+  std::unique_ptr<ActorWorker> actors;
+  std::atomic<bool> alive{true};
+
+  // Takes part in the coordinator's checkpoints from now on.
+  bool JoinCheckpoints() {
+    absl::StatusOr<std::unique_ptr<CheckpointWorker>> connected =
+        CheckpointWorker::Connect(checkpoint_options);
+    EXPECT_TRUE(connected.ok()) << connected.status();
+    if (!connected.ok()) return false;
+    checkpoints = *std::move(connected);
+    return true;
+  }
+
+  // The process dies: its services stop.
+  void Kill() {
+    alive.store(false);
+    actors->Shutdown();
+    if (checkpoints != nullptr) checkpoints->Disconnect();
+  }
+};
+
+// The coordinator's process and `num_workers` workers of one job.
+class Cluster {
+ public:
+  // `late`: the last worker takes part in checkpoints only from the first
+  // attempt on (it registers when that attempt's placement is made), so
+  // its store has read none of the versions committed before (the bulk
+  // load's): it must catch up before it builds its actors.
+  Cluster(const std::string& base, const StreamingJobOptions& options,
+          int num_workers, bool late = false)
+      : name_(SharedStoreFixture::UniqueName(base)), options_(options) {
+    committer_ = OpenStore(name_);
+    if (committer_ == nullptr) return;
+    CheckpointCoordinatorOptions coordinator_options;
+    coordinator_options.store = committer_.get();
+    coordinator_options.commit_own_data = true;
+    absl::StatusOr<std::unique_ptr<CheckpointCoordinator>> coordinator =
+        CheckpointCoordinator::Start(coordinator_options);
+    EXPECT_TRUE(coordinator.ok()) << coordinator.status();
+    if (!coordinator.ok()) return;
+    coordinator_ = *std::move(coordinator);
+    absl::StatusOr<std::unique_ptr<ExchangeServer>> exchange =
+        ExchangeServer::Start();
+    EXPECT_TRUE(exchange.ok()) << exchange.status();
+    if (!exchange.ok()) return;
+    exchange_ = *std::move(exchange);
+    for (int i = 0; i < num_workers; ++i) {
+      auto worker = std::make_unique<Worker>();
+      worker->store = OpenStore(name_);
+      if (worker->store == nullptr) return;
+      worker->checkpoint_options.coordinator_address = coordinator_->address();
+      worker->checkpoint_options.worker_id = absl::StrCat("worker-", i);
+      worker->checkpoint_options.store = worker->store.get();
+      if (!late || i + 1 < num_workers) {
+        if (!worker->JoinCheckpoints()) return;
+      }
+      absl::StatusOr<std::unique_ptr<ActorWorker>> actors =
+          ActorWorker::Start({.store = worker->store.get(),
+                              .shared_store = worker->store.get(),
+                              .options = &options_});
+      EXPECT_TRUE(actors.ok()) << actors.status();
+      if (!actors.ok()) return;
+      worker->actors = *std::move(actors);
+      workers_.push_back(std::move(worker));
+    }
+    // Only workers that take part in checkpoints may run actors.
+    const absl::Status registered = coordinator_->WaitForWorkers(
+        late ? workers_.size() - 1 : workers_.size(),
+        absl::Now() + absl::Seconds(30));
+    EXPECT_TRUE(registered.ok()) << registered;
+    if (!registered.ok()) return;
+    store_ =
+        std::make_unique<ClusterCheckpointStore>(*committer_, *coordinator_);
+  }
+
+  ~Cluster() {
+    for (std::unique_ptr<Worker>& worker : workers_) {
+      if (worker->alive.load()) worker->Kill();
+    }
+    if (coordinator_ != nullptr) coordinator_->Shutdown();
+  }
+
+  bool ok() const { return store_ != nullptr; }
+  // The late worker's committed epoch when it joined (before catching up).
+  Epoch late_joined_store_epoch() const { return late_joined_store_epoch_; }
+  Epoch committed_epoch() const {
+    return committer_->CommittedEpoch(options_.upstream.table_id);
+  }
+  std::vector<std::unique_ptr<Worker>>& workers() { return workers_; }
+  const std::string& name() const { return name_; }
+
+  struct Run {
+    absl::StatusOr<JobResult> result = absl::UnknownError("not run");
+    // Per attempt: the workers it placed actors on.
+    std::vector<size_t> workers_per_attempt;
+  };
+
+  // Runs the job; each attempt places its actors on the workers alive.
+  Run RunJob() {
+    Run run;
+    uint64_t attempt = 0;
+    PlacementFactory factory =
+        [&]() -> absl::StatusOr<std::unique_ptr<AttemptPlacement>> {
+      std::vector<WorkerEndpoint> live;
+      for (const std::unique_ptr<Worker>& worker : workers_) {
+        if (!worker->alive.load()) continue;
+        if (worker->checkpoints == nullptr) {
+          if (!worker->JoinCheckpoints()) continue;
+          BACKFILL_RETURN_IF_ERROR(coordinator_->WaitForWorkers(
+              workers_.size(), absl::Now() + absl::Seconds(30)));
+          late_joined_store_epoch_ =
+              worker->store->CommittedEpoch(options_.upstream.table_id);
+        }
+        live.push_back(
+            {worker->actors->address(), worker->actors->exchange_address()});
+      }
+      run.workers_per_attempt.push_back(live.size());
+      return std::make_unique<ClusterPlacement>(*exchange_, *committer_,
+                                                std::move(live), ++attempt);
+    };
+    run.result = RunStreamingJobWithDriver(
+        *store_, options_, nullptr, {}, Clock::Real(),
+        [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+          return RunThreaded(graph, coordinator, options_.barrier_interval,
+                             Clock::Real());
+        },
+        factory);
+    return run;
+  }
+
+ private:
+  const std::string name_;
+  const StreamingJobOptions& options_;
+  std::unique_ptr<SharedStateStore> committer_;
+  std::unique_ptr<CheckpointCoordinator> coordinator_;
+  std::unique_ptr<ExchangeServer> exchange_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<ClusterCheckpointStore> store_;
+  Epoch late_joined_store_epoch_;
+};
+
+class ClusterJobTest : public ::testing::TestWithParam<BackfillKind> {};
+
+TEST_P(ClusterJobTest, TheViewEqualsTheTableWithTheActorsInTwoWorkers) {
+  const StreamingJobOptions options = SplitJobOptions(GetParam());
+  Cluster cluster("cluster-job", options, /*num_workers=*/2);
+  ASSERT_TRUE(cluster.ok());
+  Cluster::Run run = cluster.RunJob();
+  BACKFILL_ASSERT_OK(run.result.status());
+  EXPECT_TRUE(run.result->consistent) << run.result->mismatch;
+  EXPECT_EQ(run.result->recoveries, 0u);
+  EXPECT_EQ(run.result->upstream_rows, run.result->view_rows);
+  EXPECT_GE(run.result->snapshot_rows, 1u);
+  EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u));
+
+  // A process opened afterwards reads the same view.
+  std::unique_ptr<SharedStateStore> reader = OpenStore(cluster.name());
+  ASSERT_NE(reader, nullptr);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(ViewVerdict verdict,
+                                VerifyView(*reader, options));
+  EXPECT_TRUE(verdict.consistent) << verdict.mismatch;
+  EXPECT_EQ(verdict.view_rows, run.result->view_rows);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, ClusterJobTest,
+    ::testing::Values(BackfillKind::kArrangement, BackfillKind::kNoShuffle,
+                      BackfillKind::kSnapshot),
+    [](const ::testing::TestParamInfo<BackfillKind>& info) {
+      return std::string(BackfillKindName(info.param));
+    });
+
+// Worker 1 joins the checkpoints only when the first attempt is placed,
+// after the bulk load was committed without it: its store has not read that
+// version, and the attempt makes it read it before it builds its actors
+// (else its no-shuffle writers would start from a table without the loaded
+// rows).
+TEST(ClusterJobFailureTest, AWorkerThatJoinedLateReadsTheVersionItStartsFrom) {
+  const StreamingJobOptions options = SplitJobOptions(BackfillKind::kNoShuffle);
+  Cluster cluster("cluster-late", options, /*num_workers=*/2, /*late=*/true);
+  ASSERT_TRUE(cluster.ok());
+  Cluster::Run run = cluster.RunJob();
+  BACKFILL_ASSERT_OK(run.result.status());
+  EXPECT_TRUE(run.result->consistent) << run.result->mismatch;
+  EXPECT_EQ(run.result->recoveries, 0u);
+  EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u));
+  // It had read nothing of the bulk load when it joined.
+  EXPECT_EQ(cluster.late_joined_store_epoch(), Epoch(0));
+}
+
+// Worker 1 dies mid-backfill (its actor and checkpoint services stop): the
+// attempt fails, the job recovers from the last checkpoint with every
+// backfill actor on worker 0, and the view equals the table.
+TEST(ClusterJobFailureTest, ALostWorkersActorsMoveToTheWorkerLeft) {
+  StreamingJobOptions options = SplitJobOptions(BackfillKind::kArrangement);
+  options.rate_limit = RateLimit::Fixed(4000);  // 4000 rows: about 1 s
+  options.max_recoveries = 3;
+  options.recovery_backoff = absl::Milliseconds(10);
+  std::vector<std::string> errors;
+  options.on_recovery = [&](const absl::Status& error, uint32_t) {
+    errors.push_back(error.ToString());
+  };
+  Cluster cluster("cluster-kill", options, /*num_workers=*/2);
+  ASSERT_TRUE(cluster.ok());
+  std::thread killer([&] {
+    absl::SleepFor(absl::Milliseconds(400));
+    cluster.workers()[1]->Kill();
+  });
+  Cluster::Run run = cluster.RunJob();
+  killer.join();
+  BACKFILL_ASSERT_OK(run.result.status());
+  EXPECT_TRUE(run.result->consistent) << run.result->mismatch;
+  EXPECT_EQ(run.result->recoveries, 1u) << ::testing::PrintToString(errors);
+  EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u, 1u));
+}
+
+}  // namespace
+}  // namespace backfill

@@ -1,0 +1,179 @@
+#include "executor/cluster/cluster_placement.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "executor/backfill/progress_reporter.h"
+#include "executor/cluster/actor_service.grpc.pb.h"
+#include "executor/runtime/barrier_coordinator.h"
+#include "grpcpp/grpcpp.h"
+
+namespace backfill {
+
+struct ClusterPlacement::Call {
+  size_t worker = 0;
+  std::string name;  // "worker 1 at host:port"
+  cluster::proto::AttemptRequest request;
+  std::unique_ptr<cluster::proto::ActorService::Stub> stub;
+  grpc::ClientContext context;
+  std::thread thread;
+  Mutex mu;
+  CondVar ended_cv;
+  bool ended ABSL_GUARDED_BY(mu) = false;
+};
+
+ClusterPlacement::ClusterPlacement(ExchangeServer& exchange,
+                                   const SharedStateStore& committer,
+                                   std::vector<WorkerEndpoint> workers,
+                                   uint64_t attempt, absl::Duration end_timeout)
+    : exchange_(exchange),
+      committer_(committer),
+      workers_(std::move(workers)),
+      attempt_(attempt),
+      end_timeout_(end_timeout),
+      remote_(
+          [](ActorId actor) { return actor < JobGraph::kFirstBackfillActor; },
+          exchange,
+          [this](ActorId actor) {
+            return workers_.empty()
+                       ? std::string()
+                       : workers_[WorkerOf(actor)].exchange_address;
+          }) {}
+
+ClusterPlacement::~ClusterPlacement() { EndRemote().IgnoreError(); }
+
+size_t ClusterPlacement::WorkerOf(ActorId actor) const {
+  return (actor - JobGraph::kFirstBackfillActor) % workers_.size();
+}
+
+bool ClusterPlacement::IsLocal(ActorId actor) const {
+  return remote_.IsLocal(actor);
+}
+
+absl::Status ClusterPlacement::Serve(ActorId upstream, ActorId downstream,
+                                     const Schema& schema,
+                                     ChannelReceiver receiver) {
+  return remote_.Serve(upstream, downstream, schema, std::move(receiver));
+}
+
+absl::Status ClusterPlacement::Receive(ActorId upstream, ActorId downstream,
+                                       const Schema& schema,
+                                       ChannelSender sender) {
+  return remote_.Receive(upstream, downstream, schema, std::move(sender));
+}
+
+absl::Status ClusterPlacement::StartRemote(const JobState& state,
+                                           JobGraph& graph,
+                                           BarrierCoordinator& coordinator) {
+  if (workers_.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "attempt ", attempt_, ": no worker to run the backfill ", "actors on"));
+  }
+  const std::optional<uint32_t> rate =
+      state.EffectiveRateLimit().ToOptionalU32();
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    auto call = std::make_unique<Call>();
+    call->worker = w;
+    call->name = absl::StrCat("worker ", w, " at ", workers_[w].actor_address);
+    cluster::proto::AttemptRequest& request = call->request;
+    request.set_attempt(attempt_);
+    request.set_parallelism(state.parallelism);
+    if (rate.has_value()) request.set_rate_limit(*rate);
+    request.set_coordinator_exchange_address(exchange_.address());
+    request.set_version_id(committer_.VersionId());
+    request.set_committed_epoch(committer_.CommittedEpoch(0).value());
+    for (uint32_t i = 0; i < state.parallelism; ++i) {
+      const ActorId actor = JobGraph::kFirstBackfillActor + i;
+      if (WorkerOf(actor) == w) request.add_actors(actor);
+    }
+    if (request.actors_size() == 0) continue;
+    call->stub = cluster::proto::ActorService::NewStub(grpc::CreateChannel(
+        workers_[w].actor_address, grpc::InsecureChannelCredentials()));
+    Call& started = *call;
+    calls_.push_back(std::move(call));
+    started.thread = std::thread([this, &started, &graph, &coordinator] {
+      Relay(started, graph, coordinator);
+    });
+  }
+  return absl::OkStatus();
+}
+
+void ClusterPlacement::Relay(Call& call, JobGraph& graph,
+                             BarrierCoordinator& coordinator) {
+  const std::string context =
+      absl::StrCat(call.name, ", attempt ", attempt_, ": ");
+  std::unique_ptr<grpc::ClientReader<cluster::proto::AttemptEvent>> reader =
+      call.stub->RunAttempt(&call.context, call.request);
+  cluster::proto::AttemptEvent event;
+  bool saw_end = false;
+  while (reader->Read(&event)) {
+    if (event.has_progress()) {
+      const cluster::proto::ProgressMessage& p = event.progress();
+      const absl::Status reported =
+          graph.in_force().tracker->Report(ProgressEvent{
+              .actor = p.actor(),
+              .epoch = EpochPair{Epoch(p.curr_epoch()), Epoch(p.prev_epoch())},
+              .done = p.done(),
+              .consumed_epoch = Epoch(p.consumed_epoch()),
+              .consumed_rows = p.consumed_rows()});
+      if (!reported.ok()) {
+        RecordFailure(
+            absl::Status(reported.code(), absl::StrCat(context, "progress: ",
+                                                       reported.message())),
+            coordinator);
+      }
+    } else if (event.has_ended()) {
+      saw_end = true;
+      if (event.ended().code() != 0) {
+        RecordFailure(
+            absl::Status(static_cast<absl::StatusCode>(event.ended().code()),
+                         absl::StrCat(context, event.ended().message())),
+            coordinator);
+      }
+    }
+  }
+  const grpc::Status finished = reader->Finish();
+  if (!saw_end) {
+    RecordFailure(
+        absl::UnavailableError(absl::StrCat(
+            context, "the actor call ended before the actors did: ",
+            finished.ok() ? "no end reported" : finished.error_message())),
+        coordinator);
+  }
+  MutexLock lock(&call.mu);
+  call.ended = true;
+  call.ended_cv.SignalAll();
+}
+
+void ClusterPlacement::RecordFailure(const absl::Status& status,
+                                     BarrierCoordinator& coordinator) {
+  {
+    MutexLock lock(&mu_);
+    if (failure_.ok()) failure_ = status;
+  }
+  coordinator.Fail(status);
+}
+
+absl::Status ClusterPlacement::EndRemote() {
+  if (!ended_) {
+    ended_ = true;
+    for (const std::unique_ptr<Call>& call : calls_) {
+      {
+        MutexLock lock(&call->mu);
+        const absl::Time deadline = absl::Now() + end_timeout_;
+        while (!call->ended) {
+          const absl::Duration left = deadline - absl::Now();
+          if (left <= absl::ZeroDuration()) break;
+          call->ended_cv.WaitWithTimeout(&call->mu, left);
+        }
+      }
+      call->context.TryCancel();
+      if (call->thread.joinable()) call->thread.join();
+    }
+    remote_.CancelInputs();
+  }
+  MutexLock lock(&mu_);
+  return failure_;
+}
+
+}  // namespace backfill

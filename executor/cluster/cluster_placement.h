@@ -1,0 +1,100 @@
+// ClusterPlacement: the AttemptPlacement (executor/runtime/streaming_job.h)
+// of a job whose backfill actors run in worker processes (ActorWorker,
+// actor_worker.h). The coordinator's process runs the source and the view;
+// backfill actor 100 + i runs on worker i mod n. StartRemote asks every
+// worker with actors to run them (ActorService.RunAttempt) and relays what
+// it reports: progress events to the coordinator's tracker, a failure (an
+// actor that did not stop at its stop barrier, or a call that broke) to
+// the coordinator, which fails the attempt; EndRemote waits for every
+// worker's end.
+//
+//   PlacementFactory factory = [&]() ->
+//   absl::StatusOr<std::unique_ptr<AttemptPlacement>> {
+//     return std::make_unique<ClusterPlacement>(*exchange, LiveWorkers(),
+//     ++attempt);
+//   };
+//   RunStreamingJobWithDriver(cluster_store, options, ..., factory);
+//
+// Thread-safety: as AttemptPlacement (one attempt's thread), the relays on
+// threads of their own.
+#ifndef EXECUTOR_CLUSTER_CLUSTER_PLACEMENT_H_
+#define EXECUTOR_CLUSTER_CLUSTER_PLACEMENT_H_
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
+#include "executor/cluster/grpc_remote_actors.h"
+#include "executor/cluster/remote_exchange.h"
+#include "executor/runtime/streaming_job.h"
+#include "storage/shared/shared_state_store.h"
+#include "third_party/absl_extras/mutex.h"
+
+namespace grpc {
+class ClientContext;
+}  // namespace grpc
+
+namespace backfill {
+
+// Where a worker serves.
+struct WorkerEndpoint {
+  // Its ActorService (ActorWorker::address()).
+  std::string actor_address;
+  // Its exchange server (ActorWorker::exchange_address()).
+  std::string exchange_address;
+};
+
+class ClusterPlacement final : public AttemptPlacement {
+ public:
+  // `exchange`: the coordinator process's exchange server; `committer`: its
+  // store (the workers start from its committed version); both must outlive
+  // this. `workers`: non-empty; each must take part in the checkpoints
+  // (registered with the CheckpointCoordinator). `attempt`: a number for
+  // messages. `end_timeout`: how long EndRemote waits for a worker's end
+  // before it cancels its call.
+  ClusterPlacement(ExchangeServer& exchange, const SharedStateStore& committer,
+                   std::vector<WorkerEndpoint> workers, uint64_t attempt,
+                   absl::Duration end_timeout = absl::Seconds(30));
+  ~ClusterPlacement() override;  // EndRemote()
+
+  bool IsLocal(ActorId actor) const override;
+  absl::Status Serve(ActorId upstream, ActorId downstream, const Schema& schema,
+                     ChannelReceiver receiver) override;
+  absl::Status Receive(ActorId upstream, ActorId downstream,
+                       const Schema& schema, ChannelSender sender) override;
+
+  // Errors: InvalidArgument without workers.
+  absl::Status StartRemote(const JobState& state, JobGraph& graph,
+                           BarrierCoordinator& coordinator) override;
+  // The first failure a worker reported (or its call's), OK if every
+  // worker's actors stopped at their stop barrier.
+  absl::Status EndRemote() override ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The worker index of backfill actor `actor`.
+  size_t WorkerOf(ActorId actor) const;
+
+ private:
+  struct Call;
+  void Relay(Call& call, JobGraph& graph, BarrierCoordinator& coordinator)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void RecordFailure(const absl::Status& status,
+                     BarrierCoordinator& coordinator) ABSL_LOCKS_EXCLUDED(mu_);
+
+  ExchangeServer& exchange_;
+  const SharedStateStore& committer_;
+  const std::vector<WorkerEndpoint> workers_;
+  const uint64_t attempt_;
+  const absl::Duration end_timeout_;
+  GrpcRemoteActors remote_;
+  std::vector<std::unique_ptr<Call>> calls_;
+  Mutex mu_;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  bool ended_ = false;
+};
+
+}  // namespace backfill
+
+#endif  // EXECUTOR_CLUSTER_CLUSTER_PLACEMENT_H_
