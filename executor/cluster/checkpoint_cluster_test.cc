@@ -251,6 +251,51 @@ TEST(CheckpointClusterTest, TheCommittersOwnDataCommitsWithTheWorkers) {
                        HasSubstr("commit failed")));
 }
 
+// A checkpoint that must hold a registration's data fails, nothing
+// committed, once that registration is gone, also when the same worker
+// registered again (its sealed data went with the old one); the endpoints a
+// worker registered with are listed with its registration.
+TEST(CheckpointClusterTest, ARequiredRegistrationThatIsGoneFailsTheCheckpoint) {
+  Cluster cluster("required");
+  auto committer = cluster.OpenStore();
+  auto a_store = cluster.OpenStore();
+  ASSERT_TRUE(committer && a_store);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<CheckpointCoordinator> coordinator,
+      CheckpointCoordinator::Start(
+          {.store = committer.get(), .commit_own_data = true}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<CheckpointWorker> a,
+      CheckpointWorker::Connect({.coordinator_address = coordinator->address(),
+                                 .worker_id = "a",
+                                 .store = a_store.get(),
+                                 .endpoints = {{"actor", "host:1"}}}));
+  std::vector<CheckpointCoordinator::LiveWorker> live =
+      coordinator->LiveWorkerEndpoints();
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].worker_id, "a");
+  EXPECT_EQ(live[0].endpoints.at("actor"), "host:1");
+  const uint64_t first = live[0].session;
+  BACKFILL_ASSERT_OK(coordinator->Checkpoint(Epoch(2), {first}).status());
+
+  a->Disconnect();
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      a,
+      CheckpointWorker::Connect({.coordinator_address = coordinator->address(),
+                                 .worker_id = "a",
+                                 .store = a_store.get()}));
+  BACKFILL_ASSERT_OK(
+      coordinator->WaitForWorkers(1, absl::Now() + absl::Seconds(30)));
+  ASSERT_NE(coordinator->LiveWorkerEndpoints()[0].session, first);
+  EXPECT_THAT(coordinator->Checkpoint(Epoch(3), {first}),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       AllOf(HasSubstr("nothing committed"),
+                             HasSubstr("no longer live"))));
+  EXPECT_EQ(committer->CommittedEpoch(kTable), Epoch(2));
+  // Without the requirement the same checkpoint commits.
+  BACKFILL_ASSERT_OK(coordinator->Checkpoint(Epoch(3)).status());
+}
+
 TEST(CheckpointClusterTest, AWorkerGoneBeforeItsSyncReplyFailsTheCheckpoint) {
   Cluster cluster("vanishing");
   auto committer = cluster.OpenStore();

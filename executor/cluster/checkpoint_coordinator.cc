@@ -55,6 +55,7 @@ struct CheckpointCoordinator::Session {
   // Set before the session is shared, constant after.
   std::string worker_id;
   int64_t lease_id = 0;
+  std::map<std::string, std::string> endpoints;
   uint64_t number = 0;
   Mutex write_mu;
   bool closed ABSL_GUARDED_BY(write_mu) = false;
@@ -196,6 +197,16 @@ std::vector<std::string> CheckpointCoordinator::LiveWorkers() const {
   return ids;
 }
 
+std::vector<CheckpointCoordinator::LiveWorker>
+CheckpointCoordinator::LiveWorkerEndpoints() const {
+  MutexLock lock(&mu_);
+  std::vector<LiveWorker> workers;
+  for (const auto& [number, session] : sessions_) {
+    workers.push_back({session->worker_id, session->endpoints, number});
+  }
+  return workers;
+}
+
 absl::Status CheckpointCoordinator::WaitForWorkers(size_t count,
                                                    absl::Time deadline) {
   MutexLock lock(&mu_);
@@ -236,6 +247,8 @@ absl::Status CheckpointCoordinator::Serve(std::shared_ptr<Session> session) {
   }
   const int64_t lease_id = message.registration().lease_id();
   session->lease_id = lease_id;
+  session->endpoints.insert(message.registration().endpoints().begin(),
+                            message.registration().endpoints().end());
   bool registered = false;
   {
     // The whole registration under state_mu_: a Leave of the worker's
@@ -366,7 +379,7 @@ absl::Status CheckpointCoordinator::MissingReply(const Session& session,
 }
 
 absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
-    Epoch epoch) {
+    Epoch epoch, const std::set<uint64_t>& required_sessions) {
   MutexLock checkpoint_lock(&checkpoint_mu_);
   const std::string context =
       absl::StrCat("checkpoint of epoch ", epoch.value());
@@ -412,6 +425,14 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
       }
     } else {
       for (const auto& [number, session] : sessions_) asked.push_back(session);
+    }
+    for (const uint64_t required : required_sessions) {
+      if (!sessions_.contains(required)) {
+        return absl::UnavailableError(absl::StrCat(
+            context, ": nothing committed: registration ", required,
+            " ran actors of these epochs but is no longer live (its sealed "
+            "data went with it)"));
+      }
     }
     if (asked.empty() && !options_.commit_own_data) {
       return absl::FailedPreconditionError(

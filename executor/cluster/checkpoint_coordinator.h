@@ -135,6 +135,15 @@ class CheckpointCoordinator {
   // The ids of the registered workers whose streams are open, in
   // registration order.
   std::vector<std::string> LiveWorkers() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The same workers with the endpoints each registered with
+  // (CheckpointWorkerOptions::endpoints).
+  struct LiveWorker {
+    std::string worker_id;
+    std::map<std::string, std::string> endpoints;
+    // The registration (a worker that registers again has a new one).
+    uint64_t session = 0;
+  };
+  std::vector<LiveWorker> LiveWorkerEndpoints() const ABSL_LOCKS_EXCLUDED(mu_);
   // Blocks until at least `count` workers are live. Errors: DeadlineExceeded
   // (with the live ones) at `deadline`; Unavailable after Shutdown.
   absl::Status WaitForWorkers(size_t count, absl::Time deadline)
@@ -175,7 +184,13 @@ class CheckpointCoordinator {
   // version; Unavailable naming a worker of the state whose stream is not
   // open (e.g. not yet reconnected after a failover) or that was fenced
   // while asked (its lease expired: the checkpoint fails at once).
-  absl::StatusOr<CheckpointResult> Checkpoint(Epoch epoch)
+  // `required_sessions`: registrations (LiveWorker::session) whose data the
+  // checkpoint must hold, e.g. those of the workers that ran actors in the
+  // epochs it commits: Unavailable, nothing committed, if one of them is no
+  // longer live (its sealed data are lost with it; a worker that registered
+  // again has another session).
+  absl::StatusOr<CheckpointResult> Checkpoint(
+      Epoch epoch, const std::set<uint64_t>& required_sessions = {})
       ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_, state_mu_);
 
   // Closes every worker's stream, stops the server and fails a checkpoint

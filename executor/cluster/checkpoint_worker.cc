@@ -109,6 +109,8 @@ absl::StatusOr<std::unique_ptr<CheckpointWorker>> CheckpointWorker::Connect(
   cluster::proto::WorkerMessage registration;
   registration.mutable_registration()->set_worker_id(options.worker_id);
   registration.mutable_registration()->set_lease_id(options.lease_id);
+  registration.mutable_registration()->mutable_endpoints()->insert(
+      options.endpoints.begin(), options.endpoints.end());
   cluster::proto::CoordinatorMessage answer;
   if (!connection->stream->Write(registration) ||
       !connection->stream->Read(&answer)) {

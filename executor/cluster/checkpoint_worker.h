@@ -21,6 +21,7 @@
 #define EXECUTOR_CLUSTER_CHECKPOINT_WORKER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -74,6 +75,10 @@ struct CheckpointWorkerOptions {
   // Time for disconnect_timeout and WaitUntilEnded; nullptr means
   // Clock::Real(). Not owned; must outlive the worker.
   Clock* clock = nullptr;
+  // Sent with the registration (CheckpointCoordinator::LiveWorkerEndpoints):
+  // the worker's other services by name, e.g. {"actor": ..., "exchange":
+  // ...} of its ActorWorker.
+  std::map<std::string, std::string> endpoints = {};
 };
 
 class CheckpointWorker {

@@ -16,9 +16,14 @@
 #ifndef EXECUTOR_CLUSTER_CLUSTER_CHECKPOINT_STORE_H_
 #define EXECUTOR_CLUSTER_CLUSTER_CHECKPOINT_STORE_H_
 
+#include <cstdint>
+#include <set>
+
+#include "absl/base/thread_annotations.h"
 #include "executor/cluster/checkpoint_coordinator.h"
 #include "storage/forwarding_state_store.h"
 #include "storage/shared/shared_state_store.h"
+#include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
 
@@ -32,10 +37,19 @@ class ClusterCheckpointStore final : public ForwardingStateStore {
 
   // The job's checkpoint over every process. Errors: the coordinator's
   // (a worker that did not sync fails it and nothing is committed).
-  absl::Status Checkpoint(Epoch epoch) override;
+  absl::Status Checkpoint(Epoch epoch) override ABSL_LOCKS_EXCLUDED(mu_);
+
+  // From now on every checkpoint must hold these registrations' data
+  // (CheckpointCoordinator::LiveWorker::session): those of the workers that
+  // run the attempt's actors (ClusterPlacement sets them as it starts
+  // them). A checkpoint without one of them would commit the view's rows
+  // without the progress its actors sealed.
+  void RequireSessions(std::set<uint64_t> sessions) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   CheckpointCoordinator& coordinator_;
+  Mutex mu_;
+  std::set<uint64_t> required_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace backfill

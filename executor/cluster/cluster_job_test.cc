@@ -103,12 +103,6 @@ class Cluster {
       auto worker = std::make_unique<Worker>();
       worker->store = OpenStore(name_);
       if (worker->store == nullptr) return;
-      worker->checkpoint_options.coordinator_address = coordinator_->address();
-      worker->checkpoint_options.worker_id = absl::StrCat("worker-", i);
-      worker->checkpoint_options.store = worker->store.get();
-      if (!late || i + 1 < num_workers) {
-        if (!worker->JoinCheckpoints()) return;
-      }
       absl::StatusOr<std::unique_ptr<ActorWorker>> actors =
           ActorWorker::Start({.store = worker->store.get(),
                               .shared_store = worker->store.get(),
@@ -116,6 +110,15 @@ class Cluster {
       EXPECT_TRUE(actors.ok()) << actors.status();
       if (!actors.ok()) return;
       worker->actors = *std::move(actors);
+      worker->checkpoint_options.coordinator_address = coordinator_->address();
+      worker->checkpoint_options.worker_id = absl::StrCat("worker-", i);
+      worker->checkpoint_options.store = worker->store.get();
+      worker->checkpoint_options.endpoints = {
+          {"actor", worker->actors->address()},
+          {"exchange", worker->actors->exchange_address()}};
+      if (!late || i + 1 < num_workers) {
+        if (!worker->JoinCheckpoints()) return;
+      }
       workers_.push_back(std::move(worker));
     }
     // Only workers that take part in checkpoints may run actors.
@@ -156,22 +159,26 @@ class Cluster {
     uint64_t attempt = 0;
     PlacementFactory factory =
         [&]() -> absl::StatusOr<std::unique_ptr<AttemptPlacement>> {
-      std::vector<WorkerEndpoint> live;
       for (const std::unique_ptr<Worker>& worker : workers_) {
-        if (!worker->alive.load()) continue;
-        if (worker->checkpoints == nullptr) {
+        if (worker->alive.load() && worker->checkpoints == nullptr) {
           if (!worker->JoinCheckpoints()) continue;
           BACKFILL_RETURN_IF_ERROR(coordinator_->WaitForWorkers(
               workers_.size(), absl::Now() + absl::Seconds(30)));
           late_joined_store_epoch_ =
               worker->store->CommittedEpoch(options_.upstream.table_id);
         }
-        live.push_back(
-            {worker->actors->address(), worker->actors->exchange_address()});
+      }
+      // The workers that take part in the checkpoints, with the endpoints
+      // they registered.
+      std::vector<WorkerEndpoint> live;
+      for (const CheckpointCoordinator::LiveWorker& worker :
+           coordinator_->LiveWorkerEndpoints()) {
+        live.push_back({worker.session, worker.endpoints.at("actor"),
+                        worker.endpoints.at("exchange")});
       }
       run.workers_per_attempt.push_back(live.size());
-      return std::make_unique<ClusterPlacement>(*exchange_, *committer_,
-                                                std::move(live), ++attempt);
+      return std::make_unique<ClusterPlacement>(
+          *exchange_, *committer_, *store_, std::move(live), ++attempt);
     };
     run.result = RunStreamingJobWithDriver(
         *store_, options_, nullptr, {}, Clock::Real(),
@@ -197,13 +204,17 @@ class Cluster {
 class ClusterJobTest : public ::testing::TestWithParam<BackfillKind> {};
 
 TEST_P(ClusterJobTest, TheViewEqualsTheTableWithTheActorsInTwoWorkers) {
-  const StreamingJobOptions options = SplitJobOptions(GetParam());
+  StreamingJobOptions options = SplitJobOptions(GetParam());
+  std::vector<std::string> errors;
+  options.on_recovery = [&](const absl::Status& error, uint32_t) {
+    errors.push_back(error.ToString());
+  };
   Cluster cluster("cluster-job", options, /*num_workers=*/2);
   ASSERT_TRUE(cluster.ok());
   Cluster::Run run = cluster.RunJob();
   BACKFILL_ASSERT_OK(run.result.status());
   EXPECT_TRUE(run.result->consistent) << run.result->mismatch;
-  EXPECT_EQ(run.result->recoveries, 0u);
+  EXPECT_EQ(run.result->recoveries, 0u) << ::testing::PrintToString(errors);
   EXPECT_EQ(run.result->upstream_rows, run.result->view_rows);
   EXPECT_GE(run.result->snapshot_rows, 1u);
   EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u));

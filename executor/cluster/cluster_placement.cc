@@ -24,10 +24,12 @@ struct ClusterPlacement::Call {
 
 ClusterPlacement::ClusterPlacement(ExchangeServer& exchange,
                                    const SharedStateStore& committer,
+                                   ClusterCheckpointStore& checkpoints,
                                    std::vector<WorkerEndpoint> workers,
                                    uint64_t attempt, absl::Duration end_timeout)
     : exchange_(exchange),
       committer_(committer),
+      checkpoints_(checkpoints),
       workers_(std::move(workers)),
       attempt_(attempt),
       end_timeout_(end_timeout),
@@ -71,6 +73,14 @@ absl::Status ClusterPlacement::StartRemote(const JobState& state,
   }
   const std::optional<uint32_t> rate =
       state.EffectiveRateLimit().ToOptionalU32();
+  std::set<uint64_t> sessions;
+  for (uint32_t i = 0; i < state.parallelism; ++i) {
+    sessions.insert(
+        workers_[WorkerOf(JobGraph::kFirstBackfillActor + i)].session);
+  }
+  // Before any barrier of the attempt: each of its checkpoints must hold
+  // what these workers' actors seal.
+  checkpoints_.RequireSessions(std::move(sessions));
   for (size_t w = 0; w < workers_.size(); ++w) {
     auto call = std::make_unique<Call>();
     call->worker = w;

@@ -27,6 +27,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
+#include "executor/cluster/cluster_checkpoint_store.h"
 #include "executor/cluster/grpc_remote_actors.h"
 #include "executor/cluster/remote_exchange.h"
 #include "executor/runtime/streaming_job.h"
@@ -41,6 +42,10 @@ namespace backfill {
 
 // Where a worker serves.
 struct WorkerEndpoint {
+  // Its registration with the checkpoint coordinator
+  // (CheckpointCoordinator::LiveWorker::session): the attempt's
+  // checkpoints require it.
+  uint64_t session = 0;
   // Its ActorService (ActorWorker::address()).
   std::string actor_address;
   // Its exchange server (ActorWorker::exchange_address()).
@@ -50,12 +55,14 @@ struct WorkerEndpoint {
 class ClusterPlacement final : public AttemptPlacement {
  public:
   // `exchange`: the coordinator process's exchange server; `committer`: its
-  // store (the workers start from its committed version); both must outlive
-  // this. `workers`: non-empty; each must take part in the checkpoints
-  // (registered with the CheckpointCoordinator). `attempt`: a number for
-  // messages. `end_timeout`: how long EndRemote waits for a worker's end
-  // before it cancels its call.
+  // store (the workers start from its committed version); `checkpoints`:
+  // the job's store, whose checkpoints must then hold the data of every
+  // worker given actors (RequireSessions); all must outlive this. `workers`:
+  // non-empty; each must take part in the checkpoints (registered with the
+  // CheckpointCoordinator). `attempt`: a number for messages. `end_timeout`:
+  // how long EndRemote waits for a worker's end before it cancels its call.
   ClusterPlacement(ExchangeServer& exchange, const SharedStateStore& committer,
+                   ClusterCheckpointStore& checkpoints,
                    std::vector<WorkerEndpoint> workers, uint64_t attempt,
                    absl::Duration end_timeout = absl::Seconds(30));
   ~ClusterPlacement() override;  // EndRemote()
@@ -85,6 +92,7 @@ class ClusterPlacement final : public AttemptPlacement {
 
   ExchangeServer& exchange_;
   const SharedStateStore& committer_;
+  ClusterCheckpointStore& checkpoints_;
   const std::vector<WorkerEndpoint> workers_;
   const uint64_t attempt_;
   const absl::Duration end_timeout_;

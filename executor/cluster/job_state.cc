@@ -76,7 +76,7 @@ std::string ClusterJobState::Encode() const {
 }
 
 absl::StatusOr<ClusterJobState> ClusterJobState::Decode(absl::string_view bytes,
-                                          absl::string_view key) {
+                                                        absl::string_view key) {
   cluster::proto::JobStateProto proto;
   if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return absl::DataLossError(

@@ -1,5 +1,5 @@
-// ClusterJobState: what a cluster job keeps in etcd (issue 19's control plane): the
-// live workers, each with the etcd lease it registered with, and the vnode
+// ClusterJobState: what a cluster job keeps in etcd (issue 19's control plane):
+// the live workers, each with the etcd lease it registered with, and the vnode
 // assignment over them, versioned. One key, `<job_prefix>state`, written
 // only by the leading coordinator (checkpoint_coordinator.h) in the same
 // transaction as each worker's membership key `<job_prefix>workers/<id>`
@@ -62,7 +62,7 @@ struct ClusterJobState {
   // DataLoss naming `key` for bytes that do not decode or ranges that do
   // not cover [0, num_vnodes).
   static absl::StatusOr<ClusterJobState> Decode(absl::string_view bytes,
-                                         absl::string_view key);
+                                                absl::string_view key);
 
   bool operator==(const ClusterJobState&) const = default;
 };

@@ -1,5 +1,5 @@
-// ClusterJobState without etcd: the even contiguous split, its changes as workers
-// join and leave, and its encoding (and refusal of bytes that break the
+// ClusterJobState without etcd: the even contiguous split, its changes as
+// workers join and leave, and its encoding (and refusal of bytes that break the
 // split).
 #include "executor/cluster/job_state.h"
 
@@ -56,7 +56,8 @@ TEST(JobStateTest, EncodesAndRefusesBrokenSplits) {
   ClusterJobState state = WithVnodes(8);
   state.AddWorker("a", 1);
   state.AddWorker("b", 2);
-  EXPECT_THAT(ClusterJobState::Decode(state.Encode(), "k"), IsOkAndHolds(state));
+  EXPECT_THAT(ClusterJobState::Decode(state.Encode(), "k"),
+              IsOkAndHolds(state));
   ClusterJobState gap = state;
   gap.workers[1].first_vnode = 5;
   EXPECT_THAT(ClusterJobState::Decode(gap.Encode(), "jobs/1/state"),
