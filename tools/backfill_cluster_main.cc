@@ -61,6 +61,8 @@
 ABSL_FLAG(uint32_t, workers, 3, "worker processes (>= 1)");
 ABSL_FLAG(std::string, scenario, "",
           "scenario file (tools/scenarios/); empty: the default scenario");
+ABSL_FLAG(uint32_t, parallelism, 0,
+          "backfill actors (0: the scenario's), spread over the workers");
 ABSL_FLAG(uint32_t, kill_worker_after_epochs, 0,
           "SIGKILL worker 0 (it runs backfill actor 100) once the job passed "
           "this many epochs (0: never)");
@@ -162,6 +164,10 @@ int RunCoordinator(const std::string& data_dir) {
   }
   ClusterCheckpointStore store(**committer, **checkpoints);
   StreamingJobOptions options = spec->job;
+  if (const uint32_t parallelism = absl::GetFlag(FLAGS_parallelism);
+      parallelism > 0) {
+    options.parallelism = parallelism;
+  }
   options.on_recovery = [](const absl::Status& error, uint32_t recovery) {
     Say(absl::StrCat("RECOVERY ", recovery, " ", error.ToString()));
   };
@@ -420,7 +426,8 @@ int RunLauncher() {
       absl::StrCat("--object_store=", ObjectStoreOf(data_dir)),
       absl::StrCat("--listen_host=", absl::GetFlag(FLAGS_listen_host)),
       absl::StrCat("--scenario=", absl::GetFlag(FLAGS_scenario)),
-      absl::StrCat("--workers=", num_workers)};
+      absl::StrCat("--workers=", num_workers),
+      absl::StrCat("--parallelism=", absl::GetFlag(FLAGS_parallelism))};
 
   int exit_code = 2;
   std::vector<Child> workers;
