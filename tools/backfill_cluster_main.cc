@@ -266,13 +266,24 @@ struct Child {
   std::string name;
 };
 
-std::vector<pid_t> g_children;  // for the signal handler
+// The children, for the signal handler: a fixed array of atomics (no
+// allocation a signal could interrupt); -1 when free or reaped.
+constexpr int kMaxChildren = 256;
+std::atomic<pid_t> g_children[kMaxChildren];
 std::atomic<bool> g_interrupted{false};
 
 void OnSignal(int) {
   g_interrupted.store(true);
-  for (pid_t pid : g_children) {
-    if (pid > 0) kill(pid, SIGKILL);
+  for (std::atomic<pid_t>& pid : g_children) {
+    const pid_t child = pid.load();
+    if (child > 0) kill(child, SIGKILL);
+  }
+}
+
+void ForgetChild(pid_t pid) {
+  for (std::atomic<pid_t>& slot : g_children) {
+    pid_t expected = pid;
+    if (slot.compare_exchange_strong(expected, -1)) return;
   }
 }
 
@@ -283,13 +294,25 @@ absl::StatusOr<Child> Spawn(const std::string& name,
   if (pipe(pipe_fds) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   }
+  if (g_interrupted.load()) return absl::CancelledError("interrupted");
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
   const pid_t parent = getpid();
+  // No signal between the fork and the registration of the child: a Ctrl-C
+  // then would leave it running.
+  sigset_t block, previous;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigprocmask(SIG_BLOCK, &block, &previous);
   const pid_t pid = fork();
   if (pid < 0) {
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
     return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
   }
   if (pid == 0) {
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     // Dies with the launcher, whatever kills it.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1);
@@ -306,7 +329,20 @@ absl::StatusOr<Child> Spawn(const std::string& name,
     _exit(127);
   }
   close(pipe_fds[1]);
-  g_children.push_back(pid);
+  bool registered = false;
+  for (std::atomic<pid_t>& slot : g_children) {
+    pid_t expected = -1;
+    if (slot.compare_exchange_strong(expected, pid)) {
+      registered = true;
+      break;
+    }
+  }
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
+  if (!registered) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return absl::ResourceExhaustedError("too many child processes");
+  }
   return Child{pid, fdopen(pipe_fds[0], "r"), name};
 }
 
@@ -340,9 +376,7 @@ void StopChild(Child& child, int signal) {
   kill(child.pid, signal);
   int status = 0;
   waitpid(child.pid, &status, 0);
-  for (pid_t& pid : g_children) {
-    if (pid == child.pid) pid = -1;
-  }
+  ForgetChild(child.pid);
   child.pid = -1;
   if (child.out != nullptr) {
     fclose(child.out);
@@ -384,6 +418,7 @@ int RunLauncher() {
     data_dir = pattern;
   }
   std::filesystem::create_directories(data_dir);
+  for (std::atomic<pid_t>& slot : g_children) slot.store(-1);
   signal(SIGINT, OnSignal);
   signal(SIGTERM, OnSignal);
 
@@ -497,9 +532,7 @@ int RunLauncher() {
     }
     int status = 0;
     waitpid(coordinator.pid, &status, 0);
-    for (pid_t& pid : g_children) {
-      if (pid == coordinator.pid) pid = -1;
-    }
+    ForgetChild(coordinator.pid);
     coordinator.pid = -1;
     exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
   }();

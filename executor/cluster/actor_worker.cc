@@ -72,21 +72,18 @@ class ActorWorker::Service final
  public:
   explicit Service(ActorWorker* worker) : worker_(worker) {}
 
-  grpc::Status RunAttempt(grpc::ServerContext*,
+  grpc::Status RunAttempt(grpc::ServerContext* call,
                           const cluster::proto::AttemptRequest* request,
                           Writer* writer) override {
+    // One attempt at a time: a later one waits until the one before let
+    // its actors go (their table instances must not meet the new ones'
+    // checkpoints).
+    MutexLock attempt_lock(&attempt_mu_);
     {
       MutexLock lock(&mu_);
       if (shut_down_) {
         return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                             "actor worker shut down");
-      }
-      if (running_ != nullptr) {
-        return grpc::Status(
-            grpc::StatusCode::FAILED_PRECONDITION,
-            absl::StrCat("actor worker at ", worker_->address_,
-                         " runs another attempt; asked for attempt ",
-                         request->attempt()));
       }
     }
     const std::set<ActorId> actors(request->actors().begin(),
@@ -145,7 +142,26 @@ class ActorWorker::Service final
       cluster::proto::AttemptEvent started;
       started.set_started(true);
       events.Write(started);
-      status = RunActorsThreaded(**graph, *context.clock);
+      ActorFailureHooks hooks;
+      hooks.on_failure = [&events](const absl::Status& error) {
+        cluster::proto::AttemptEvent failed;
+        failed.mutable_failed()->set_code(static_cast<int32_t>(error.code()));
+        failed.mutable_failed()->set_message(std::string(error.message()));
+        events.Write(failed);
+      };
+      // What a failed actor sealed before it failed may still be
+      // checkpointed until the coordinator ends the attempt (it cancels
+      // this call), or this worker shuts down.
+      hooks.hold = [&] {
+        const absl::Time hold_deadline =
+            context.clock->Now() + worker_->options_.final_commit_timeout;
+        while (!call->IsCancelled() && !shutdown_.IsCancelled() &&
+               context.clock->Now() < hold_deadline) {
+          context.clock->SleepUntil(context.clock->Now() +
+                                    absl::Milliseconds(20));
+        }
+      };
+      status = RunActorsThreaded(**graph, *context.clock, hooks);
       {
         MutexLock lock(&mu_);
         running_ = nullptr;
@@ -172,15 +188,15 @@ class ActorWorker::Service final
     } else {
       status = graph.status();
     }
-    // What the attempt left: its inputs, and edges the coordinator never
-    // received (a next attempt adds them again).
     remote->CancelInputs();
-    worker_->exchange_->ClearUntaken();
-    if (graph.ok()) graph->reset();
     cluster::proto::AttemptEvent ended;
     ended.mutable_ended()->set_code(static_cast<int32_t>(status.code()));
     ended.mutable_ended()->set_message(std::string(status.message()));
     events.Write(ended);
+    // What the attempt left: edges the coordinator never received (a next
+    // attempt adds them again), and the actors.
+    worker_->exchange_->ClearUntaken();
+    if (graph.ok()) graph->reset();
     return grpc::Status::OK;
   }
 
@@ -200,6 +216,7 @@ class ActorWorker::Service final
  private:
   ActorWorker* const worker_;
   Cancellation shutdown_;
+  Mutex attempt_mu_;
   Mutex mu_;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   std::shared_ptr<GrpcRemoteActors> running_ ABSL_GUARDED_BY(mu_);

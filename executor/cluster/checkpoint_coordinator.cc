@@ -426,12 +426,19 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
     } else {
       for (const auto& [number, session] : sessions_) asked.push_back(session);
     }
+    // Against the workers asked: with a control plane a fenced worker
+    // leaves the state before its session goes.
+    std::set<uint64_t> asked_numbers;
+    for (const std::shared_ptr<Session>& session : asked) {
+      asked_numbers.insert(session->number);
+    }
     for (const uint64_t required : required_sessions) {
-      if (!sessions_.contains(required)) {
+      if (!asked_numbers.contains(required)) {
         return absl::UnavailableError(absl::StrCat(
             context, ": nothing committed: registration ", required,
-            " ran actors of these epochs but is no longer live (its sealed "
-            "data went with it)"));
+            " ran actors of these epochs but is no longer live or not asked "
+            "(its "
+            "sealed data went with it)"));
       }
     }
     if (asked.empty() && !options_.commit_own_data) {

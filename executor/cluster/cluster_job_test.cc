@@ -30,6 +30,7 @@
 #include "gtest/gtest.h"
 #include "storage/shared/shared_state_store.h"
 #include "storage/shared/testing/shared_store_fixture.h"
+#include "tests/simulation/fault_injecting_state_store.h"
 #include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "third_party/absl_extras/status_matchers.h"
@@ -51,6 +52,8 @@ std::unique_ptr<SharedStateStore> OpenStore(const std::string& name) {
 // What one worker process holds.
 struct Worker {
   std::unique_ptr<SharedStateStore> store;
+  // The store its actors use: `store`, or `store` failing as a plan says.
+  std::unique_ptr<simulation::FaultInjectingStateStore> faulty;
   CheckpointWorkerOptions checkpoint_options;
   std::unique_ptr<CheckpointWorker> checkpoints;
   std::unique_ptr<ActorWorker> actors;
@@ -69,8 +72,10 @@ struct Worker {
   // The process dies: its services stop.
   void Kill() {
     alive.store(false);
-    actors->Shutdown();
+    // Both at once, as a process dies: no checkpoint is answered after its
+    // actors went.
     if (checkpoints != nullptr) checkpoints->Disconnect();
+    actors->Shutdown();
   }
 };
 
@@ -82,7 +87,8 @@ class Cluster {
   // its store has read none of the versions committed before (the bulk
   // load's): it must catch up before it builds its actors.
   Cluster(const std::string& base, const StreamingJobOptions& options,
-          int num_workers, bool late = false)
+          int num_workers, bool late = false,
+          std::shared_ptr<simulation::FaultPlan> last_worker_faults = nullptr)
       : name_(SharedStoreFixture::UniqueName(base)), options_(options) {
     committer_ = OpenStore(name_);
     if (committer_ == nullptr) return;
@@ -103,8 +109,16 @@ class Cluster {
       auto worker = std::make_unique<Worker>();
       worker->store = OpenStore(name_);
       if (worker->store == nullptr) return;
+      if (last_worker_faults != nullptr && i + 1 == num_workers) {
+        worker->faulty = std::make_unique<simulation::FaultInjectingStateStore>(
+            *worker->store, last_worker_faults);
+      }
+      StateStore* actor_store =
+          worker->faulty != nullptr
+              ? static_cast<StateStore*>(worker->faulty.get())
+              : worker->store.get();
       absl::StatusOr<std::unique_ptr<ActorWorker>> actors =
-          ActorWorker::Start({.store = worker->store.get(),
+          ActorWorker::Start({.store = actor_store,
                               .shared_store = worker->store.get(),
                               .options = &options_});
       EXPECT_TRUE(actors.ok()) << actors.status();
@@ -252,6 +266,33 @@ TEST(ClusterJobFailureTest, AWorkerThatJoinedLateReadsTheVersionItStartsFrom) {
   EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u));
   // It had read nothing of the bulk load when it joined.
   EXPECT_EQ(cluster.late_joined_store_epoch(), Epoch(0));
+}
+
+// Worker 1's actor fails on a storage fault mid-backfill while the worker
+// lives on (its checkpoint stream stays open): the attempt fails, what the
+// actors sealed before the fault is still checkpointed (the worker holds
+// them until the coordinator ends the attempt), and the recovery on both
+// workers ends consistent.
+TEST(ClusterJobFailureTest, AWorkersFailedActorsAreHeldAndTheJobRecovers) {
+  StreamingJobOptions options = SplitJobOptions(BackfillKind::kArrangement);
+  options.max_recoveries = 3;
+  options.recovery_backoff = absl::Milliseconds(10);
+  std::vector<std::string> errors;
+  options.on_recovery = [&](const absl::Status& error, uint32_t) {
+    errors.push_back(error.ToString());
+  };
+  auto faults = std::make_shared<simulation::FaultPlan>();
+  faults->Arm(simulation::FaultOp::kIteratorMove, 400);
+  Cluster cluster("cluster-fault", options, /*num_workers=*/2,
+                  /*late=*/false, faults);
+  ASSERT_TRUE(cluster.ok());
+  Cluster::Run run = cluster.RunJob();
+  BACKFILL_ASSERT_OK(run.result.status()) << ::testing::PrintToString(errors);
+  EXPECT_TRUE(run.result->consistent) << run.result->mismatch;
+  EXPECT_EQ(faults->num_fired(), 1u);
+  ASSERT_EQ(run.result->recoveries, 1u) << ::testing::PrintToString(errors);
+  EXPECT_THAT(errors[0], ::testing::HasSubstr("injected fault"));
+  EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u, 2u));
 }
 
 // Worker 1 dies mid-backfill (its actor and checkpoint services stop): the

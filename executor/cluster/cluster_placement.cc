@@ -81,6 +81,11 @@ absl::Status ClusterPlacement::StartRemote(const JobState& state,
   // Before any barrier of the attempt: each of its checkpoints must hold
   // what these workers' actors seal.
   checkpoints_.RequireSessions(std::move(sessions));
+  // When the attempt fails (here or in a worker), the local actors must
+  // stop waiting for the workers' output: the inputs fail at once.
+  coordinator_ = &coordinator;
+  coordinator.SetFailureCallback(
+      [this](const absl::Status&) { remote_.CancelInputs(); });
   for (size_t w = 0; w < workers_.size(); ++w) {
     auto call = std::make_unique<Call>();
     call->worker = w;
@@ -116,6 +121,7 @@ void ClusterPlacement::Relay(Call& call, JobGraph& graph,
       call.stub->RunAttempt(&call.context, call.request);
   cluster::proto::AttemptEvent event;
   bool saw_end = false;
+  bool failed = false;
   while (reader->Read(&event)) {
     if (event.has_progress()) {
       const cluster::proto::ProgressMessage& p = event.progress();
@@ -132,22 +138,35 @@ void ClusterPlacement::Relay(Call& call, JobGraph& graph,
                                                        reported.message())),
             coordinator);
       }
-    } else if (event.has_ended()) {
-      saw_end = true;
-      if (event.ended().code() != 0) {
-        RecordFailure(
-            absl::Status(static_cast<absl::StatusCode>(event.ended().code()),
-                         absl::StrCat(context, event.ended().message())),
-            coordinator);
+    } else if (event.has_failed() || event.has_ended()) {
+      const cluster::proto::EndedMessage& end =
+          event.has_failed() ? event.failed() : event.ended();
+      if (end.code() != 0 && !failed) {
+        failed = true;
+        RecordFailure(absl::Status(static_cast<absl::StatusCode>(end.code()),
+                                   absl::StrCat(context, end.message())),
+                      coordinator);
       }
+      if (event.has_ended()) saw_end = true;
+      // EndRemote need not wait longer: after a failure the worker holds
+      // the call (and its actors' sealed data) until it is cancelled.
+      MutexLock lock(&call.mu);
+      call.ended = true;
+      call.ended_cv.SignalAll();
     }
   }
   const grpc::Status finished = reader->Finish();
-  if (!saw_end) {
+  if (!saw_end && !failed) {
     RecordFailure(
-        absl::UnavailableError(absl::StrCat(
-            context, "the actor call ended before the actors did: ",
-            finished.ok() ? "no end reported" : finished.error_message())),
+        finished.ok() || finished.error_code() == grpc::StatusCode::CANCELLED
+            ? absl::UnavailableError(absl::StrCat(
+                  context, "the actor call ended before the actors did: ",
+                  finished.ok() ? "no end reported" : finished.error_message()))
+            : absl::Status(
+                  static_cast<absl::StatusCode>(finished.error_code()),
+                  absl::StrCat(context,
+                               "the actor call ended before the actors did: ",
+                               finished.error_message())),
         coordinator);
   }
   MutexLock lock(&call.mu);
@@ -180,7 +199,14 @@ absl::Status ClusterPlacement::EndRemote() {
       call->context.TryCancel();
       if (call->thread.joinable()) call->thread.join();
     }
+    if (coordinator_ != nullptr) coordinator_->SetFailureCallback(nullptr);
     remote_.CancelInputs();
+    // The workers let go of this attempt's edges once their actors went (a
+    // held actor keeps its input until its call was cancelled above): the
+    // next attempt serves the same edges. Then the edges no worker took (a
+    // worker that died before its receive) are dropped.
+    exchange_.WaitUntilNoCall(end_timeout_);
+    exchange_.ClearUntaken();
   }
   MutexLock lock(&mu_);
   return failure_;

@@ -98,6 +98,7 @@ class ClusterPlacement final : public AttemptPlacement {
   const absl::Duration end_timeout_;
   GrpcRemoteActors remote_;
   std::vector<std::unique_ptr<Call>> calls_;
+  BarrierCoordinator* coordinator_ = nullptr;  // From StartRemote.
   Mutex mu_;
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   bool ended_ = false;

@@ -184,6 +184,20 @@ void ExchangeServer::Release(ActorId upstream, ActorId downstream) {
   if (it == edges_.end() || !it->second->taken) return;
   released = std::move(it->second);
   edges_.erase(it);
+  edge_released_.SignalAll();
+}
+
+bool ExchangeServer::WaitUntilNoCall(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  MutexLock lock(&mu_);
+  while (true) {
+    bool receiving = false;
+    for (const auto& [key, edge] : edges_) receiving |= edge->taken;
+    if (!receiving) return true;
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return false;
+    edge_released_.WaitWithTimeout(&mu_, left);
+  }
 }
 
 void ExchangeServer::ClearUntaken() {

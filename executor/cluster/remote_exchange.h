@@ -98,6 +98,11 @@ class ExchangeServer {
   // received stay until their calls end.
   void ClearUntaken() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Waits up to `timeout` until no edge is being received (every call
+  // ended: the receivers of an attempt that ended let go). Returns whether
+  // none is.
+  bool WaitUntilNoCall(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Ends every call (the receivers' channels fail with UNAVAILABLE) and
   // stops listening; the edges not yet received are dropped (their
   // channels' senders see Cancelled). Idempotent.
@@ -130,6 +135,7 @@ class ExchangeServer {
   std::unique_ptr<grpc::Server> server_;
   mutable Mutex mu_;
   CondVar edge_added_;
+  CondVar edge_released_;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::pair<ActorId, ActorId>, EdgePtr> edges_ ABSL_GUARDED_BY(mu_);
 };

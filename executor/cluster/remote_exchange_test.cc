@@ -275,6 +275,10 @@ TEST(RemoteExchangeTest, AnEdgeIsServedAgainAfterItsCallEnded) {
         {.address = (*server)->address(), .upstream = kUp, .downstream = kDown},
         Codec(), std::move(down_tx));
     BACKFILL_ASSERT_OK(up_tx.Send(ChunkOf(attempt), Clock::Real()));
+    // Received and not ended yet: a call is open.
+    ASSERT_TRUE(NextWithin(down_rx, absl::Seconds(30)).is_ready());
+    EXPECT_FALSE((*server)->WaitUntilNoCall(absl::Milliseconds(100)));
+    BACKFILL_ASSERT_OK(up_tx.Send(ChunkOf(attempt), Clock::Real()));
     up_tx.Close();
     PollResult first = NextWithin(down_rx, absl::Seconds(30));
     ASSERT_TRUE(first.is_ready()) << first.DebugString();
@@ -284,6 +288,7 @@ TEST(RemoteExchangeTest, AnEdgeIsServedAgainAfterItsCallEnded) {
     // The call ended (the downstream saw its end, which gRPC sends after
     // the handler returned and released the edge): the next attempt adds
     // the same edge.
+    EXPECT_TRUE((*server)->WaitUntilNoCall(absl::Seconds(30)));
   }
   // Edges added and never received are dropped: their senders are Cancelled.
   auto [untaken_tx, untaken_rx] = MakeChannel();

@@ -368,9 +368,26 @@ std::vector<Actor*> BarrierCoordinator::TakeRetiredActors() {
 }
 
 void BarrierCoordinator::Fail(const absl::Status& status) {
-  MutexLock guard(&mu_);
-  if (error_.ok()) error_ = status;
-  cv_.SignalAll();
+  std::function<void(const absl::Status&)> callback;
+  {
+    MutexLock guard(&mu_);
+    if (!error_.ok()) return;
+    error_ = status;
+    cv_.SignalAll();
+    callback = failure_callback_;
+  }
+  if (callback) callback(status);
+}
+
+void BarrierCoordinator::SetFailureCallback(
+    std::function<void(const absl::Status&)> callback) {
+  absl::Status failed;
+  {
+    MutexLock guard(&mu_);
+    failure_callback_ = callback;
+    failed = error_;
+  }
+  if (callback && !failed.ok()) callback(failed);
 }
 
 absl::Status BarrierCoordinator::error() const {

@@ -169,8 +169,16 @@ class BarrierCoordinator final : public BarrierListener {
   // stopped every actor.
   void RecordAttemptEnd(const JobGraph& graph, bool completed);
 
-  // The first error of the attempt wins; later ones are dropped.
-  void Fail(const absl::Status& status);
+  // The first error of the attempt wins; later ones are dropped. The first
+  // one also runs the failure callback, if any (outside the lock).
+  void Fail(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs `callback` with the attempt's first error, on the failing thread
+  // (at once if the attempt failed already); null clears it. For what must
+  // stop waiting when the attempt fails, e.g. the inputs from actors in
+  // other processes (ClusterPlacement). It may call error() but not
+  // SetFailureCallback.
+  void SetFailureCallback(std::function<void(const absl::Status&)> callback)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status error() const;
 
   // The coordinator will not checkpoint any more (the attempt is over):
@@ -262,6 +270,8 @@ class BarrierCoordinator final : public BarrierListener {
   CondVar cv_;
   Epoch collected_ ABSL_GUARDED_BY(mu_);
   absl::Status error_ ABSL_GUARDED_BY(mu_);
+  std::function<void(const absl::Status&)> failure_callback_
+      ABSL_GUARDED_BY(mu_);
   bool checkpoints_stopped_ ABSL_GUARDED_BY(mu_) = false;
   // Barrier latency in the backfill: injection (by the coordinator) to
   // emission (by the last backfill actor), per epoch.

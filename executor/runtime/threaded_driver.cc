@@ -98,14 +98,15 @@ absl::Status RunThreaded(JobGraph& graph, BarrierCoordinator& coordinator,
   return status;
 }
 
-absl::Status RunActorsThreaded(JobGraph& graph, Clock& clock) {
+absl::Status RunActorsThreaded(JobGraph& graph, Clock& clock,
+                               const ActorFailureHooks& hooks) {
   // The first actor to fail (in time): the others may fail only because its
   // channels closed.
   Mutex mu;
   absl::Status first_error;
   std::vector<std::thread> threads;
   for (const std::unique_ptr<Actor>& actor : graph.actors) {
-    threads.emplace_back([&actor = *actor, &mu, &first_error, &clock] {
+    threads.emplace_back([&actor = *actor, &mu, &first_error, &clock, &hooks] {
       auto waker = std::make_shared<BlockingWaker>();
       PollContext cx(waker, clock);
       while (true) {
@@ -118,16 +119,21 @@ absl::Status RunActorsThreaded(JobGraph& graph, Clock& clock) {
         }
       }
       if (actor.state() == Actor::State::kStopped) return;
+      const absl::Status error =
+          actor.state() == Actor::State::kFailed
+              ? actor.status()
+              : absl::InternalError(absl::StrCat(
+                    actor.identity(), ": input ended before the stop barrier"));
+      bool first = false;
       {
         MutexLock lock(&mu);
         if (first_error.ok()) {
-          first_error = actor.state() == Actor::State::kFailed
-                            ? actor.status()
-                            : absl::InternalError(absl::StrCat(
-                                  actor.identity(),
-                                  ": input ended before the stop barrier"));
+          first_error = error;
+          first = true;
         }
       }
+      if (first && hooks.on_failure) hooks.on_failure(error);
+      if (hooks.hold) hooks.hold();
       actor.Abandon();
     });
   }

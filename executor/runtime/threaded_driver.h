@@ -30,6 +30,8 @@
 #ifndef EXECUTOR_RUNTIME_THREADED_DRIVER_H_
 #define EXECUTOR_RUNTIME_THREADED_DRIVER_H_
 
+#include <functional>
+
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "executor/runtime/barrier_coordinator.h"
@@ -43,15 +45,30 @@ namespace backfill {
 absl::Status RunThreaded(JobGraph& graph, BarrierCoordinator& coordinator,
                          absl::Duration barrier_interval, Clock& clock);
 
+// What a process that runs part of a split graph does when one of its
+// actors fails.
+struct ActorFailureHooks {
+  // Called once, with the first failure, as soon as it happens (to report
+  // it to the coordinator elsewhere). Optional.
+  std::function<void(const absl::Status&)> on_failure;
+  // A failed actor's thread calls it, and keeps the actor (its table
+  // instances, whose sealed epochs may still be checkpointed) until it
+  // returns: until the coordinator elsewhere ended the attempt. Optional
+  // (empty: abandoned at once).
+  std::function<void()> hold;
+};
+
 // The driver of a process that runs part of a split graph for a
 // coordinator elsewhere (JobGraphContext::remote): every actor of
 // graph.actors on a thread of its own until each ended. An actor that did
-// not stop at its stop barrier is abandoned at once (its channels close, so
-// the actors next to it, here or across the exchange, end too). Returns OK
-// when every actor stopped; otherwise the first error of an actor (Internal
-// "<identity>: input ended before the stop barrier" for one whose input
-// ended). Every thread has been joined when it returns.
-absl::Status RunActorsThreaded(JobGraph& graph, Clock& clock);
+// not stop at its stop barrier is reported (hooks.on_failure), held
+// (hooks.hold), then abandoned (its channels close, so the actors next to
+// it, here or across the exchange, end too). Returns OK when every actor
+// stopped; otherwise the first error of an actor (Internal "<identity>:
+// input ended before the stop barrier" for one whose input ended). Every
+// thread has been joined when it returns.
+absl::Status RunActorsThreaded(JobGraph& graph, Clock& clock,
+                               const ActorFailureHooks& hooks = {});
 
 }  // namespace backfill
 
