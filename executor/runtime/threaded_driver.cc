@@ -12,19 +12,24 @@
 namespace backfill {
 namespace {
 
-// The thread of one actor.
-void RunActor(Actor& actor, BarrierCoordinator& coordinator, Clock& clock) {
+// Polls `actor` on this thread until it is done (blocking while Pending).
+void PollUntilDone(Actor& actor, Clock& clock) {
   auto waker = std::make_shared<BlockingWaker>();
   PollContext cx(waker, clock);
   while (true) {
     waker->Reset();
     cx.ResetWakeDeadline();
     const Actor::Step step = actor.Poll(cx);
-    if (step == Actor::Step::kDone) break;
+    if (step == Actor::Step::kDone) return;
     if (step == Actor::Step::kPending) {
       waker->WaitUntil(clock, cx.wake_deadline());
     }
   }
+}
+
+// The thread of one actor.
+void RunActor(Actor& actor, BarrierCoordinator& coordinator, Clock& clock) {
+  PollUntilDone(actor, clock);
   // The coordinator learnt why (BarrierCoordinator::ActorEnded).
   if (actor.state() == Actor::State::kStopped) return;
   coordinator.WaitUntilCheckpointsStopped();
@@ -107,17 +112,7 @@ absl::Status RunActorsThreaded(JobGraph& graph, Clock& clock,
   std::vector<std::thread> threads;
   for (const std::unique_ptr<Actor>& actor : graph.actors) {
     threads.emplace_back([&actor = *actor, &mu, &first_error, &clock, &hooks] {
-      auto waker = std::make_shared<BlockingWaker>();
-      PollContext cx(waker, clock);
-      while (true) {
-        waker->Reset();
-        cx.ResetWakeDeadline();
-        const Actor::Step step = actor.Poll(cx);
-        if (step == Actor::Step::kDone) break;
-        if (step == Actor::Step::kPending) {
-          waker->WaitUntil(clock, cx.wake_deadline());
-        }
-      }
+      PollUntilDone(actor, clock);
       if (actor.state() == Actor::State::kStopped) return;
       const absl::Status error =
           actor.state() == Actor::State::kFailed
