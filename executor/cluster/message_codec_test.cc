@@ -100,11 +100,12 @@ TEST(MessageCodecTest, BarriersWithEveryMutationRoundTrip) {
     EXPECT_EQ(std::get<Barrier>(back).DebugString(), barrier.DebugString());
     EXPECT_THAT(std::get<Barrier>(back).passed_actors, ElementsAre(1, 100));
   }
+  // The message owns the mutation: keep it while the pointer is used.
+  const Message throttled = RoundTrip(
+      codec,
+      Barrier{.mutation = std::make_shared<const Mutation>(mutations[3])});
   const auto* throttle =
-      std::get<Barrier>(
-          RoundTrip(codec, Barrier{.mutation = std::make_shared<const Mutation>(
-                                       mutations[3])}))
-          .MutationAs<ThrottleMutation>();
+      std::get<Barrier>(throttled).MutationAs<ThrottleMutation>();
   ASSERT_NE(throttle, nullptr);
   EXPECT_THAT(throttle->rate_limits,
               ElementsAre(Pair(10, std::optional<uint32_t>(500)),
