@@ -38,17 +38,6 @@
 namespace backfill {
 namespace {
 
-std::unique_ptr<SharedStateStore> OpenStore(const std::string& name) {
-  absl::StatusOr<SharedStateStoreOptions> options =
-      SharedStoreFixture::Options(name);
-  EXPECT_TRUE(options.ok()) << options.status();
-  if (!options.ok()) return nullptr;
-  absl::StatusOr<std::unique_ptr<SharedStateStore>> store =
-      SharedStateStore::Open(*options);
-  EXPECT_TRUE(store.ok()) << store.status();
-  return store.ok() ? *std::move(store) : nullptr;
-}
-
 // What one worker process holds.
 struct Worker {
   std::unique_ptr<SharedStateStore> store;
@@ -90,7 +79,7 @@ class Cluster {
           int num_workers, bool late = false,
           std::shared_ptr<simulation::FaultPlan> last_worker_faults = nullptr)
       : name_(SharedStoreFixture::UniqueName(base)), options_(options) {
-    committer_ = OpenStore(name_);
+    committer_ = SharedStoreFixture::Open(name_);
     if (committer_ == nullptr) return;
     CheckpointCoordinatorOptions coordinator_options;
     coordinator_options.store = committer_.get();
@@ -107,7 +96,7 @@ class Cluster {
     exchange_ = *std::move(exchange);
     for (int i = 0; i < num_workers; ++i) {
       auto worker = std::make_unique<Worker>();
-      worker->store = OpenStore(name_);
+      worker->store = SharedStoreFixture::Open(name_);
       if (worker->store == nullptr) return;
       if (last_worker_faults != nullptr && i + 1 == num_workers) {
         worker->faulty = std::make_unique<simulation::FaultInjectingStateStore>(
@@ -234,7 +223,8 @@ TEST_P(ClusterJobTest, TheViewEqualsTheTableWithTheActorsInTwoWorkers) {
   EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u));
 
   // A process opened afterwards reads the same view.
-  std::unique_ptr<SharedStateStore> reader = OpenStore(cluster.name());
+  std::unique_ptr<SharedStateStore> reader =
+      SharedStoreFixture::Open(cluster.name());
   ASSERT_NE(reader, nullptr);
   BACKFILL_ASSERT_OK_AND_ASSIGN(ViewVerdict verdict,
                                 VerifyView(*reader, options));

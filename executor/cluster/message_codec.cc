@@ -184,11 +184,14 @@ void MessageCodec::Encode(const Message& message,
     std::string* ops = wire->mutable_ops();
     ops->reserve(chunk->cardinality());
     wire->mutable_rows()->Reserve(static_cast<int>(chunk->cardinality()));
-    Row row;
+    // One row's storage for every row (no allocation per row).
+    Row row(static_cast<size_t>(chunk->num_columns()));
     for (size_t i = 0; i < chunk->capacity(); ++i) {
       if (!chunk->is_visible(i)) continue;
       ops->push_back(static_cast<char>(chunk->op(i)));
-      row = chunk->RowAt(i);
+      for (int c = 0; c < chunk->num_columns(); ++c) {
+        row[c] = chunk->column(c).value(i);
+      }
       rows_->Encode(row, wire->add_rows());
     }
   } else if (const auto* barrier = std::get_if<Barrier>(&message)) {

@@ -30,23 +30,13 @@ namespace {
 using ::backfill::testing::StatusIs;
 using ::testing::HasSubstr;
 
-std::unique_ptr<SharedStateStore> OpenStore(const std::string& name) {
-  absl::StatusOr<SharedStateStoreOptions> options =
-      SharedStoreFixture::Options(name);
-  EXPECT_TRUE(options.ok()) << options.status();
-  if (!options.ok()) return nullptr;
-  absl::StatusOr<std::unique_ptr<SharedStateStore>> store =
-      SharedStateStore::Open(*options);
-  EXPECT_TRUE(store.ok()) << store.status();
-  return store.ok() ? *std::move(store) : nullptr;
-}
-
 class SplitSharedJobTest : public ::testing::TestWithParam<BackfillKind> {};
 
 TEST_P(SplitSharedJobTest, TheWorkersRowsAreCommittedWithTheCoordinators) {
   const std::string name = SharedStoreFixture::UniqueName("split");
-  std::unique_ptr<SharedStateStore> committer = OpenStore(name);
-  std::unique_ptr<SharedStateStore> worker_store = OpenStore(name);
+  std::unique_ptr<SharedStateStore> committer = SharedStoreFixture::Open(name);
+  std::unique_ptr<SharedStateStore> worker_store =
+      SharedStoreFixture::Open(name);
   ASSERT_NE(committer, nullptr);
   ASSERT_NE(worker_store, nullptr);
   CheckpointCoordinatorOptions coordinator_options;
@@ -79,7 +69,7 @@ TEST_P(SplitSharedJobTest, TheWorkersRowsAreCommittedWithTheCoordinators) {
 
   // A new process reads the same committed view: the worker's progress and
   // the committer's rows are in one version.
-  std::unique_ptr<SharedStateStore> reader = OpenStore(name);
+  std::unique_ptr<SharedStateStore> reader = SharedStoreFixture::Open(name);
   ASSERT_NE(reader, nullptr);
   BACKFILL_ASSERT_OK_AND_ASSIGN(ViewVerdict verdict,
                                 VerifyView(*reader, options));
@@ -99,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(
 // committed: the runtime's first checkpoint is refused, naming why.
 TEST(SplitSharedJobFailureTest, ACommitterWithoutItsOwnDataRefusesTheJob) {
   const std::string name = SharedStoreFixture::UniqueName("split-own");
-  std::unique_ptr<SharedStateStore> committer = OpenStore(name);
+  std::unique_ptr<SharedStateStore> committer = SharedStoreFixture::Open(name);
   ASSERT_NE(committer, nullptr);
   CheckpointCoordinatorOptions coordinator_options;
   coordinator_options.store = committer.get();

@@ -62,6 +62,17 @@ SharedStoreFixture::NewEtcdClient() {
   return std::shared_ptr<EtcdClient>(std::move(client));
 }
 
+std::unique_ptr<SharedStateStore> SharedStoreFixture::Open(
+    const std::string& name) {
+  absl::StatusOr<SharedStateStoreOptions> options = Options(name);
+  EXPECT_TRUE(options.ok()) << options.status();
+  if (!options.ok()) return nullptr;
+  absl::StatusOr<std::unique_ptr<SharedStateStore>> store =
+      SharedStateStore::Open(*options);
+  EXPECT_TRUE(store.ok()) << store.status();
+  return store.ok() ? *std::move(store) : nullptr;
+}
+
 std::string SharedStoreFixture::UniqueName(const std::string& base) {
   static std::atomic<int> counter{0};
   return absl::StrCat(base, "-", counter.fetch_add(1));

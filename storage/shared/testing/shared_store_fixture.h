@@ -21,6 +21,7 @@
 #include "storage/shared/etcd_test_cluster.h"
 #include "storage/shared/object_store.h"
 #include "storage/shared/shared_committed_layer.h"
+#include "storage/shared/shared_state_store.h"
 #include "storage/state_store.h"
 
 namespace backfill {
@@ -36,6 +37,9 @@ class SharedStoreFixture {
   // a new process would have). The same name gives the same store.
   static absl::StatusOr<SharedStateStoreOptions> Options(
       const std::string& name);
+  // A store object of the store `name` as a new process would open it
+  // (Options(name)), or null after a gtest failure.
+  static std::unique_ptr<SharedStateStore> Open(const std::string& name);
   // A name no other call returned.
   static std::string UniqueName(const std::string& base);
 
