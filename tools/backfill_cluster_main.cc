@@ -38,6 +38,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -400,9 +401,22 @@ int RunLauncher() {
     std::cerr << "backfill_cluster: error: --workers must be >= 1\n";
     return 2;
   }
-  if (absl::StatusOr<ScenarioSpec> spec = LoadSpec(); !spec.ok()) {
+  absl::StatusOr<ScenarioSpec> spec = LoadSpec();
+  if (!spec.ok()) {
     std::cerr << "backfill_cluster: error: " << spec.status() << "\n";
     return 2;
+  }
+  // Refused before anything starts: the runtime would refuse it at the
+  // action's epoch, and every recovery again.
+  for (const JobAction& action : spec->job.actions) {
+    if (action.kind == JobAction::Kind::kRescale) {
+      std::cerr << "backfill_cluster: error: INVALID_ARGUMENT: the scenario "
+                   "rescales online ("
+                << JobActionDebugString(action)
+                << "); a job split over processes is not rescaled online "
+                   "(run it with //tools:backfill)\n";
+      return 2;
+    }
   }
   std::string data_dir = absl::GetFlag(FLAGS_data_dir);
   const bool own_dir = data_dir.empty();
@@ -548,33 +562,44 @@ int RunLauncher() {
     return 130;
   }
   if (!error.empty()) std::cerr << "backfill_cluster: error: " << error << "\n";
-  const bool consistent = result["consistent"] == "1";
+  // A field of the coordinator's RESULT line; "0" when there is none.
+  auto field = [&result](const std::string& key) {
+    auto it = result.find(key);
+    return it == result.end() || it->second.empty() ? std::string("0")
+                                                    : it->second;
+  };
+  const bool consistent = field("consistent") == "1";
+  if (result.empty() && error.empty()) {
+    error = absl::StrCat("the coordinator ended without a result (exit ",
+                         exit_code, "; its error is above)");
+  }
   if (!json) {
     std::cout << (result.empty()
-                      ? std::string("no result")
+                      ? absl::StrCat("no result: ", error)
                       : absl::StrCat(consistent ? "consistent" : "INCONSISTENT",
-                                     ": ", result["view_rows"], " view rows, ",
-                                     result["recoveries"], " recoveries, ",
-                                     result["seconds"], " s, ",
-                                     result["snapshot_rows_per_second"],
+                                     ": ", field("view_rows"), " view rows, ",
+                                     field("recoveries"), " recoveries, ",
+                                     field("seconds"), " s, ",
+                                     field("snapshot_rows_per_second"),
                                      " snapshot rows/s"))
               << "; workers " << num_workers << ", killed " << killed
               << std::endl;
   }
-  auto number = [&](const std::string& key) {
-    return result.contains(key) ? result[key] : std::string("0");
-  };
   std::cout << "{\"consistent\":" << (consistent ? "true" : "false")
             << ",\"workers\":" << num_workers
             << ",\"workers_killed\":" << killed
             << ",\"coordinator_failovers\":0"
-            << ",\"recoveries\":" << number("recoveries")
-            << ",\"upstream_rows\":" << number("upstream_rows")
-            << ",\"view_rows\":" << number("view_rows")
-            << ",\"snapshot_rows\":" << number("snapshot_rows")
-            << ",\"seconds\":" << number("seconds")
+            << ",\"recoveries\":" << field("recoveries")
+            << ",\"upstream_rows\":" << field("upstream_rows")
+            << ",\"view_rows\":" << field("view_rows")
+            << ",\"snapshot_rows\":" << field("snapshot_rows")
+            << ",\"seconds\":" << field("seconds")
             << ",\"snapshot_rows_per_second\":"
-            << number("snapshot_rows_per_second") << "}" << std::endl;
+            << field("snapshot_rows_per_second");
+  if (result.empty())
+    std::cout << ",\"error\":\"" << absl::CEscape(error) << "\"";
+  std::cout << "}" << std::endl;
+  if (result.empty() && exit_code < 2) exit_code = 2;
   if (exit_code == 0 && !consistent) exit_code = 1;
   return exit_code;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Black-box test of //tools:backfill_cluster: the job over a coordinator and
 # 3 worker processes (a local 3-member etcd cluster, a local object store)
+#  0. refuses a scenario that rescales online before it starts anything;
 #  1. ends consistent with no recovery;
 #  2. with worker 0 SIGKILLed after epoch 10 (it runs backfill actor 100),
 #     recovers and ends consistent with its actors on the workers left;
@@ -24,6 +25,16 @@ expect_nothing_left() {
   pgrep -fa "etcd --name member[0-9]* --data-dir $data_dir/"
   fail "$what: a process of $data_dir is still running"
 }
+
+# 0. A scenario that rescales online is refused before anything starts.
+"$BIN" --workers=2 --scenario=tools/scenarios/heavy_churn.textproto \
+    --data_dir="$TMP/refused" > "$TMP/refused.log" 2>&1
+code=$?
+[[ $code -eq 2 ]] || { cat "$TMP/refused.log"; fail "heavy_churn: exit $code, not 2"; }
+grep -q "not rescaled online" "$TMP/refused.log" || { cat "$TMP/refused.log"; fail "heavy_churn: no reason given"; }
+grep -q "^ATTEMPT" "$TMP/refused.log" && fail "heavy_churn: a job was started"
+expect_nothing_left "$TMP/refused" "after the refusal"
+echo "refused: $(tail -1 "$TMP/refused.log")"
 
 # 1. Consistent, no recovery.
 "$BIN" --workers=3 --scenario="$SCENARIO" --data_dir="$TMP/plain" --json \
