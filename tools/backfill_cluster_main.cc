@@ -23,16 +23,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -47,17 +51,23 @@
 #include "absl/time/clock.h"
 #include "executor/cluster/actor_worker.h"
 #include "executor/cluster/checkpoint_coordinator.h"
-#include "executor/cluster/checkpoint_worker.h"
 #include "executor/cluster/cluster_checkpoint_store.h"
 #include "executor/cluster/cluster_placement.h"
+#include "executor/cluster/cluster_worker.h"
+#include "executor/cluster/job_state.h"
 #include "executor/cluster/remote_exchange.h"
 #include "executor/runtime/barrier_coordinator.h"
 #include "executor/runtime/streaming_job.h"
 #include "executor/runtime/threaded_driver.h"
+#include "storage/shared/etcd_client.h"
+#include "storage/shared/etcd_lease_keeper.h"
+#include "storage/shared/etcd_test_cluster.h"
 #include "storage/shared/shared_state_store.h"
 #include "storage/shared/shared_store_backend.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 #include "tools/scenario.h"
+#include "tools/view_dumps.h"
 
 ABSL_FLAG(uint32_t, workers, 3, "worker processes (>= 1)");
 ABSL_FLAG(std::string, scenario, "",
@@ -67,6 +77,28 @@ ABSL_FLAG(uint32_t, parallelism, 0,
 ABSL_FLAG(uint32_t, kill_worker_after_epochs, 0,
           "SIGKILL worker 0 (it runs backfill actor 100) once the job passed "
           "this many epochs (0: never)");
+ABSL_FLAG(uint32_t, kill_coordinator_after_epochs, 0,
+          "SIGKILL the leading coordinator once the job passed this many "
+          "epochs; the standby takes over and finishes the job (0: never)");
+ABSL_FLAG(uint32_t, kill_etcd_leader_after_epochs, 0,
+          "SIGKILL the raft leader of the local etcd cluster once the job "
+          "passed this many epochs (0: never)");
+ABSL_FLAG(uint32_t, pause_worker_after_epochs, 0,
+          "SIGSTOP the last worker once the job passed this many epochs and "
+          "SIGCONT it --pause_seconds later: its lease expires meanwhile, it "
+          "is fenced and the job goes on without it (0: never)");
+ABSL_FLAG(uint32_t, pause_seconds, 8,
+          "how long --pause_worker_after_epochs pauses the worker (more than "
+          "--lease_seconds)");
+ABSL_FLAG(uint32_t, add_worker_after_epochs, 0,
+          "start one more worker once the job passed this many epochs (0: "
+          "never)");
+ABSL_FLAG(bool, standby, true,
+          "also start a standby coordinator, which takes over (etcd election) "
+          "when the leader dies");
+ABSL_FLAG(uint32_t, lease_seconds, 3,
+          "TTL of every process's etcd lease: a dead or paused coordinator is "
+          "replaced, a paused worker fenced, about this long after it stopped");
 ABSL_FLAG(bool, json, false, "print one JSON object as the last line");
 ABSL_FLAG(std::string, data_dir, "",
           "directory for the object store, caches and etcd (default: a new "
@@ -77,14 +109,21 @@ ABSL_FLAG(std::string, object_store, "",
 ABSL_FLAG(std::string, listen_host, "127.0.0.1",
           "the host every service of the processes listens on (ports are "
           "chosen at start)");
+ABSL_FLAG(std::string, dump_dir, "",
+          "write DIR/upstream.tsv and DIR/view.tsv (as //tools:backfill's "
+          "--dump_dir) once the job ended: the committed table and view");
 ABSL_FLAG(std::string, role, "",
           "coordinator or worker: one process of the job, as the launcher "
           "starts it (docs/cluster.md); empty: the launcher");
 ABSL_FLAG(std::string, etcd_endpoints, "",
           "etcd members HOST:PORT,... (launcher: empty starts a local "
           "3-member cluster)");
-ABSL_FLAG(std::string, coordinator_address, "", "internal: worker role");
-ABSL_FLAG(uint32_t, worker_index, 0, "internal: worker role");
+ABSL_FLAG(uint32_t, worker_index, 0, "worker role: this worker's number");
+ABSL_FLAG(uint32_t, coordinator_index, 0,
+          "coordinator role: this coordinator's number (its cache directory)");
+ABSL_FLAG(std::string, run_id, "run",
+          "every process of one run is given the same: the run's end is "
+          "recorded under it in etcd");
 
 namespace backfill {
 namespace {
@@ -134,36 +173,212 @@ int Fail(const std::string& role, const absl::Status& status) {
   return 2;
 }
 
-// ---- The coordinator process.
+// ---- The coordinator process (the leader or a standby).
+
+// The job's control-plane keys (leases, the vnode assignment, the
+// election: executor/cluster/job_state.h), beside the store's.
+std::string JobPrefix() { return "backfill_cluster_job/"; }
+
+// Written by the coordinator that finished the run (its RESULT line), so
+// that a standby and the workers know the job is over and stop.
+std::string DoneKey() {
+  return absl::StrCat(JobPrefix(), "done/", absl::GetFlag(FLAGS_run_id));
+}
+
+// Whether the run's done key is there (an etcd error counts as no).
+bool RunIsDone(EtcdClient& etcd) {
+  absl::StatusOr<std::optional<EtcdKeyValue>> done = etcd.Get(DoneKey());
+  return done.ok() && done->has_value();
+}
+
+absl::StatusOr<std::unique_ptr<EtcdLeaseKeeper>> KeepLease(EtcdClient& etcd) {
+  absl::StatusOr<EtcdLease> lease =
+      etcd.GrantLease(absl::Seconds(absl::GetFlag(FLAGS_lease_seconds)));
+  if (!lease.ok()) return lease.status();
+  return EtcdLeaseKeeper::Start(etcd, *lease, {});
+}
+
+// Until every worker of the job's state (those the previous leader had) is
+// connected again, or the deadline: a checkpoint asks each of them, and one
+// not yet back would fail it. A worker that died meanwhile leaves the state
+// once its lease expires.
+void WaitForStateWorkers(CheckpointCoordinator& checkpoints,
+                         absl::Time deadline) {
+  while (absl::Now() < deadline) {
+    std::optional<ClusterJobState> state = checkpoints.State();
+    if (!state.has_value()) return;
+    const std::vector<std::string> live = checkpoints.LiveWorkers();
+    bool all = true;
+    for (const WorkerVnodes& worker : state->workers) {
+      if (std::find(live.begin(), live.end(), worker.worker_id) == live.end()) {
+        all = false;
+      }
+    }
+    if (all) return;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+}
+
+// A worker that registers while an attempt runs is not used by it (its
+// actors were placed over the workers live at its start, and a job split
+// over processes is not rescaled online). This ends the attempt as soon as
+// one registers, so that the job recovers from the last checkpoint with
+// its actors placed again over every live worker: the re-split of an added
+// worker, at the cost of redoing the epochs since that checkpoint.
+class ResplitOnJoin {
+ public:
+  explicit ResplitOnJoin(CheckpointCoordinator& checkpoints)
+      : checkpoints_(checkpoints), thread_([this] { Watch(); }) {}
+  ~ResplitOnJoin() {
+    {
+      MutexLock lock(&mu_);
+      stopping_ = true;
+      changed_.SignalAll();
+    }
+    thread_.join();
+  }
+  // The attempt runs the workers of `sessions`.
+  void Begin(BarrierCoordinator& attempt, std::set<uint64_t> sessions)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    attempt_ = &attempt;
+    sessions_ = std::move(sessions);
+  }
+  void End() ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    attempt_ = nullptr;
+  }
+
+ private:
+  void Watch() ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    while (!stopping_) {
+      changed_.WaitWithTimeout(&mu_, absl::Milliseconds(200));
+      if (stopping_ || attempt_ == nullptr) continue;
+      for (const CheckpointCoordinator::LiveWorker& worker :
+           checkpoints_.LiveWorkerEndpoints()) {
+        if (sessions_.contains(worker.session) ||
+            !worker.endpoints.contains("actor")) {
+          continue;
+        }
+        Say(absl::StrCat("RESPLIT ", worker.worker_id, " joined"));
+        attempt_->Fail(absl::UnavailableError(absl::StrCat(
+            "worker '", worker.worker_id,
+            "' joined: the job's actors are placed again over every live "
+            "worker from the last checkpoint")));
+        attempt_ = nullptr;
+        break;
+      }
+    }
+  }
+
+  CheckpointCoordinator& checkpoints_;
+  Mutex mu_;
+  CondVar changed_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  BarrierCoordinator* attempt_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::set<uint64_t> sessions_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;  // Last: starts once the rest is built.
+};
+
+// A ClusterPlacement that tells a ResplitOnJoin when its attempt runs.
+class WatchedPlacement final : public AttemptPlacement {
+ public:
+  WatchedPlacement(std::unique_ptr<ClusterPlacement> placement,
+                   std::set<uint64_t> sessions, ResplitOnJoin& watcher)
+      : placement_(std::move(placement)),
+        sessions_(std::move(sessions)),
+        watcher_(watcher) {}
+  ~WatchedPlacement() override { watcher_.End(); }
+  bool IsLocal(ActorId actor) const override {
+    return placement_->IsLocal(actor);
+  }
+  absl::Status Serve(ActorId upstream, ActorId downstream, const Schema& schema,
+                     ChannelReceiver receiver) override {
+    return placement_->Serve(upstream, downstream, schema, std::move(receiver));
+  }
+  absl::Status Receive(ActorId upstream, ActorId downstream,
+                       const Schema& schema, ChannelSender sender) override {
+    return placement_->Receive(upstream, downstream, schema, std::move(sender));
+  }
+  absl::Status StartRemote(const JobState& state, JobGraph& graph,
+                           BarrierCoordinator& coordinator) override {
+    absl::Status started = placement_->StartRemote(state, graph, coordinator);
+    if (started.ok()) watcher_.Begin(coordinator, sessions_);
+    return started;
+  }
+  absl::Status EndRemote() override {
+    watcher_.End();
+    return placement_->EndRemote();
+  }
+
+ private:
+  std::unique_ptr<ClusterPlacement> placement_;
+  const std::set<uint64_t> sessions_;
+  ResplitOnJoin& watcher_;
+};
 
 int RunCoordinator(const std::string& data_dir) {
+  const std::string role =
+      absl::StrCat("coordinator ", absl::GetFlag(FLAGS_coordinator_index));
   absl::StatusOr<ScenarioSpec> spec = LoadSpec();
-  if (!spec.ok()) return Fail("coordinator", spec.status());
-  absl::StatusOr<std::unique_ptr<SharedStoreBackend>> backend =
-      OpenBackend(data_dir, "cache-coordinator");
-  if (!backend.ok()) return Fail("coordinator", backend.status());
-  absl::StatusOr<std::unique_ptr<SharedStateStore>> committer =
-      SharedStateStore::Open((*backend)->store_options());
-  if (!committer.ok()) return Fail("coordinator", committer.status());
+  if (!spec.ok()) return Fail(role, spec.status());
+  absl::StatusOr<std::unique_ptr<SharedStoreBackend>> backend = OpenBackend(
+      data_dir, absl::StrCat("cache-coordinator-",
+                             absl::GetFlag(FLAGS_coordinator_index)));
+  if (!backend.ok()) return Fail(role, backend.status());
+  EtcdClient& etcd = *(*backend)->store_options().etcd;
+  absl::StatusOr<std::unique_ptr<EtcdLeaseKeeper>> lease = KeepLease(etcd);
+  if (!lease.ok()) return Fail(role, lease.status());
   CheckpointCoordinatorOptions checkpoint_options;
-  checkpoint_options.store = committer->get();
   checkpoint_options.commit_own_data = true;
   checkpoint_options.listen_address = ListenAddress();
+  checkpoint_options.etcd = &etcd;
+  checkpoint_options.job_prefix = JobPrefix();
+  checkpoint_options.lease_id = (*lease)->lease().id;
+  // Opened when this coordinator takes over: it loads the version the last
+  // leader committed.
+  checkpoint_options.open_store = [&backend] {
+    return SharedStateStore::Open((*backend)->store_options());
+  };
   absl::StatusOr<std::unique_ptr<CheckpointCoordinator>> checkpoints =
       CheckpointCoordinator::Start(checkpoint_options);
-  if (!checkpoints.ok()) return Fail("coordinator", checkpoints.status());
+  if (!checkpoints.ok()) return Fail(role, checkpoints.status());
+  Say(absl::StrCat("READY ", (*checkpoints)->address()));
+  // A standby waits here until the leader is gone (or the run is over).
+  while (true) {
+    const absl::Status leading =
+        (*checkpoints)->WaitUntilLeading(absl::Now() + absl::Milliseconds(200));
+    if (leading.ok()) break;
+    if (!absl::IsDeadlineExceeded(leading)) return Fail(role, leading);
+    if (RunIsDone(etcd)) {
+      Say("STANDBY_DONE the job finished under another coordinator");
+      return 0;
+    }
+  }
+  if (RunIsDone(etcd)) {
+    Say("STANDBY_DONE the job finished under another coordinator");
+    return 0;
+  }
+  SharedStateStore& committer = *(*checkpoints)->store();
+  Say(absl::StrCat("LEADING address ", (*checkpoints)->address(),
+                   " committed_epoch ",
+                   committer.CommittedEpoch(/*table_id=*/0).value()));
   absl::StatusOr<std::unique_ptr<ExchangeServer>> exchange =
       ExchangeServer::Start({.listen_address = ListenAddress()});
-  if (!exchange.ok()) return Fail("coordinator", exchange.status());
-  Say(absl::StrCat("READY ", (*checkpoints)->address()));
-  const uint32_t workers = absl::GetFlag(FLAGS_workers);
-  if (absl::Status joined =
-          (*checkpoints)
-              ->WaitForWorkers(workers, absl::Now() + absl::Seconds(120));
-      !joined.ok()) {
-    return Fail("coordinator", joined);
+  if (!exchange.ok()) return Fail(role, exchange.status());
+  std::optional<ClusterJobState> state = (*checkpoints)->State();
+  if (state.has_value() && !state->workers.empty()) {
+    // A takeover: the workers come back on their own.
+    WaitForStateWorkers(**checkpoints, absl::Now() + absl::Seconds(60));
+  } else if (absl::Status joined =
+                 (*checkpoints)
+                     ->WaitForWorkers(absl::GetFlag(FLAGS_workers),
+                                      absl::Now() + absl::Seconds(120));
+             !joined.ok()) {
+    return Fail(role, joined);
   }
-  ClusterCheckpointStore store(**committer, **checkpoints);
+  ClusterCheckpointStore store(committer, **checkpoints);
   StreamingJobOptions options = spec->job;
   if (const uint32_t parallelism = absl::GetFlag(FLAGS_parallelism);
       parallelism > 0) {
@@ -173,9 +388,11 @@ int RunCoordinator(const std::string& data_dir) {
     Say(absl::StrCat("RECOVERY ", recovery, " ", error.ToString()));
   };
   uint64_t attempt = 0;
+  ResplitOnJoin resplit(**checkpoints);
   PlacementFactory placement =
       [&]() -> absl::StatusOr<std::unique_ptr<AttemptPlacement>> {
     std::vector<WorkerEndpoint> live;
+    std::set<uint64_t> sessions;
     for (const CheckpointCoordinator::LiveWorker& worker :
          (*checkpoints)->LiveWorkerEndpoints()) {
       auto actor = worker.endpoints.find("actor");
@@ -185,15 +402,19 @@ int RunCoordinator(const std::string& data_dir) {
         continue;
       }
       live.push_back({worker.session, actor->second, exchange_address->second});
+      sessions.insert(worker.session);
     }
     Say(absl::StrCat("ATTEMPT ", attempt + 1, " workers ", live.size()));
-    return std::make_unique<ClusterPlacement>(**exchange, **committer, store,
-                                              std::move(live), ++attempt);
+    return std::make_unique<WatchedPlacement>(
+        std::make_unique<ClusterPlacement>(**exchange, committer, store,
+                                           std::move(live), ++attempt),
+        std::move(sessions), resplit);
   };
-  auto observer = [](const JobProgress& progress) {
+  auto observer = [&committer](const JobProgress& progress) {
     Say(absl::StrCat("EPOCH ", progress.epochs, " checkpoints ",
                      progress.checkpoints, " snapshot_rows ",
-                     progress.snapshot_rows));
+                     progress.snapshot_rows, " committed ",
+                     committer.CommittedEpoch(/*table_id=*/0).value()));
   };
   absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
       store, options, nullptr, observer, Clock::Real(),
@@ -202,18 +423,49 @@ int RunCoordinator(const std::string& data_dir) {
                            Clock::Real());
       },
       placement);
+  if (!result.ok()) {
+    (*checkpoints)->Shutdown();
+    return Fail(role, result.status());
+  }
+  if (const std::string dir = absl::GetFlag(FLAGS_dump_dir); !dir.empty()) {
+    absl::Status dumped = absl::OkStatus();
+    std::error_code made;
+    std::filesystem::create_directories(dir, made);
+    absl::StatusOr<ViewVerdict> verdict =
+        WriteViewDumps(store, options, *spec, dir);
+    if (!verdict.ok()) {
+      dumped = verdict.status();
+    } else if (verdict->consistent != result->consistent ||
+               verdict->view_rows != result->view_rows ||
+               verdict->upstream_rows != result->upstream_rows) {
+      dumped = absl::InternalError(absl::StrCat(
+          "the dumps' verification (consistent ", verdict->consistent, ", ",
+          verdict->upstream_rows, " and ", verdict->view_rows,
+          " rows) disagrees with the job's"));
+    }
+    if (!dumped.ok()) {
+      (*checkpoints)->Shutdown();
+      return Fail(role, dumped);
+    }
+  }
+  const std::string line = absl::StrCat(
+      "RESULT consistent ", result->consistent ? 1 : 0, " upstream_rows ",
+      result->upstream_rows, " view_rows ", result->view_rows,
+      " snapshot_rows ", result->snapshot_rows, " recoveries ",
+      result->recoveries, " epochs ", result->epochs, " seconds ",
+      result->seconds, " snapshot_rows_per_second ",
+      result->snapshot_rows_per_second);
+  // Before resigning: a standby that takes over then finds the job done.
+  if (absl::StatusOr<int64_t> put = etcd.Put({DoneKey(), line}); !put.ok()) {
+    std::cerr << "backfill_cluster " << role
+              << ": warning: cannot record the end of the run: " << put.status()
+              << "\n";
+  }
   (*checkpoints)->Shutdown();
-  if (!result.ok()) return Fail("coordinator", result.status());
-  Say(absl::StrCat("RESULT consistent ", result->consistent ? 1 : 0,
-                   " upstream_rows ", result->upstream_rows, " view_rows ",
-                   result->view_rows, " snapshot_rows ", result->snapshot_rows,
-                   " recoveries ", result->recoveries, " epochs ",
-                   result->epochs, " seconds ", result->seconds,
-                   " snapshot_rows_per_second ",
-                   result->snapshot_rows_per_second));
+  Say(line);
   if (!result->consistent) {
-    std::cerr << "backfill_cluster coordinator: INCONSISTENT: "
-              << result->mismatch << "\n";
+    std::cerr << "backfill_cluster " << role
+              << ": INCONSISTENT: " << result->mismatch << "\n";
   }
   return result->consistent ? 0 : 1;
 }
@@ -228,6 +480,7 @@ int RunWorker(const std::string& data_dir) {
   absl::StatusOr<std::unique_ptr<SharedStoreBackend>> backend =
       OpenBackend(data_dir, absl::StrCat("cache-worker-", index));
   if (!backend.ok()) return Fail(role, backend.status());
+  EtcdClient& etcd = *(*backend)->store_options().etcd;
   absl::StatusOr<std::unique_ptr<SharedStateStore>> store =
       SharedStateStore::Open((*backend)->store_options());
   if (!store.ok()) return Fail(role, store.status());
@@ -239,33 +492,45 @@ int RunWorker(const std::string& data_dir) {
                           .shared_store = store->get(),
                           .options = &options});
   if (!actors.ok()) return Fail(role, actors.status());
-  CheckpointWorkerOptions checkpoint_options;
-  checkpoint_options.coordinator_address =
-      absl::GetFlag(FLAGS_coordinator_address);
-  checkpoint_options.worker_id = absl::StrCat("worker-", index);
-  checkpoint_options.store = store->get();
-  checkpoint_options.endpoints = {{"actor", (*actors)->address()},
-                                  {"exchange", (*actors)->exchange_address()}};
-  absl::StatusOr<std::unique_ptr<CheckpointWorker>> checkpoints =
-      CheckpointWorker::Connect(checkpoint_options);
-  if (!checkpoints.ok()) return Fail(role, checkpoints.status());
+  absl::StatusOr<std::unique_ptr<EtcdLeaseKeeper>> lease = KeepLease(etcd);
+  if (!lease.ok()) return Fail(role, lease.status());
+  // Follows whichever coordinator leads (found through the election) and
+  // registers again with the same lease after a failover.
+  ClusterWorkerOptions worker_options;
+  worker_options.etcd = &etcd;
+  worker_options.job_prefix = JobPrefix();
+  worker_options.worker_id = absl::StrCat("worker-", index);
+  worker_options.store = store->get();
+  worker_options.lease_id = (*lease)->lease().id;
+  worker_options.endpoints = {{"actor", (*actors)->address()},
+                              {"exchange", (*actors)->exchange_address()}};
+  absl::StatusOr<std::unique_ptr<ClusterWorker>> follower =
+      ClusterWorker::Start(worker_options);
+  if (!follower.ok()) return Fail(role, follower.status());
+  if (absl::Status registered =
+          (*follower)->WaitForRegistrations(1, absl::Now() + absl::Seconds(60));
+      !registered.ok()) {
+    return Fail(role, registered);
+  }
   Say(absl::StrCat("READY ", (*actors)->address()));
-  // Until the coordinator ends the stream (the job is over) or this
-  // process is killed.
-  const absl::Status ended =
-      (*checkpoints)->WaitUntilEnded(absl::InfiniteFuture());
+  // Until the run is over (its done key), this worker is fenced (its lease
+  // expired: a paused process), or it is killed.
+  int exit_code = 0;
+  while (true) {
+    if (const absl::Status status = (*follower)->status(); !status.ok()) {
+      Say(absl::StrCat("FENCED ", status.ToString()));
+      exit_code = 3;
+      break;
+    }
+    if (RunIsDone(etcd)) break;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  (*follower)->Stop();
   (*actors)->Shutdown();
-  (void)ended;
-  return 0;
+  return exit_code;
 }
 
 // ---- The launcher.
-
-struct Child {
-  pid_t pid = -1;
-  FILE* out = nullptr;  // its stdout
-  std::string name;
-};
 
 // The children, for the signal handler: a fixed array of atomics (no
 // allocation a signal could interrupt); -1 when free or reaped.
@@ -288,9 +553,13 @@ void ForgetChild(pid_t pid) {
   }
 }
 
-// Starts this binary with `args`; its stdout is readable from Child::out.
-absl::StatusOr<Child> Spawn(const std::string& name,
-                            const std::vector<std::string>& args) {
+struct Spawned {
+  pid_t pid = -1;
+  FILE* out = nullptr;  // its stdout
+};
+
+// Starts this binary with `args`; its stdout is readable from Spawned::out.
+absl::StatusOr<Spawned> Spawn(const std::vector<std::string>& args) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
@@ -344,14 +613,14 @@ absl::StatusOr<Child> Spawn(const std::string& name,
     waitpid(pid, nullptr, 0);
     return absl::ResourceExhaustedError("too many child processes");
   }
-  return Child{pid, fdopen(pipe_fds[0], "r"), name};
+  return Spawned{pid, fdopen(pipe_fds[0], "r")};
 }
 
-// The next line of a child's stdout; nullopt at its end.
-std::optional<std::string> ReadLine(Child& child) {
+// The next line of `out`; nullopt at its end.
+std::optional<std::string> ReadLine(FILE* out) {
   char* line = nullptr;
   size_t capacity = 0;
-  const ssize_t length = getline(&line, &capacity, child.out);
+  const ssize_t length = getline(&line, &capacity, out);
   if (length < 0) {
     free(line);
     return std::nullopt;
@@ -361,24 +630,72 @@ std::optional<std::string> ReadLine(Child& child) {
   return std::string(absl::StripTrailingAsciiWhitespace(text));
 }
 
-// Waits for the child's "READY <address>" line.
-absl::StatusOr<std::string> WaitReady(Child& child) {
-  while (std::optional<std::string> line = ReadLine(child)) {
-    if (absl::StartsWith(*line, "READY ")) {
-      return std::string(absl::StripPrefix(*line, "READY "));
-    }
-  }
-  return absl::UnavailableError(
-      absl::StrCat(child.name, " ended before it was ready"));
-}
+// One line of a child's stdout, or its end (nullopt).
+struct Event {
+  size_t child = 0;
+  std::optional<std::string> line;
+};
 
-void StopChild(Child& child, int signal) {
+// What the children's reader threads saw, in order.
+class Events {
+ public:
+  void Push(Event event) ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    queue_.push_back(std::move(event));
+    changed_.Signal();
+  }
+  // The next event; nullopt at `deadline`.
+  std::optional<Event> Pop(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    while (queue_.empty()) {
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) return std::nullopt;
+      changed_.WaitWithTimeout(&mu_, left);
+    }
+    Event event = std::move(queue_.front());
+    queue_.pop_front();
+    return event;
+  }
+
+ private:
+  Mutex mu_;
+  CondVar changed_;
+  std::deque<Event> queue_ ABSL_GUARDED_BY(mu_);
+};
+
+// A process the launcher started; a thread of its own reads its stdout.
+struct Child {
+  std::string name;  // "coordinator 0", "worker 2"
+  bool coordinator = false;
+  uint32_t index = 0;
+  pid_t pid = -1;  // -1 once reaped
+  FILE* out = nullptr;
+  std::thread reader;
+  bool ready = false;
+  bool killed = false;  // on purpose, by the launcher
+  bool paused = false;
+  int exit_code = -1;  // once reaped: its exit code, or 128 + its signal
+};
+
+void Reap(Child& child, int signal) {
   if (child.pid <= 0) return;
-  kill(child.pid, signal);
+  if (signal != 0) {
+    kill(child.pid, signal);
+    kill(child.pid, SIGCONT);  // A paused process would not act on SIGTERM.
+  }
   int status = 0;
   waitpid(child.pid, &status, 0);
   ForgetChild(child.pid);
   child.pid = -1;
+  child.exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
+                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                          : 2;
+}
+
+// Reaps the child (after `signal`, if not 0) and lets go of its stdout.
+void StopChild(Child& child, int signal) {
+  Reap(child, signal);
+  if (child.reader.joinable()) child.reader.join();  // Its pipe ended.
   if (child.out != nullptr) {
     fclose(child.out);
     child.out = nullptr;
@@ -394,11 +711,76 @@ std::map<std::string, std::string> ParseResult(const std::string& line) {
   return fields;
 }
 
+// The faults the launcher injects, each once the job passed its epoch.
+struct Faults {
+  uint32_t kill_worker_after = 0;
+  uint32_t kill_coordinator_after = 0;
+  uint32_t kill_etcd_leader_after = 0;
+  uint32_t pause_worker_after = 0;
+  absl::Duration pause = absl::ZeroDuration();
+  uint32_t add_worker_after = 0;
+};
+
+// What happened during the run, for the summary and the JSON line.
+struct Tally {
+  uint32_t workers_killed = 0;
+  uint32_t workers_added = 0;
+  uint32_t workers_paused = 0;
+  uint32_t workers_fenced = 0;
+  uint32_t coordinators_killed = 0;
+  uint32_t etcd_leaders_killed = 0;
+  uint32_t takeovers =
+      0;  // LEADING lines: the first leader's and each failover's
+  uint32_t recoveries = 0;  // RECOVERY lines, of every leader
+};
+
+absl::Status CheckFlags(uint32_t num_workers, const Faults& faults,
+                        bool standby, bool local_etcd) {
+  if (num_workers < 1) {
+    return absl::InvalidArgumentError("--workers must be >= 1");
+  }
+  if (faults.kill_coordinator_after > 0 && !standby) {
+    return absl::InvalidArgumentError(
+        "--kill_coordinator_after_epochs needs the standby coordinator "
+        "(--standby)");
+  }
+  if (faults.kill_etcd_leader_after > 0 && !local_etcd) {
+    return absl::InvalidArgumentError(
+        "--kill_etcd_leader_after_epochs kills a member of the local etcd "
+        "cluster: it cannot be used with --etcd_endpoints");
+  }
+  if (faults.pause_worker_after > 0 && num_workers < 2) {
+    return absl::InvalidArgumentError(
+        "--pause_worker_after_epochs needs --workers >= 2 (the paused worker "
+        "is fenced and the job goes on without it)");
+  }
+  if (faults.pause_worker_after > 0 &&
+      faults.pause <= absl::Seconds(absl::GetFlag(FLAGS_lease_seconds))) {
+    return absl::InvalidArgumentError(
+        "--pause_seconds must exceed --lease_seconds (the pause is to outlast "
+        "the worker's lease)");
+  }
+  return absl::OkStatus();
+}
+
 int RunLauncher() {
   const uint32_t num_workers = absl::GetFlag(FLAGS_workers);
   const bool json = absl::GetFlag(FLAGS_json);
-  if (num_workers < 1) {
-    std::cerr << "backfill_cluster: error: --workers must be >= 1\n";
+  const bool standby = absl::GetFlag(FLAGS_standby);
+  Faults faults;
+  faults.kill_worker_after = absl::GetFlag(FLAGS_kill_worker_after_epochs);
+  faults.kill_coordinator_after =
+      absl::GetFlag(FLAGS_kill_coordinator_after_epochs);
+  faults.kill_etcd_leader_after =
+      absl::GetFlag(FLAGS_kill_etcd_leader_after_epochs);
+  faults.pause_worker_after = absl::GetFlag(FLAGS_pause_worker_after_epochs);
+  faults.pause = absl::Seconds(absl::GetFlag(FLAGS_pause_seconds));
+  faults.add_worker_after = absl::GetFlag(FLAGS_add_worker_after_epochs);
+  if (absl::Status flags =
+          CheckFlags(num_workers, faults, standby,
+                     absl::GetFlag(FLAGS_etcd_endpoints).empty());
+      !flags.ok()) {
+    std::cerr << "backfill_cluster: error: " << flags << "\n";
     return 2;
   }
   absl::StatusOr<ScenarioSpec> spec = LoadSpec();
@@ -469,6 +851,9 @@ int RunLauncher() {
               << " at " << endpoints << "; data directory " << data_dir
               << std::endl;
   }
+  // One run's processes share its id: its done key is theirs alone.
+  const std::string run_id =
+      absl::StrCat(getpid(), "-", absl::ToUnixMicros(absl::Now()));
   const std::vector<std::string> common = {
       absl::StrCat("--data_dir=", data_dir),
       absl::StrCat("--etcd_endpoints=", endpoints),
@@ -476,84 +861,253 @@ int RunLauncher() {
       absl::StrCat("--listen_host=", absl::GetFlag(FLAGS_listen_host)),
       absl::StrCat("--scenario=", absl::GetFlag(FLAGS_scenario)),
       absl::StrCat("--workers=", num_workers),
-      absl::StrCat("--parallelism=", absl::GetFlag(FLAGS_parallelism))};
+      absl::StrCat("--parallelism=", absl::GetFlag(FLAGS_parallelism)),
+      absl::StrCat("--lease_seconds=", absl::GetFlag(FLAGS_lease_seconds)),
+      absl::StrCat("--run_id=", run_id),
+      absl::StrCat("--dump_dir=", absl::GetFlag(FLAGS_dump_dir).empty()
+                                      ? std::string()
+                                      : std::filesystem::absolute(
+                                            absl::GetFlag(FLAGS_dump_dir))
+                                            .string())};
 
-  int exit_code = 2;
-  std::vector<Child> workers;
-  Child coordinator;
-  uint32_t killed = 0;
-  std::map<std::string, std::string> result;
-  std::string error;
-  [&] {
+  Events events;
+  std::vector<std::unique_ptr<Child>> children;
+  auto say = [json](const std::string& line) {
+    if (!json) std::cout << line << std::endl;
+  };
+  auto start = [&](bool coordinator, uint32_t index) -> absl::Status {
     std::vector<std::string> args = common;
-    args.push_back("--role=coordinator");
-    absl::StatusOr<Child> started = Spawn("coordinator", args);
-    if (!started.ok()) {
-      error = started.status().ToString();
+    args.push_back(coordinator ? "--role=coordinator" : "--role=worker");
+    args.push_back(absl::StrCat(
+        coordinator ? "--coordinator_index=" : "--worker_index=", index));
+    absl::StatusOr<Spawned> spawned = Spawn(args);
+    if (!spawned.ok()) return spawned.status();
+    auto child = std::make_unique<Child>();
+    child->name = absl::StrCat(coordinator ? "coordinator " : "worker ", index);
+    child->coordinator = coordinator;
+    child->index = index;
+    child->pid = spawned->pid;
+    child->out = spawned->out;
+    const size_t id = children.size();
+    child->reader = std::thread([&events, id, out = spawned->out] {
+      while (std::optional<std::string> line = ReadLine(out)) {
+        events.Push({id, std::move(line)});
+      }
+      events.Push({id, std::nullopt});
+    });
+    children.push_back(std::move(child));
+    return absl::OkStatus();
+  };
+  auto find = [&](bool coordinator, uint32_t index) -> Child* {
+    for (const std::unique_ptr<Child>& child : children) {
+      if (child->coordinator == coordinator && child->index == index) {
+        return child.get();
+      }
+    }
+    return nullptr;
+  };
+  auto running_coordinators = [&] {
+    int count = 0;
+    for (const std::unique_ptr<Child>& child : children) {
+      if (child->coordinator && child->pid > 0) ++count;
+    }
+    return count;
+  };
+
+  Tally tally;
+  std::map<std::string, std::string> result;
+  Child* result_from = nullptr;
+  Child* leader = nullptr;
+  Child* paused = nullptr;
+  absl::Time resume_at = absl::InfiniteFuture();
+  uint32_t next_worker = 0;  // Workers start one at a time, in index order.
+  uint32_t total_workers = num_workers;
+  std::string error;
+  uint64_t epochs = 0;
+  // The highest committed epoch any coordinator reported: it never goes
+  // back, across failovers too.
+  uint64_t committed = 0;
+  auto check_committed = [&](const Child& child, const std::string& line,
+                             const std::string& key) {
+    const std::vector<std::string> words = absl::StrSplit(line, ' ');
+    auto it = std::find(words.begin(), words.end(), key);
+    uint64_t value = 0;
+    if (it == words.end() || it + 1 == words.end() ||
+        !absl::SimpleAtoi(*(it + 1), &value)) {
       return;
     }
-    coordinator = *started;
-    absl::StatusOr<std::string> address = WaitReady(coordinator);
-    if (!address.ok()) {
-      error = address.status().ToString();
-      return;
+    if (value < committed) {
+      error = absl::StrCat("the committed epoch went back: ", child.name,
+                           " reported ", value, " after ", committed);
     }
-    if (!json) std::cout << "coordinator: " << *address << std::endl;
-    for (uint32_t i = 0; i < num_workers; ++i) {
-      std::vector<std::string> worker_args = common;
-      worker_args.push_back("--role=worker");
-      worker_args.push_back(absl::StrCat("--worker_index=", i));
-      worker_args.push_back(absl::StrCat("--coordinator_address=", *address));
-      absl::StatusOr<Child> worker =
-          Spawn(absl::StrCat("worker ", i), worker_args);
-      if (!worker.ok()) {
-        error = worker.status().ToString();
-        return;
-      }
-      workers.push_back(*worker);
-      absl::StatusOr<std::string> ready = WaitReady(workers.back());
-      if (!ready.ok()) {
-        error = ready.status().ToString();
-        return;
-      }
-      if (!json) {
-        std::cout << "worker " << i << ": pid " << worker->pid << ", " << *ready
-                  << std::endl;
+    committed = std::max(committed, value);
+  };
+  // The injected faults, each once the job passed its epoch.
+  auto inject = [&] {
+    if (faults.kill_worker_after > 0 && tally.workers_killed == 0 &&
+        epochs >= faults.kill_worker_after) {
+      Child* victim = find(false, 0);
+      if (victim != nullptr && victim->pid > 0) {
+        say(absl::StrCat("killing worker 0 (pid ", victim->pid,
+                         ") after epoch ", epochs));
+        victim->killed = true;
+        Reap(*victim, SIGKILL);
+        tally.workers_killed = 1;
       }
     }
-    const uint32_t kill_after = absl::GetFlag(FLAGS_kill_worker_after_epochs);
-    while (std::optional<std::string> line = ReadLine(coordinator)) {
-      if (absl::StartsWith(*line, "RESULT ")) {
-        result = ParseResult(*line);
-      } else if (absl::StartsWith(*line, "EPOCH ")) {
-        uint64_t epochs = 0;
-        std::vector<std::string> words = absl::StrSplit(*line, ' ');
-        if (words.size() > 1 && absl::SimpleAtoi(words[1], &epochs) &&
-            kill_after > 0 && killed == 0 && epochs >= kill_after) {
-          // Worker 0 runs backfill actor 100 in every attempt.
-          Child& victim = workers.front();
-          if (!json) {
-            std::cout << "killing worker 0 (pid " << victim.pid
-                      << ") after epoch " << epochs << std::endl;
-          }
-          StopChild(victim, SIGKILL);
-          killed = 1;
+    if (faults.kill_coordinator_after > 0 && tally.coordinators_killed == 0 &&
+        epochs >= faults.kill_coordinator_after && leader != nullptr &&
+        leader->pid > 0) {
+      say(absl::StrCat("killing the leader, ", leader->name, " (pid ",
+                       leader->pid, ") after epoch ", epochs));
+      leader->killed = true;
+      Reap(*leader, SIGKILL);
+      tally.coordinators_killed = 1;
+    }
+    if (faults.kill_etcd_leader_after > 0 && tally.etcd_leaders_killed == 0 &&
+        epochs >= faults.kill_etcd_leader_after) {
+      EtcdTestCluster* etcd = (*backend)->local_etcd();
+      absl::StatusOr<int> member =
+          etcd == nullptr ? absl::StatusOr<int>(absl::FailedPreconditionError(
+                                "no local etcd cluster"))
+                          : etcd->LeaderIndex(absl::Seconds(10));
+      absl::Status killed =
+          member.ok() ? etcd->KillMember(*member) : member.status();
+      if (!killed.ok()) {
+        error = absl::StrCat("killing the etcd leader: ", killed.ToString());
+      } else {
+        say(absl::StrCat("killed etcd member ", *member, " (the raft leader, ",
+                         etcd->Endpoint(*member), ") after epoch ", epochs));
+      }
+      tally.etcd_leaders_killed = 1;
+    }
+    if (faults.pause_worker_after > 0 && tally.workers_paused == 0 &&
+        epochs >= faults.pause_worker_after) {
+      Child* victim = find(false, num_workers - 1);
+      if (victim != nullptr && victim->pid > 0) {
+        say(absl::StrCat("pausing ", victim->name, " (pid ", victim->pid,
+                         ", SIGSTOP) for ", absl::FormatDuration(faults.pause),
+                         " after epoch ", epochs));
+        kill(victim->pid, SIGSTOP);
+        victim->paused = true;
+        paused = victim;
+        resume_at = absl::Now() + faults.pause;
+        tally.workers_paused = 1;
+      }
+    }
+    if (faults.add_worker_after > 0 && tally.workers_added == 0 &&
+        epochs >= faults.add_worker_after && next_worker >= total_workers) {
+      say(absl::StrCat("adding worker ", total_workers, " after epoch ",
+                       epochs));
+      ++total_workers;
+      tally.workers_added = 1;
+      if (absl::Status started = start(false, next_worker++); !started.ok()) {
+        error = started.ToString();
+      }
+    }
+  };
+
+  if (absl::Status started = start(true, 0); !started.ok()) {
+    error = started.ToString();
+  }
+  while (error.empty() && !g_interrupted.load()) {
+    if (result_from != nullptr && result_from->pid <= 0) break;
+    std::optional<Event> event =
+        events.Pop(std::min(resume_at, absl::Now() + absl::Seconds(1)));
+    if (paused != nullptr && absl::Now() >= resume_at) {
+      say(absl::StrCat("resuming ", paused->name, " (SIGCONT)"));
+      if (paused->pid > 0) kill(paused->pid, SIGCONT);
+      paused->paused = false;
+      paused = nullptr;
+      resume_at = absl::InfiniteFuture();
+    }
+    if (!event.has_value()) continue;
+    Child& child = *children[event->child];
+    if (!event->line.has_value()) {  // Its stdout ended: it exited.
+      const bool was_killed = child.killed;
+      StopChild(child, 0);
+      if (was_killed) continue;
+      if (&child == result_from) break;
+      if (child.coordinator) {
+        say(absl::StrCat(child.name, " exited (code ", child.exit_code, ")"));
+        if (running_coordinators() == 0 && result.empty()) {
+          error = "every coordinator ended without a result";
         }
-        if (!json && epochs % 20 == 0) std::cout << *line << std::endl;
-      } else if (!json) {
-        std::cout << *line << std::endl;
+      } else if (!child.ready) {
+        error = absl::StrCat(child.name, " ended before it was ready (code ",
+                             child.exit_code, ")");
+      } else {
+        say(absl::StrCat(child.name, " exited (code ", child.exit_code, ")"));
+      }
+      continue;
+    }
+    const std::string& line = *event->line;
+    if (absl::StartsWith(line, "READY ")) {
+      child.ready = true;
+      say(absl::StrCat(child.name, ": pid ", child.pid, ", ",
+                       absl::StripPrefix(line, "READY ")));
+      // Then the standby (once the first coordinator leads), then the
+      // workers, each once the one before is ready.
+      const bool next =
+          child.coordinator ? child.index == 1 : next_worker < num_workers;
+      if (next && next_worker < num_workers) {
+        if (absl::Status started = start(false, next_worker++); !started.ok()) {
+          error = started.ToString();
+        }
+      }
+    } else if (absl::StartsWith(line, "LEADING ")) {
+      ++tally.takeovers;
+      leader = &child;
+      check_committed(child, line, "committed_epoch");
+      if (tally.takeovers == 1) {
+        say(absl::StrCat(child.name, " leads"));
+        absl::Status started =
+            standby ? start(true, 1) : start(false, next_worker++);
+        if (!started.ok()) error = started.ToString();
+      } else {
+        say(absl::StrCat(child.name, " took over (failover ",
+                         tally.takeovers - 1, "): ", line));
+      }
+    } else if (absl::StartsWith(line, "EPOCH ")) {
+      std::vector<std::string> words = absl::StrSplit(line, ' ');
+      uint64_t epoch = 0;
+      if (words.size() > 1 && absl::SimpleAtoi(words[1], &epoch)) {
+        epochs = std::max(epochs, epoch);
+      }
+      check_committed(child, line, "committed");
+      inject();
+      if (epoch % 20 == 0) say(absl::StrCat(child.name, ": ", line));
+    } else if (absl::StartsWith(line, "RESULT ")) {
+      result = ParseResult(line);
+      result_from = &child;
+    } else if (absl::StartsWith(line, "RECOVERY ")) {
+      ++tally.recoveries;
+      say(absl::StrCat(child.name, ": ", line));
+    } else if (absl::StartsWith(line, "FENCED ")) {
+      ++tally.workers_fenced;
+      say(absl::StrCat(child.name, ": ", line));
+    } else {
+      say(absl::StrCat(child.name, ": ", line));
+    }
+  }
+  // The workers and the standby end once the run's done key is written;
+  // whatever is left is stopped.
+  for (std::unique_ptr<Child>& child : children) {
+    if (child->pid > 0 && !g_interrupted.load() && error.empty()) {
+      const absl::Time deadline = absl::Now() + absl::Seconds(5);
+      while (child->pid > 0 && absl::Now() < deadline) {
+        int status = 0;
+        const pid_t done = waitpid(child->pid, &status, WNOHANG);
+        if (done == child->pid) {
+          ForgetChild(child->pid);
+          child->pid = -1;
+        } else {
+          absl::SleepFor(absl::Milliseconds(20));
+        }
       }
     }
-    int status = 0;
-    waitpid(coordinator.pid, &status, 0);
-    ForgetChild(coordinator.pid);
-    coordinator.pid = -1;
-    exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
-  }();
-  // The workers end when the coordinator's streams do; whatever is left is
-  // stopped.
-  for (Child& worker : workers) StopChild(worker, SIGTERM);
-  StopChild(coordinator, SIGKILL);
+    StopChild(*child, SIGKILL);
+  }
   (*backend)->StopLocalEtcd();
   if (own_dir) std::filesystem::remove_all(data_dir);
   if (g_interrupted.load()) {
@@ -569,33 +1123,40 @@ int RunLauncher() {
                                                     : it->second;
   };
   const bool consistent = field("consistent") == "1";
+  int exit_code = result_from == nullptr ? 2 : result_from->exit_code;
   if (result.empty() && error.empty()) {
-    error = absl::StrCat("the coordinator ended without a result (exit ",
-                         exit_code, "; its error is above)");
+    error = "no coordinator ended with a result (their errors are above)";
   }
+  const uint32_t failovers = tally.takeovers > 0 ? tally.takeovers - 1 : 0;
   if (!json) {
     std::cout << (result.empty()
                       ? absl::StrCat("no result: ", error)
                       : absl::StrCat(consistent ? "consistent" : "INCONSISTENT",
                                      ": ", field("view_rows"), " view rows, ",
-                                     field("recoveries"), " recoveries, ",
+                                     tally.recoveries, " recoveries, ",
+                                     failovers, " coordinator failovers, ",
                                      field("seconds"), " s, ",
                                      field("snapshot_rows_per_second"),
                                      " snapshot rows/s"))
-              << "; workers " << num_workers << ", killed " << killed
-              << std::endl;
+              << "; workers " << total_workers << ", killed "
+              << tally.workers_killed << std::endl;
   }
   std::cout << "{\"consistent\":" << (consistent ? "true" : "false")
-            << ",\"workers\":" << num_workers
-            << ",\"workers_killed\":" << killed
-            << ",\"coordinator_failovers\":0"
-            << ",\"recoveries\":" << field("recoveries")
+            << ",\"workers\":" << total_workers
+            << ",\"workers_killed\":" << tally.workers_killed
+            << ",\"coordinator_failovers\":" << failovers
+            << ",\"recoveries\":" << tally.recoveries
             << ",\"upstream_rows\":" << field("upstream_rows")
             << ",\"view_rows\":" << field("view_rows")
             << ",\"snapshot_rows\":" << field("snapshot_rows")
             << ",\"seconds\":" << field("seconds")
             << ",\"snapshot_rows_per_second\":"
-            << field("snapshot_rows_per_second");
+            << field("snapshot_rows_per_second")
+            << ",\"coordinators_killed\":" << tally.coordinators_killed
+            << ",\"etcd_leaders_killed\":" << tally.etcd_leaders_killed
+            << ",\"workers_added\":" << tally.workers_added
+            << ",\"workers_paused\":" << tally.workers_paused
+            << ",\"workers_fenced\":" << tally.workers_fenced;
   if (result.empty())
     std::cout << ",\"error\":\"" << absl::CEscape(error) << "\"";
   std::cout << "}" << std::endl;

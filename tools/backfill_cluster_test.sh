@@ -1,11 +1,24 @@
 #!/usr/bin/env bash
-# Black-box test of //tools:backfill_cluster: the job over a coordinator and
-# 3 worker processes (a local 3-member etcd cluster, a local object store)
+# Black-box test of //tools:backfill_cluster: the job over a coordinator, a
+# standby coordinator and worker processes (a local 3-member etcd cluster, a
+# local object store), on tools/testdata/cluster.textproto (its upstream
+# stops after a fixed number of changes, so every run ends with the same
+# table and view):
 #  0. refuses a scenario that rescales online before it starts anything;
-#  1. ends consistent with no recovery;
-#  2. with worker 0 SIGKILLed after epoch 10 (it runs backfill actor 100),
-#     recovers and ends consistent with its actors on the workers left;
-#  3. on Ctrl-C exits 130 and leaves no process it started.
+#  1. ends consistent with no recovery and no failover, and dumps the table
+#     and the view;
+#  2. worker 0 SIGKILLed after epoch 10: one recovery over the 2 workers left;
+#  3. the leading coordinator SIGKILLed after epoch 20: the standby takes
+#     over and finishes the job;
+#  4. the raft leader of the etcd cluster SIGKILLed after epoch 20;
+#  5. the last worker SIGSTOPped past its lease after epoch 20, then
+#     SIGCONTed: it is fenced (and exits saying so), the job goes on
+#     without it;
+#  6. a third worker added after epoch 15 to a job on 2: the job is placed
+#     again over 3;
+#  7. on Ctrl-C exits 130 and leaves no process it started.
+# Runs 2-6 end consistent with dumps byte-equal to run 1's, and no run's
+# committed epoch goes back (the command checks each coordinator's reports).
 # After each run no coordinator, worker or etcd process of the run is left.
 set -uo pipefail
 BIN="tools/backfill_cluster"
@@ -32,47 +45,83 @@ expect_nothing_left() {
 code=$?
 [[ $code -eq 2 ]] || { cat "$TMP/refused.log"; fail "heavy_churn: exit $code, not 2"; }
 grep -q "not rescaled online" "$TMP/refused.log" || { cat "$TMP/refused.log"; fail "heavy_churn: no reason given"; }
-grep -q "^ATTEMPT" "$TMP/refused.log" && fail "heavy_churn: a job was started"
+grep -q "ATTEMPT" "$TMP/refused.log" && fail "heavy_churn: a job was started"
 expect_nothing_left "$TMP/refused" "after the refusal"
 echo "refused: $(tail -1 "$TMP/refused.log")"
 
-# 1. Consistent, no recovery.
-"$BIN" --workers=3 --scenario="$SCENARIO" --data_dir="$TMP/plain" --json \
-    > "$TMP/plain.log" 2>&1
-code=$?
-last=$(tail -1 "$TMP/plain.log")
-[[ $code -eq 0 ]] || { tail -20 "$TMP/plain.log"; fail "plain run: exit $code"; }
-grep -q '"consistent":true' <<<"$last" || fail "plain run not consistent: $last"
-grep -q '"workers":3,' <<<"$last" || fail "plain run: not 3 workers: $last"
-grep -q '"workers_killed":0,' <<<"$last" || fail "plain run killed a worker: $last"
-grep -q '"recoveries":0,' <<<"$last" || fail "plain run recovered without a fault: $last"
-expect_nothing_left "$TMP/plain" "after the plain run"
-echo "plain: $last"
+# Runs the command with the scenario and its flags ($3...) in $TMP/$1, with
+# dumps (not --json: the log lines are checked too); checks exit 0, a consistent JSON last line holding every pattern of
+# $2 (a '|'-separated list), the dumps equal to the plain run's (but for the
+# plain run itself), and nothing left running. Prints the last line.
+run_case() {
+  local name=$1 expected=$2
+  shift 2
+  "$BIN" --scenario="$SCENARIO" --data_dir="$TMP/$name" \
+      --dump_dir="$TMP/$name-dump" "$@" > "$TMP/$name.log" 2>&1
+  local code=$?
+  local last
+  last=$(tail -1 "$TMP/$name.log")
+  [[ $code -eq 0 ]] || { tail -25 "$TMP/$name.log"; fail "$name: exit $code"; }
+  grep -q '"consistent":true' <<<"$last" || { tail -25 "$TMP/$name.log"; fail "$name: not consistent: $last"; }
+  local pattern
+  IFS='|' read -ra patterns <<<"$expected"
+  for pattern in "${patterns[@]}"; do
+    grep -qF -- "$pattern" <<<"$last" || { tail -25 "$TMP/$name.log"; fail "$name: no $pattern in $last"; }
+  done
+  if [[ $name != plain ]]; then
+    for file in upstream.tsv view.tsv; do
+      cmp -s "$TMP/plain-dump/$file" "$TMP/$name-dump/$file" || \
+          fail "$name: $file differs from the never-killed run's"
+    done
+  fi
+  expect_nothing_left "$TMP/$name" "after the $name run"
+  echo "$name: $last"
+}
+
+# 1. Consistent, no recovery, no failover.
+run_case plain '"workers":3,|"workers_killed":0,|"coordinator_failovers":0,|"recoveries":0,' \
+    --workers=3
+[[ $(wc -l < "$TMP/plain-dump/view.tsv") -gt 10000 ]] || fail "plain: the view dump is short"
+cmp -s "$TMP/plain-dump/upstream.tsv" "$TMP/plain-dump/view.tsv" || fail "plain: the view's dump differs from the table's"
 
 # 2. Worker 0 killed after epoch 10.
-"$BIN" --workers=3 --scenario="$SCENARIO" --data_dir="$TMP/kill" \
-    --kill_worker_after_epochs=10 > "$TMP/kill.log" 2>&1
-code=$?
-last=$(tail -1 "$TMP/kill.log")
-[[ $code -eq 0 ]] || { tail -20 "$TMP/kill.log"; fail "kill run: exit $code"; }
-grep -q '"consistent":true' <<<"$last" || fail "kill run not consistent: $last"
-grep -q '"workers_killed":1,' <<<"$last" || fail "kill run: no worker killed: $last"
-grep -q '"recoveries":0,' <<<"$last" && fail "kill run: the kill caused no recovery: $last"
-grep -q "killing worker 0" "$TMP/kill.log" || fail "kill run: no kill line"
-grep -q "^ATTEMPT 2 workers 2$" "$TMP/kill.log" || \
-    { cat "$TMP/kill.log"; fail "kill run: the recovery did not run on the 2 workers left"; }
-expect_nothing_left "$TMP/kill" "after the kill run"
-echo "kill: $last"
+run_case kill_worker '"workers_killed":1,|"coordinator_failovers":0,|"recoveries":1,' \
+    --workers=3 --kill_worker_after_epochs=10
+grep -q "killing worker 0" "$TMP/kill_worker.log" || fail "kill_worker: no kill line"
+grep -q "coordinator 0: ATTEMPT 2 workers 2$" "$TMP/kill_worker.log" || \
+    { cat "$TMP/kill_worker.log"; fail "kill_worker: the recovery did not run on the 2 workers left"; }
 
-# 3. Ctrl-C while the job runs.
+# 3. The leading coordinator killed after epoch 20: the standby finishes.
+run_case kill_coordinator '"coordinator_failovers":1,|"coordinators_killed":1,|"recoveries":0,' \
+    --workers=3 --kill_coordinator_after_epochs=20
+grep -q "coordinator 1 took over" "$TMP/kill_coordinator.log" || \
+    { cat "$TMP/kill_coordinator.log"; fail "kill_coordinator: the standby did not take over"; }
+
+# 4. The etcd leader killed after epoch 20.
+run_case kill_etcd_leader '"etcd_leaders_killed":1,|"coordinator_failovers":0,' \
+    --workers=3 --kill_etcd_leader_after_epochs=20
+
+# 5. The last worker paused past its lease (3 s) for 8 s: fenced.
+run_case pause_worker '"workers_paused":1,|"workers_fenced":1}|"coordinator_failovers":0,' \
+    --workers=3 --pause_worker_after_epochs=20 --pause_seconds=8
+grep -q "worker 2: FENCED .*fenced" "$TMP/pause_worker.log" || \
+    { cat "$TMP/pause_worker.log"; fail "pause_worker: the resumed worker was not refused"; }
+
+# 6. A worker added to a job on 2 after epoch 15.
+run_case add_worker '"workers":3,|"workers_added":1,|"recoveries":1,' \
+    --workers=2 --add_worker_after_epochs=15
+grep -q "coordinator 0: ATTEMPT 2 workers 3$" "$TMP/add_worker.log" || \
+    { cat "$TMP/add_worker.log"; fail "add_worker: the job was not placed again over 3 workers"; }
+
+# 7. Ctrl-C while the job runs.
 "$BIN" --workers=3 --scenario="$SCENARIO" --data_dir="$TMP/interrupt" \
     > "$TMP/interrupt.log" 2>&1 &
 pid=$!
 for _ in $(seq 300); do
-  grep -q "^ATTEMPT 1" "$TMP/interrupt.log" && break
+  grep -q "^coordinator 0: ATTEMPT 1" "$TMP/interrupt.log" && break
   sleep 0.1
 done
-grep -q "^ATTEMPT 1" "$TMP/interrupt.log" || { cat "$TMP/interrupt.log"; fail "interrupt run never started its job"; }
+grep -q "^coordinator 0: ATTEMPT 1" "$TMP/interrupt.log" || { cat "$TMP/interrupt.log"; fail "interrupt run never started its job"; }
 kill -INT "$pid"
 wait "$pid"
 code=$?

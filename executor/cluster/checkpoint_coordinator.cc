@@ -188,6 +188,11 @@ std::optional<ClusterJobState> CheckpointCoordinator::State() const {
 
 std::string CheckpointCoordinator::address() const { return address_; }
 
+SharedStateStore* CheckpointCoordinator::store() const {
+  MutexLock lock(&mu_);
+  return store_;
+}
+
 std::vector<std::string> CheckpointCoordinator::LiveWorkers() const {
   MutexLock lock(&mu_);
   std::vector<std::string> ids;

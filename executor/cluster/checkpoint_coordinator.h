@@ -132,6 +132,11 @@ class CheckpointCoordinator {
   // options said 0).
   std::string address() const;
 
+  // The committer's store: options.store, or with `etcd` the one open_store
+  // opened when this coordinator took over (nullptr until then). Valid as
+  // long as the coordinator.
+  SharedStateStore* store() const ABSL_LOCKS_EXCLUDED(mu_);
+
   // The ids of the registered workers whose streams are open, in
   // registration order.
   std::vector<std::string> LiveWorkers() const ABSL_LOCKS_EXCLUDED(mu_);

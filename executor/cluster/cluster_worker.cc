@@ -44,7 +44,8 @@ ClusterWorker::ConnectToLeader() {
                                     .worker_id = options_.worker_id,
                                     .store = options_.store,
                                     .lease_id = options_.lease_id,
-                                    .clock = options_.clock});
+                                    .clock = options_.clock,
+                                    .endpoints = options_.endpoints});
 }
 
 void ClusterWorker::Run() {

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -47,6 +48,10 @@ struct ClusterWorkerOptions {
   std::string worker_id = "";
   SharedStateStore* store = nullptr;
   int64_t lease_id = 0;
+  // Sent with every registration (CheckpointWorkerOptions::endpoints), so
+  // whichever coordinator leads learns them, e.g. the worker's actor and
+  // exchange addresses. Optional.
+  std::map<std::string, std::string> endpoints;
   // Pause before looking for the leader again after a failed attempt (no
   // leader yet, a standby not yet leading, a connection refused). > 0.
   // Default 50 ms.

@@ -12,6 +12,12 @@
 #      exits 0, its last line is its JSON summary with "consistent":true and
 #      "recoveries":0, SST objects are in the bucket and no etcd member of
 #      its data directory is left running;
+#   3. the job over processes on the same gateway: //tools:backfill_cluster
+#      --workers=3 --scenario=tools/testdata/cluster.textproto
+#      --kill_worker_after_epochs=10 --object_store=s3://BUCKET/cluster/
+#      (a fresh bucket), which passes only if it exits 0 with "consistent":
+#      true and "workers_killed":1, SST objects are in the bucket and
+#      nothing of its run is left running;
 # and always stops the cluster. Run from the workspace root (.ci/run does,
 # in the default configuration only):
 #
@@ -82,6 +88,42 @@ run_command_over_rgw() {
   ((ok))
 }
 
+# Runs //tools:backfill_cluster over S3 in a fresh bucket with worker 0
+# killed mid-backfill, DATA_DIR ($1) for its caches and local etcd cluster;
+# returns 0 only if it passed (see the header).
+run_cluster_over_rgw() {
+  local data_dir="$1" bucket status last
+  bucket="backfill-tier-$(uuidgen | tr -d - | head -c 12)"
+  status=$(s3_request PUT "/$bucket" -o /dev/null -w '%{http_code}' 2>&1)
+  [[ "$status" == 200 ]] || { log "cluster: PUT bucket $bucket: $status"; return 1; }
+  local output="$data_dir.log"
+  mkdir -p "$data_dir"
+  AWS_ENDPOINT_URL="$CEPH_RGW_ENDPOINT" AWS_ACCESS_KEY_ID="$CEPH_RGW_ACCESS_KEY" \
+    AWS_SECRET_ACCESS_KEY="$CEPH_RGW_SECRET_KEY" \
+    timeout --signal=INT --kill-after=15 240 bazel-bin/tools/backfill_cluster \
+      --workers=3 --scenario=tools/testdata/cluster.textproto \
+      --kill_worker_after_epochs=10 --object_store="s3://$bucket/cluster/" \
+      --data_dir="$data_dir" --json > "$output" 2>&1
+  status=$?
+  last=$(tail -1 "$output")
+  log "cluster: exit $status; last line: $last"
+  local ok=1
+  if [[ $status -ne 0 ]]; then
+    log "cluster: exit $status, not 0; its last lines:"; tail -15 "$output"; ok=0
+  fi
+  if ! [[ "$last" =~ \"consistent\":true[,}] && "$last" =~ \"workers_killed\":1[,}] ]]; then
+    log "cluster: the last line is not a consistent run with a worker killed"; ok=0
+  fi
+  if ! s3_request GET "/$bucket?list-type=2" 2>&1 | grep -q '<Key>cluster/sst/'; then
+    log "cluster: no SST object under s3://$bucket/cluster/sst/"; ok=0
+  fi
+  if pgrep -f -- "--data_dir=$data_dir" > /dev/null ||
+      pgrep -f "etcd --name member[0-9]* --data-dir $data_dir/" > /dev/null; then
+    log "cluster: a process of $data_dir is still running"; ok=0
+  fi
+  ((ok))
+}
+
 tier_start=$SECONDS
 if ! bash tools/setup.sh --ceph > /tmp/ceph_tier_setup.$$.log 2>&1; then
   tail -5 /tmp/ceph_tier_setup.$$.log
@@ -93,9 +135,10 @@ rm -f /tmp/ceph_tier_setup.$$.log
 # Build first, so the cluster runs only for the tests themselves.
 target=//storage/shared:s3_object_store_ceph_test
 command_target=//tools:backfill
-if ! bazel build "$target" "$command_target" > /dev/null 2>&1; then
-  log "bazel build $target $command_target failed"
-  echo "ceph tier: 0 passed, 2 failed"
+cluster_target=//tools:backfill_cluster
+if ! bazel build "$target" "$command_target" "$cluster_target" > /dev/null 2>&1; then
+  log "bazel build $target $command_target $cluster_target failed"
+  echo "ceph tier: 0 passed, 3 failed"
   exit 1
 fi
 
@@ -145,7 +188,16 @@ if run_command_over_rgw "$state_parent/backfill"; then
 else
   f=$((f + 1))
 fi
-log "the command ran in $((SECONDS - command_start)) s; tier total $((SECONDS - tier_start)) s before stopping"
+log "the command ran in $((SECONDS - command_start)) s"
+
+# 3. The job over processes on this RGW, a worker killed.
+cluster_start=$SECONDS
+if run_cluster_over_rgw "$state_parent/cluster_run"; then
+  p=$((p + 1))
+else
+  f=$((f + 1))
+fi
+log "the cluster command ran in $((SECONDS - cluster_start)) s; tier total $((SECONDS - tier_start)) s before stopping"
 
 stop
 trap - EXIT
