@@ -12,6 +12,7 @@
 //    reconnect to it, its next checkpoint commits and they read it; the
 //    committed epoch never goes back; a deposed leader commits nothing.
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -142,15 +143,15 @@ class Job {
   std::shared_ptr<EtcdClient> etcd_;
 };
 
-std::unique_ptr<ClusterWorker> StartClusterWorker(Job& job,
-                                                  const std::string& id,
-                                                  SharedStateStore* store,
-                                                  const Lease& lease) {
+std::unique_ptr<ClusterWorker> StartClusterWorker(
+    Job& job, const std::string& id, SharedStateStore* store,
+    const Lease& lease, std::map<std::string, std::string> endpoints = {}) {
   auto worker = ClusterWorker::Start({.etcd = &job.etcd(),
                                       .job_prefix = job.prefix(),
                                       .worker_id = id,
                                       .store = store,
-                                      .lease_id = lease.id()});
+                                      .lease_id = lease.id(),
+                                      .endpoints = std::move(endpoints)});
   EXPECT_TRUE(worker.ok()) << worker.status();
   return worker.ok() ? *std::move(worker) : nullptr;
 }
@@ -421,6 +422,7 @@ TEST(ClusterControlTest, AStandbyTakesOverAndTheWorkersFollow) {
       auto standby,
       CheckpointCoordinator::Start(job.CoordinatorOptions(second_lease)));
   EXPECT_FALSE(standby->IsLeading());
+  EXPECT_EQ(standby->store(), nullptr);  // Opened when it takes over.
   EXPECT_THAT(standby->Checkpoint(Epoch(1)),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("does not lead")));
@@ -431,7 +433,10 @@ TEST(ClusterControlTest, AStandbyTakesOverAndTheWorkersFollow) {
 
   // The workers follow the leader (found through the election).
   // a first: the registration order is the assignment's.
-  auto a = StartClusterWorker(job, "a", a_store.get(), a_lease);
+  // a registers with endpoints (as a worker with an actor service does).
+  const std::map<std::string, std::string> a_endpoints = {
+      {"actor", "a-host:1"}, {"exchange", "a-host:2"}};
+  auto a = StartClusterWorker(job, "a", a_store.get(), a_lease, a_endpoints);
   ASSERT_NE(a, nullptr);
   BACKFILL_ASSERT_OK(a->WaitForRegistrations(1, Deadline()));
   auto b = StartClusterWorker(job, "b", b_store.get(), b_lease);
@@ -456,6 +461,17 @@ TEST(ClusterControlTest, AStandbyTakesOverAndTheWorkersFollow) {
       std::string leader, LeadingCoordinatorAddress(job.etcd(), job.prefix()));
   EXPECT_EQ(leader, standby->address());
   EXPECT_THAT(standby->State(), ::testing::Optional(before));
+  // Its store loaded the version the first leader committed; a's
+  // endpoints came with its new registration.
+  ASSERT_NE(standby->store(), nullptr);
+  EXPECT_EQ(standby->store()->CommittedEpoch(kTable), Epoch(3));
+  std::map<std::string, std::map<std::string, std::string>> endpoints;
+  for (const CheckpointCoordinator::LiveWorker& worker :
+       standby->LiveWorkerEndpoints()) {
+    endpoints[worker.worker_id] = worker.endpoints;
+  }
+  EXPECT_THAT(endpoints, ElementsAre(::testing::Pair("a", a_endpoints),
+                                     ::testing::Pair("b", IsEmpty())));
 
   // The committed epoch never goes back; the next checkpoint commits.
   EXPECT_THAT(standby->Checkpoint(Epoch(3)),

@@ -51,7 +51,7 @@ struct ClusterWorkerOptions {
   // Sent with every registration (CheckpointWorkerOptions::endpoints), so
   // whichever coordinator leads learns them, e.g. the worker's actor and
   // exchange addresses. Optional.
-  std::map<std::string, std::string> endpoints;
+  std::map<std::string, std::string> endpoints = {};
   // Pause before looking for the leader again after a failed attempt (no
   // leader yet, a standby not yet leading, a connection refused). > 0.
   // Default 50 ms.
