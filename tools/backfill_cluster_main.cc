@@ -1,19 +1,21 @@
 // backfill_cluster: one backfill job over several processes on this machine
 // (issue 19): a 3-member etcd cluster on free local ports, a local-directory
-// object store, one coordinator process (the source, the view and the job's
-// coordinator; it commits the checkpoints) and N worker processes (the
-// backfill actors, each worker with its own store object of the shared
-// store), which talk only over gRPC. The verdict is the runtime's: the view
-// read back and compared with the table through the store's committed
-// iterator. `--kill_worker_after_epochs=N` SIGKILLs worker 0 (it runs
-// backfill actor 100) once the job passed N epochs; the coordinator
-// recovers from the last checkpoint with its actors on the workers left.
+// object store, a coordinator process (the source, the view and the job's
+// coordinator; it commits the checkpoints), a standby coordinator (it takes
+// over through etcd's election when the leader dies) and N worker processes
+// (the backfill actors, each worker with its own store object of the shared
+// store, following whichever coordinator leads), which talk only over gRPC.
+// The verdict is the runtime's: the view read back and compared with the
+// table through the store's committed iterator. Fault flags inject one
+// fault each once the job passed N epochs: a worker or the leader SIGKILLed,
+// the etcd raft leader SIGKILLed, a worker paused past its lease, a worker
+// added.
 //
 //   bazel run -c opt //tools:backfill_cluster -- --workers=3
 //       --kill_worker_after_epochs=10 --json
 //
 // The same binary is each process (--role=coordinator / --role=worker,
-// started by the launcher; not for direct use). Everything it started is
+// started by the launcher or by hand). Everything the launcher started is
 // stopped on every way out, Ctrl-C included. docs/cluster.md describes the
 // processes, their ports and their limits.
 #include <fcntl.h>
@@ -1170,9 +1172,10 @@ int RunLauncher() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "one backfill job over a coordinator and --workers worker processes on "
-      "this machine (a local 3-member etcd cluster, a local object store); "
-      "the last line is JSON with the verdict");
+      "one backfill job over a coordinator, a standby coordinator and "
+      "--workers worker processes on this machine (a local 3-member etcd "
+      "cluster, a local object store), optionally with faults injected; the "
+      "last line is JSON with the verdict (docs/cluster.md)");
   absl::ParseCommandLine(argc, argv);
   const std::string role = absl::GetFlag(FLAGS_role);
   if (role == "coordinator") {
