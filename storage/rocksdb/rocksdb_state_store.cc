@@ -57,8 +57,6 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
   Database& opened = *database;
   auto layer = std::make_unique<RocksDbCommittedLayer>(
       std::move(database), gc, options, std::move(acknowledged_writer));
-  BACKFILL_RETURN_IF_ERROR(
-      opened.NameCorruptFile(layer->CountStoredTombstones()));
   std::unique_ptr<RocksDbStateStore> store(
       new RocksDbStateStore(std::move(layer), committed));
   // Until SetCommitted, compactions keep every version: the persisted
@@ -71,6 +69,10 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
   // and is refused rather than answered wrong.
   gc->RaiseHorizon(oldest_pin.has_value() ? std::min(committed, *oldest_pin)
                                           : committed);
+  // Only now: the tombstones counted may start a full compaction at once,
+  // which must see the committed epoch (before it, it kept every version).
+  BACKFILL_RETURN_IF_ERROR(
+      opened.NameCorruptFile(store->layer_->CountStoredTombstones()));
   return store;
 }
 
