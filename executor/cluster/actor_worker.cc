@@ -123,6 +123,20 @@ class ActorWorker::Service final
                          request->version_id(), "): ", status.message()));
       }
     }
+    if (status.ok() && shared != nullptr) {
+      // A checkpoint this worker synced after that version failed (the
+      // attempt before this one was recovered from): its sync is forgotten,
+      // or this attempt's actors could not start at the committed epoch + 1.
+      status =
+          shared->AbandonUncommittedSyncs(Epoch(request->committed_epoch()));
+      if (!status.ok()) {
+        status = absl::Status(
+            status.code(),
+            absl::StrCat("attempt ", request->attempt(),
+                         ": cannot start from the committed epoch ",
+                         request->committed_epoch(), ": ", status.message()));
+      }
+    }
     const uint32_t vnodes =
         static_cast<uint32_t>(worker_->options_.options->upstream.vnode_count);
     if (status.ok() && (state.parallelism < 1 || state.parallelism > vnodes)) {

@@ -375,6 +375,27 @@ absl::Status LayeredStateStore::ApplyCommittedCheckpoint(
   return absl::OkStatus();
 }
 
+absl::Status LayeredStateStore::AbandonUncommittedSyncs(Epoch epoch) {
+  MutexLock checkpoint_lock(&checkpoint_mu_);
+  MutexLock lock(&mu_);
+  if (epoch != committed_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "AbandonUncommittedSyncs(", epoch.value(),
+        "): not the committed epoch ", committed_.value()));
+  }
+  for (const InstanceState* state : instances_) {
+    if (!state->sealed.empty() && state->sealed.back().epoch > epoch) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "AbandonUncommittedSyncs(", epoch.value(), "): table ",
+          state->table_id, " still holds data sealed at epoch ",
+          state->sealed.back().epoch.value()));
+    }
+  }
+  pending_.reset();
+  synced_pins_.erase(synced_pins_.upper_bound(epoch), synced_pins_.end());
+  return absl::OkStatus();
+}
+
 absl::Status LayeredStateStore::CheckSynced(Epoch epoch,
                                             absl::string_view step) const {
   // Every batch at or below the last synced epoch was sealed before that

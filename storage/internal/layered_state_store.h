@@ -110,6 +110,14 @@ class LayeredStateStore : public StateStore {
   // version); nothing changes then, and a later version may still apply.
   absl::Status ApplyCommittedCheckpoint(const CommittedVersion& version)
       ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_);
+  // Forgets this process's syncs after `epoch` that no version committed
+  // (their checkpoint failed, and the job restarts from `epoch`), so that
+  // instances may Init after `epoch` again; their objects stay in no
+  // version (the vacuum deletes them). Errors: FailedPrecondition if
+  // `epoch` is not the committed epoch, or an instance still holds data
+  // sealed after it (the attempt that sealed them has not let go).
+  absl::Status AbandonUncommittedSyncs(Epoch epoch)
+      ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_);
 
  private:
   class Instance;

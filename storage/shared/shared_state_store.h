@@ -106,6 +106,13 @@ class SharedStateStore final : public storage_internal::LayeredStateStore {
   // object-store errors (nothing changes; a later version may still be
   // applied).
   absl::Status ApplyCheckpoint(const CommittedVersion& version);
+  // Before a restart from CommittedEpoch (a checkpoint after it failed):
+  // forgets this process's syncs after it, so that instances may Init at
+  // CommittedEpoch + 1 again. Errors: FailedPrecondition if `epoch` is not
+  // CommittedEpoch or an instance still holds data sealed after it.
+  absl::Status AbandonUncommittedSyncs(Epoch epoch) {
+    return LayeredStateStore::AbandonUncommittedSyncs(epoch);
+  }
 
  private:
   SharedStateStore(std::unique_ptr<shared_internal::SharedCommittedLayer> layer,

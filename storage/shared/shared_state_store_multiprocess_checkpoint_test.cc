@@ -170,6 +170,45 @@ TEST(SharedStateStoreMultiprocessCheckpointTest,
   EXPECT_EQ(stats.kept_referenced, 2u);
 }
 
+// A sync whose checkpoint failed keeps instances from starting at or below
+// its epoch, until the restart from the committed epoch abandons it (once
+// the instances that sealed its data are gone).
+TEST(SharedStateStoreMultiprocessCheckpointTest,
+     AnAbandonedSyncLetsAnAttemptRestartFromTheCommittedEpoch) {
+  Processes p = OpenProcesses("abandoned");
+  ASSERT_TRUE(p.a && p.committer);
+  auto rows = SharedStoreFixture::SealRows(*p.a, kTable, 2, {{"a", "2"}});
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStore::SyncResult lost,
+                                p.a->SyncCheckpoint(Epoch(2)));
+  // Nothing committed 2. The old instance still holds its data: refused.
+  EXPECT_THAT(p.a->AbandonUncommittedSyncs(Epoch(0)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("still holds data sealed at epoch 2")));
+  EXPECT_THAT(p.a->AbandonUncommittedSyncs(Epoch(1)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("not the committed epoch 0")));
+  rows.reset();  // The failed attempt let go.
+  auto refused = p.a->NewLocalStateStore(kTable, {});
+  ASSERT_TRUE(refused.ok());
+  EXPECT_THAT((*refused)->Init(EpochPair::ForInitial(Epoch(1))),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("already committed (committed 2)")));
+  BACKFILL_ASSERT_OK(p.a->AbandonUncommittedSyncs(Epoch(0)));
+  // The restart writes other rows from epoch 1; its sync of 2 is committed
+  // and holds them only.
+  auto again = SharedStoreFixture::SealRows(*p.a, kTable, 2, {{"b", "2"}});
+  ASSERT_NE(again, nullptr);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStore::SyncResult sync,
+                                p.a->SyncCheckpoint(Epoch(2)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      SharedStateStore::CommittedVersion version,
+      p.committer->CommitCheckpoint({sync}, Epoch(2)));
+  BACKFILL_ASSERT_OK(p.a->ApplyCheckpoint(version));
+  EXPECT_EQ(SharedStoreFixture::Scan(*p.committer, kTable, 2),
+            (Rows{{"b", "2"}}));
+  (void)lost;
+}
+
 // A process's epoch pins ride its sync and commit with the version: a new
 // process finds them, and a release commits the same way.
 TEST(SharedStateStoreMultiprocessCheckpointTest, EpochPinsCommitWithTheSync) {
