@@ -87,17 +87,22 @@ ABSL_FLAG(uint32_t, kill_etcd_leader_after_epochs, 0,
           "passed this many epochs (0: never)");
 ABSL_FLAG(uint32_t, pause_worker_after_epochs, 0,
           "SIGSTOP the last worker once the job passed this many epochs and "
-          "SIGCONT it --pause_seconds later: its lease expires meanwhile, it "
-          "is fenced and the job goes on without it (0: never)");
+          "SIGCONT it --pause_seconds later: if its lease expires meanwhile "
+          "it is fenced and the job goes on without it (0: never)");
 ABSL_FLAG(uint32_t, pause_seconds, 8,
-          "how long --pause_worker_after_epochs pauses the worker (more than "
-          "--lease_seconds)");
+          "how long --pause_worker_after_epochs pauses the worker: more than "
+          "--lease_seconds fences it; less, but more than "
+          "--barrier_timeout_seconds, makes the job recover while it hangs");
 ABSL_FLAG(uint32_t, add_worker_after_epochs, 0,
           "start one more worker once the job passed this many epochs (0: "
           "never)");
 ABSL_FLAG(bool, standby, true,
           "also start a standby coordinator, which takes over (etcd election) "
           "when the leader dies");
+ABSL_FLAG(uint32_t, barrier_timeout_seconds, 30,
+          "a barrier not collected, or a checkpoint's reply not received, "
+          "this long fails the attempt and the job recovers from the last "
+          "checkpoint (a process hung while its lease is still kept)");
 ABSL_FLAG(uint32_t, lease_seconds, 3,
           "TTL of every process's etcd lease: a dead or paused coordinator is "
           "replaced, a paused worker fenced, about this long after it stopped");
@@ -338,6 +343,8 @@ int RunCoordinator(const std::string& data_dir) {
   checkpoint_options.etcd = &etcd;
   checkpoint_options.job_prefix = JobPrefix();
   checkpoint_options.lease_id = (*lease)->lease().id;
+  checkpoint_options.reply_timeout =
+      absl::Seconds(absl::GetFlag(FLAGS_barrier_timeout_seconds));
   // Opened when this coordinator takes over: it loads the version the last
   // leader committed.
   checkpoint_options.open_store = [&backend] {
@@ -382,6 +389,8 @@ int RunCoordinator(const std::string& data_dir) {
   }
   ClusterCheckpointStore store(committer, **checkpoints);
   StreamingJobOptions options = spec->job;
+  options.barrier_timeout =
+      absl::Seconds(absl::GetFlag(FLAGS_barrier_timeout_seconds));
   if (const uint32_t parallelism = absl::GetFlag(FLAGS_parallelism);
       parallelism > 0) {
     options.parallelism = parallelism;
@@ -756,11 +765,13 @@ absl::Status CheckFlags(uint32_t num_workers, const Faults& faults,
         "--pause_worker_after_epochs needs --workers >= 2 (the paused worker "
         "is fenced and the job goes on without it)");
   }
-  if (faults.pause_worker_after > 0 &&
-      faults.pause <= absl::Seconds(absl::GetFlag(FLAGS_lease_seconds))) {
+  if (faults.pause_worker_after > 0 && faults.pause <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--pause_seconds must be > 0");
+  }
+  if (absl::GetFlag(FLAGS_barrier_timeout_seconds) < 1 ||
+      absl::GetFlag(FLAGS_lease_seconds) < 1) {
     return absl::InvalidArgumentError(
-        "--pause_seconds must exceed --lease_seconds (the pause is to outlast "
-        "the worker's lease)");
+        "--barrier_timeout_seconds and --lease_seconds must be >= 1");
   }
   return absl::OkStatus();
 }
@@ -865,6 +876,8 @@ int RunLauncher() {
       absl::StrCat("--workers=", num_workers),
       absl::StrCat("--parallelism=", absl::GetFlag(FLAGS_parallelism)),
       absl::StrCat("--lease_seconds=", absl::GetFlag(FLAGS_lease_seconds)),
+      absl::StrCat("--barrier_timeout_seconds=",
+                   absl::GetFlag(FLAGS_barrier_timeout_seconds)),
       absl::StrCat("--run_id=", run_id),
       absl::StrCat("--dump_dir=", absl::GetFlag(FLAGS_dump_dir).empty()
                                       ? std::string()

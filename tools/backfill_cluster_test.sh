@@ -14,10 +14,13 @@
 #  5. the last worker SIGSTOPped past its lease after epoch 20, then
 #     SIGCONTed: it is fenced (and exits saying so), the job goes on
 #     without it;
-#  6. a third worker added after epoch 15 to a job on 2: the job is placed
+#  6. the last worker SIGSTOPped for less than its lease but more than the
+#     barrier timeout: not fenced; the timeout fails the attempt and the
+#     job recovers;
+#  7. a third worker added after epoch 15 to a job on 2: the job is placed
 #     again over 3;
-#  7. on Ctrl-C exits 130 and leaves no process it started.
-# Runs 2-6 end consistent with dumps byte-equal to run 1's, and no run's
+#  8. on Ctrl-C exits 130 and leaves no process it started.
+# Runs 2-7 end consistent with dumps byte-equal to run 1's, and no run's
 # committed epoch goes back (the command checks each coordinator's reports).
 # After each run no coordinator, worker or etcd process of the run is left.
 set -uo pipefail
@@ -107,13 +110,24 @@ run_case pause_worker '"workers_paused":1,|"workers_fenced":1}|"coordinator_fail
 grep -q "worker 2: FENCED .*fenced" "$TMP/pause_worker.log" || \
     { cat "$TMP/pause_worker.log"; fail "pause_worker: the resumed worker was not refused"; }
 
-# 6. A worker added to a job on 2 after epoch 15.
+# 6. The last worker paused for 6 s, within its lease (60 s): it is not
+#    fenced, but the barrier timeout (2 s) fails the attempt while it hangs,
+#    and the job recovers.
+run_case hang_worker '"workers_paused":1,|"workers_fenced":0}|"coordinator_failovers":0,' \
+    --workers=3 --pause_worker_after_epochs=20 --pause_seconds=6 --lease_seconds=60 \
+    --barrier_timeout_seconds=2
+grep -q '"recoveries":0,' <<<"$(tail -1 "$TMP/hang_worker.log")" && \
+    { cat "$TMP/hang_worker.log"; fail "hang_worker: the hang caused no recovery"; }
+grep -q "not collected within the barrier timeout 2s\|sent no sync reply within 2s" "$TMP/hang_worker.log" || \
+    { cat "$TMP/hang_worker.log"; fail "hang_worker: the recovery was not the timeout's"; }
+
+# 7. A worker added to a job on 2 after epoch 15.
 run_case add_worker '"workers":3,|"workers_added":1,|"recoveries":1,' \
     --workers=2 --add_worker_after_epochs=15
 grep -q "coordinator 0: ATTEMPT 2 workers 3$" "$TMP/add_worker.log" || \
     { cat "$TMP/add_worker.log"; fail "add_worker: the job was not placed again over 3 workers"; }
 
-# 7. Ctrl-C while the job runs.
+# 8. Ctrl-C while the job runs.
 "$BIN" --workers=3 --scenario="$SCENARIO" --data_dir="$TMP/interrupt" \
     > "$TMP/interrupt.log" 2>&1 &
 pid=$!

@@ -24,6 +24,7 @@
 #include "executor/cluster/checkpoint.grpc.pb.h"
 #include "executor/cluster/checkpoint_coordinator.h"
 #include "executor/cluster/checkpoint_worker.h"
+#include "executor/cluster/cluster_checkpoint_store.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -386,6 +387,22 @@ TEST(CheckpointClusterTest, AWorkerSilentPastTheReplyTimeoutFailsIt) {
   EXPECT_EQ(committer->CommittedEpoch(kTable), Epoch::Zero());
   // Still connected: a late worker is not dropped, only its checkpoint fails.
   EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a", "b"));
+
+  // Through the job's store the same failure is Unavailable: the runtime
+  // recovers from it (a DeadlineExceeded would end the job).
+  ClusterCheckpointStore store(*committer, *coordinator);
+  absl::Status through_store;
+  std::thread job_checkpoint(
+      [&] { through_store = store.Checkpoint(Epoch(2)); });
+  clock.BlockUntilWaiters(1);
+  clock.AdvanceTime(absl::Seconds(30));
+  job_checkpoint.join();
+  EXPECT_THAT(through_store,
+              StatusIs(absl::StatusCode::kUnavailable,
+                       AllOf(HasSubstr("nothing committed"),
+                             HasSubstr("worker 'b' sent no sync reply "
+                                       "within 30s"))));
+  EXPECT_EQ(committer->CommittedEpoch(kTable), Epoch::Zero());
   a_rows.reset();
 }
 

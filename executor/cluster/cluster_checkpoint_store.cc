@@ -10,7 +10,14 @@ absl::Status ClusterCheckpointStore::Checkpoint(Epoch epoch) {
     MutexLock lock(&mu_);
     required = required_;
   }
-  return coordinator_.Checkpoint(epoch, required).status();
+  absl::Status status = coordinator_.Checkpoint(epoch, required).status();
+  // A worker that did not reply in time is a worker lost for this attempt
+  // (hung, or its process paused): the job recovers from it, while the
+  // runtime never retries DeadlineExceeded (its own deadline's code).
+  if (absl::IsDeadlineExceeded(status)) {
+    return absl::UnavailableError(status.message());
+  }
+  return status;
 }
 
 void ClusterCheckpointStore::RequireSessions(std::set<uint64_t> sessions) {

@@ -36,7 +36,9 @@ class ClusterCheckpointStore final : public ForwardingStateStore {
       : ForwardingStateStore(&committer), coordinator_(coordinator) {}
 
   // The job's checkpoint over every process. Errors: the coordinator's
-  // (a worker that did not sync fails it and nothing is committed).
+  // (a worker that did not sync fails it and nothing is committed), but
+  // Unavailable for its DeadlineExceeded (a worker silent past
+  // reply_timeout), which the runtime would not recover from.
   absl::Status Checkpoint(Epoch epoch) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // From now on every checkpoint must hold these registrations' data

@@ -186,8 +186,13 @@ void ClusterPlacement::RecordFailure(const absl::Status& status,
 absl::Status ClusterPlacement::EndRemote() {
   if (!ended_) {
     ended_ = true;
+    // A failed attempt is recovered from its last checkpoint: nothing of
+    // it is checkpointed any more, so its calls are cancelled at once (a
+    // hung worker would hold each for end_timeout). A completed one waits
+    // for every worker's end: their actors stopped at the stop barrier.
+    const bool failed = coordinator_ != nullptr && !coordinator_->error().ok();
     for (const std::unique_ptr<Call>& call : calls_) {
-      {
+      if (!failed) {
         MutexLock lock(&call->mu);
         const absl::Time deadline = absl::Now() + end_timeout_;
         while (!call->ended) {

@@ -216,17 +216,28 @@ bool BarrierCoordinator::IsCollected(Epoch curr) const {
 
 absl::Status BarrierCoordinator::WaitCollected() {
   MutexLock lock(&mu_);
+  auto injected = injected_.find(epoch_.curr.value());
+  const absl::Time barrier_deadline =
+      injected == injected_.end() ? absl::InfiniteFuture()
+                                  : injected->second + options_.barrier_timeout;
   const bool collected = clock_.WaitUntil(
       mu_, cv_,
       [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return !error_.ok() || collected_ >= epoch_.curr;
       },
-      deadline());
+      std::min(deadline(), barrier_deadline));
   if (!error_.ok()) return error_;
   if (!collected) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        "barrier ", epoch_.DebugString(), " not collected within the job's ",
-        absl::FormatDuration(options_.max_duration)));
+    if (clock_.Now() >= deadline()) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "barrier ", epoch_.DebugString(), " not collected within the job's ",
+          absl::FormatDuration(options_.max_duration)));
+    }
+    return absl::UnavailableError(absl::StrCat(
+        "barrier ", epoch_.DebugString(),
+        " not collected within the barrier timeout ",
+        absl::FormatDuration(options_.barrier_timeout),
+        " of its injection (an actor, or a process on its path, is stuck)"));
   }
   return absl::OkStatus();
 }
@@ -320,9 +331,9 @@ void BarrierCoordinator::RecordAttemptEnd(const JobGraph& graph,
     result_.upstream_blocked_seconds =
         std::max(result_.upstream_blocked_seconds,
                  absl::ToDoubleSeconds(graph.dispatcher->max_blocked()));
-    result_.rescale_upstream_blocked_seconds =
-        std::max(result_.rescale_upstream_blocked_seconds,
-                 absl::ToDoubleSeconds(graph.dispatcher->max_rescale_blocked()));
+    result_.rescale_upstream_blocked_seconds = std::max(
+        result_.rescale_upstream_blocked_seconds,
+        absl::ToDoubleSeconds(graph.dispatcher->max_rescale_blocked()));
   }
   // Per set of actors (the first, each rescale's): the sum over its actors.
   for (const std::unique_ptr<BackfillActorSet>& set : graph.backfill_sets) {
@@ -344,9 +355,9 @@ bool BarrierCoordinator::RescaleDue(const JobGraph& graph) const {
 
 absl::StatusOr<std::shared_ptr<const Mutation>>
 BarrierCoordinator::BeginRescale(JobGraph& graph) {
-  BACKFILL_ASSIGN_OR_RETURN(
-      UpdateMutation update,
-      AddBackfillActors(graph, state_.parallelism, state_.EffectiveRateLimit()));
+  BACKFILL_ASSIGN_OR_RETURN(UpdateMutation update,
+                            AddBackfillActors(graph, state_.parallelism,
+                                              state_.EffectiveRateLimit()));
   rescale_in_flight_ = true;
   return std::make_shared<const Mutation>(std::move(update));
 }

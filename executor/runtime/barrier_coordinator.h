@@ -137,8 +137,11 @@ class BarrierCoordinator final : public BarrierListener {
   bool IsCollected(Epoch curr) const;
 
   // Blocks until the barrier of NextBarrier was collected, an actor failed
-  // (its error), or the job's deadline (DeadlineExceeded "barrier ... not
-  // collected within the job's ..."). For threaded drivers.
+  // (its error), the job's deadline (DeadlineExceeded "barrier ... not
+  // collected within the job's ..."), or options.barrier_timeout after the
+  // barrier's injection (Unavailable "barrier ... not collected within the
+  // barrier timeout ...": the attempt fails, and the job recovers). For
+  // threaded drivers.
   absl::Status WaitCollected();
 
   // The job's deadline: job_start + options.max_duration.

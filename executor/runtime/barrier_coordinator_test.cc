@@ -469,5 +469,25 @@ TEST(BarrierCoordinatorTest, AnUncollectedBarrierPastTheDeadlineIsDeadlineExceed
                        HasSubstr("not collected within the job's 10s")));
 }
 
+TEST(BarrierCoordinatorTest,
+     AnUncollectedBarrierPastItsTimeoutFailsTheAttempt) {
+  StreamingJobOptions job = Job();
+  job.barrier_timeout = absl::Seconds(2);
+  Fixture f(/*creating=*/true, job);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier first,
+                                f.coordinator->NextBarrier(*f.graph));
+  f.clock.AdvanceTime(absl::Seconds(3));  // Within the job's 10 s.
+  // Unavailable: the recovery policy retries it (not DeadlineExceeded).
+  EXPECT_THAT(
+      f.coordinator->WaitCollected(),
+      StatusIs(absl::StatusCode::kUnavailable,
+               HasSubstr("not collected within the barrier timeout 2s")));
+  // Past the job's deadline the job's error wins.
+  f.clock.AdvanceTime(absl::Seconds(10));
+  EXPECT_THAT(f.coordinator->WaitCollected(),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       HasSubstr("not collected within the job's 10s")));
+}
+
 }  // namespace
 }  // namespace backfill

@@ -66,6 +66,11 @@ absl::Status ValidateStreamingJobOptions(const StreamingJobOptions& options) {
                      absl::FormatDuration(*options.overrides.adaptive_target),
                      " must not be negative"));
   }
+  if (options.barrier_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "barrier_timeout = ", absl::FormatDuration(options.barrier_timeout),
+        " must be > 0"));
+  }
   if (options.channel_capacity < 1) {
     return absl::InvalidArgumentError("channel_capacity = 0 must be >= 1");
   }

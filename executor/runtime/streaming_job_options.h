@@ -167,6 +167,13 @@ struct StreamingJobOptions {
   uint32_t extra_checkpoints_after_finish = 3;
   // The job fails with DeadlineExceeded after this long. Default 10 min.
   absl::Duration max_duration = absl::Minutes(10);
+  // A barrier not collected this long after its injection fails the
+  // attempt with Unavailable (so the job recovers from the last
+  // checkpoint): an actor, or a process on the barrier's path, is stuck
+  // while its connections stay up (a hung worker whose lease is still kept).
+  // Threaded drivers only (BarrierCoordinator::WaitCollected). > 0. Default
+  // infinite: only max_duration bounds a barrier.
+  absl::Duration barrier_timeout = absl::InfiniteDuration();
   // Recoveries from errors before giving up. Default 3.
   uint32_t max_recoveries = 3;
   // Wait before the n-th consecutive recovery: recovery_backoff x 2^(n-1),

@@ -123,6 +123,11 @@ TEST(StreamingJobOptionsTest, ValidateNamesTheBadField) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("channel_capacity")));
   options = Job();
+  options.barrier_timeout = absl::ZeroDuration();
+  EXPECT_THAT(ValidateStreamingJobOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("barrier_timeout = 0 must be > 0")));
+  options = Job();
   options.actions = {{5, JobAction::Kind::kPause, 0},
                      {5, JobAction::Kind::kResume, 0}};
   EXPECT_THAT(
