@@ -354,20 +354,19 @@ int RunCoordinator(const std::string& data_dir) {
       CheckpointCoordinator::Start(checkpoint_options);
   if (!checkpoints.ok()) return Fail(role, checkpoints.status());
   Say(absl::StrCat("READY ", (*checkpoints)->address()));
-  // A standby waits here until the leader is gone (or the run is over).
+  // A standby waits here until the leader is gone or the run is over (also
+  // checked once leading: the leader resigns after it recorded the end).
   while (true) {
     const absl::Status leading =
         (*checkpoints)->WaitUntilLeading(absl::Now() + absl::Milliseconds(200));
-    if (leading.ok()) break;
-    if (!absl::IsDeadlineExceeded(leading)) return Fail(role, leading);
+    if (!leading.ok() && !absl::IsDeadlineExceeded(leading)) {
+      return Fail(role, leading);
+    }
     if (RunIsDone(etcd)) {
       Say("STANDBY_DONE the job finished under another coordinator");
       return 0;
     }
-  }
-  if (RunIsDone(etcd)) {
-    Say("STANDBY_DONE the job finished under another coordinator");
-    return 0;
+    if (leading.ok()) break;
   }
   SharedStateStore& committer = *(*checkpoints)->store();
   Say(absl::StrCat("LEADING address ", (*checkpoints)->address(),
@@ -713,6 +712,20 @@ void StopChild(Child& child, int signal) {
   }
 }
 
+// The number after the word `key` in a child's line ("EPOCH 20 ...
+// committed 19": NumberAfter(line, "committed") is 19); nullopt if absent.
+std::optional<uint64_t> NumberAfter(const std::string& line,
+                                    absl::string_view key) {
+  const std::vector<absl::string_view> words = absl::StrSplit(line, ' ');
+  auto it = std::find(words.begin(), words.end(), key);
+  uint64_t value = 0;
+  if (it == words.end() || it + 1 == words.end() ||
+      !absl::SimpleAtoi(*(it + 1), &value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
 std::map<std::string, std::string> ParseResult(const std::string& line) {
   std::map<std::string, std::string> fields;
   std::vector<std::string> words = absl::StrSplit(line, ' ');
@@ -944,13 +957,9 @@ int RunLauncher() {
   uint64_t committed = 0;
   auto check_committed = [&](const Child& child, const std::string& line,
                              const std::string& key) {
-    const std::vector<std::string> words = absl::StrSplit(line, ' ');
-    auto it = std::find(words.begin(), words.end(), key);
-    uint64_t value = 0;
-    if (it == words.end() || it + 1 == words.end() ||
-        !absl::SimpleAtoi(*(it + 1), &value)) {
-      return;
-    }
+    const std::optional<uint64_t> reported = NumberAfter(line, key);
+    if (!reported.has_value()) return;
+    const uint64_t value = *reported;
     if (value < committed) {
       error = absl::StrCat("the committed epoch went back: ", child.name,
                            " reported ", value, " after ", committed);
@@ -1084,11 +1093,8 @@ int RunLauncher() {
                          tally.takeovers - 1, "): ", line));
       }
     } else if (absl::StartsWith(line, "EPOCH ")) {
-      std::vector<std::string> words = absl::StrSplit(line, ' ');
-      uint64_t epoch = 0;
-      if (words.size() > 1 && absl::SimpleAtoi(words[1], &epoch)) {
-        epochs = std::max(epochs, epoch);
-      }
+      const uint64_t epoch = NumberAfter(line, "EPOCH").value_or(0);
+      epochs = std::max(epochs, epoch);
       check_committed(child, line, "committed");
       inject();
       if (epoch % 20 == 0) say(absl::StrCat(child.name, ": ", line));

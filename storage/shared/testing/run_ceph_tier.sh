@@ -44,15 +44,23 @@ s3_request() {
     -X "$1" "$CEPH_RGW_ENDPOINT$2" "${@:3}"
 }
 
+# Makes a fresh bucket on the tier's gateway and prints its name; $1 names
+# the step in the log.
+make_bucket() {
+  local step=$1 bucket status
+  command -v curl > /dev/null || { log "$step: no curl to make the bucket" >&2; return 1; }
+  bucket="backfill-tier-$(uuidgen | tr -d - | head -c 12)"
+  status=$(s3_request PUT "/$bucket" -o /dev/null -w '%{http_code}' 2>&1)
+  [[ "$status" == 200 ]] || { log "$step: PUT bucket $bucket: $status" >&2; return 1; }
+  echo "$bucket"
+}
+
 # Runs //tools:backfill on heavy_churn with --store=shared over S3 in a fresh
 # bucket, DATA_DIR ($1) for its cache and local etcd cluster; returns 0 only
 # if it passed (see the header).
 run_command_over_rgw() {
   local data_dir="$1" bucket status last
-  command -v curl > /dev/null || { log "command: no curl to make the bucket"; return 1; }
-  bucket="backfill-tier-$(uuidgen | tr -d - | head -c 12)"
-  status=$(s3_request PUT "/$bucket" -o /dev/null -w '%{http_code}' 2>&1)
-  [[ "$status" == 200 ]] || { log "command: PUT bucket $bucket: $status"; return 1; }
+  bucket=$(make_bucket command) || return 1
   local output="$data_dir.log"
   mkdir -p "$data_dir"
   # heavy_churn runs for about 3 s here; the timeout only guards against a
@@ -93,9 +101,7 @@ run_command_over_rgw() {
 # returns 0 only if it passed (see the header).
 run_cluster_over_rgw() {
   local data_dir="$1" bucket status last
-  bucket="backfill-tier-$(uuidgen | tr -d - | head -c 12)"
-  status=$(s3_request PUT "/$bucket" -o /dev/null -w '%{http_code}' 2>&1)
-  [[ "$status" == 200 ]] || { log "cluster: PUT bucket $bucket: $status"; return 1; }
+  bucket=$(make_bucket cluster) || return 1
   local output="$data_dir.log"
   mkdir -p "$data_dir"
   AWS_ENDPOINT_URL="$CEPH_RGW_ENDPOINT" AWS_ACCESS_KEY_ID="$CEPH_RGW_ACCESS_KEY" \
@@ -181,23 +187,19 @@ rm -f "$output"
 cases=$(grep -cE '^\[       OK \]' "bazel-testlogs/storage/shared/s3_object_store_ceph_test/test.log" 2>/dev/null || echo 0)
 log "tests ran in $((SECONDS - test_start)) s ($cases test cases passed)"
 
-# 2. The command on the shared store over this RGW.
-command_start=$SECONDS
-if run_command_over_rgw "$state_parent/backfill"; then
-  p=$((p + 1))
-else
-  f=$((f + 1))
-fi
-log "the command ran in $((SECONDS - command_start)) s"
+# Runs one step ($2...) and counts it as passed or failed; $1 names it.
+count_step() {
+  local name=$1 start=$SECONDS
+  shift
+  if "$@"; then p=$((p + 1)); else f=$((f + 1)); fi
+  log "$name ran in $((SECONDS - start)) s"
+}
 
+# 2. The command on the shared store over this RGW.
+count_step "the command" run_command_over_rgw "$state_parent/backfill"
 # 3. The job over processes on this RGW, a worker killed.
-cluster_start=$SECONDS
-if run_cluster_over_rgw "$state_parent/cluster_run"; then
-  p=$((p + 1))
-else
-  f=$((f + 1))
-fi
-log "the cluster command ran in $((SECONDS - cluster_start)) s; tier total $((SECONDS - tier_start)) s before stopping"
+count_step "the cluster command" run_cluster_over_rgw "$state_parent/cluster_run"
+log "tier total $((SECONDS - tier_start)) s before stopping"
 
 stop
 trap - EXIT
