@@ -68,6 +68,7 @@
 #include "storage/shared/shared_store_backend.h"
 #include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/mutex.h"
+#include "third_party/absl_extras/status_macros.h"
 #include "tools/scenario.h"
 #include "tools/view_dumps.h"
 
@@ -227,11 +228,12 @@ void WaitForStateWorkers(CheckpointCoordinator& checkpoints,
 }
 
 // A worker that registers while an attempt runs is not used by it (its
-// actors were placed over the workers live at its start, and a job split
-// over processes is not rescaled online). This ends the attempt as soon as
-// one registers, so that the job recovers from the last checkpoint with
-// its actors placed again over every live worker: the re-split of an added
-// worker, at the cost of redoing the epochs since that checkpoint.
+// actors were placed over the workers live at its start). This asks the
+// attempt to end at its next checkpoint barrier (a reschedule: every actor
+// stops there and that checkpoint commits all they did), and the next
+// attempt places the actors again over every live worker, by the vnode
+// assignment that now includes the new one: the re-split of an added
+// worker at the next checkpoint, with nothing redone and no recovery.
 class ResplitOnJoin {
  public:
   explicit ResplitOnJoin(CheckpointCoordinator& checkpoints)
@@ -269,10 +271,10 @@ class ResplitOnJoin {
           continue;
         }
         Say(absl::StrCat("RESPLIT ", worker.worker_id, " joined"));
-        attempt_->Fail(absl::UnavailableError(absl::StrCat(
+        attempt_->RequestReschedule(absl::StrCat(
             "worker '", worker.worker_id,
-            "' joined: the job's actors are placed again over every live "
-            "worker from the last checkpoint")));
+            "' joined: the actors are placed again over every live worker "
+            "from the next checkpoint"));
         attempt_ = nullptr;
         break;
       }
@@ -343,6 +345,9 @@ int RunCoordinator(const std::string& data_dir) {
   checkpoint_options.etcd = &etcd;
   checkpoint_options.job_prefix = JobPrefix();
   checkpoint_options.lease_id = (*lease)->lease().id;
+  // The assignment splits the table's vnodes (the actors are placed by it).
+  checkpoint_options.num_vnodes =
+      static_cast<uint32_t>(spec->job.upstream.vnode_count);
   checkpoint_options.reply_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_barrier_timeout_seconds));
   // Opened when this coordinator takes over: it loads the version the last
@@ -397,10 +402,13 @@ int RunCoordinator(const std::string& data_dir) {
   options.on_recovery = [](const absl::Status& error, uint32_t recovery) {
     Say(absl::StrCat("RECOVERY ", recovery, " ", error.ToString()));
   };
+  options.on_reschedule = [](const std::string& reason) {
+    Say(absl::StrCat("RESCHEDULE ", reason));
+  };
   uint64_t attempt = 0;
   ResplitOnJoin resplit(**checkpoints);
-  PlacementFactory placement =
-      [&]() -> absl::StatusOr<std::unique_ptr<AttemptPlacement>> {
+  PlacementFactory placement = [&](const JobState& job_state)
+      -> absl::StatusOr<std::unique_ptr<AttemptPlacement>> {
     std::vector<WorkerEndpoint> live;
     std::set<uint64_t> sessions;
     for (const CheckpointCoordinator::LiveWorker& worker :
@@ -411,13 +419,35 @@ int RunCoordinator(const std::string& data_dir) {
           exchange_address == worker.endpoints.end()) {
         continue;
       }
-      live.push_back({worker.session, actor->second, exchange_address->second});
+      live.push_back({worker.worker_id, worker.session, actor->second,
+                      exchange_address->second});
       sessions.insert(worker.session);
     }
-    Say(absl::StrCat("ATTEMPT ", attempt + 1, " workers ", live.size()));
+    // Each backfill actor runs on the worker its vnodes are assigned to in
+    // the job's state (the coordinator re-splits it as workers join and
+    // leave).
+    const std::optional<ClusterJobState> assignment = (*checkpoints)->State();
+    if (!assignment.has_value()) {
+      return absl::UnavailableError("no vnode assignment yet: no worker");
+    }
+    BACKFILL_ASSIGN_OR_RETURN(
+        std::vector<size_t> actor_workers,
+        ActorWorkersByAssignment(*assignment, live,
+                                 options.upstream.vnode_count,
+                                 job_state.parallelism));
+    std::string placed;
+    for (size_t i = 0; i < actor_workers.size(); ++i) {
+      absl::StrAppend(&placed, i == 0 ? "" : ",",
+                      JobGraph::kFirstBackfillActor + i, ":",
+                      live[actor_workers[i]].worker_id);
+    }
+    Say(absl::StrCat("ATTEMPT ", attempt + 1, " workers ", live.size(),
+                     " assignment ", assignment->assignment_version, " actors ",
+                     placed));
     return std::make_unique<WatchedPlacement>(
         std::make_unique<ClusterPlacement>(**exchange, committer, store,
-                                           std::move(live), ++attempt),
+                                           std::move(live), ++attempt,
+                                           std::move(actor_workers)),
         std::move(sessions), resplit);
   };
   auto observer = [&committer](const JobProgress& progress) {
@@ -756,6 +786,7 @@ struct Tally {
   uint32_t takeovers =
       0;  // LEADING lines: the first leader's and each failover's
   uint32_t recoveries = 0;  // RECOVERY lines, of every leader
+  uint32_t reschedules = 0;  // RESCHEDULE lines, of every leader
 };
 
 absl::Status CheckFlags(uint32_t num_workers, const Faults& faults,
@@ -1104,6 +1135,9 @@ int RunLauncher() {
     } else if (absl::StartsWith(line, "RECOVERY ")) {
       ++tally.recoveries;
       say(absl::StrCat(child.name, ": ", line));
+    } else if (absl::StartsWith(line, "RESCHEDULE ")) {
+      ++tally.reschedules;
+      say(absl::StrCat(child.name, ": ", line));
     } else if (absl::StartsWith(line, "FENCED ")) {
       ++tally.workers_fenced;
       say(absl::StrCat(child.name, ": ", line));
@@ -1177,7 +1211,8 @@ int RunLauncher() {
             << ",\"etcd_leaders_killed\":" << tally.etcd_leaders_killed
             << ",\"workers_added\":" << tally.workers_added
             << ",\"workers_paused\":" << tally.workers_paused
-            << ",\"workers_fenced\":" << tally.workers_fenced;
+            << ",\"workers_fenced\":" << tally.workers_fenced
+            << ",\"reschedules\":" << tally.reschedules;
   if (result.empty())
     std::cout << ",\"error\":\"" << absl::CEscape(error) << "\"";
   std::cout << "}" << std::endl;

@@ -17,8 +17,9 @@
 #  6. the last worker SIGSTOPped for less than its lease but more than the
 #     barrier timeout: not fenced; the timeout fails the attempt and the
 #     job recovers;
-#  7. a third worker added after epoch 15 to a job on 2: the job is placed
-#     again over 3;
+#  7. a third worker added after epoch 15 to a job on 2: the attempt ends
+#     at its next checkpoint (a reschedule, not a recovery) and the next one
+#     places the actors over 3 by the new vnode assignment;
 #  8. on Ctrl-C exits 130 and leaves no process it started.
 # Runs 2-7 end consistent with dumps byte-equal to run 1's, and no run's
 # committed epoch goes back (the command checks each coordinator's reports).
@@ -85,14 +86,21 @@ run_case() {
 run_case plain '"workers":3,|"workers_killed":0,|"coordinator_failovers":0,|"recoveries":0,' \
     --workers=3
 [[ $(wc -l < "$TMP/plain-dump/view.tsv") -gt 10000 ]] || fail "plain: the view dump is short"
+# The actors are placed by the vnode assignment: on every worker.
+for w in 0 1 2; do
+  grep -q "coordinator 0: ATTEMPT 1 workers 3 assignment [0-9]* actors .*:worker-$w" "$TMP/plain.log" || \
+      { cat "$TMP/plain.log"; fail "plain: no actor placed on worker-$w"; }
+done
 cmp -s "$TMP/plain-dump/upstream.tsv" "$TMP/plain-dump/view.tsv" || fail "plain: the view's dump differs from the table's"
 
 # 2. Worker 0 killed after epoch 10.
 run_case kill_worker '"workers_killed":1,|"coordinator_failovers":0,|"recoveries":1,' \
     --workers=3 --kill_worker_after_epochs=10
 grep -q "killing worker 0" "$TMP/kill_worker.log" || fail "kill_worker: no kill line"
-grep -q "coordinator 0: ATTEMPT 2 workers 2$" "$TMP/kill_worker.log" || \
+grep -q "coordinator 0: ATTEMPT 2 workers 2 assignment" "$TMP/kill_worker.log" || \
     { cat "$TMP/kill_worker.log"; fail "kill_worker: the recovery did not run on the 2 workers left"; }
+grep "coordinator 0: ATTEMPT 2 " "$TMP/kill_worker.log" | grep -q "worker-0" && \
+    { cat "$TMP/kill_worker.log"; fail "kill_worker: an actor was placed on the killed worker"; }
 
 # 3. The leading coordinator killed after epoch 20: the standby finishes.
 run_case kill_coordinator '"coordinator_failovers":1,|"coordinators_killed":1,|"recoveries":0,' \
@@ -105,7 +113,7 @@ run_case kill_etcd_leader '"etcd_leaders_killed":1,|"coordinator_failovers":0,' 
     --workers=3 --kill_etcd_leader_after_epochs=20
 
 # 5. The last worker paused past its lease (3 s) for 8 s: fenced.
-run_case pause_worker '"workers_paused":1,|"workers_fenced":1}|"coordinator_failovers":0,' \
+run_case pause_worker '"workers_paused":1,|"workers_fenced":1,|"coordinator_failovers":0,' \
     --workers=3 --pause_worker_after_epochs=20 --pause_seconds=8
 grep -q "worker 2: FENCED .*fenced" "$TMP/pause_worker.log" || \
     { cat "$TMP/pause_worker.log"; fail "pause_worker: the resumed worker was not refused"; }
@@ -113,7 +121,7 @@ grep -q "worker 2: FENCED .*fenced" "$TMP/pause_worker.log" || \
 # 6. The last worker paused for 6 s, within its lease (60 s): it is not
 #    fenced, but the barrier timeout (2 s) fails the attempt while it hangs,
 #    and the job recovers.
-run_case hang_worker '"workers_paused":1,|"workers_fenced":0}|"coordinator_failovers":0,' \
+run_case hang_worker '"workers_paused":1,|"workers_fenced":0,|"coordinator_failovers":0,' \
     --workers=3 --pause_worker_after_epochs=20 --pause_seconds=6 --lease_seconds=60 \
     --barrier_timeout_seconds=2
 grep -q '"recoveries":0,' <<<"$(tail -1 "$TMP/hang_worker.log")" && \
@@ -122,10 +130,14 @@ grep -q "not collected within the barrier timeout 2s\|sent no sync reply within 
     { cat "$TMP/hang_worker.log"; fail "hang_worker: the recovery was not the timeout's"; }
 
 # 7. A worker added to a job on 2 after epoch 15.
-run_case add_worker '"workers":3,|"workers_added":1,|"recoveries":1,' \
+run_case add_worker '"workers":3,|"workers_added":1,|"recoveries":0,|"reschedules":1' \
     --workers=2 --add_worker_after_epochs=15
-grep -q "coordinator 0: ATTEMPT 2 workers 3$" "$TMP/add_worker.log" || \
+grep -q "coordinator 0: RESCHEDULE worker 'worker-2' joined" "$TMP/add_worker.log" || \
+    { cat "$TMP/add_worker.log"; fail "add_worker: no reschedule for the added worker"; }
+grep -q "coordinator 0: ATTEMPT 2 workers 3 assignment [0-9]* actors .*:worker-2" "$TMP/add_worker.log" || \
     { cat "$TMP/add_worker.log"; fail "add_worker: the job was not placed again over 3 workers"; }
+grep -q "RECOVERY" "$TMP/add_worker.log" && \
+    { cat "$TMP/add_worker.log"; fail "add_worker: a recovery happened"; }
 
 # 8. Ctrl-C while the job runs.
 "$BIN" --workers=3 --scenario="$SCENARIO" --data_dir="$TMP/interrupt" \

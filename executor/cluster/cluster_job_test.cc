@@ -160,8 +160,8 @@ class Cluster {
   Run RunJob() {
     Run run;
     uint64_t attempt = 0;
-    PlacementFactory factory =
-        [&]() -> absl::StatusOr<std::unique_ptr<AttemptPlacement>> {
+    PlacementFactory factory = [&](const JobState&)
+        -> absl::StatusOr<std::unique_ptr<AttemptPlacement>> {
       for (const std::unique_ptr<Worker>& worker : workers_) {
         if (worker->alive.load() && worker->checkpoints == nullptr) {
           if (!worker->JoinCheckpoints()) continue;
@@ -176,7 +176,8 @@ class Cluster {
       std::vector<WorkerEndpoint> live;
       for (const CheckpointCoordinator::LiveWorker& worker :
            coordinator_->LiveWorkerEndpoints()) {
-        live.push_back({worker.session, worker.endpoints.at("actor"),
+        live.push_back({worker.worker_id, worker.session,
+                        worker.endpoints.at("actor"),
                         worker.endpoints.at("exchange")});
       }
       run.workers_per_attempt.push_back(live.size());

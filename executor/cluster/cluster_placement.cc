@@ -1,5 +1,6 @@
 #include "executor/cluster/cluster_placement.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -7,6 +8,7 @@
 #include "executor/cluster/actor_service.grpc.pb.h"
 #include "executor/runtime/barrier_coordinator.h"
 #include "grpcpp/grpcpp.h"
+#include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
 
@@ -26,12 +28,15 @@ ClusterPlacement::ClusterPlacement(ExchangeServer& exchange,
                                    const SharedStateStore& committer,
                                    ClusterCheckpointStore& checkpoints,
                                    std::vector<WorkerEndpoint> workers,
-                                   uint64_t attempt, absl::Duration end_timeout)
+                                   uint64_t attempt,
+                                   std::vector<size_t> actor_workers,
+                                   absl::Duration end_timeout)
     : exchange_(exchange),
       committer_(committer),
       checkpoints_(checkpoints),
       workers_(std::move(workers)),
       attempt_(attempt),
+      actor_workers_(std::move(actor_workers)),
       end_timeout_(end_timeout),
       remote_(
           [](ActorId actor) { return actor < JobGraph::kFirstBackfillActor; },
@@ -44,8 +49,35 @@ ClusterPlacement::ClusterPlacement(ExchangeServer& exchange,
 
 ClusterPlacement::~ClusterPlacement() { EndRemote().IgnoreError(); }
 
+absl::StatusOr<std::vector<size_t>> ActorWorkersByAssignment(
+    const ClusterJobState& state, const std::vector<WorkerEndpoint>& workers,
+    uint32_t vnode_count, uint32_t parallelism) {
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::vector<std::string> placed,
+      PlaceActorsByAssignment(state, vnode_count, parallelism));
+  std::vector<size_t> indexes;
+  indexes.reserve(placed.size());
+  for (size_t actor = 0; actor < placed.size(); ++actor) {
+    auto it = std::find_if(workers.begin(), workers.end(),
+                           [&](const WorkerEndpoint& worker) {
+                             return worker.worker_id == placed[actor];
+                           });
+    if (it == workers.end()) {
+      return absl::UnavailableError(absl::StrCat(
+          "the vnode assignment (version ", state.assignment_version,
+          ") gives backfill actor ", JobGraph::kFirstBackfillActor + actor,
+          " to worker '", placed[actor],
+          "', which is not connected with its actor service"));
+    }
+    indexes.push_back(static_cast<size_t>(it - workers.begin()));
+  }
+  return indexes;
+}
+
 size_t ClusterPlacement::WorkerOf(ActorId actor) const {
-  return (actor - JobGraph::kFirstBackfillActor) % workers_.size();
+  const size_t index = actor - JobGraph::kFirstBackfillActor;
+  if (index < actor_workers_.size()) return actor_workers_[index];
+  return index % workers_.size();
 }
 
 bool ClusterPlacement::IsLocal(ActorId actor) const {
@@ -70,6 +102,20 @@ absl::Status ClusterPlacement::StartRemote(const JobState& state,
   if (workers_.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "attempt ", attempt_, ": no worker to run the backfill ", "actors on"));
+  }
+  if (!actor_workers_.empty()) {
+    if (actor_workers_.size() != state.parallelism) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "attempt ", attempt_, ": placed ", actor_workers_.size(),
+          " backfill actors, the attempt runs ", state.parallelism));
+    }
+    for (size_t worker : actor_workers_) {
+      if (worker >= workers_.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("attempt ", attempt_, ": an actor placed on worker ",
+                         worker, " of ", workers_.size()));
+      }
+    }
   }
   const std::optional<uint32_t> rate =
       state.EffectiveRateLimit().ToOptionalU32();

@@ -1,17 +1,24 @@
 // ClusterPlacement: the AttemptPlacement (executor/runtime/streaming_job.h)
 // of a job whose backfill actors run in worker processes (ActorWorker,
 // actor_worker.h). The coordinator's process runs the source and the view;
-// backfill actor 100 + i runs on worker i mod n. StartRemote asks every
+// each backfill actor runs on the worker the placement names for it: by the
+// job's vnode assignment (ActorWorkersByAssignment: the worker holding most
+// of the actor's vnodes), or, given no placement, actor 100 + i on worker
+// i mod n. StartRemote asks every
 // worker with actors to run them (ActorService.RunAttempt) and relays what
 // it reports: progress events to the coordinator's tracker, a failure (an
 // actor that did not stop at its stop barrier, or a call that broke) to
 // the coordinator, which fails the attempt; EndRemote waits for every
 // worker's end.
 //
-//   PlacementFactory factory = [&]() ->
+//   PlacementFactory factory = [&](const JobState& state) ->
 //   absl::StatusOr<std::unique_ptr<AttemptPlacement>> {
-//     return std::make_unique<ClusterPlacement>(*exchange, LiveWorkers(),
-//     ++attempt);
+//     std::vector<WorkerEndpoint> live = LiveWorkers();
+//     BACKFILL_ASSIGN_OR_RETURN(std::vector<size_t> actor_workers,
+//         ActorWorkersByAssignment(*coordinator->State(), live,
+//                                  vnode_count, state.parallelism));
+//     return std::make_unique<ClusterPlacement>(*exchange, committer, store,
+//         std::move(live), ++attempt, std::move(actor_workers));
 //   };
 //   RunStreamingJobWithDriver(cluster_store, options, ..., factory);
 //
@@ -29,6 +36,7 @@
 #include "absl/time/time.h"
 #include "executor/cluster/cluster_checkpoint_store.h"
 #include "executor/cluster/grpc_remote_actors.h"
+#include "executor/cluster/job_state.h"
 #include "executor/cluster/remote_exchange.h"
 #include "executor/runtime/streaming_job.h"
 #include "storage/shared/shared_state_store.h"
@@ -42,6 +50,9 @@ namespace backfill {
 
 // Where a worker serves.
 struct WorkerEndpoint {
+  // Its id (CheckpointCoordinator::LiveWorker::worker_id): its entry in the
+  // job's vnode assignment.
+  std::string worker_id;
   // Its registration with the checkpoint coordinator
   // (CheckpointCoordinator::LiveWorker::session): the attempt's
   // checkpoints require it.
@@ -52,6 +63,17 @@ struct WorkerEndpoint {
   std::string exchange_address;
 };
 
+// The placement of `parallelism` backfill actors by the vnode assignment
+// `state` (PlaceActorsByAssignment, job_state.h) over `workers`: for each
+// actor, in order, the index in `workers` of the worker its vnodes are
+// assigned to. Errors: PlaceActorsByAssignment's; Unavailable naming the
+// worker if the assignment gives actors to a worker that is not in
+// `workers` (not connected, or without its endpoints: the attempt fails and
+// the job tries again once the assignment changed or it is back).
+absl::StatusOr<std::vector<size_t>> ActorWorkersByAssignment(
+    const ClusterJobState& state, const std::vector<WorkerEndpoint>& workers,
+    uint32_t vnode_count, uint32_t parallelism);
+
 class ClusterPlacement final : public AttemptPlacement {
  public:
   // `exchange`: the coordinator process's exchange server; `committer`: its
@@ -59,11 +81,16 @@ class ClusterPlacement final : public AttemptPlacement {
   // the job's store, whose checkpoints must then hold the data of every
   // worker given actors (RequireSessions); all must outlive this. `workers`:
   // non-empty; each must take part in the checkpoints (registered with the
-  // CheckpointCoordinator). `attempt`: a number for messages. `end_timeout`:
-  // how long EndRemote waits for a worker's end before it cancels its call.
+  // CheckpointCoordinator). `attempt`: a number for messages.
+  // `actor_workers`: the index in `workers` of backfill actor 100 + i's
+  // worker at i (ActorWorkersByAssignment); empty: worker i mod n. Its size
+  // must be the attempt's parallelism (else StartRemote is
+  // InvalidArgument). `end_timeout`: how long EndRemote waits for a
+  // worker's end before it cancels its call.
   ClusterPlacement(ExchangeServer& exchange, const SharedStateStore& committer,
                    ClusterCheckpointStore& checkpoints,
                    std::vector<WorkerEndpoint> workers, uint64_t attempt,
+                   std::vector<size_t> actor_workers = {},
                    absl::Duration end_timeout = absl::Seconds(30));
   ~ClusterPlacement() override;  // EndRemote()
 
@@ -73,7 +100,8 @@ class ClusterPlacement final : public AttemptPlacement {
   absl::Status Receive(ActorId upstream, ActorId downstream,
                        const Schema& schema, ChannelSender sender) override;
 
-  // Errors: InvalidArgument without workers.
+  // Errors: InvalidArgument without workers, or for `actor_workers` not of
+  // the attempt's parallelism or naming a worker out of range.
   absl::Status StartRemote(const JobState& state, JobGraph& graph,
                            BarrierCoordinator& coordinator) override;
   // The first failure a worker reported (or its call's), OK if every
@@ -82,6 +110,10 @@ class ClusterPlacement final : public AttemptPlacement {
 
   // The worker index of backfill actor `actor`.
   size_t WorkerOf(ActorId actor) const;
+  // Its worker's id.
+  const std::string& WorkerIdOf(ActorId actor) const {
+    return workers_[WorkerOf(actor)].worker_id;
+  }
 
  private:
   struct Call;
@@ -95,6 +127,7 @@ class ClusterPlacement final : public AttemptPlacement {
   ClusterCheckpointStore& checkpoints_;
   const std::vector<WorkerEndpoint> workers_;
   const uint64_t attempt_;
+  const std::vector<size_t> actor_workers_;
   const absl::Duration end_timeout_;
   GrpcRemoteActors remote_;
   std::vector<std::unique_ptr<Call>> calls_;

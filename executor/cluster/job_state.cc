@@ -5,6 +5,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "executor/cluster/job_state.pb.h"
+#include "serde/vnode_bitmap.h"
 #include "storage/shared/etcd_election.h"
 #include "third_party/absl_extras/status_macros.h"
 
@@ -28,6 +29,51 @@ std::pair<uint32_t, uint32_t> VnodeRangeOf(uint32_t num_vnodes, size_t count,
   const uint64_t n = num_vnodes;
   return {static_cast<uint32_t>(n * index / count),
           static_cast<uint32_t>(n * (index + 1) / count)};
+}
+
+absl::StatusOr<std::vector<std::string>> PlaceActorsByAssignment(
+    const ClusterJobState& state, uint32_t vnode_count, uint32_t parallelism) {
+  if (state.num_vnodes != vnode_count) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the job's vnode assignment (version ", state.assignment_version,
+        ") splits ", state.num_vnodes, " vnodes, but the table has ",
+        vnode_count,
+        " (configure the coordinator's num_vnodes with the table's vnode "
+        "count)"));
+  }
+  if (state.workers.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the job's vnode assignment (version ", state.assignment_version,
+        ") has no worker to place ", parallelism, " backfill actors on"));
+  }
+  BACKFILL_ASSIGN_OR_RETURN(
+      std::vector<VnodeBitmap> split,
+      VnodeBitmap::EvenSplit(static_cast<int>(vnode_count),
+                             static_cast<int>(parallelism)));
+  std::vector<std::string> placed;
+  placed.reserve(split.size());
+  for (const VnodeBitmap& actor : split) {
+    // Contiguous and non-empty: [begin, end).
+    uint32_t begin = vnode_count;
+    uint32_t end = 0;
+    for (VirtualNode vnode : actor.set_vnodes()) {
+      begin = std::min<uint32_t>(begin, vnode);
+      end = std::max<uint32_t>(end, static_cast<uint32_t>(vnode) + 1);
+    }
+    const WorkerVnodes* best = nullptr;
+    uint32_t best_overlap = 0;
+    for (const WorkerVnodes& worker : state.workers) {
+      const uint32_t low = std::max(begin, worker.first_vnode);
+      const uint32_t high = std::min(end, worker.end_vnode);
+      const uint32_t overlap = high > low ? high - low : 0;
+      if (best == nullptr || overlap > best_overlap) {
+        best = &worker;
+        best_overlap = overlap;
+      }
+    }
+    placed.push_back(best->worker_id);
+  }
+  return placed;
 }
 
 const WorkerVnodes* ClusterJobState::Find(absl::string_view worker_id) const {

@@ -72,6 +72,18 @@ struct ClusterJobState {
 std::pair<uint32_t, uint32_t> VnodeRangeOf(uint32_t num_vnodes, size_t count,
                                            size_t index);
 
+// Places a job's backfill actors by the vnode assignment of `state`: the job
+// splits its `vnode_count` vnodes over `parallelism` actors
+// (VnodeBitmap::EvenSplit; actor i holds the i-th range), and actor i runs
+// on the worker of `state` whose range holds the most of actor i's vnodes
+// (the first such in the state's order). Returns each actor's worker id, in
+// actor order. Errors: FailedPrecondition if state.num_vnodes is not
+// `vnode_count` (the coordinator was configured for another table) or the
+// state has no worker; InvalidArgument unless 1 <= parallelism <=
+// vnode_count.
+absl::StatusOr<std::vector<std::string>> PlaceActorsByAssignment(
+    const ClusterJobState& state, uint32_t vnode_count, uint32_t parallelism);
+
 // The keys under `job_prefix` (which should end in '/').
 std::string JobStateKey(absl::string_view job_prefix);
 std::string WorkerKeyPrefix(absl::string_view job_prefix);

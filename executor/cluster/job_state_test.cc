@@ -52,6 +52,54 @@ TEST(JobStateTest, MoreWorkersThanVnodesGetEmptyRanges) {
                                          WorkerVnodes{"c", 1, 1, 2}));
 }
 
+// Each actor runs on the worker holding most of its vnodes: the placement
+// follows the assignment as workers join and leave.
+TEST(JobStateTest, PlacesActorsOnTheWorkerHoldingMostOfTheirVnodes) {
+  ClusterJobState state = WithVnodes(256);
+  state.AddWorker("a", 1);
+  EXPECT_THAT(PlaceActorsByAssignment(state, 256, 3),
+              IsOkAndHolds(ElementsAre("a", "a", "a")));
+  state.AddWorker("b", 2);
+  state.AddWorker("c", 3);
+  // Workers [0, 85), [85, 170), [170, 256); actors of 43 vnodes each.
+  EXPECT_THAT(PlaceActorsByAssignment(state, 256, 6),
+              IsOkAndHolds(ElementsAre("a", "a", "b", "b", "c", "c")));
+  // Actor 0 [0, 128) holds 85 of a's and 43 of b's; actor 1 [128, 256)
+  // 42 of b's and 86 of c's.
+  EXPECT_THAT(PlaceActorsByAssignment(state, 256, 2),
+              IsOkAndHolds(ElementsAre("a", "c")));
+  state.AddWorker("d", 4);
+  // Workers of 64; actors [0,43) [43,86) [86,129) [129,172) [172,214)
+  // [214,256): actor 1 holds 21 of a's and 22 of b's, actor 4 20 of c's
+  // and 22 of d's.
+  EXPECT_THAT(PlaceActorsByAssignment(state, 256, 6),
+              IsOkAndHolds(ElementsAre("a", "b", "b", "c", "d", "d")));
+  // A tie goes to the first in the state's order.
+  ClusterJobState two = WithVnodes(4);
+  two.AddWorker("x", 1);
+  two.AddWorker("y", 2);
+  EXPECT_THAT(PlaceActorsByAssignment(two, 4, 1),
+              IsOkAndHolds(ElementsAre("x")));
+  EXPECT_TRUE(state.RemoveWorker("a"));
+  EXPECT_THAT(PlaceActorsByAssignment(state, 256, 3),
+              IsOkAndHolds(ElementsAre("b", "c", "d")));
+}
+
+TEST(JobStateTest, PlacementRefusesAMismatchedOrEmptyAssignment) {
+  ClusterJobState state = WithVnodes(256);
+  EXPECT_THAT(
+      PlaceActorsByAssignment(state, 256, 2),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no worker")));
+  state.AddWorker("a", 1);
+  EXPECT_THAT(PlaceActorsByAssignment(state, 16, 2),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("splits 256 vnodes, but the table has 16")));
+  EXPECT_THAT(PlaceActorsByAssignment(state, 256, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(PlaceActorsByAssignment(state, 256, 257),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 TEST(JobStateTest, EncodesAndRefusesBrokenSplits) {
   ClusterJobState state = WithVnodes(8);
   state.AddWorker("a", 1);

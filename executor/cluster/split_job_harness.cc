@@ -144,8 +144,8 @@ SplitRun RunSplit(StateStore& host_store, StateStore& worker_store,
   SplitRun run;
   std::vector<SecondGraphPlacement*> placements;
   int attempts = 0;
-  PlacementFactory factory =
-      [&]() -> absl::StatusOr<std::unique_ptr<AttemptPlacement>> {
+  PlacementFactory factory = [&](const JobState&)
+      -> absl::StatusOr<std::unique_ptr<AttemptPlacement>> {
     BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<ExchangeServer> host,
                               ExchangeServer::Start());
     BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<ExchangeServer> worker,

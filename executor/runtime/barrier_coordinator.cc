@@ -183,6 +183,20 @@ absl::StatusOr<Barrier> BarrierCoordinator::NextBarrier(JobGraph& graph) {
     last_ =
         done_ && checkpoint &&
         checkpoints_after_finish_ >= options_.extra_checkpoints_after_finish;
+    if (!last_ && checkpoint && !rescale) {
+      std::optional<std::string> reschedule;
+      {
+        MutexLock guard(&mu_);
+        reschedule = reschedule_requested_;
+      }
+      if (reschedule.has_value()) {
+        // The attempt ends here; the job goes on in a new one from this
+        // barrier's checkpoint (the source resumes from its offset).
+        last_ = true;
+        rescheduled_ = true;
+        reschedule_reason_ = *std::move(reschedule);
+      }
+    }
     if (last_) {
       graph.stop_generating->store(true);
       StopMutation stop;
@@ -388,6 +402,13 @@ void BarrierCoordinator::Fail(const absl::Status& status) {
     callback = failure_callback_;
   }
   if (callback) callback(status);
+}
+
+void BarrierCoordinator::RequestReschedule(std::string reason) {
+  MutexLock guard(&mu_);
+  if (!reschedule_requested_.has_value()) {
+    reschedule_requested_ = std::move(reason);
+  }
 }
 
 void BarrierCoordinator::SetFailureCallback(

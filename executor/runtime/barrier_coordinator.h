@@ -40,6 +40,17 @@
 // (the attempt goes on until the new actors finished); OnCollected, after
 // the checkpoint, retires the old actors: TakeRetiredActors.
 //
+// A reschedule (RequestReschedule, e.g. a worker joined a job split over
+// processes and its actors should be placed again over every worker): the
+// next checkpoint barrier after the request stops the source's changes and
+// carries Stop for every actor, as the last barrier of a finished job does;
+// once it is collected and checkpointed the attempt is finished and
+// rescheduled() is true. Everything the attempt did is committed by that
+// checkpoint, so the next attempt (the job loop starts one at once, not a
+// recovery: streaming_job.h) starts where it ended and redoes nothing. A
+// request while a rescale is due, or once the backfill is done and the job
+// stops at that barrier anyway, waits for the next checkpoint or is moot.
+//
 // Adaptive mode (the job state's adaptive_target > 0, CONTRACT §11): the
 // coordinator owns an AdaptiveRateController (ratelimit/
 // adaptive_rate_controller.h) started from the job state: at the saved
@@ -71,6 +82,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -158,6 +170,14 @@ class BarrierCoordinator final : public BarrierListener {
 
   // The stop barrier was collected: the attempt completed.
   bool finished() const { return finished_; }
+
+  // Ends the attempt at its next checkpoint barrier (see the file comment);
+  // `reason` is for messages. Any thread; later requests add nothing.
+  void RequestReschedule(std::string reason) ABSL_LOCKS_EXCLUDED(mu_);
+  // After finished(): the attempt ended at a reschedule's stop barrier (the
+  // job goes on in a new attempt), with the first request's reason.
+  bool rescheduled() const { return rescheduled_; }
+  const std::string& reschedule_reason() const { return reschedule_reason_; }
 
   // After OnCollected: the actors a rescale replaced, whose last barrier is
   // now checkpointed (each has stopped, or is returning from the Poll that
@@ -250,6 +270,9 @@ class BarrierCoordinator final : public BarrierListener {
   bool done_ = false;
   bool last_ = false;
   bool finished_ = false;
+  // The last barrier stops the attempt for a reschedule (not the job's end).
+  bool rescheduled_ = false;
+  std::string reschedule_reason_;
   uint64_t barrier_index_ = 0;
   uint32_t checkpoints_after_finish_ = 0;
   absl::Time injected_at_;
@@ -276,6 +299,7 @@ class BarrierCoordinator final : public BarrierListener {
   std::function<void(const absl::Status&)> failure_callback_
       ABSL_GUARDED_BY(mu_);
   bool checkpoints_stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<std::string> reschedule_requested_ ABSL_GUARDED_BY(mu_);
   // Barrier latency in the backfill: injection (by the coordinator) to
   // emission (by the last backfill actor), per epoch.
   std::map<uint64_t, absl::Time> injected_ ABSL_GUARDED_BY(mu_);

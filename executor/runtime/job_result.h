@@ -54,6 +54,10 @@ struct JobResult {
   bool resumed = false;
   // Recoveries from errors in this run (each reopened the store if it could).
   uint32_t recoveries = 0;
+  // Attempts that ended at a checkpoint on request
+  // (BarrierCoordinator::RequestReschedule), each followed by a new attempt
+  // from that checkpoint; not recoveries.
+  uint32_t reschedules = 0;
   double seconds = 0;
   double snapshot_rows_per_second = 0;
   // Injection until the view collected the barrier, over all barriers.

@@ -24,7 +24,7 @@ absl::Status RunAttempt(StateStore& store, const StreamingJobOptions& options,
                         Registry* registry, AttemptStart attempt, Clock& clock,
                         const AttemptDriver& driver,
                         const PlacementFactory& make_placement,
-                        JobResult& result) {
+                        JobResult& result, bool* rescheduled) {
   const bool creating = attempt.creating;
   BACKFILL_ASSIGN_OR_RETURN(
       std::unique_ptr<BarrierCoordinator> coordinator,
@@ -43,7 +43,7 @@ absl::Status RunAttempt(StateStore& store, const StreamingJobOptions& options,
   // they go.
   std::unique_ptr<AttemptPlacement> placement;
   if (make_placement) {
-    BACKFILL_ASSIGN_OR_RETURN(placement, make_placement());
+    BACKFILL_ASSIGN_OR_RETURN(placement, make_placement(built_for));
     context.remote = placement.get();
   }
   // Declared after the coordinator: the actors report to it until they go.
@@ -60,6 +60,10 @@ absl::Status RunAttempt(StateStore& store, const StreamingJobOptions& options,
     if (status.ok()) status = remote;
   }
   coordinator->RecordAttemptEnd(*graph, status.ok());
+  *rescheduled = status.ok() && coordinator->rescheduled();
+  if (*rescheduled && options.on_reschedule) {
+    options.on_reschedule(coordinator->reschedule_reason());
+  }
   return status;
 }
 
@@ -259,9 +263,18 @@ absl::StatusOr<JobResult> RunStreamingJobWithDriver(
         job_store.get().CommittedEpoch(options.upstream.table_id) <= run_start;
     attempt.job_start = start;
     attempt.observer = observer;
+    bool rescheduled = false;
     const absl::Status status =
         RunAttempt(job_store.get(), options, registry, attempt, clock, driver,
-                   placement, result);
+                   placement, result, &rescheduled);
+    if (status.ok() && rescheduled) {
+      // Ended at a checkpoint on request: the next attempt starts from it
+      // at once (no back-off, nothing redone, not a recovery).
+      ++result.reschedules;
+      creating = false;
+      policy.AttemptProgressed();
+      continue;
+    }
     if (status.ok()) break;
     // A recovery restarts an existing job, even if this attempt created it.
     creating = false;

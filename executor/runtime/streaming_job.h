@@ -56,10 +56,16 @@
 // backfill's parallelism online at the next checkpoint barrier: the old
 // actors stop there, new ones start from the progress it commits, the
 // upstream keeps running, and no recovery happens (barrier_coordinator.h;
-// JobResult::rescales, rescale_upstream_blocked_seconds). The job's definition
-// (the upstream and view catalogs, the output columns, the internal table ids)
-// is saved at creation; a store that holds another job is FailedPrecondition
-// naming the first difference, before anything is read or written.
+// JobResult::rescales, rescale_upstream_blocked_seconds). A reschedule
+// (BarrierCoordinator::RequestReschedule, from a driver or a placement: e.g.
+// a worker joined a job split over processes) ends the attempt cleanly at
+// its next checkpoint barrier, and the next attempt, built and placed anew,
+// starts from that checkpoint at once: nothing is redone and it is not a
+// recovery (JobResult::reschedules, options.on_reschedule). The job's
+// definition (the upstream and view catalogs, the output columns, the internal
+// table ids) is saved at creation; a store that holds another job is
+// FailedPrecondition naming the first difference, before anything is read or
+// written.
 #ifndef EXECUTOR_RUNTIME_STREAMING_JOB_H_
 #define EXECUTOR_RUNTIME_STREAMING_JOB_H_
 
@@ -113,9 +119,12 @@ class AttemptPlacement : public RemoteActors {
   virtual absl::Status EndRemote() = 0;
 };
 
-// Makes each attempt's placement; empty: every actor runs in this process.
+// Makes each attempt's placement, for the job state its graph is built for
+// (its parallelism: how many backfill actors to place); empty: every actor
+// runs in this process.
 using PlacementFactory =
-    std::function<absl::StatusOr<std::unique_ptr<AttemptPlacement>>()>;
+    std::function<absl::StatusOr<std::unique_ptr<AttemptPlacement>>(
+        const JobState& state)>;
 
 // RunStreamingJob with `driver` for every attempt (RunStreamingJob's is
 // RunThreaded with options.barrier_interval). Everything else is the same:

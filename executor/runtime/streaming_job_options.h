@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -184,6 +185,10 @@ struct StreamingJobOptions {
   // Optional: called when the job is about to recover from `error`
   // (`recovery` counts from 1), before the back-off and the reopen. For logs.
   std::function<void(const absl::Status& error, uint32_t recovery)> on_recovery;
+  // Optional: called when an attempt ended at a checkpoint for a reschedule
+  // (BarrierCoordinator::RequestReschedule), with the request's reason,
+  // before the next attempt starts. For logs.
+  std::function<void(const std::string& reason)> on_reschedule;
   // Optional: closes the store and opens it again, returning the store to
   // use from then on (the old one is not used after the call). Called
   // between graphs, when nothing the job made on the old store is alive. A

@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "executor/runtime/barrier_coordinator.h"
 #include "executor/runtime/job_state_table.h"
+#include "executor/runtime/threaded_driver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/memory_state_store.h"
@@ -691,6 +694,83 @@ TEST(StreamingJobTest, AdaptiveModeAndRateSurviveARestart) {
 // Adaptive mode across an in-process recovery (one failed WAL sync): the
 // rebuilt actors read at a controller rate again, not at the options' plain
 // limit (Disabled here), and the mode is still in force at the end.
+// A reschedule ends the attempt at its next checkpoint barrier with every
+// actor stopped and everything it did committed: the next attempt starts
+// from that checkpoint (nothing redone), at once, and no recovery happens.
+TEST(StreamingJobTest, ARescheduleEndsTheAttemptAtACheckpointAndRedoesNothing) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = SmallJob();
+  // Slow enough that both reschedules land inside the backfill.
+  options.rate_limit = RateLimit::Fixed(5000);
+  options.checkpoint_frequency = 3;
+  int recoveries_seen = 0;
+  options.on_recovery = [&](const absl::Status& error, uint32_t) {
+    ++recoveries_seen;
+    ADD_FAILURE() << "unexpected recovery: " << error;
+  };
+  std::vector<std::string> reasons;
+  options.on_reschedule = [&](const std::string& reason) {
+    reasons.push_back(reason);
+  };
+  struct AttemptSeen {
+    Epoch committed_at_start;
+    EpochPair first;
+    EpochPair last;
+    uint64_t rows_at_end = 0;
+    bool rescheduled = false;
+  };
+  std::vector<AttemptSeen> attempts;
+  const TableId upstream = options.upstream.table_id;
+  auto driver = [&](JobGraph& graph, BarrierCoordinator& coordinator) {
+    AttemptSeen seen;
+    seen.committed_at_start = store->CommittedEpoch(upstream);
+    seen.first = coordinator.epoch();
+    // The first two attempts are asked to end at once: they stop at their
+    // first checkpoint barrier after the initial one.
+    if (attempts.size() < 2) {
+      coordinator.RequestReschedule(absl::StrCat("test ", attempts.size()));
+      coordinator.RequestReschedule("a second request adds nothing");
+    }
+    const absl::Status status = RunThreaded(
+        graph, coordinator, options.barrier_interval, Clock::Real());
+    seen.last = coordinator.epoch();
+    seen.rows_at_end = graph.in_force().tracker->consumed_rows();
+    seen.rescheduled = coordinator.rescheduled();
+    attempts.push_back(seen);
+    return status;
+  };
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult result, RunStreamingJobWithDriver(*store, options, nullptr, {},
+                                                  Clock::Real(), driver));
+  EXPECT_TRUE(result.consistent) << result.mismatch;
+  EXPECT_EQ(result.upstream_rows, result.view_rows);
+  EXPECT_EQ(result.recoveries, 0u);
+  EXPECT_EQ(recoveries_seen, 0);
+  EXPECT_EQ(result.reschedules, 2u);
+  EXPECT_THAT(reasons, ::testing::ElementsAre("test 0", "test 1"));
+  ASSERT_EQ(attempts.size(), 3u);
+  EXPECT_TRUE(attempts[0].rescheduled);
+  EXPECT_TRUE(attempts[1].rescheduled);
+  EXPECT_FALSE(attempts[2].rescheduled);
+  for (size_t i = 0; i < 2; ++i) {
+    // Stopped at the first checkpoint barrier after the initial one
+    // (checkpoint_frequency 3), mid-backfill.
+    EXPECT_EQ(attempts[i].last.curr.value(), attempts[i].first.curr.value() + 3)
+        << "attempt " << i;
+    EXPECT_LT(attempts[i].rows_at_end, options.initial_rows) << "attempt " << i;
+    // The next attempt starts from the stop barrier's checkpoint: its first
+    // barrier is the one after it, nothing of attempt i is redone.
+    EXPECT_EQ(attempts[i + 1].committed_at_start, attempts[i].last.prev)
+        << "attempt " << i + 1;
+    EXPECT_EQ(attempts[i + 1].first.prev, attempts[i].last.prev)
+        << "attempt " << i + 1;
+  }
+  // Each attempt went on from the progress the one before committed.
+  EXPECT_GT(attempts[1].rows_at_end, 0u);
+  EXPECT_GE(attempts[2].rows_at_end, attempts[1].rows_at_end);
+  EXPECT_EQ(result.snapshot_rows_this_run, result.snapshot_rows);
+}
+
 TEST(StreamingJobTest, AdaptiveModeSurvivesAnInProcessRecovery) {
   ReopenableStore reopenable;
   reopenable.options = FaultStoreOptions("adaptive_recovery");
