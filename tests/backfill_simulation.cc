@@ -116,7 +116,7 @@ int Main() {
   uint64_t divergences = 0, crashes = 0, rescales = 0, mutations = 0,
            faults = 0, swallowed = 0, barriers = 0, done = 0, checks = 0,
            whole = 0, online_rescales = 0, with_rescale_actions = 0,
-           adaptive = 0, small_budget = 0;
+           adaptive = 0, small_budget = 0, reschedules = 0;
   std::map<std::string, uint64_t> crash_kinds;
   int notes = 0;
   std::atomic<uint64_t> next{0};
@@ -129,6 +129,7 @@ int Main() {
       crashes += outcome.crashes;
       rescales += outcome.rescales;
       online_rescales += outcome.online_rescales;
+      reschedules += outcome.reschedules;
       with_rescale_actions += outcome.rescale_actions > 0 ? 1 : 0;
       adaptive += outcome.adaptive ? 1 : 0;
       small_budget += outcome.small_buffer_budget ? 1 : 0;
@@ -188,6 +189,7 @@ int Main() {
             << "\n";
   std::cout << "mix: seeds with rescale actions: " << with_rescale_actions
             << ", online rescales begun: " << online_rescales
+            << ", reschedules: " << reschedules
             << ", seeds in adaptive mode: " << adaptive
             << ", seeds with a small upstream buffer budget: " << small_budget
             << "\n";

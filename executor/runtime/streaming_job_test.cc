@@ -697,9 +697,14 @@ TEST(StreamingJobTest, AdaptiveModeAndRateSurviveARestart) {
 // A reschedule ends the attempt at its next checkpoint barrier with every
 // actor stopped and everything it did committed: the next attempt starts
 // from that checkpoint (nothing redone), at once, and no recovery happens.
-TEST(StreamingJobTest, ARescheduleEndsTheAttemptAtACheckpointAndRedoesNothing) {
+// Each backfill kind (its per-vnode or per-actor positions, a snapshot
+// backfill's log) goes on from the checkpoint of the reschedule's stop.
+class RescheduleTest : public ::testing::TestWithParam<BackfillKind> {};
+
+TEST_P(RescheduleTest, EndsTheAttemptAtACheckpointAndRedoesNothing) {
   auto store = NewMemoryStateStore();
   StreamingJobOptions options = SmallJob();
+  options.backfill_kind = GetParam();
   // Slow enough that both reschedules land inside the backfill.
   options.rate_limit = RateLimit::Fixed(5000);
   options.checkpoint_frequency = 3;
@@ -770,6 +775,14 @@ TEST(StreamingJobTest, ARescheduleEndsTheAttemptAtACheckpointAndRedoesNothing) {
   EXPECT_GE(attempts[2].rows_at_end, attempts[1].rows_at_end);
   EXPECT_EQ(result.snapshot_rows_this_run, result.snapshot_rows);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, RescheduleTest,
+    ::testing::Values(BackfillKind::kArrangement, BackfillKind::kNoShuffle,
+                      BackfillKind::kSnapshot),
+    [](const ::testing::TestParamInfo<BackfillKind>& info) {
+      return std::string(BackfillKindName(info.param));
+    });
 
 TEST(StreamingJobTest, AdaptiveModeSurvivesAnInProcessRecovery) {
   ReopenableStore reopenable;

@@ -210,6 +210,7 @@ class Simulation {
     parallelism_ = coordinator.state().parallelism;
     oracle_.BeginAttempt();
     if (plan.fault_nth > 0) plan_->Arm(plan.fault_op, plan.fault_nth);
+    if (plan.reschedule) coordinator.RequestReschedule("simulated reschedule");
     DeterministicDriverOptions driver;
     driver.seed = scenario_.driver_seed + 1000 * run_ + attempt_;
     driver.barrier_interval = scenario_.job.barrier_interval;
@@ -225,6 +226,13 @@ class Simulation {
     }
     const absl::Status status =
         RunDeterministic(graph, coordinator, driver, clock_);
+    if (status.ok() && coordinator.rescheduled()) {
+      ++outcome_.reschedules;
+      if (options_.trace) {
+        std::cerr << "  attempt " << attempt_ << ": rescheduled at "
+                  << coordinator.epoch().DebugString() << "\n";
+      }
+    }
     // Every set of backfill actors after the first was built by an online
     // rescale of this attempt.
     const int online = static_cast<int>(graph.backfill_sets.size()) - 1;

@@ -102,6 +102,9 @@ struct SeedOutcome {
   // checkpoint committed).
   int rescales = 0;
   int online_rescales = 0;
+  // Attempts that ended at a checkpoint on a reschedule request (the next
+  // attempt went on from it).
+  int reschedules = 0;
   // Actions of the timeline that applied (epochs reached in the run that
   // finished), plus the parallelism and adaptive-mode overrides of
   // restarts.

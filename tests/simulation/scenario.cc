@@ -284,6 +284,20 @@ Scenario MakeScenario(uint64_t seed) {
     }
     scenario.runs.push_back(std::move(run));
   }
+  // Reschedules, drawn apart so that the rest of every seed's scenario is
+  // what it was before they existed: in some runs, one attempt that only
+  // asks for a reschedule, before the run's kill.
+  Draw reschedules(seed ^ 0x5eedc0ffee);
+  for (RunPlan& run : scenario.runs) {
+    if (!reschedules.Chance(0.3)) continue;
+    const bool killed = !run.attempts.empty() && run.attempts.back().kill;
+    const size_t before = run.attempts.size() - (killed ? 1 : 0);
+    AttemptPlan reschedule;
+    reschedule.reschedule = true;
+    run.attempts.insert(run.attempts.begin() + static_cast<std::ptrdiff_t>(
+                                                   reschedules.Int(0, before)),
+                        reschedule);
+  }
   return scenario;
 }
 
@@ -339,7 +353,9 @@ std::string Scenario::DebugString() const {
                                        absl::FormatDuration(*run.adaptive_target))
                         : std::string());
     for (const AttemptPlan& a : run.attempts) {
-      if (a.fault_nth > 0) {
+      if (a.reschedule) {
+        absl::StrAppend(&out, "; reschedule");
+      } else if (a.fault_nth > 0) {
         absl::StrAppend(&out, "; fault ", FaultOpName(a.fault_op), " #",
                         a.fault_nth);
       } else {

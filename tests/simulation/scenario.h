@@ -42,6 +42,11 @@ struct AttemptPlan {
   // The crash kills the process (the run ends; the next run restarts on the
   // same store) instead of an in-process recovery.
   bool kill = false;
+  // A reschedule (BarrierCoordinator::RequestReschedule) asked for when the
+  // attempt starts: it ends at its first checkpoint barrier after the
+  // initial one, and the run's next attempt goes on from that checkpoint.
+  // Such an attempt has no crash and no fault of its own.
+  bool reschedule = false;
 };
 
 // One process lifetime: RunStreamingJobWithDriver on the store.
