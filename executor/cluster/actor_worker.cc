@@ -1,6 +1,7 @@
 #include "executor/cluster/actor_worker.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,7 +24,9 @@ using Writer = grpc::ServerWriter<cluster::proto::AttemptEvent>;
 // ended is dropped: the coordinator no longer listens.
 class EventStream final : public ProgressEventSink, public BarrierListener {
  public:
-  explicit EventStream(Writer& writer) : writer_(writer) {}
+  // `actors`: how many backfill actors of the attempt this worker runs.
+  EventStream(Writer& writer, size_t actors)
+      : writer_(writer), actors_(actors) {}
 
   void Write(const cluster::proto::AttemptEvent& event)
       ABSL_LOCKS_EXCLUDED(mu_) {
@@ -44,13 +47,28 @@ class EventStream final : public ProgressEventSink, public BarrierListener {
     return absl::OkStatus();
   }
 
-  // The coordinator's process measures barrier latency and collects
-  // barriers itself; an actor's end is reported with the attempt's. The
-  // newest epoch the actors sealed is the one the attempt's last checkpoint
-  // must commit before their table instances go.
+  // Once every actor of this worker emitted a barrier, the coordinator
+  // hears it (it measures the barrier's latency through the backfill from
+  // these, as it does from its own actors in one process); it collects
+  // barriers at its view. An actor's end is reported with the attempt's.
+  // The newest epoch the actors sealed is the one the attempt's last
+  // checkpoint must commit before their table instances go.
   void BackfillEmitted(const Barrier& barrier, absl::Time) override {
-    MutexLock lock(&mu_);
-    last_sealed_ = std::max(last_sealed_, barrier.epoch.prev);
+    bool all = false;
+    {
+      MutexLock lock(&mu_);
+      last_sealed_ = std::max(last_sealed_, barrier.epoch.prev);
+      const uint64_t curr = barrier.epoch.curr.value();
+      if (++emitted_[curr] == actors_) {
+        emitted_.erase(curr);
+        all = true;
+      }
+    }
+    if (!all) return;
+    cluster::proto::AttemptEvent event;
+    event.mutable_emitted()->set_curr_epoch(barrier.epoch.curr.value());
+    event.mutable_emitted()->set_prev_epoch(barrier.epoch.prev.value());
+    Write(event);
   }
   Epoch last_sealed() const ABSL_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(&mu_);
@@ -62,7 +80,10 @@ class EventStream final : public ProgressEventSink, public BarrierListener {
  private:
   mutable Mutex mu_;
   Writer& writer_ ABSL_GUARDED_BY(mu_);
+  const size_t actors_;
   Epoch last_sealed_ ABSL_GUARDED_BY(mu_);
+  // Per barrier (its curr epoch): the actors that emitted it so far.
+  std::map<uint64_t, size_t> emitted_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -92,7 +113,7 @@ class ActorWorker::Service final
     auto remote = std::make_shared<GrpcRemoteActors>(
         [actors](ActorId actor) { return actors.contains(actor); },
         *worker_->exchange_, [coordinator](ActorId) { return coordinator; });
-    EventStream events(*writer);
+    EventStream events(*writer, actors.size());
     JobState state;
     state.parallelism = request->parallelism();
     state.rate_limit = RateLimit::FromOptionalU32(

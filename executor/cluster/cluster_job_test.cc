@@ -222,6 +222,10 @@ TEST_P(ClusterJobTest, TheViewEqualsTheTableWithTheActorsInTwoWorkers) {
   EXPECT_EQ(run.result->upstream_rows, run.result->view_rows);
   EXPECT_GE(run.result->snapshot_rows, 1u);
   EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u));
+  // The barriers' latency through the backfill is measured from the
+  // workers' reports (every backfill actor runs in a worker): adaptive
+  // mode's samples.
+  EXPECT_GT(run.result->backfill_barrier_latency_p99_ms, 0);
 
   // A process opened afterwards reads the same view.
   std::unique_ptr<SharedStateStore> reader =

@@ -184,6 +184,13 @@ void ClusterPlacement::Relay(Call& call, JobGraph& graph,
                                                        reported.message())),
             coordinator);
       }
+    } else if (event.has_emitted()) {
+      // Every actor of this worker emitted the barrier: the barrier's
+      // latency through the backfill, as the coordinator's clock sees it.
+      Barrier emitted;
+      emitted.epoch = EpochPair{Epoch(event.emitted().curr_epoch()),
+                                Epoch(event.emitted().prev_epoch())};
+      coordinator.BackfillEmitted(emitted, coordinator.clock().Now());
     } else if (event.has_failed() || event.has_ended()) {
       const cluster::proto::EndedMessage& end =
           event.has_failed() ? event.failed() : event.ended();

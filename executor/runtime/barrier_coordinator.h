@@ -162,6 +162,9 @@ class BarrierCoordinator final : public BarrierListener {
   }
   // The epoch of the barrier of the last NextBarrier.
   EpochPair epoch() const { return epoch_; }
+  // The attempt's clock (for listeners in other threads: BackfillEmitted's
+  // `now`).
+  Clock& clock() const { return clock_; }
 
   // After the barrier of NextBarrier was collected: latencies, the
   // checkpoint (if it is one), the result's counters, the observer. Errors:
