@@ -327,6 +327,22 @@ class WatchedPlacement final : public AttemptPlacement {
   ResplitOnJoin& watcher_;
 };
 
+// The leader records the end of the run (its result, or the job's error):
+// the standby and the workers exit when they see it. Only while it leads (a
+// deposed leader's job failed for that reason; its successor goes on).
+void RecordRunEnd(CheckpointCoordinator& checkpoints, const std::string& role,
+                  const std::string& end) {
+  absl::StatusOr<bool> put = checkpoints.PutIfLeading({DoneKey(), end});
+  if (!put.ok()) {
+    std::cerr << "backfill_cluster " << role
+              << ": warning: cannot record the end of the run: " << put.status()
+              << "\n";
+  } else if (!*put) {
+    std::cerr << "backfill_cluster " << role
+              << ": no longer leads: the end of its run is not recorded\n";
+  }
+}
+
 int RunCoordinator(const std::string& data_dir) {
   const std::string role =
       absl::StrCat("coordinator ", absl::GetFlag(FLAGS_coordinator_index));
@@ -368,7 +384,7 @@ int RunCoordinator(const std::string& data_dir) {
       return Fail(role, leading);
     }
     if (RunIsDone(etcd)) {
-      Say("STANDBY_DONE the job finished under another coordinator");
+      Say("STANDBY_DONE the run ended under another coordinator");
       return 0;
     }
     if (leading.ok()) break;
@@ -391,7 +407,11 @@ int RunCoordinator(const std::string& data_dir) {
              !joined.ok()) {
     return Fail(role, joined);
   }
-  ClusterCheckpointStore store(committer, **checkpoints);
+  // The job's store; a recovery reopens the committer's store (a failed
+  // commit leaves it refusing commits; another committer's version may have
+  // overtaken it) and makes a new one over it.
+  auto store =
+      std::make_unique<ClusterCheckpointStore>(committer, **checkpoints);
   StreamingJobOptions options = spec->job;
   options.barrier_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_barrier_timeout_seconds));
@@ -404,6 +424,12 @@ int RunCoordinator(const std::string& data_dir) {
   };
   options.on_reschedule = [](const std::string& reason) {
     Say(absl::StrCat("RESCHEDULE ", reason));
+  };
+  options.reopen_store = [&]() -> absl::StatusOr<StateStore*> {
+    BACKFILL_ASSIGN_OR_RETURN(SharedStateStore * reopened,
+                              (*checkpoints)->ReopenStore());
+    store = std::make_unique<ClusterCheckpointStore>(*reopened, **checkpoints);
+    return store.get();
   };
   uint64_t attempt = 0;
   ResplitOnJoin resplit(**checkpoints);
@@ -445,25 +471,30 @@ int RunCoordinator(const std::string& data_dir) {
                      " assignment ", assignment->assignment_version, " actors ",
                      placed));
     return std::make_unique<WatchedPlacement>(
-        std::make_unique<ClusterPlacement>(**exchange, committer, store,
-                                           std::move(live), ++attempt,
+        std::make_unique<ClusterPlacement>(**exchange, *(*checkpoints)->store(),
+                                           *store, std::move(live), ++attempt,
                                            std::move(actor_workers)),
         std::move(sessions), resplit);
   };
-  auto observer = [&committer](const JobProgress& progress) {
+  auto observer = [&checkpoints](const JobProgress& progress) {
     Say(absl::StrCat("EPOCH ", progress.epochs, " checkpoints ",
                      progress.checkpoints, " snapshot_rows ",
                      progress.snapshot_rows, " committed ",
-                     committer.CommittedEpoch(/*table_id=*/0).value()));
+                     (*checkpoints)->store()->CommittedEpoch(0).value()));
   };
   absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
-      store, options, nullptr, observer, Clock::Real(),
+      *store, options, nullptr, observer, Clock::Real(),
       [&](JobGraph& graph, BarrierCoordinator& coordinator) {
         return RunThreaded(graph, coordinator, options.barrier_interval,
                            Clock::Real());
       },
       placement);
   if (!result.ok()) {
+    // The job failed (not this coordinator): the run is over, and a standby
+    // must not run it again. A leader that lost the lead leaves it to the
+    // new one.
+    RecordRunEnd(**checkpoints, role,
+                 absl::StrCat("FAILED ", result.status().ToString()));
     (*checkpoints)->Shutdown();
     return Fail(role, result.status());
   }
@@ -472,7 +503,7 @@ int RunCoordinator(const std::string& data_dir) {
     std::error_code made;
     std::filesystem::create_directories(dir, made);
     absl::StatusOr<ViewVerdict> verdict =
-        WriteViewDumps(store, options, *spec, dir);
+        WriteViewDumps(*store, options, *spec, dir);
     if (!verdict.ok()) {
       dumped = verdict.status();
     } else if (verdict->consistent != result->consistent ||
@@ -496,11 +527,7 @@ int RunCoordinator(const std::string& data_dir) {
       result->seconds, " snapshot_rows_per_second ",
       result->snapshot_rows_per_second);
   // Before resigning: a standby that takes over then finds the job done.
-  if (absl::StatusOr<int64_t> put = etcd.Put({DoneKey(), line}); !put.ok()) {
-    std::cerr << "backfill_cluster " << role
-              << ": warning: cannot record the end of the run: " << put.status()
-              << "\n";
-  }
+  RecordRunEnd(**checkpoints, role, line);
   (*checkpoints)->Shutdown();
   Say(line);
   if (!result->consistent) {

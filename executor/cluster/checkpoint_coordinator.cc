@@ -162,6 +162,19 @@ bool CheckpointCoordinator::IsLeading() const {
   return role_ == Role::kLeading;
 }
 
+absl::StatusOr<bool> CheckpointCoordinator::PutIfLeading(EtcdPut put) {
+  if (election_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "PutIfLeading: a coordinator without etcd has no election");
+  }
+  if (!IsLeading()) return false;
+  EtcdTxn txn;
+  txn.compares = {EtcdElection::Fence(candidacy_)};
+  txn.then_puts = {std::move(put)};
+  BACKFILL_ASSIGN_OR_RETURN(EtcdTxnResult result, options_.etcd->Txn(txn));
+  return result.succeeded;
+}
+
 absl::Status CheckpointCoordinator::WaitUntilLeading(absl::Time deadline) {
   MutexLock lock(&mu_);
   clock_.WaitUntil(
@@ -190,6 +203,37 @@ std::string CheckpointCoordinator::address() const { return address_; }
 
 SharedStateStore* CheckpointCoordinator::store() const {
   MutexLock lock(&mu_);
+  return store_;
+}
+
+absl::StatusOr<SharedStateStore*> CheckpointCoordinator::ReopenStore() {
+  std::unique_ptr<SharedStateStore> old;
+  {
+    MutexLock lock(&mu_);
+    if (role_ != Role::kLeading || !options_.open_store ||
+        owned_store_ == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("checkpoint coordinator at ", address_,
+                       ": only a leader that opened its store can reopen it"));
+    }
+    old = std::move(owned_store_);
+    store_ = nullptr;
+  }
+  // Its compactions land before the new store reads the version (the two
+  // must not share the cache directory at once either).
+  old->WaitForMaintenance().IgnoreError();
+  old.reset();
+  absl::StatusOr<std::unique_ptr<SharedStateStore>> store =
+      options_.open_store();
+  if (!store.ok()) {
+    return absl::Status(
+        store.status().code(),
+        absl::StrCat("checkpoint coordinator at ", address_,
+                     ": reopening the store: ", store.status().message()));
+  }
+  MutexLock lock(&mu_);
+  owned_store_ = *std::move(store);
+  store_ = owned_store_.get();
   return store_;
 }
 
@@ -738,8 +782,8 @@ absl::Status CheckpointCoordinator::TakeOver() {
       state_.num_vnodes = options_.num_vnodes;
       state_revision_ = 0;
     }
-    owned_store_ = *std::move(store);
     MutexLock lock(&mu_);
+    owned_store_ = *std::move(store);
     if (shut_down_) return absl::OkStatus();
     store_ = owned_store_.get();
     role_ = Role::kLeading;
@@ -818,6 +862,14 @@ void CheckpointCoordinator::Shutdown() {
   }
   changed_.SignalAll();
   if (control_thread_.joinable()) control_thread_.join();
+  // The store's last compaction commits before the lead goes: after it, a
+  // successor that opened the store would find its version overtaken.
+  SharedStateStore* owned = nullptr;
+  {
+    MutexLock lock(&mu_);
+    owned = owned_store_.get();
+  }
+  if (owned != nullptr) owned->WaitForMaintenance().IgnoreError();
   // A standby may take over at once (else it waits for the lease).
   if (election_ != nullptr && candidacy_.create_revision != 0) {
     election_->Resign(candidacy_).IgnoreError();

@@ -134,8 +134,21 @@ class CheckpointCoordinator {
 
   // The committer's store: options.store, or with `etcd` the one open_store
   // opened when this coordinator took over (nullptr until then). Valid as
-  // long as the coordinator.
+  // long as the coordinator, or until ReopenStore.
   SharedStateStore* store() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // With `etcd`, leading: closes the committer's store (after its pending
+  // maintenance) and opens it again with open_store, which loads the
+  // current version; returns the new one, store() from now on. For a
+  // recovery: a store whose commit failed refuses every later commit
+  // (SharedStateStore::CommitCheckpoint), and one that another committer's
+  // version overtook (a deposed leader's last compaction) is fenced until
+  // it loads that version. REQUIRES: no checkpoint in progress and nothing
+  // alive on the old store (between a job's attempts: the runtime's
+  // reopen_store). Errors: FailedPrecondition unless leading with
+  // open_store; open_store's (store() is then nullptr until a later call
+  // succeeds).
+  absl::StatusOr<SharedStateStore*> ReopenStore() ABSL_LOCKS_EXCLUDED(mu_);
 
   // The ids of the registered workers whose streams are open, in
   // registration order.
@@ -161,6 +174,12 @@ class CheckpointCoordinator {
   // Without `etcd` it always leads.
   bool IsLeading() const ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status WaitUntilLeading(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);
+  // With `etcd`: writes `put` only while this coordinator leads (one
+  // transaction fenced by its candidacy, EtcdElection::Fence); returns
+  // whether it was written. For what only the leader may record (e.g. the
+  // end of the job), which a leader deposed a moment ago must not. Errors:
+  // FailedPrecondition without `etcd`; etcd's.
+  absl::StatusOr<bool> PutIfLeading(EtcdPut put) ABSL_LOCKS_EXCLUDED(mu_);
 
   // With `etcd`, while leading: the job's state (live workers with their
   // leases, the vnode assignment) as this coordinator last wrote it to etcd.
@@ -283,7 +302,7 @@ class CheckpointCoordinator {
   absl::Status deposed_ ABSL_GUARDED_BY(mu_);  // Why, in Role::kDeposed.
   // The committer's store: options_.store, or owned_store_ once leading.
   SharedStateStore* store_ ABSL_GUARDED_BY(mu_) = nullptr;
-  std::unique_ptr<SharedStateStore> owned_store_;  // Set before store_.
+  std::unique_ptr<SharedStateStore> owned_store_ ABSL_GUARDED_BY(mu_);
   // Leases of fenced workers (refused for good), and why each fenced
   // session was dropped (by session number).
   std::set<int64_t> fenced_leases_ ABSL_GUARDED_BY(mu_);

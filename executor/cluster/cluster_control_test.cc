@@ -542,5 +542,53 @@ TEST(ClusterControlTest, ALeaderWhoseLeaseEndsIsDeposedAndCommitsNothing) {
   a_rows.reset();
 }
 
+// A version another committer wrote after the leader opened its store (a
+// deposed leader's last compaction, say) fences the leader's commits, and a
+// store whose commit failed refuses later ones: ReopenStore loads the
+// current version and the leader commits again.
+TEST(ClusterControlTest,
+     ALeaderReopensItsStoreAfterAnotherCommitterOvertookIt) {
+  Job job("reopen");
+  Lease lease(job.etcd(), absl::Seconds(10));
+  Lease standby_lease(job.etcd(), absl::Seconds(10));
+  CheckpointCoordinatorOptions options = job.CoordinatorOptions(lease);
+  options.commit_own_data = true;
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto leader,
+                                CheckpointCoordinator::Start(options));
+  BACKFILL_ASSERT_OK(leader->WaitUntilLeading(Deadline()));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto standby,
+      CheckpointCoordinator::Start(job.CoordinatorOptions(standby_lease)));
+  BACKFILL_ASSERT_OK(leader->Checkpoint(Epoch(3)).status());
+
+  auto intruder = job.OpenStore();
+  ASSERT_NE(intruder, nullptr);
+  BACKFILL_ASSERT_OK(intruder->Checkpoint(Epoch(4)));
+  EXPECT_THAT(leader->Checkpoint(Epoch(5)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("changed by another committer")));
+  // The store whose commit failed commits nothing more.
+  EXPECT_THAT(leader->Checkpoint(Epoch(6)), Not(IsOk()));
+
+  EXPECT_THAT(standby->ReopenStore(),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStore * reopened,
+                                leader->ReopenStore());
+  EXPECT_EQ(leader->store(), reopened);
+  EXPECT_EQ(reopened->CommittedEpoch(kTable), Epoch(4));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(CheckpointResult result,
+                                leader->Checkpoint(Epoch(5)));
+  EXPECT_EQ(result.version.committed_epoch, Epoch(5));
+  // Only the leader records what only the leader may.
+  EXPECT_THAT(leader->PutIfLeading({job.prefix() + "done", "yes"}),
+              IsOkAndHolds(true));
+  EXPECT_THAT(standby->PutIfLeading({job.prefix() + "done", "no"}),
+              IsOkAndHolds(false));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::optional<EtcdKeyValue> done,
+                                job.etcd().Get(job.prefix() + "done"));
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(done->value, "yes");
+}
+
 }  // namespace
 }  // namespace backfill
