@@ -274,12 +274,13 @@ absl::StatusOr<std::unique_ptr<ActorWorker>> ActorWorker::Start(
   }
   std::unique_ptr<ActorWorker> worker(new ActorWorker(options));
   absl::StatusOr<std::unique_ptr<ExchangeServer>> exchange =
-      ExchangeServer::Start(
-          {.listen_address = options.exchange_listen_address});
+      ExchangeServer::Start({.listen_address = options.exchange_listen_address,
+                             .keepalive = options.keepalive});
   if (!exchange.ok()) return exchange.status();
   worker->exchange_ = *std::move(exchange);
   worker->service_ = std::make_unique<Service>(worker.get());
   grpc::ServerBuilder builder;
+  ConfigureKeepalive(builder, options.keepalive);
   int port = 0;
   builder.AddListeningPort(options.listen_address,
                            grpc::InsecureServerCredentials(), &port);

@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "executor/cluster/grpc_keepalive.h"
 #include "executor/cluster/remote_exchange.h"
 #include "executor/runtime/streaming_job_options.h"
 #include "storage/shared/shared_state_store.h"
@@ -58,6 +59,11 @@ struct ActorWorkerOptions {
   // not yet synced) for the coordinator's final checkpoint to commit that
   // epoch; past it the attempt ends with DeadlineExceeded.
   absl::Duration final_commit_timeout = absl::Seconds(60);
+  // Pings on the coordinator's connections to the actor service and the
+  // exchange server (grpc_keepalive.h): an attempt whose coordinator
+  // vanished without closing them is cancelled within interval + timeout,
+  // so the next leader's attempt does not wait for it.
+  Keepalive keepalive = {};
 };
 
 class ActorWorker {

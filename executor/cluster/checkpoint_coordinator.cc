@@ -117,6 +117,7 @@ CheckpointCoordinator::Start(const CheckpointCoordinatorOptions& options) {
       new CheckpointCoordinator(options, clock));
   coordinator->service_ = std::make_unique<Service>(coordinator.get());
   grpc::ServerBuilder builder;
+  ConfigureKeepalive(builder, options.keepalive);
   int port = 0;
   builder.AddListeningPort(options.listen_address,
                            grpc::InsecureServerCredentials(), &port);

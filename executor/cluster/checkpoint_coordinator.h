@@ -45,6 +45,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "executor/cluster/grpc_keepalive.h"
 #include "executor/cluster/job_state.h"
 #include "storage/epoch.h"
 #include "storage/shared/etcd_client.h"
@@ -80,6 +81,10 @@ struct CheckpointCoordinatorOptions {
   // Time for reply_timeout and poll_interval; nullptr means Clock::Real().
   // Not owned; must outlive the coordinator.
   Clock* clock = nullptr;
+  // Pings on the workers' connections (grpc_keepalive.h): the stream of a
+  // worker that vanished without closing it ends within interval + timeout
+  // (the worker leaves).
+  Keepalive keepalive = {};
 
   // ---- The control plane (all of the following, or none).
   // The job's etcd. Default nullptr: no leases, no assignment, no election.

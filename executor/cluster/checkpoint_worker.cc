@@ -94,8 +94,8 @@ absl::StatusOr<std::unique_ptr<CheckpointWorker>> CheckpointWorker::Connect(
                                            "coordinator at ",
                                            options.coordinator_address);
   auto connection = std::make_unique<Connection>();
-  connection->channel = grpc::CreateChannel(options.coordinator_address,
-                                            grpc::InsecureChannelCredentials());
+  connection->channel =
+      CreateKeepaliveChannel(options.coordinator_address, options.keepalive);
   const auto deadline = std::chrono::system_clock::now() +
                         absl::ToChronoNanoseconds(options.connect_timeout);
   if (!connection->channel->WaitForConnected(deadline)) {

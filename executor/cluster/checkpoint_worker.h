@@ -30,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "executor/cluster/grpc_keepalive.h"
 #include "storage/shared/shared_state_store.h"
 #include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/mutex.h"
@@ -79,6 +80,10 @@ struct CheckpointWorkerOptions {
   // the worker's other services by name, e.g. {"actor": ..., "exchange":
   // ...} of its ActorWorker.
   std::map<std::string, std::string> endpoints = {};
+  // Pings on the connection to the coordinator (grpc_keepalive.h): a
+  // coordinator that vanished without closing it (its machine died) ends
+  // the stream within interval + timeout, as one that closed it does.
+  Keepalive keepalive = {};
 };
 
 class CheckpointWorker {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "executor/backfill/progress_reporter.h"
 #include "executor/cluster/actor_service.grpc.pb.h"
+#include "executor/cluster/grpc_keepalive.h"
 #include "executor/runtime/barrier_coordinator.h"
 #include "grpcpp/grpcpp.h"
 #include "third_party/absl_extras/status_macros.h"
@@ -148,8 +149,10 @@ absl::Status ClusterPlacement::StartRemote(const JobState& state,
       if (WorkerOf(actor) == w) request.add_actors(actor);
     }
     if (request.actors_size() == 0) continue;
-    call->stub = cluster::proto::ActorService::NewStub(grpc::CreateChannel(
-        workers_[w].actor_address, grpc::InsecureChannelCredentials()));
+    // A worker that vanished without closing the connection (its machine
+    // died) fails the call within the keepalive's interval + timeout.
+    call->stub = cluster::proto::ActorService::NewStub(
+        CreateKeepaliveChannel(workers_[w].actor_address, Keepalive{}));
     Call& started = *call;
     calls_.push_back(std::move(call));
     started.thread = std::thread([this, &started, &graph, &coordinator] {

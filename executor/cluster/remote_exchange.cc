@@ -107,6 +107,7 @@ absl::StatusOr<std::unique_ptr<ExchangeServer>> ExchangeServer::Start(
   std::unique_ptr<ExchangeServer> server(new ExchangeServer(options));
   server->service_ = std::make_unique<Service>(server.get());
   grpc::ServerBuilder builder;
+  ConfigureKeepalive(builder, options.keepalive);
   int port = 0;
   builder.AddListeningPort(options.listen_address,
                            grpc::InsecureServerCredentials(), &port);
@@ -274,7 +275,7 @@ void RemoteInput::Run() {
       absl::StrCat(EdgeName(options_.upstream, options_.downstream), " from ",
                    options_.address);
   std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateChannel(options_.address, grpc::InsecureChannelCredentials());
+      CreateKeepaliveChannel(options_.address, options_.keepalive);
   std::unique_ptr<cluster::proto::ExchangeService::Stub> stub =
       cluster::proto::ExchangeService::NewStub(channel);
   std::unique_ptr<grpc::ClientReaderWriter<cluster::proto::ReceiveRequest,

@@ -46,6 +46,7 @@
 #include "absl/time/time.h"
 #include "executor/barrier.h"
 #include "executor/channel.h"
+#include "executor/cluster/grpc_keepalive.h"
 #include "executor/cluster/message_codec.h"
 #include "third_party/absl_extras/mutex.h"
 
@@ -66,6 +67,10 @@ struct ExchangeServerOptions {
   // downstream process may connect before the upstream one built its
   // actors) before it is refused with NOT_FOUND.
   absl::Duration edge_wait = absl::Seconds(10);
+  // Pings on the receivers' connections (grpc_keepalive.h): the call of a
+  // receiver that vanished without closing it ends (its channel's receiver
+  // closes).
+  Keepalive keepalive = {};
 };
 
 // The upstream process's end: serves the edges added with AddOutput.
@@ -148,6 +153,10 @@ struct RemoteInputOptions {
   // Messages granted up front (>= 1); one more is granted per message put
   // into the local channel, in batches of half of this.
   uint32_t permits = 16;
+  // Pings on the connection (grpc_keepalive.h): an upstream process that
+  // vanished without closing it fails the edge (UNAVAILABLE) within
+  // interval + timeout.
+  Keepalive keepalive = {};
 };
 
 // The downstream process's end: receives one edge into a local channel.

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "executor/cluster/blackhole_proxy.h"
+#include "executor/cluster/grpc_keepalive.h"
 #include "executor/testing/chunk_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -191,6 +193,37 @@ TEST(RemoteExchangeTest, AServerShutDownFailsTheDownstreamChannel) {
   // The upstream actor's sends are Cancelled, as for a closed receiver.
   EXPECT_THAT(edge.upstream->Send(ChunkOf(2), Clock::Real()),
               StatusIs(absl::StatusCode::kCancelled));
+}
+
+// An upstream process that vanished without closing the connection (its
+// machine died: a black-holing proxy in between) fails the edge through the
+// keepalive pings as one that shut down does: UNAVAILABLE, never an end.
+TEST(RemoteExchangeTest, AVanishedUpstreamFailsTheDownstreamChannel) {
+  constexpr Keepalive kFast{absl::Milliseconds(200), absl::Seconds(3)};
+  absl::StatusOr<std::unique_ptr<ExchangeServer>> server =
+      ExchangeServer::Start({.keepalive = kFast});
+  BACKFILL_ASSERT_OK(server.status());
+  auto [up_tx, up_rx] = MakeChannel();
+  BACKFILL_ASSERT_OK(
+      (*server)->AddOutput(kUp, kDown, std::move(up_rx), Codec()));
+  BlackholeProxy proxy((*server)->address());
+  BACKFILL_ASSERT_OK(proxy.status());
+  auto [down_tx, down_rx] = MakeChannel();
+  std::unique_ptr<RemoteInput> input =
+      RemoteInput::Start({.address = proxy.address(),
+                          .upstream = kUp,
+                          .downstream = kDown,
+                          .keepalive = kFast},
+                         Codec(), std::move(down_tx));
+  BACKFILL_ASSERT_OK(up_tx.Send(ChunkOf(1), Clock::Real()));
+  ASSERT_TRUE(NextWithin(down_rx, absl::Seconds(30)).is_ready());
+  proxy.Blackhole();
+  PollResult end = NextWithin(down_rx, absl::Seconds(30));
+  ASSERT_TRUE(end.is_error()) << end.DebugString();
+  EXPECT_THAT(end.status(), StatusIs(absl::StatusCode::kUnavailable,
+                                     HasSubstr("exchange edge 1 -> 101")));
+  input.reset();
+  proxy.Close();
 }
 
 // The downstream actor went away: the upstream actor's sends are
