@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "grpcpp/grpcpp.h"
 
@@ -14,19 +16,27 @@ int Milliseconds(absl::Duration d) {
       std::clamp<int64_t>(absl::ToInt64Milliseconds(d), 1, INT_MAX));
 }
 
+// The arguments both ends set: ping after `interval` without traffic, also
+// with no call open, and close the connection when the answer takes longer
+// than `timeout`. By default a transport stops pinging after two pings with
+// no data sent in between: an idle stream would then never notice its peer
+// is gone. None when !keepalive.enabled().
+std::vector<std::pair<const char*, int>> PingArguments(
+    const Keepalive& keepalive) {
+  if (!keepalive.enabled()) return {};
+  return {{GRPC_ARG_KEEPALIVE_TIME_MS, Milliseconds(keepalive.interval)},
+          {GRPC_ARG_KEEPALIVE_TIMEOUT_MS, Milliseconds(keepalive.timeout)},
+          {GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1},
+          {GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0}};
+}
+
 }  // namespace
 
 void AddKeepaliveArguments(const Keepalive& keepalive,
                            grpc::ChannelArguments& arguments) {
-  if (!keepalive.enabled()) return;
-  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS,
-                   Milliseconds(keepalive.interval));
-  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
-                   Milliseconds(keepalive.timeout));
-  arguments.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  // By default a transport stops pinging after two pings with no data sent
-  // in between: an idle stream would then never notice its peer is gone.
-  arguments.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  for (const auto& [name, value] : PingArguments(keepalive)) {
+    arguments.SetInt(name, value);
+  }
 }
 
 std::shared_ptr<grpc::Channel> CreateKeepaliveChannel(
@@ -40,17 +50,12 @@ std::shared_ptr<grpc::Channel> CreateKeepaliveChannel(
 void ConfigureKeepalive(grpc::ServerBuilder& builder,
                         const Keepalive& keepalive) {
   if (!keepalive.enabled()) return;
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
-                             Milliseconds(keepalive.interval));
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
-                             Milliseconds(keepalive.timeout));
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  // Clients' pings: any rate, no strikes (a server otherwise answers pings
-  // more often than every 5 minutes with GOAWAY "too_many_pings").
-  builder.AddChannelArgument(
-      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
-      Milliseconds(keepalive.interval) / 2 + 1);
+  for (const auto& [name, value] : PingArguments(keepalive)) {
+    builder.AddChannelArgument(name, value);
+  }
+  // Clients' pings at any rate: no strikes (a server otherwise answers a
+  // client that pings more often than every 5 minutes with GOAWAY
+  // "too_many_pings").
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
 }
 
