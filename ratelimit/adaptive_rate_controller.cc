@@ -74,6 +74,17 @@ absl::Status ValidateAdaptiveRateControllerOptions(
                      "got ",
                      options.additive_increase_fraction));
   }
+  if (!(options.caution_fraction > 0 && options.caution_fraction <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: caution_fraction must be in (0, 1], "
+                     "got ",
+                     options.caution_fraction));
+  }
+  if (options.cautious_windows < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: cautious_windows must be >= 1, got ",
+                     options.cautious_windows));
+  }
   return absl::OkStatus();
 }
 
@@ -104,6 +115,49 @@ std::optional<uint32_t> AdaptiveRateController::Change(uint32_t new_rate,
   return rate_;
 }
 
+std::optional<uint32_t> AdaptiveRateController::Decrease(absl::Time at) {
+  last_decision_ = Decision::kDecrease;
+  slow_start_ = false;
+  clean_windows_ = 0;
+  accelerating_ = false;
+  overrun_rate_ = rate_;
+  const uint32_t decreased = Clamp(rate_ * options_.decrease_factor);
+  additive_step_ = std::max<uint32_t>(
+      1,
+      static_cast<uint32_t>(decreased * options_.additive_increase_fraction));
+  return Change(decreased, at);
+}
+
+std::optional<uint32_t> AdaptiveRateController::Increase(absl::Time at) {
+  last_decision_ = Decision::kIncrease;
+  if (slow_start_) return Change(Clamp(2.0 * rate_), at);
+  ++clean_windows_;
+  if (overrun_rate_ != 0 && rate_ > overrun_rate_) {
+    // Passed cleanly: the load that overran is gone. Climb back at a
+    // growing pace (each step twice the last) until the next overrun or
+    // hold: the rate the lighter load allows may be far above.
+    overrun_rate_ = 0;
+    accelerating_ = true;
+  }
+  if (accelerating_) {
+    additive_step_ = static_cast<uint32_t>(std::min<uint64_t>(
+        2ull * additive_step_, std::max<uint32_t>(1, rate_)));
+  }
+  const double increased = static_cast<double>(rate_) + additive_step_;
+  if (overrun_rate_ != 0 &&
+      increased > options_.caution_fraction * overrun_rate_) {
+    const uint32_t knee = Clamp(options_.caution_fraction * overrun_rate_);
+    if (rate_ < knee) {
+      // Climb freely up to the cautious point, no further.
+      clean_windows_ = 0;
+      return Change(knee, at);
+    }
+    if (clean_windows_ < options_.cautious_windows) return std::nullopt;
+  }
+  clean_windows_ = 0;
+  return Change(Clamp(increased), at);
+}
+
 std::optional<uint32_t> AdaptiveRateController::OnBarrier(
     absl::Time injected_at, absl::Duration latency) {
   // Barriers injected before the last change was applied ran under the old
@@ -114,6 +168,10 @@ std::optional<uint32_t> AdaptiveRateController::OnBarrier(
     skip_next_ = false;
     return std::nullopt;
   }
+  const absl::Time collected_at = injected_at + latency;
+  const absl::Duration target = options_.target_barrier_latency;
+  if (latency > target) return Decrease(collected_at);
+
   if (!window_open_) {
     window_open_ = true;
     window_start_ = injected_at;
@@ -128,26 +186,13 @@ std::optional<uint32_t> AdaptiveRateController::OnBarrier(
   }
 
   window_open_ = false;
-  const absl::Time collected_at = injected_at + latency;
-  const absl::Duration target = options_.target_barrier_latency;
-  if (window_max_latency_ > target) {
-    last_decision_ = Decision::kDecrease;
-    slow_start_ = false;
-    const uint32_t decreased = Clamp(rate_ * options_.decrease_factor);
-    additive_step_ = std::max<uint32_t>(
-        1, static_cast<uint32_t>(decreased *
-                                 options_.additive_increase_fraction));
-    return Change(decreased, collected_at);
-  }
   if (window_max_latency_ < target * options_.headroom_fraction) {
-    last_decision_ = Decision::kIncrease;
-    const double increased = slow_start_
-                                 ? 2.0 * rate_
-                                 : static_cast<double>(rate_) + additive_step_;
-    return Change(Clamp(increased), collected_at);
+    return Increase(collected_at);
   }
   last_decision_ = Decision::kHold;
   slow_start_ = false;
+  clean_windows_ = 0;
+  accelerating_ = false;
   return std::nullopt;
 }
 

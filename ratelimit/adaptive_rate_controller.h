@@ -2,10 +2,13 @@
 // budget.
 //
 //   // clang-format off
-//   AdaptiveRateController controller({.target_barrier_latency = absl::Milliseconds(70)});
+//   AdaptiveRateController controller({.target_barrier_latency =
+//   absl::Milliseconds(70)});
 //   // At every collected barrier:
-//   if (std::optional<uint32_t> rate = controller.OnBarrier(injected_at, latency)) {
-//     coordinator.Throttle(RateLimit::Fixed(*rate));   // the next barrier's mutation
+//   if (std::optional<uint32_t> rate = controller.OnBarrier(injected_at,
+//   latency)) {
+//     coordinator.Throttle(RateLimit::Fixed(*rate));   // the next barrier's
+//     mutation
 //   }
 //   // clang-format on
 //
@@ -14,24 +17,33 @@
 // took to be collected) and applies the rate it returns. Time comes only from
 // the samples, so a simulated clock drives it exactly like a real one.
 //
-// The control law, one decision per observation window (default 1 s of
-// barrier injections), on the window's highest barrier latency L against the
-// target T:
-//   * L > T: multiplicative decrease, rate x decrease_factor (default 0.7);
-//     slow start ends for good.
-//   * L < headroom_fraction x T (default 0.8): increase. In slow start (from
-//     the first window until the first window at or above the headroom) the
-//     rate doubles; afterwards it grows by additive_increase_fraction of the
-//     rate at the last decrease (default 10%): a constant step, as in AIMD.
-//   * otherwise: hold. This band is what keeps a steady load from making the
-//     rate oscillate: once a window's latency lands in [0.8 T, T] the rate
-//     stays until the load changes.
+// The control law, on each judged barrier's latency L against the target T:
+//   * L > T, on any one barrier: multiplicative decrease at once, rate x
+//     decrease_factor (default 0.7), without waiting for the window to
+//     close; slow start ends for good. The rate in force when it happened
+//     is remembered as the overrun rate.
+//   * Once per observation window (default 1 s of barrier injections), on
+//     the window's highest latency: below headroom_fraction x T (default
+//     0.8), increase. In slow start (until the first window at or above the
+//     headroom) the rate doubles; afterwards it grows by
+//     additive_increase_fraction of the rate at the last decrease (default
+//     10%): a constant step, as in AIMD. Otherwise hold: this band keeps a
+//     steady load from making the rate oscillate.
+//   * Near the overrun rate the climb slows: a step that would take the rate
+//     past caution_fraction (default 0.9) of it needs cautious_windows
+//     (default 4) increasing windows in a row. Each probe past the rate that
+//     last overran costs a barrier or two over the target, so probing less
+//     often near it is what keeps the barrier latency's tail (p99) under the
+//     target; far from it the climb is as fast as before. A rate that passes
+//     the overrun rate with a clean window forgets it (the load fell), and
+//     the climb then accelerates (each step twice the last, at most the
+//     rate itself) until the next decrease or hold.
 // The rate never leaves [min_rows_per_second, max_rows_per_second]; the floor
 // keeps the backfill moving (choose it as about one chunk per few barriers),
 // the ceiling is a user's fixed limit capping the controller.
 //
 // A decision is taken only on barriers injected after the previous change,
-// so a window never judges a rate by barriers that ran under the old one.
+// so it never judges a rate by barriers that ran under the old one.
 //
 // Thread-compatible: one owner (the coordinator) calls it.
 #ifndef RATELIMIT_ADAPTIVE_RATE_CONTROLLER_H_
@@ -69,6 +81,11 @@ struct AdaptiveRateControllerOptions {
   // Additive step after slow start, as a fraction of the rate at the last
   // decrease. > 0; default 0.1.
   double additive_increase_fraction = 0.1;
+  // The climb slows past this fraction of the overrun rate. In (0, 1];
+  // default 0.9.
+  double caution_fraction = 0.9;
+  // Increasing windows in a row a cautious step needs. >= 1; default 4.
+  int cautious_windows = 4;
   // Whether to begin in slow start (doubling). A controller resumed from
   // saved job state after a recovery starts at the saved rate without it.
   bool slow_start = true;
@@ -102,6 +119,9 @@ class AdaptiveRateController {
 
   // The rate in force, rows/s.
   uint32_t rows_per_second() const { return rate_; }
+  // The rate in force at the last overrun of the target; 0 when none is
+  // remembered (none yet, or the rate has since passed it cleanly).
+  uint32_t overrun_rows_per_second() const { return overrun_rate_; }
   bool in_slow_start() const { return slow_start_; }
   // The last window's decision (kNone before the first window closed).
   Decision last_decision() const { return last_decision_; }
@@ -113,6 +133,8 @@ class AdaptiveRateController {
  private:
   uint32_t Clamp(double rate) const;
   std::optional<uint32_t> Change(uint32_t new_rate, absl::Time at);
+  std::optional<uint32_t> Decrease(absl::Time at);
+  std::optional<uint32_t> Increase(absl::Time at);
 
   AdaptiveRateControllerOptions options_;
   // options_.min_rows_per_second as given (the floor a lifted cap restores).
@@ -122,6 +144,12 @@ class AdaptiveRateController {
   // The additive step after slow start, rows/s (>= 1).
   uint32_t additive_step_;
   Decision last_decision_ = Decision::kNone;
+  // See overrun_rows_per_second().
+  uint32_t overrun_rate_ = 0;
+  // Increasing windows in a row, toward a cautious step.
+  int clean_windows_ = 0;
+  // Past a forgotten overrun rate: each step twice the last.
+  bool accelerating_ = false;
 
   // The current window: barriers injected at or after window_start_.
   absl::Time window_start_ = absl::InfinitePast();

@@ -121,6 +121,8 @@ TEST(AdaptiveRateControllerTest, ValidatesOptions) {
       {[](auto& o) { o.decrease_factor = 1.0; }, "decrease_factor"},
       {[](auto& o) { o.additive_increase_fraction = 0; },
        "additive_increase_fraction"},
+      {[](auto& o) { o.caution_fraction = 0; }, "caution_fraction"},
+      {[](auto& o) { o.cautious_windows = 0; }, "cautious_windows"},
   };
   for (const Case& c : cases) {
     AdaptiveRateControllerOptions options = Options(absl::Milliseconds(50));
@@ -165,6 +167,99 @@ TEST(AdaptiveRateControllerTest, ConvergesAndStaysInBand) {
     EXPECT_LE(over, static_cast<int>(0.05 * (loop.steps().size() - settled)))
         << "of " << loop.steps().size() - settled;
   }
+}
+
+// The tail, not only the band: on an upstream whose capacity varies from
+// barrier to barrier (the knee drawn within +-15% for each epoch), barriers
+// over the target are rare enough for the p99 of every run to stay under
+// it (the bench's adaptive goal: p99 <= 1.1 x target). Each probe past the
+// rate that last overran costs a barrier or two; probing there only every
+// cautious_windows windows is what keeps them rare: with cautious_windows
+// = 1 (plain AIMD) this plant sees about 0.7% of barriers over the target,
+// with the default 4 about 0.02%, at the same or a higher mean rate.
+TEST(AdaptiveRateControllerTest, TailStaysUnderTheTarget) {
+  int over = 0, barriers = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const Plant plant;
+    const absl::Duration target = absl::Milliseconds(60);
+    AdaptiveRateController controller(Options(target));
+    Loop loop(controller, plant, seed);
+    std::mt19937_64 random(seed * 7);
+    std::uniform_real_distribution<double> jitter(0.85, 1.15);
+    const auto knee_at = [&](absl::Duration) {
+      return plant.knee * jitter(random);
+    };
+    loop.Run(absl::Seconds(30), knee_at);
+    const size_t settled = loop.steps().size();
+    loop.Run(absl::Seconds(60), knee_at);
+    std::vector<absl::Duration> latencies;
+    double rate_sum = 0;
+    for (size_t i = settled; i < loop.steps().size(); ++i) {
+      latencies.push_back(loop.steps()[i].latency);
+      rate_sum += loop.steps()[i].rate;
+      if (loop.steps()[i].latency > target) ++over;
+      ++barriers;
+    }
+    std::sort(latencies.begin(), latencies.end());
+    const absl::Duration p99 =
+        latencies[static_cast<size_t>(0.99 * (latencies.size() - 1))];
+    EXPECT_LE(p99, target) << "p99 " << absl::FormatDuration(p99);
+    // And the rate it pays for that stays near the best one.
+    EXPECT_GE(rate_sum / latencies.size(), 0.8 * plant.RateAtLatency(target));
+  }
+  EXPECT_LE(over, 0.002 * barriers) << "of " << barriers;
+}
+
+// A barrier over the target decreases at once, not at the window's end; the
+// rate it ran at is remembered, and the climb back slows past
+// caution_fraction of it (cautious_windows clean windows per step) until
+// it passes it cleanly; then it accelerates.
+TEST(AdaptiveRateControllerTest, DecreasesAtOnceAndClimbsCautiouslyBack) {
+  AdaptiveRateControllerOptions options = Options(absl::Milliseconds(100));
+  options.initial_rows_per_second = 10000;
+  options.slow_start = false;
+  AdaptiveRateController controller(options);
+  absl::Time t = absl::FromUnixSeconds(100);
+  const absl::Duration interval = absl::Milliseconds(100);
+  // One slow barrier, the first of its window: decrease now.
+  EXPECT_EQ(controller.OnBarrier(t, absl::Milliseconds(150)), 7000u);
+  EXPECT_EQ(controller.overrun_rows_per_second(), 10000u);
+  EXPECT_EQ(controller.last_decision(),
+            AdaptiveRateController::Decision::kDecrease);
+  // Then fast barriers: count the windows each increase takes.
+  std::vector<std::pair<uint32_t, int>> increases;  // (rate, windows)
+  int barriers = 0;
+  t += absl::Milliseconds(200);  // after the change and the one carrying it
+  controller.OnBarrier(t, absl::Milliseconds(10));  // carries the change
+  while (increases.size() < 7) {
+    t += interval;
+    ++barriers;
+    if (std::optional<uint32_t> rate =
+            controller.OnBarrier(t, absl::Milliseconds(10))) {
+      increases.push_back({*rate, barriers});
+      barriers = 0;
+      t += interval;
+      controller.OnBarrier(t, absl::Milliseconds(10));  // carries it
+    }
+  }
+  // 7000 + 700, + 700, then capped at 0.9 x 10000.
+  EXPECT_EQ(increases[0].first, 7700u);
+  EXPECT_EQ(increases[1].first, 8400u);
+  EXPECT_EQ(increases[2].first, 9000u);
+  // Past 9000 each step takes 4 windows (each ~10 barriers) instead of one.
+  EXPECT_EQ(increases[3].first, 9700u);
+  EXPECT_GE(increases[3].second, 4 * 10);
+  EXPECT_LE(increases[2].second, 11);
+  EXPECT_EQ(increases[4].first, 10400u);
+  EXPECT_GE(increases[4].second, 4 * 10);
+  // 10400 > 10000 passed cleanly: the mark is forgotten, one window a
+  // step, each step twice the last.
+  EXPECT_EQ(controller.overrun_rows_per_second(), 0u);
+  EXPECT_EQ(increases[5].first, 10400u + 1400u);
+  EXPECT_LE(increases[5].second, 11);
+  EXPECT_EQ(increases[6].first, 11800u + 2800u);
+  EXPECT_LE(increases[6].second, 11);
 }
 
 // A load spike (the upstream's own work grows: the knee drops to a fifth)

@@ -333,21 +333,29 @@ TEST(BarrierCoordinatorTest, AdaptiveLatencyBelowTheTargetRaisesAboveLowers) {
   const uint32_t before = f.coordinator->state().adaptive_rows_per_second;
   EXPECT_EQ(before, raised.back());
   // Over the target: multiplicative decrease, through a Throttle.
-  std::vector<uint32_t> lowered =
-      DriveBarriers(f, 15, absl::Milliseconds(80));
-  ASSERT_EQ(lowered.size(), 1u);
+  // Each barrier over it lowers the rate at once (no window to wait for),
+  // the barrier carrying the change aside: it closes an epoch read at the
+  // old rate.
+  std::vector<uint32_t> lowered = DriveBarriers(f, 5, absl::Milliseconds(80));
+  ASSERT_EQ(lowered.size(), 2u);
   EXPECT_EQ(lowered[0], static_cast<uint32_t>(before * 0.7));
-  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, lowered[0]);
-  EXPECT_EQ(f.observed.back().rate_limit, RateLimit::Fixed(lowered[0]));
+  EXPECT_EQ(lowered[1], static_cast<uint32_t>(lowered[0] * 0.7));
+  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, lowered[1]);
+  EXPECT_EQ(f.observed.back().rate_limit, RateLimit::Fixed(lowered[1]));
   // Long over the target: down to the floor, never below.
   std::vector<uint32_t> floor = DriveBarriers(f, 300, absl::Milliseconds(80));
   EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 640u);
   for (uint32_t rate : floor) EXPECT_GE(rate, 640u);
-  // Back under the target: additive increase (no second slow start).
+  // Back under the target: no second slow start. The floor is where it
+  // last overran, so the first step (10% of the floor) waits for four clean
+  // windows in a row; past it, the overrun is forgotten and each step is
+  // twice the last.
   std::vector<uint32_t> recovered =
-      DriveBarriers(f, 40, absl::Milliseconds(10));
-  ASSERT_GE(recovered.size(), 2u);
-  EXPECT_EQ(recovered[1] - recovered[0], recovered[0] - 640u);
+      DriveBarriers(f, 100, absl::Milliseconds(10));
+  ASSERT_GE(recovered.size(), 3u);
+  EXPECT_EQ(recovered[0], 640u + 64u);
+  EXPECT_EQ(recovered[1] - recovered[0], 2 * 64u);
+  EXPECT_EQ(recovered[2] - recovered[1], 4 * 64u);
 }
 
 // set_rate_limit while adaptive caps the controller (one Throttle to the
@@ -355,7 +363,7 @@ TEST(BarrierCoordinatorTest, AdaptiveLatencyBelowTheTargetRaisesAboveLowers) {
 TEST(BarrierCoordinatorTest, ASetRateLimitWhileAdaptiveCapsTheController) {
   StreamingJobOptions options = AdaptiveJob();
   options.actions = {{20, JobAction::Kind::kSetRateLimit, 1500},
-                     {25, JobAction::Kind::kPause, 0},
+                     {22, JobAction::Kind::kPause, 0},
                      {60, JobAction::Kind::kResume, 0}};
   Fixture f(true, options);
   std::vector<uint32_t> throttles =
@@ -365,14 +373,14 @@ TEST(BarrierCoordinatorTest, ASetRateLimitWhileAdaptiveCapsTheController) {
   EXPECT_EQ(throttles.back(), 1500u);
   EXPECT_TRUE(f.coordinator->state().adaptive());
   EXPECT_EQ(f.coordinator->state().rate_limit, RateLimit::Fixed(1500));
-  // Paused from epoch 25 to 60 with latencies far over the target: the
-  // rate in force when resumed is the capped one.
+  // Paused from epoch 22 to 60 with latencies far over the target: only
+  // the barrier closing the one epoch run under the cap (21; 20 carried the
+  // cap, 22 the pause and its epoch ran at the lowered rate) lowers it.
   DriveBarriers(f, 40, absl::Milliseconds(90));
   EXPECT_EQ(f.coordinator->state().epochs_since_creation, 60u);
   EXPECT_EQ(f.coordinator->state().EffectiveRateLimit(),
-            RateLimit::Fixed(1500));
-  // Only lowered by what ran between the cap and the pause (no window).
-  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 1500u);
+            RateLimit::Fixed(1050));
+  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 1050u);
 }
 
 // A cap below the floor at the start lowers the floor only while it is in
