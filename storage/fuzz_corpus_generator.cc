@@ -216,6 +216,7 @@ int Main(int argc, char** argv) {
       {"vnode_column_not_int16", [](auto& t) { t.set_vnode_column_index(0); }},
       {"negative_column_id",
        [](auto& t) { t.mutable_columns(2)->set_column_id(-1); }},
+      {"reserved_table_id", [](auto& t) { t.set_table_id(0xffffffffu); }},
   };
   for (const auto& [name, mutate] : bad) {
     proto::TableCatalog catalog = Simple();

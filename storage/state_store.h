@@ -54,11 +54,6 @@
 
 namespace backfill {
 
-// Reserved: the table in which a store keeps its epoch pins (StateStore::
-// PinEpoch; key: the owner's name, vnode 0; value: the epoch, 8 bytes
-// big-endian). NewLocalStateStore refuses it.
-inline constexpr TableId kEpochPinTableId = 0xFFFFFFFF;
-
 // A forward iterator over the live rows of one (table, vnode) within a
 // PkRange, as of one read epoch, in pk byte order. LevelDB-shaped:
 //

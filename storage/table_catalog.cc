@@ -194,6 +194,11 @@ std::string TableCatalog::DebugString() const {
 
 absl::Status ValidateTableCatalog(const TableCatalog& catalog) {
   if (catalog.columns.empty()) return Invalid(catalog, "columns is empty");
+  if (catalog.table_id == kEpochPinTableId) {
+    return Invalid(catalog,
+                   absl::StrCat("table_id ", kEpochPinTableId,
+                                " is reserved for the store's epoch pins"));
+  }
   // Names are proto3 strings in catalog.proto: one that is not UTF-8 could
   // not be stored as a catalog and parsed back.
   if (!IsValidUtf8(catalog.name)) {

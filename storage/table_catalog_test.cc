@@ -86,7 +86,9 @@ TEST(TableCatalogTest, RejectsInconsistencyNamingTheField) {
        "vnode_column_index = 1 is not a primary-key column"},
       {[](auto& p) { p.set_vnode_column_index(0); },
        "vnode_column_index = 0 is not an INT16 column"},
-      // Found by //storage:table_catalog_fuzz.
+      // Found by //storage:table_catalog_fuzz (both).
+      {[](auto& p) { p.set_table_id(0xFFFFFFFF); },
+       "table_id 4294967295 is reserved for the store's epoch pins"},
       {[](auto& p) {
          p.mutable_columns(1)->set_nullable(false);
          p.add_value_indices(0);

@@ -31,6 +31,12 @@ namespace backfill {
 // Identifies a table (or materialized view, or internal state table).
 using TableId = uint32_t;
 
+// Reserved: the table in which a store keeps its epoch pins (StateStore::
+// PinEpoch; key: the owner's name, vnode 0; value: the epoch, 8 bytes
+// big-endian). NewLocalStateStore refuses it, and so does
+// ValidateTableCatalog: no table of a catalog may take it.
+inline constexpr TableId kEpochPinTableId = 0xFFFFFFFF;
+
 // One row's address: table, vnode, memcomparable pk bytes (may be empty and
 // may contain any byte, including 0x00 and 0xFF).
 struct TableKey {
