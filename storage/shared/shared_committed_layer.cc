@@ -225,6 +225,7 @@ absl::Status SharedCommittedLayer::Load() {
   Adopt(std::move(loaded));
   // The store starts with this committed epoch (SharedStateStore::Open).
   published_epoch_ = current_->committed_epoch;
+  serving_published_.reset();  // No reader is older than the store.
   return absl::OkStatus();
 }
 
@@ -491,6 +492,9 @@ void SharedCommittedLayer::SetCurrent(std::shared_ptr<const Version> version) {
         EpochOfObject(synced.first, sst_prefix);
     return epoch.has_value() && Epoch(*epoch) <= version->committed_epoch;
   });
+  if (version->gc_horizon > published_epoch_ && serving_published_ == nullptr) {
+    serving_published_ = ServingVersionLocked(published_epoch_);
+  }
   versions_.push_back(version);
   current_ = std::move(version);
 }
@@ -612,6 +616,7 @@ std::unique_ptr<EpochPin> SharedCommittedLayer::Pin(Epoch epoch) {
 void SharedCommittedLayer::SetCommittedEpoch(Epoch epoch) {
   MutexLock lock(&mu_);
   published_epoch_ = std::max(published_epoch_, epoch);
+  if (current_->gc_horizon <= published_epoch_) serving_published_.reset();
 }
 
 void SharedCommittedLayer::Unpin(std::multiset<uint64_t>::iterator pin) {

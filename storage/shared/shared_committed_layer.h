@@ -293,7 +293,11 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   std::shared_ptr<const Version> ServingVersionLocked(Epoch read_epoch) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Makes `version` current, remembers it as in use and forgets the synced
-  // SSTs of the epochs it commits.
+  // SSTs of the epochs it commits. If its GC horizon is above the published
+  // committed epoch (a worker applying a compaction the committer made
+  // before this process published the epoch it commits), the version that
+  // serves the published epoch is held until SetCommittedEpoch reaches the
+  // horizon: this process's readers pin the published epoch until then.
   void SetCurrent(std::shared_ptr<const Version> version)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Makes a version read from etcd current (with its fence and checkpoint)
@@ -336,6 +340,9 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   // The committed epoch readers are told (SetCommittedEpoch; at open, the
   // loaded version's).
   Epoch published_epoch_ ABSL_GUARDED_BY(mu_);
+  // The version that serves published_epoch_ while current_'s GC horizon is
+  // above it (SetCurrent), else null.
+  std::shared_ptr<const Version> serving_published_ ABSL_GUARDED_BY(mu_);
   // The maintenance thread's state: AfterCommit counts requests, the thread
   // counts the requests it has served (WaitForMaintenance waits on them).
   CondVar maintenance_cv_;

@@ -222,6 +222,64 @@ TEST(SharedStateStoreVersionsTest, AFollowerDoesNotFetchTheCheckpoint) {
 
 // The worker's view is stale after the committer moved on; if the worker
 // committed now, it would be fenced.
+// A worker applies the newest version etcd has, which may be a compaction the
+// committer made at a safe epoch above the one this worker still publishes to
+// its readers (they pin it until the worker's store publishes the new epoch,
+// just after the apply). Those reads are served by the version they need,
+// held until the new epoch is published; then it is let go. Found by
+// //tools:backfill_cluster_test: a worker's snapshot read in that window was
+// refused and the job recovered with no fault injected.
+TEST(SharedStateStoreVersionsTest, AppliedCompactionServesTheUnpublishedEpoch) {
+  const std::string name = SharedStoreFixture::UniqueName("horizon");
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto committer, OpenLayer(name));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto worker, OpenLayer(name));
+  std::optional<CommittedVersion> last;
+  for (uint64_t epoch = 1; epoch <= 2; ++epoch) {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        SyncResult sync,
+        committer->Sync({Batch(1, epoch, "a", absl::StrCat("a", epoch))},
+                        Epoch(epoch)));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(last,
+                                  committer->CommitVersion({sync}, Epoch(epoch)));
+    BACKFILL_ASSERT_OK(committer->ApplyVersion(*last));
+    committer->SetCommittedEpoch(Epoch(epoch));
+    if (epoch == 1) {
+      BACKFILL_ASSERT_OK(worker->ApplyVersion(*last));
+      worker->SetCommittedEpoch(Epoch(1));
+    }
+  }
+  // The committer compacts at safe epoch 2: a1 is gone from the new version.
+  BACKFILL_ASSERT_OK(committer->Compact());
+  ASSERT_EQ(committer->current()->gc_horizon, Epoch(2));
+  ASSERT_GT(committer->current()->id, last->id);
+
+  // The worker applies version 2 and gets the compaction; it has not yet
+  // published epoch 2, so its readers still pin epoch 1.
+  BACKFILL_ASSERT_OK(worker->ApplyVersion(*last));
+  ASSERT_EQ(worker->current()->gc_horizon, Epoch(2));
+  {
+    std::unique_ptr<storage_internal::EpochPin> pin = worker->Pin(Epoch(1));
+    EXPECT_THAT(worker->Get(1, 0, "a", Epoch(1)),
+                IsOkAndHolds(Optional(std::string("a1"))));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        std::unique_ptr<StateStoreIterator> it,
+        worker->NewIterator(1, 0, PkRange::All(), Epoch(1), ScanOptions{},
+                            std::move(pin)));
+    it->SeekToFirst();
+    BACKFILL_ASSERT_OK(it->status());
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(it->value(), "a1");
+  }
+  // Once epoch 2 is published, the old version is let go: a read at epoch 1
+  // is refused, one at 2 sees the compaction.
+  worker->SetCommittedEpoch(Epoch(2));
+  EXPECT_THAT(worker->Get(1, 0, "a", Epoch(1)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("compacted at safe epoch 2")));
+  EXPECT_THAT(worker->Get(1, 0, "a", Epoch(2)),
+              IsOkAndHolds(Optional(std::string("a2"))));
+}
+
 TEST(SharedStateStoreVersionsTest, AStaleCommitterIsFenced) {
   const std::string name = SharedStoreFixture::UniqueName("seam-fence");
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto committer, OpenLayer(name));
