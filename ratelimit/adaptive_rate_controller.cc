@@ -80,6 +80,11 @@ absl::Status ValidateAdaptiveRateControllerOptions(
                      "got ",
                      options.caution_fraction));
   }
+  if (options.calm_barriers < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: calm_barriers must be >= 0, got ",
+                     options.calm_barriers));
+  }
   if (options.cautious_windows < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("adaptive rate: cautious_windows must be >= 1, got ",
@@ -170,7 +175,19 @@ std::optional<uint32_t> AdaptiveRateController::OnBarrier(
   }
   const absl::Time collected_at = injected_at + latency;
   const absl::Duration target = options_.target_barrier_latency;
-  if (latency > target) return Decrease(collected_at);
+  const bool calm_before =
+      options_.calm_barriers > 0 && calm_run_ >= options_.calm_barriers;
+  if (latency < target * options_.headroom_fraction) {
+    ++calm_run_;
+  } else {
+    calm_run_ = 0;
+  }
+  if (latency > target) {
+    if (!calm_before) return Decrease(collected_at);
+    // A lone spike: not judged at all (not even as a hold).
+    ++spikes_ignored_;
+    return std::nullopt;
+  }
 
   if (!window_open_) {
     window_open_ = true;

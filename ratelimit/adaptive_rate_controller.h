@@ -29,6 +29,13 @@
 //     additive_increase_fraction of the rate at the last decrease (default
 //     10%): a constant step, as in AIMD. Otherwise hold: this band keeps a
 //     steady load from making the rate oscillate.
+//   * Except a spike: an over-target barrier after calm_barriers (default 3)
+//     judged barriers in a row below headroom_fraction x T is taken as noise
+//     the rate did not cause (a flush, a compaction): it is not judged at
+//     all (no decrease; its window goes on without it). A second one before
+//     the calm run builds up again lowers the rate. Lowering on every spike
+//     would cut the rate to the floor on a machine with rate-independent
+//     hiccups, without improving the tail those hiccups make.
 //   * Near the overrun rate the climb slows: a step that would take the rate
 //     past caution_fraction (default 0.9) of it needs cautious_windows
 //     (default 4) increasing windows in a row. Each probe past the rate that
@@ -86,6 +93,14 @@ struct AdaptiveRateControllerOptions {
   double caution_fraction = 0.9;
   // Increasing windows in a row a cautious step needs. >= 1; default 4.
   int cautious_windows = 4;
+  // An over-target barrier after at least this many judged barriers in a
+  // row below headroom_fraction x target is taken as a spike the rate did
+  // not cause (a flush, a compaction, a scheduling hiccup): it is left out
+  // of the judgement (no decrease, and its window neither holds nor
+  // increases for it). The next over-target barrier, before the run of calm
+  // ones builds up again, lowers the rate. >= 0; default 3; 0: every barrier
+  // over the target lowers the rate.
+  int calm_barriers = 3;
   // Whether to begin in slow start (doubling). A controller resumed from
   // saved job state after a recovery starts at the saved rate without it.
   bool slow_start = true;
@@ -123,6 +138,8 @@ class AdaptiveRateController {
   // remembered (none yet, or the rate has since passed it cleanly).
   uint32_t overrun_rows_per_second() const { return overrun_rate_; }
   bool in_slow_start() const { return slow_start_; }
+  // Over-target barriers that did not lower the rate (see calm_barriers).
+  uint64_t spikes_ignored() const { return spikes_ignored_; }
   // The last window's decision (kNone before the first window closed).
   Decision last_decision() const { return last_decision_; }
   const AdaptiveRateControllerOptions& options() const { return options_; }
@@ -150,6 +167,11 @@ class AdaptiveRateController {
   int clean_windows_ = 0;
   // Past a forgotten overrun rate: each step twice the last.
   bool accelerating_ = false;
+  // Judged barriers in a row below headroom_fraction x target (see
+  // calm_barriers); a rate change does not reset it.
+  int calm_run_ = 0;
+  // Over-target barriers taken as spikes (see spikes_ignored()).
+  uint64_t spikes_ignored_ = 0;
 
   // The current window: barriers injected at or after window_start_.
   absl::Time window_start_ = absl::InfinitePast();
