@@ -239,8 +239,8 @@ TEST(SharedStateStoreVersionsTest, AppliedCompactionServesTheUnpublishedEpoch) {
         SyncResult sync,
         committer->Sync({Batch(1, epoch, "a", absl::StrCat("a", epoch))},
                         Epoch(epoch)));
-    BACKFILL_ASSERT_OK_AND_ASSIGN(last,
-                                  committer->CommitVersion({sync}, Epoch(epoch)));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        last, committer->CommitVersion({sync}, Epoch(epoch)));
     BACKFILL_ASSERT_OK(committer->ApplyVersion(*last));
     committer->SetCommittedEpoch(Epoch(epoch));
     if (epoch == 1) {
