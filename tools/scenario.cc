@@ -451,6 +451,11 @@ absl::Status ValidateBackfill(const tools::Scenario& scenario,
                                          " is reserved (the runtime's job "
                                          "state table)"));
     }
+    if (id == kEpochPinTableId) {
+      return Invalid(field, absl::StrCat("= ", id,
+                                         " is reserved (the store's epoch "
+                                         "pins)"));
+    }
   }
   return absl::OkStatus();
 }

@@ -432,8 +432,19 @@ TEST(ScenarioTest, EveryErrorNamesItsField) {
        },
        "actions[0].rescale = 9 is not in [1, table.vnode_count = 8]"},
       {"job state table id",
-       [](auto& s) { s.mutable_backfill()->set_view_table_id(kJobStateTableId); },
-       "backfill.view_table_id = 2147418114 is reserved (the runtime's job state table)"},
+       [](auto& s) {
+         s.mutable_backfill()->set_view_table_id(kJobStateTableId);
+       },
+       "backfill.view_table_id = 2147418114 is reserved (the runtime's job "
+       "state table)"},
+      {"epoch pin table id (found by //tools:scenario_fuzz)",
+       [](auto& s) { s.mutable_table()->set_table_id(kEpochPinTableId); },
+       "table.table_id = 4294967295 is reserved (the store's epoch pins)"},
+      {"epoch pin table id as the view",
+       [](auto& s) {
+         s.mutable_backfill()->set_view_table_id(kEpochPinTableId);
+       },
+       "backfill.view_table_id = 4294967295 is reserved"},
       {"pause and resume at one epoch",
        [](auto& s) {
          auto* pause = s.add_actions();
