@@ -92,8 +92,9 @@ ABSL_FLAG(uint32_t, pause_worker_after_epochs, 0,
           "it is fenced and the job goes on without it (0: never)");
 ABSL_FLAG(uint32_t, pause_seconds, 8,
           "how long --pause_worker_after_epochs pauses the worker: more than "
-          "--lease_seconds fences it; less, but more than "
-          "--barrier_timeout_seconds, makes the job recover while it hangs");
+          "--lease_seconds fences it when its lease expires; less, but more "
+          "than --barrier_timeout_seconds, fences it at the timeout it causes "
+          "(it holds up a barrier or a checkpoint reply the others answered)");
 ABSL_FLAG(uint32_t, add_worker_after_epochs, 0,
           "start one more worker once the job passed this many epochs (0: "
           "never)");
@@ -470,11 +471,15 @@ int RunCoordinator(const std::string& data_dir) {
     Say(absl::StrCat("ATTEMPT ", attempt + 1, " workers ", live.size(),
                      " assignment ", assignment->assignment_version, " actors ",
                      placed));
-    return std::make_unique<WatchedPlacement>(
-        std::make_unique<ClusterPlacement>(**exchange, *(*checkpoints)->store(),
-                                           *store, std::move(live), ++attempt,
-                                           std::move(actor_workers)),
-        std::move(sessions), resplit);
+    auto placement = std::make_unique<ClusterPlacement>(
+        **exchange, *(*checkpoints)->store(), *store, std::move(live),
+        ++attempt, std::move(actor_workers));
+    placement->set_on_fence(
+        [](const std::string& worker, const absl::Status& why) {
+          Say(absl::StrCat("FENCED ", worker, " ", why.ToString()));
+        });
+    return std::make_unique<WatchedPlacement>(std::move(placement),
+                                              std::move(sessions), resplit);
   };
   auto observer = [&checkpoints](const JobProgress& progress) {
     Say(absl::StrCat("EPOCH ", progress.epochs, " checkpoints ",

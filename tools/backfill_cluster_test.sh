@@ -15,8 +15,9 @@
 #     SIGCONTed: it is fenced (and exits saying so), the job goes on
 #     without it;
 #  6. the last worker SIGSTOPped for less than its lease but more than the
-#     barrier timeout: not fenced; the timeout fails the attempt and the
-#     job recovers;
+#     barrier timeout: the timeout fails the attempt, the leader fences the
+#     worker that held the barrier (or sent no sync reply) while the others
+#     went on, and the job recovers without it;
 #  7. a third worker added after epoch 15 to a job on 2: the attempt ends
 #     at its next checkpoint (a reschedule, not a recovery) and the next one
 #     places the actors over 3 by the new vnode assignment;
@@ -118,16 +119,20 @@ run_case pause_worker '"workers_paused":1,|"workers_fenced":1,|"coordinator_fail
 grep -q "worker 2: FENCED .*fenced" "$TMP/pause_worker.log" || \
     { cat "$TMP/pause_worker.log"; fail "pause_worker: the resumed worker was not refused"; }
 
-# 6. The last worker paused for 6 s, within its lease (60 s): it is not
-#    fenced, but the barrier timeout (2 s) fails the attempt while it hangs,
-#    and the job recovers.
-run_case hang_worker '"workers_paused":1,|"workers_fenced":0,|"coordinator_failovers":0,' \
+# 6. The last worker paused for 6 s, within its lease (60 s): the barrier
+#    timeout (2 s) fails the attempt while it hangs; the leader fences it as
+#    the worker that held the barrier (or sent no sync reply) while the
+#    others did not, and the job recovers without it (resumed, the worker
+#    learns it was fenced and exits).
+run_case hang_worker '"workers_paused":1,|"workers_fenced":1,|"coordinator_failovers":0,' \
     --workers=3 --pause_worker_after_epochs=20 --pause_seconds=6 --lease_seconds=60 \
     --barrier_timeout_seconds=2
 grep -q '"recoveries":0,' <<<"$(tail -1 "$TMP/hang_worker.log")" && \
     { cat "$TMP/hang_worker.log"; fail "hang_worker: the hang caused no recovery"; }
 grep -q "not collected within the barrier timeout 2s\|sent no sync reply within 2s" "$TMP/hang_worker.log" || \
     { cat "$TMP/hang_worker.log"; fail "hang_worker: the recovery was not the timeout's"; }
+grep -q "coordinator 0: FENCED worker-2 \|(fenced: 'worker-2')" "$TMP/hang_worker.log" || \
+    { cat "$TMP/hang_worker.log"; fail "hang_worker: the leader did not fence the hung worker"; }
 
 # 7. A worker added to a job on 2 after epoch 15.
 run_case add_worker '"workers":3,|"workers_added":1,|"recoveries":0,|"reschedules":1' \

@@ -406,6 +406,45 @@ TEST(CheckpointClusterTest, AWorkerSilentPastTheReplyTimeoutFailsIt) {
   a_rows.reset();
 }
 
+// A worker silent past the reply timeout while another replied is named
+// by the failure (SilentWorkers); the job's store fences it, so that the
+// next checkpoint commits without waiting for it. (Real time: a's reply
+// must arrive before the timeout.)
+TEST(CheckpointClusterTest,
+     TheJobsStoreFencesAWorkerSilentWhileAnotherReplied) {
+  Cluster cluster("silent-fenced");
+  auto committer = cluster.OpenStore();
+  auto a_store = cluster.OpenStore();
+  auto b_store = cluster.OpenStore();
+  ASSERT_TRUE(committer && a_store && b_store);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto coordinator,
+      CheckpointCoordinator::Start(
+          {.store = committer.get(), .reply_timeout = absl::Seconds(5)}));
+  auto a = ConnectWorker(*coordinator, "a", a_store.get());
+  ASSERT_NE(a, nullptr);
+  HandWrittenWorker b(coordinator->address(), "b", b_store.get(),
+                      HandWrittenWorker::Behaviour::kNeverAnswer);
+  ASSERT_TRUE(b.registered());
+  auto a_rows =
+      SharedStoreFixture::SealRows(*a_store, kTable, 2, {{"a1", "x"}});
+  absl::StatusOr<CheckpointResult> failed = coordinator->Checkpoint(Epoch(2));
+  EXPECT_THAT(failed, StatusIs(absl::StatusCode::kDeadlineExceeded,
+                               HasSubstr("worker 'b' sent no sync reply")));
+  EXPECT_THAT(SilentWorkers(failed.status()), ElementsAre("b"));
+  EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a", "b"));
+
+  ClusterCheckpointStore store(*committer, *coordinator);
+  EXPECT_THAT(store.Checkpoint(Epoch(2)),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       AllOf(HasSubstr("worker 'b' sent no sync reply"),
+                             HasSubstr("(fenced: 'b')"))));
+  EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a"));
+  BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(2)));
+  EXPECT_EQ(committer->CommittedEpoch(kTable), Epoch(2));
+  a_rows.reset();
+}
+
 TEST(CheckpointClusterTest, AWorkersSyncErrorFailsTheCheckpoint) {
   Cluster cluster("sync-error");
   auto committer = cluster.OpenStore();

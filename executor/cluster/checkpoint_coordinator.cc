@@ -4,13 +4,22 @@
 #include <utility>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "executor/cluster/checkpoint.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
+
+namespace {
+// SilentWorkers' payload: the worker ids, one per line.
+constexpr absl::string_view kSilentWorkersPayload =
+    "type.googleapis.com/backfill.SilentWorkers";
+}  // namespace
 namespace {
 
 grpc::Status ToGrpc(const absl::Status& status) {
@@ -428,6 +437,12 @@ absl::Status CheckpointCoordinator::MissingReply(const Session& session,
       absl::FormatDuration(options_.reply_timeout)));
 }
 
+std::vector<std::string> SilentWorkers(const absl::Status& status) {
+  const auto payload = status.GetPayload(kSilentWorkersPayload);
+  if (!payload.has_value()) return {};
+  return absl::StrSplit(std::string(*payload), '\n', absl::SkipEmpty());
+}
+
 absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
     Epoch epoch, const std::set<uint64_t>& required_sessions) {
   MutexLock checkpoint_lock(&checkpoint_mu_);
@@ -536,6 +551,7 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
   CheckpointResult result;
   std::vector<SharedStateStore::SyncResult> syncs;
   std::vector<absl::Status> failures;
+  std::vector<std::string> silent;  // No sync reply within reply_timeout.
   {
     MutexLock lock(&mu_);
     WaitForReplies(asked);
@@ -543,6 +559,9 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
       auto reply = replies_.find(session->number);
       if (reply == replies_.end()) {
         failures.push_back(MissingReply(*session, "sync"));
+        if (absl::IsDeadlineExceeded(failures.back())) {
+          silent.push_back(session->worker_id);
+        }
       } else if (!reply->second.status.ok()) {
         failures.push_back(absl::Status(
             reply->second.status.code(),
@@ -565,10 +584,15 @@ absl::StatusOr<CheckpointResult> CheckpointCoordinator::Checkpoint(
     for (const absl::Status& failure : failures) {
       messages.emplace_back(failure.message());
     }
-    return absl::Status(failures.front().code(),
+    absl::Status failed(failures.front().code(),
                         absl::StrCat("checkpoint of epoch ", epoch.value(),
                                      " failed, nothing committed: ",
                                      absl::StrJoin(messages, "; ")));
+    if (!silent.empty() && silent.size() < asked.size()) {
+      failed.SetPayload(kSilentWorkersPayload,
+                        absl::Cord(absl::StrJoin(silent, "\n")));
+    }
+    return failed;
   }
   if (options_.commit_own_data) {
     // Uploaded now, after every worker's, so that a failed worker costs no
@@ -639,7 +663,7 @@ absl::Status CheckpointCoordinator::CheckCanRegister(
     if (fenced_leases_.contains(lease_id)) {
       return absl::FailedPreconditionError(
           absl::StrCat("worker '", worker_id, "' is fenced: its lease ",
-                       lease_id, " expired"));
+                       lease_id, " expired or was revoked"));
     }
   }
   for (const auto& [number, live] : sessions_) {
@@ -848,6 +872,63 @@ absl::Status CheckpointCoordinator::FenceExpired() {
         sessions_.erase(it);
         break;
       }
+    }
+  }
+  changed_.SignalAll();
+  return absl::OkStatus();
+}
+
+absl::Status CheckpointCoordinator::FenceWorker(const std::string& worker_id,
+                                                absl::string_view why) {
+  MutexLock state_lock(&state_mu_);
+  int64_t lease_id = 0;
+  {
+    MutexLock lock(&mu_);
+    if (options_.etcd != nullptr && role_ != Role::kLeading) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "fencing worker '", worker_id, "': the checkpoint coordinator at ",
+          address_, " does not lead"));
+    }
+    bool live = false;
+    for (const auto& [number, session] : sessions_) {
+      if (session->worker_id != worker_id) continue;
+      live = true;
+      lease_id = session->lease_id;
+    }
+    if (!live) {
+      return absl::NotFoundError(
+          absl::StrCat("fencing worker '", worker_id, "': not live"));
+    }
+  }
+  if (options_.etcd != nullptr) {
+    const WorkerVnodes* known = state_.Find(worker_id);
+    if (known != nullptr && known->lease_id == lease_id) {
+      ClusterJobState next = state_;
+      next.RemoveWorker(worker_id);
+      BACKFILL_RETURN_IF_ERROR(WriteState(
+          std::move(next), {}, {WorkerKey(options_.job_prefix, worker_id)}));
+    }
+    // A coordinator that takes over later must refuse it too (JoinLocked:
+    // the lease is not alive). One that expired meanwhile is as good.
+    const absl::Status revoked = options_.etcd->RevokeLease(lease_id);
+    if (!revoked.ok() && !absl::IsNotFound(revoked)) {
+      return absl::Status(
+          revoked.code(),
+          absl::StrCat("fencing worker '", worker_id, "': revoking its lease ",
+                       lease_id, ": ", revoked.message()));
+    }
+  }
+  {
+    MutexLock lock(&mu_);
+    if (options_.etcd != nullptr) fenced_leases_.insert(lease_id);
+    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+      const std::shared_ptr<Session>& session = it->second;
+      if (session->worker_id != worker_id) continue;
+      fenced_[session->number] = absl::UnavailableError(
+          absl::StrCat("worker '", worker_id, "' was fenced: ", why));
+      session->context->TryCancel();
+      sessions_.erase(it);
+      break;
     }
   }
   changed_.SignalAll();

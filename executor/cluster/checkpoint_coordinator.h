@@ -118,6 +118,13 @@ struct CheckpointResult {
   std::map<std::string, absl::Status> not_applied;
 };
 
+// The workers a failed CheckpointCoordinator::Checkpoint names as silent:
+// asked, still connected, but with no sync reply within reply_timeout while
+// another worker asked did reply. Empty for any other status, and when
+// every worker asked was silent (the coordinator may as well be the one
+// cut off).
+std::vector<std::string> SilentWorkers(const absl::Status& status);
+
 class CheckpointCoordinator {
  public:
   // Validates the options and starts the server; with `etcd`, campaigns
@@ -190,6 +197,21 @@ class CheckpointCoordinator {
   // leases, the vnode assignment) as this coordinator last wrote it to etcd.
   // nullopt otherwise.
   std::optional<ClusterJobState> State() const ABSL_LOCKS_EXCLUDED(state_mu_);
+
+  // Fences the live worker `worker_id` now, as if its lease had expired:
+  // its stream is ended (what it sends is never read; a checkpoint waiting
+  // for it fails at once, with `why`) and it is no longer live. With
+  // `etcd`, while leading, it is also dropped from the job's state (its
+  // vnodes are split over the others, the assignment version bumped) and
+  // its membership key deleted, and its lease is revoked and refused for
+  // good (this coordinator and a successor refuse it). For a worker that
+  // keeps its lease but holds up the job (its actors hang: a barrier
+  // timeout). Without `etcd` the worker id may register again (a new
+  // session). Errors: NotFound if no live worker has the id (nothing
+  // changes); FailedPrecondition with `etcd` when not leading; the job
+  // state's write errors (nothing changes).
+  absl::Status FenceWorker(const std::string& worker_id, absl::string_view why)
+      ABSL_LOCKS_EXCLUDED(state_mu_, mu_);
 
   // One checkpoint of `epoch`: every worker live at the call is asked to
   // sync it; once all of them replied, their results are committed as one

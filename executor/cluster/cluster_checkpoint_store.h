@@ -38,7 +38,9 @@ class ClusterCheckpointStore final : public ForwardingStateStore {
   // The job's checkpoint over every process. Errors: the coordinator's
   // (a worker that did not sync fails it and nothing is committed), but
   // Unavailable for its DeadlineExceeded (a worker silent past
-  // reply_timeout), which the runtime would not recover from.
+  // reply_timeout), which the runtime would not recover from. The workers
+  // it names silent (SilentWorkers: others replied) are fenced
+  // (CheckpointCoordinator::FenceWorker), named in the message.
   absl::Status Checkpoint(Epoch epoch) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // From now on every checkpoint must hold these registrations' data
@@ -47,6 +49,9 @@ class ClusterCheckpointStore final : public ForwardingStateStore {
   // them). A checkpoint without one of them would commit the view's rows
   // without the progress its actors sealed.
   void RequireSessions(std::set<uint64_t> sessions) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The coordinator of the job's checkpoints.
+  CheckpointCoordinator& coordinator() const { return coordinator_; }
 
  private:
   CheckpointCoordinator& coordinator_;

@@ -377,6 +377,64 @@ TEST(ClusterControlTest, AnExpiredLeaseFencesAPausedWorker) {
   b_rows.reset();
 }
 
+// A worker that keeps its lease but holds up the job (its actors hang) is
+// fenced on demand: dropped from the live set and the assignment, its
+// membership key deleted, its lease revoked, so that neither this
+// coordinator nor a successor takes it back.
+TEST(ClusterControlTest, FenceWorkerDropsALiveWorkerAndRevokesItsLease) {
+  Job job("fence-worker");
+  Lease coordinator_lease(job.etcd(), absl::Seconds(10));
+  Lease a_lease(job.etcd(), absl::Seconds(10));
+  Lease b_lease(job.etcd(), absl::Seconds(10));
+  auto a_store = job.OpenStore();
+  auto b_store = job.OpenStore();
+  ASSERT_TRUE(a_store && b_store);
+  auto coordinator = job.StartLeader(coordinator_lease);
+  ASSERT_NE(coordinator, nullptr);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto a,
+                                job.Connect("a", a_store.get(), a_lease));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto b,
+                                job.Connect("b", b_store.get(), b_lease));
+  EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a", "b"));
+
+  BACKFILL_ASSERT_OK(coordinator->FenceWorker("b", "its actors hang"));
+  EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a"));
+  EXPECT_THAT(b->WaitUntilEnded(Deadline()), Not(IsOk()));
+  std::optional<ClusterJobState> state = coordinator->State();
+  ASSERT_TRUE(state.has_value());
+  EXPECT_THAT(state->workers,
+              ElementsAre(WorkerVnodes{"a", a_lease.id(), 0, kVnodes}));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::optional<EtcdKeyValue> key,
+                                job.etcd().Get(WorkerKey(job.prefix(), "b")));
+  EXPECT_FALSE(key.has_value());
+  EXPECT_THAT(job.etcd().LeaseTimeToLive(b_lease.id()),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(
+      job.Connect("b", b_store.get(), b_lease),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("fenced")));
+  EXPECT_THAT(coordinator->FenceWorker("b", "again"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("'b'")));
+
+  // The next checkpoint is a's alone, with every vnode.
+  auto a_rows =
+      SharedStoreFixture::SealRows(*a_store, kTable, 3, {{"a1", "x"}});
+  BACKFILL_ASSERT_OK_AND_ASSIGN(CheckpointResult result,
+                                coordinator->Checkpoint(Epoch(3)));
+  EXPECT_THAT(result.workers, ElementsAre("a"));
+  EXPECT_EQ(a->assignment().first_vnode, 0u);
+  EXPECT_EQ(a->assignment().end_vnode, kVnodes);
+
+  // A coordinator taking over refuses it too: its lease is gone.
+  coordinator.reset();
+  Lease next_lease(job.etcd(), absl::Seconds(10));
+  auto next = job.StartLeader(next_lease);
+  ASSERT_NE(next, nullptr);
+  EXPECT_THAT(
+      job.Connect("b", b_store.get(), b_lease),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("fenced")));
+  a_rows.reset();
+}
+
 TEST(ClusterControlTest, AReplyWithAnotherAssignmentVersionIsRefused) {
   Job job("stale-assignment");
   Lease coordinator_lease(job.etcd(), absl::Seconds(10));

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "executor/cluster/actor_worker.h"
 #include "executor/cluster/checkpoint_coordinator.h"
@@ -154,6 +155,8 @@ class Cluster {
     absl::StatusOr<JobResult> result = absl::UnknownError("not run");
     // Per attempt: the workers it placed actors on.
     std::vector<size_t> workers_per_attempt;
+    // The workers the placements fenced, "id: why".
+    std::vector<std::string> fenced;
   };
 
   // Runs the job; each attempt places its actors on the workers alive.
@@ -181,8 +184,13 @@ class Cluster {
                         worker.endpoints.at("exchange")});
       }
       run.workers_per_attempt.push_back(live.size());
-      return std::make_unique<ClusterPlacement>(
+      auto placement = std::make_unique<ClusterPlacement>(
           *exchange_, *committer_, *store_, std::move(live), ++attempt);
+      placement->set_on_fence(
+          [&run](const std::string& worker, const absl::Status& why) {
+            run.fenced.push_back(absl::StrCat(worker, ": ", why.message()));
+          });
+      return placement;
     };
     run.result = RunStreamingJobWithDriver(
         *store_, options_, nullptr, {}, Clock::Real(),
@@ -313,6 +321,47 @@ TEST(ClusterJobFailureTest, ALostWorkersActorsMoveToTheWorkerLeft) {
   BACKFILL_ASSERT_OK(run.result.status());
   EXPECT_TRUE(run.result->consistent) << run.result->mismatch;
   EXPECT_EQ(run.result->recoveries, 1u) << ::testing::PrintToString(errors);
+  EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u, 1u));
+}
+
+// Worker 1's actor hangs in a storage call mid-backfill while its process
+// lives on (its checkpoint stream stays open, its gRPC threads answer): a
+// barrier is not collected within the barrier timeout; worker 0 emitted it
+// and worker 1 did not, so worker 1 is fenced (no longer live) and the
+// recovery runs every actor on worker 0, consistent, while worker 1's actor
+// is still hung. Without the fence the recovery placed an actor on worker 1
+// again, whose attempt waits for the hung one: every attempt timed out
+// until the recoveries ran out.
+TEST(ClusterJobFailureTest, AWorkerWhoseActorHangsIsFencedAndItsActorsMove) {
+  StreamingJobOptions options = SplitJobOptions(BackfillKind::kArrangement);
+  options.rate_limit = RateLimit::Fixed(4000);
+  options.barrier_timeout = absl::Seconds(5);
+  options.max_recoveries = 2;
+  options.recovery_backoff = absl::Milliseconds(10);
+  std::vector<std::string> errors;
+  options.on_recovery = [&](const absl::Status& error, uint32_t) {
+    errors.push_back(error.ToString());
+  };
+  auto faults = std::make_shared<simulation::FaultPlan>();
+  faults->ArmHang(simulation::FaultOp::kIteratorMove, 200);
+  Cluster cluster("cluster-hang", options, /*num_workers=*/2,
+                  /*late=*/false, faults);
+  ASSERT_TRUE(cluster.ok());
+  // Before the cluster goes: its worker's shutdown waits for the actor.
+  absl::Cleanup release = [&] { faults->ReleaseHangs(); };
+  Cluster::Run run = cluster.RunJob();
+  EXPECT_EQ(faults->num_fired(), 1u);
+  EXPECT_TRUE(faults->hanging());
+  BACKFILL_ASSERT_OK(run.result.status()) << ::testing::PrintToString(errors);
+  EXPECT_TRUE(run.result->consistent) << run.result->mismatch;
+  ASSERT_EQ(run.result->recoveries, 1u) << ::testing::PrintToString(errors);
+  EXPECT_THAT(errors[0],
+              ::testing::HasSubstr("not collected within the barrier timeout"));
+  EXPECT_THAT(run.fenced,
+              ::testing::ElementsAre(::testing::AllOf(
+                  ::testing::StartsWith("worker-1: "),
+                  ::testing::HasSubstr("its actors did not emit barrier"),
+                  ::testing::HasSubstr("worker 'worker-0' did"))));
   EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u, 1u));
 }
 

@@ -1,6 +1,9 @@
 #include "executor/cluster/cluster_placement.h"
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,6 +26,8 @@ struct ClusterPlacement::Call {
   Mutex mu;
   CondVar ended_cv;
   bool ended ABSL_GUARDED_BY(mu) = false;
+  // The last barrier (curr epoch) all of the worker's actors emitted.
+  std::atomic<uint64_t> last_emitted{0};
 };
 
 ClusterPlacement::ClusterPlacement(ExchangeServer& exchange,
@@ -129,10 +134,17 @@ absl::Status ClusterPlacement::StartRemote(const JobState& state,
   // what these workers' actors seal.
   checkpoints_.RequireSessions(std::move(sessions));
   // When the attempt fails (here or in a worker), the local actors must
-  // stop waiting for the workers' output: the inputs fail at once.
+  // stop waiting for the workers: the inputs from them fail at once, and so
+  // do the sends to them.
   coordinator_ = &coordinator;
-  coordinator.SetFailureCallback(
-      [this](const absl::Status&) { remote_.CancelInputs(); });
+  parallelism_ = state.parallelism;
+  coordinator.SetFailureCallback([this](const absl::Status& failure) {
+    FindHoldingWorkers(failure);
+    remote_.CancelInputs();
+    // Nor may the local actors wait on a worker that stopped reading their
+    // output (its actors hang while its process answers).
+    exchange_.CancelOutputs();
+  });
   for (size_t w = 0; w < workers_.size(); ++w) {
     auto call = std::make_unique<Call>();
     call->worker = w;
@@ -194,6 +206,9 @@ void ClusterPlacement::Relay(Call& call, JobGraph& graph,
       emitted.epoch = EpochPair{Epoch(event.emitted().curr_epoch()),
                                 Epoch(event.emitted().prev_epoch())};
       coordinator.BackfillEmitted(emitted, coordinator.clock().Now());
+      if (emitted.epoch.curr.value() > call.last_emitted.load()) {
+        call.last_emitted.store(emitted.epoch.curr.value());
+      }
     } else if (event.has_failed() || event.has_ended()) {
       const cluster::proto::EndedMessage& end =
           event.has_failed() ? event.failed() : event.ended();
@@ -230,6 +245,56 @@ void ClusterPlacement::Relay(Call& call, JobGraph& graph,
   call.ended_cv.SignalAll();
 }
 
+void ClusterPlacement::FindHoldingWorkers(const absl::Status& failure) {
+  // Only a barrier timeout is looked into; it comes from the driver, which
+  // runs after StartRemote made every call.
+  const std::optional<Epoch> held = BarrierTimeoutEpoch(failure);
+  if (!held.has_value() || coordinator_ == nullptr) return;
+  // Workers whose actors stopped reading what this process sends them.
+  const absl::Duration at_least = coordinator_->barrier_timeout() / 2;
+  std::set<size_t> starved;
+  for (const auto& [upstream, downstream] :
+       exchange_.EdgesOutOfPermits(at_least)) {
+    if (downstream >= JobGraph::kFirstBackfillActor &&
+        downstream < JobGraph::kFirstBackfillActor + parallelism_) {
+      starved.insert(WorkerOf(downstream));
+    }
+  }
+  std::string emitted_by;  // A worker that emitted the barrier.
+  std::vector<size_t> lagging;
+  for (const std::unique_ptr<Call>& call : calls_) {
+    if (call->last_emitted.load() >= held->value()) {
+      emitted_by = workers_[call->worker].worker_id;
+    } else {
+      lagging.push_back(call->worker);
+    }
+  }
+  std::vector<std::pair<size_t, std::string>> holding;
+  for (size_t worker : lagging) {
+    if (!emitted_by.empty()) {
+      holding.emplace_back(
+          worker,
+          absl::StrCat("its actors did not emit barrier ", held->value(),
+                       " within the barrier timeout ",
+                       absl::FormatDuration(coordinator_->barrier_timeout()),
+                       "; worker '", emitted_by, "' did"));
+    } else if (starved.contains(worker)) {
+      holding.emplace_back(
+          worker,
+          absl::StrCat("its actors did not emit barrier ", held->value(),
+                       " within the barrier timeout ",
+                       absl::FormatDuration(coordinator_->barrier_timeout()),
+                       " and stopped reading their input for at least ",
+                       absl::FormatDuration(at_least)));
+    }
+  }
+  // Every worker at once points at this process (its source or view) as
+  // much as at them: none is fenced.
+  if (holding.size() == calls_.size()) return;
+  MutexLock lock(&mu_);
+  holding_ = std::move(holding);
+}
+
 void ClusterPlacement::RecordFailure(const absl::Status& status,
                                      BarrierCoordinator& coordinator) {
   {
@@ -237,6 +302,23 @@ void ClusterPlacement::RecordFailure(const absl::Status& status,
     if (failure_.ok()) failure_ = status;
   }
   coordinator.Fail(status);
+}
+
+void ClusterPlacement::FenceHoldingWorkers() {
+  std::vector<std::pair<size_t, std::string>> holding;
+  {
+    MutexLock lock(&mu_);
+    holding.swap(holding_);
+  }
+  for (const auto& [worker, reason] : holding) {
+    const std::string& id = workers_[worker].worker_id;
+    const absl::Status fenced =
+        checkpoints_.coordinator().FenceWorker(id, reason);
+    if (on_fence_) {
+      on_fence_(id, fenced.ok() ? absl::UnavailableError(reason) : fenced);
+    }
+    if (fenced.ok()) fenced_.push_back(id);
+  }
 }
 
 absl::Status ClusterPlacement::EndRemote() {
@@ -247,6 +329,7 @@ absl::Status ClusterPlacement::EndRemote() {
     // hung worker would hold each for end_timeout). A completed one waits
     // for every worker's end: their actors stopped at the stop barrier.
     const bool failed = coordinator_ != nullptr && !coordinator_->error().ok();
+    FenceHoldingWorkers();
     for (const std::unique_ptr<Call>& call : calls_) {
       if (!failed) {
         MutexLock lock(&call->mu);

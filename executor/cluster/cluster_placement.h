@@ -27,9 +27,11 @@
 #ifndef EXECUTOR_CLUSTER_CLUSTER_PLACEMENT_H_
 #define EXECUTOR_CLUSTER_CLUSTER_PLACEMENT_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -108,6 +110,25 @@ class ClusterPlacement final : public AttemptPlacement {
   // worker's actors stopped at their stop barrier.
   absl::Status EndRemote() override ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Called for each worker this placement fences (below), with why (or the
+  // fence's error). Set before StartRemote.
+  void set_on_fence(
+      std::function<void(const std::string& worker_id, const absl::Status&)>
+          on_fence) {
+    on_fence_ = std::move(on_fence);
+  }
+  // The workers fenced when the attempt ended (EndRemote): when a barrier
+  // was not collected within the barrier timeout (BarrierTimeoutEpoch), a
+  // worker holds it up if its actors did not emit it while another
+  // worker's did, or, when none did, if its input edges from this process
+  // ran out of permits for half the timeout (its actors stopped reading).
+  // Such a worker keeps its lease (its process answers) but its actors
+  // hang: it is fenced (CheckpointCoordinator::FenceWorker), so the
+  // recovery splits its vnodes over the others instead of placing actors
+  // on it again. Never every worker of the attempt: the fault may as well
+  // be this process's.
+  const std::vector<std::string>& fenced() const { return fenced_; }
+
   // The worker index of backfill actor `actor`.
   size_t WorkerOf(ActorId actor) const;
   // Its worker's id.
@@ -119,6 +140,10 @@ class ClusterPlacement final : public AttemptPlacement {
   struct Call;
   void Relay(Call& call, JobGraph& graph, BarrierCoordinator& coordinator)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // On the attempt's failure: the workers that held up a timed-out barrier
+  // (see fenced()), into holding_.
+  void FindHoldingWorkers(const absl::Status& failure) ABSL_LOCKS_EXCLUDED(mu_);
+  void FenceHoldingWorkers() ABSL_LOCKS_EXCLUDED(mu_);
   void RecordFailure(const absl::Status& status,
                      BarrierCoordinator& coordinator) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -132,8 +157,13 @@ class ClusterPlacement final : public AttemptPlacement {
   GrpcRemoteActors remote_;
   std::vector<std::unique_ptr<Call>> calls_;
   BarrierCoordinator* coordinator_ = nullptr;  // From StartRemote.
+  uint32_t parallelism_ = 0;                   // From StartRemote.
+  std::function<void(const std::string&, const absl::Status&)> on_fence_;
+  std::vector<std::string> fenced_;
   Mutex mu_;
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  // Each with why.
+  std::vector<std::pair<size_t, std::string>> holding_ ABSL_GUARDED_BY(mu_);
   bool ended_ = false;
 };
 

@@ -45,8 +45,8 @@ class ExchangeServer::Service final
           grpc::StatusCode::INVALID_ARGUMENT,
           absl::StrCat(edge_name, ": the first request ", "grants no permit"));
     }
-    absl::StatusOr<EdgePtr> edge =
-        server_->Take(first.upstream_actor(), first.downstream_actor());
+    absl::StatusOr<EdgePtr> edge = server_->Take(
+        first.upstream_actor(), first.downstream_actor(), context);
     if (!edge.ok()) return ToGrpc(edge.status());
     absl::Cleanup release = [this, &first] {
       server_->Release(first.upstream_actor(), first.downstream_actor());
@@ -60,8 +60,11 @@ class ExchangeServer::Service final
     cluster::proto::StreamMessage wire;
     while (true) {
       if (permits == 0) {
+        (*edge)->out_of_permits_since.store(absl::ToUnixNanos(absl::Now()));
         cluster::proto::ReceiveRequest more;
-        if (!stream->Read(&more)) break;  // The receiver is gone.
+        const bool read = stream->Read(&more);
+        (*edge)->out_of_permits_since.store(0);
+        if (!read) break;  // The receiver is gone.
         permits += more.permits();
         continue;
       }
@@ -149,7 +152,7 @@ absl::Status ExchangeServer::AddOutput(ActorId upstream, ActorId downstream,
 }
 
 absl::StatusOr<ExchangeServer::EdgePtr> ExchangeServer::Take(
-    ActorId upstream, ActorId downstream) {
+    ActorId upstream, ActorId downstream, grpc::ServerContext* call) {
   const absl::Time deadline = absl::Now() + options_.edge_wait;
   MutexLock lock(&mu_);
   while (true) {
@@ -165,6 +168,7 @@ absl::StatusOr<ExchangeServer::EdgePtr> ExchangeServer::Take(
             EdgeName(upstream, downstream), " is received already"));
       }
       it->second->taken = true;
+      it->second->call = call;
       return it->second;
     }
     const absl::Duration left = deadline - absl::Now();
@@ -188,6 +192,18 @@ void ExchangeServer::Release(ActorId upstream, ActorId downstream) {
   edge_released_.SignalAll();
 }
 
+std::vector<std::pair<ActorId, ActorId>> ExchangeServer::EdgesOutOfPermits(
+    absl::Duration at_least) const {
+  const int64_t since = absl::ToUnixNanos(absl::Now() - at_least);
+  std::vector<std::pair<ActorId, ActorId>> starved;
+  MutexLock lock(&mu_);
+  for (const auto& [key, edge] : edges_) {
+    const int64_t out = edge->out_of_permits_since.load();
+    if (edge->taken && out != 0 && out <= since) starved.push_back(key);
+  }
+  return starved;
+}
+
 bool ExchangeServer::WaitUntilNoCall(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   MutexLock lock(&mu_);
@@ -198,6 +214,23 @@ bool ExchangeServer::WaitUntilNoCall(absl::Duration timeout) {
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) return false;
     edge_released_.WaitWithTimeout(&mu_, left);
+  }
+}
+
+void ExchangeServer::CancelOutputs() {
+  std::vector<EdgePtr> dropped;  // Destroyed outside the lock.
+  MutexLock lock(&mu_);
+  for (auto it = edges_.begin(); it != edges_.end();) {
+    if (it->second->taken) {
+      // Its call's reads and writes fail, and a sender waiting for data
+      // sees the cancellation within cancel_check_interval; the call then
+      // closes the receiver and releases the edge.
+      if (it->second->call != nullptr) it->second->call->TryCancel();
+      ++it;
+    } else {
+      dropped.push_back(std::move(it->second));
+      it = edges_.erase(it);
+    }
   }
 }
 

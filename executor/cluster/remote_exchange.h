@@ -35,11 +35,13 @@
 #ifndef EXECUTOR_CLUSTER_REMOTE_EXCHANGE_H_
 #define EXECUTOR_CLUSTER_REMOTE_EXCHANGE_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -53,6 +55,7 @@
 namespace grpc {
 class ClientContext;
 class Server;
+class ServerContext;
 }  // namespace grpc
 
 namespace backfill {
@@ -103,6 +106,20 @@ class ExchangeServer {
   // received stay until their calls end.
   void ClearUntaken() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The edges being received whose receivers have granted no permit for at
+  // least `at_least` (every message granted was sent, and no more were
+  // granted since): their downstream actors stopped reading. For a
+  // coordinator to tell which downstream process holds up the job.
+  std::vector<std::pair<ActorId, ActorId>> EdgesOutOfPermits(
+      absl::Duration at_least) const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Ends every call receiving an edge (the receivers' channels fail with
+  // CANCELLED) and drops the edges no call has taken; either way the
+  // upstream actors' sends are Cancelled from then on. For an attempt that
+  // failed: its local actors must not wait on a receiver that stopped
+  // reading (a worker whose actors hang) to end.
+  void CancelOutputs() ABSL_LOCKS_EXCLUDED(mu_);
+
   // Waits up to `timeout` until no edge is being received (every call
   // ended: the receivers of an attempt that ended let go). Returns whether
   // none is.
@@ -119,6 +136,11 @@ class ExchangeServer {
     std::unique_ptr<ChannelReceiver> receiver;
     std::unique_ptr<MessageCodec> codec;
     bool taken = false;
+    // The call receiving it, once taken (guarded by the server's mu_).
+    grpc::ServerContext* call = nullptr;
+    // When the call last ran out of permits (absl::ToUnixNanos), or 0
+    // while it has some.
+    std::atomic<int64_t> out_of_permits_since{0};
   };
   // Held by a call: the edge is released when the call ends.
   using EdgePtr = std::shared_ptr<Edge>;
@@ -128,7 +150,8 @@ class ExchangeServer {
   // The edge's receiver and codec for a call, once, waiting up to
   // `edge_wait` for it to be added. Errors: NotFound for an edge not added
   // in time; FailedPrecondition for one already received or after Shutdown.
-  absl::StatusOr<EdgePtr> Take(ActorId upstream, ActorId downstream)
+  absl::StatusOr<EdgePtr> Take(ActorId upstream, ActorId downstream,
+                               grpc::ServerContext* call)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets an edge whose call ended.
   void Release(ActorId upstream, ActorId downstream) ABSL_LOCKS_EXCLUDED(mu_);

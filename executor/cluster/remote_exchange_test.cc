@@ -20,7 +20,9 @@ namespace {
 
 using ::backfill::testing::ChunkEq;
 using ::backfill::testing::StatusIs;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 constexpr ActorId kUp = 1;
 constexpr ActorId kDown = 101;
@@ -154,6 +156,10 @@ TEST(RemoteExchangeTest, BackPressureReachesTheUpstreamActor) {
   EXPECT_LE(stalled,
             static_cast<int64_t>(kUpCapacity + kPermits + kDownCapacity + 2));
   EXPECT_GE(stalled, static_cast<int64_t>(kUpCapacity + kDownCapacity));
+  // The server sees a receiver that stopped reading: no permit for 500 ms.
+  EXPECT_THAT(edge.server->EdgesOutOfPermits(absl::Milliseconds(400)),
+              ElementsAre(std::make_pair(kUp, kDown)));
+  EXPECT_THAT(edge.server->EdgesOutOfPermits(absl::Seconds(30)), IsEmpty());
   // Now read 200 messages: the upstream moves again, in order.
   for (int64_t i = 0; i < 200; ++i) {
     PollResult next = NextWithin(*edge.downstream, absl::Seconds(30));
@@ -163,6 +169,10 @@ TEST(RemoteExchangeTest, BackPressureReachesTheUpstreamActor) {
   stop.store(true);
   producer.join();
   EXPECT_GE(sent.load(), 200);
+  // Read what is left: the receiver grants permits again.
+  while (NextWithin(*edge.downstream, absl::Milliseconds(300)).is_ready()) {
+  }
+  EXPECT_THAT(edge.server->EdgesOutOfPermits(absl::ZeroDuration()), IsEmpty());
 }
 
 TEST(RemoteExchangeTest, TheUpstreamErrorFailsTheDownstreamChannel) {
@@ -238,6 +248,27 @@ TEST(RemoteExchangeTest, ADownstreamCloseCancelsTheUpstreamSends) {
     status = edge.upstream->Send(ChunkOf(i), Clock::Real());
   }
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kCancelled));
+  edge.input.reset();  // joins
+}
+
+// A downstream that stops reading (its actor hangs, its process answers)
+// must not hold the upstream actor for ever once the attempt failed:
+// CancelOutputs ends the call, and the upstream's blocked send is
+// Cancelled.
+TEST(RemoteExchangeTest, CancelOutputsReleasesAnUpstreamBlockedOnAStuckReader) {
+  Edge edge = Connect(/*up_capacity=*/1, /*down_capacity=*/1, /*permits=*/1);
+  absl::Status status;
+  std::thread producer([&] {
+    for (int i = 0; i < 1000 && status.ok(); ++i) {
+      status = edge.upstream->Send(ChunkOf(i), Clock::Real());
+    }
+  });
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_TRUE(status.ok()) << "nothing reads, yet the upstream is not held";
+  edge.server->CancelOutputs();
+  producer.join();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kCancelled));
+  EXPECT_TRUE(edge.server->WaitUntilNoCall(absl::Seconds(30)));
   edge.input.reset();  // joins
 }
 

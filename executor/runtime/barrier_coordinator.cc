@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/cord.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "ratelimit/rate_limit_split.h"
 #include "third_party/absl_extras/status_macros.h"
 
@@ -228,6 +231,23 @@ bool BarrierCoordinator::IsCollected(Epoch curr) const {
   return collected_ >= curr;
 }
 
+namespace {
+// BarrierTimeoutEpoch's payload: the barrier's curr epoch, in decimal.
+constexpr absl::string_view kBarrierTimeoutPayload =
+    "type.googleapis.com/backfill.BarrierTimeout";
+}  // namespace
+
+std::optional<Epoch> BarrierTimeoutEpoch(const absl::Status& status) {
+  if (!absl::IsUnavailable(status)) return std::nullopt;
+  const auto payload = status.GetPayload(kBarrierTimeoutPayload);
+  uint64_t epoch = 0;
+  if (!payload.has_value() ||
+      !absl::SimpleAtoi(std::string(*payload), &epoch)) {
+    return std::nullopt;
+  }
+  return Epoch(epoch);
+}
+
 absl::Status BarrierCoordinator::WaitCollected() {
   MutexLock lock(&mu_);
   auto injected = injected_.find(epoch_.curr.value());
@@ -247,11 +267,14 @@ absl::Status BarrierCoordinator::WaitCollected() {
           "barrier ", epoch_.DebugString(), " not collected within the job's ",
           absl::FormatDuration(options_.max_duration)));
     }
-    return absl::UnavailableError(absl::StrCat(
+    absl::Status timeout = absl::UnavailableError(absl::StrCat(
         "barrier ", epoch_.DebugString(),
         " not collected within the barrier timeout ",
         absl::FormatDuration(options_.barrier_timeout),
         " of its injection (an actor, or a process on its path, is stuck)"));
+    timeout.SetPayload(kBarrierTimeoutPayload,
+                       absl::Cord(absl::StrCat(epoch_.curr.value())));
+    return timeout;
   }
   return absl::OkStatus();
 }

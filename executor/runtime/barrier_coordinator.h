@@ -123,6 +123,13 @@ struct AttemptStart {
   std::function<void(const JobProgress&)> observer;
 };
 
+// The barrier (its curr epoch) that a status of WaitCollected says was not
+// collected within the barrier timeout, or nullopt for any other status.
+// The epoch is a payload of the status, so it stays with it wherever the
+// error is handed on (BarrierCoordinator::Fail, error()); e.g. for a
+// placement to find which of its processes held the barrier.
+std::optional<Epoch> BarrierTimeoutEpoch(const absl::Status& status);
+
 class BarrierCoordinator final : public BarrierListener {
  public:
   // Loads the committed job state (at the first barrier's epoch) and applies
@@ -155,6 +162,9 @@ class BarrierCoordinator final : public BarrierListener {
   // barrier timeout ...": the attempt fails, and the job recovers). For
   // threaded drivers.
   absl::Status WaitCollected();
+
+  // options.barrier_timeout.
+  absl::Duration barrier_timeout() const { return options_.barrier_timeout; }
 
   // The job's deadline: job_start + options.max_duration.
   absl::Time deadline() const {

@@ -486,15 +486,20 @@ TEST(BarrierCoordinatorTest,
                                 f.coordinator->NextBarrier(*f.graph));
   f.clock.AdvanceTime(absl::Seconds(3));  // Within the job's 10 s.
   // Unavailable: the recovery policy retries it (not DeadlineExceeded).
-  EXPECT_THAT(
-      f.coordinator->WaitCollected(),
-      StatusIs(absl::StatusCode::kUnavailable,
-               HasSubstr("not collected within the barrier timeout 2s")));
+  const absl::Status timeout = f.coordinator->WaitCollected();
+  EXPECT_THAT(timeout, StatusIs(absl::StatusCode::kUnavailable,
+                                HasSubstr("not collected within the barrier "
+                                          "timeout 2s")));
+  // It names the barrier for whoever looks into it (a placement).
+  EXPECT_EQ(BarrierTimeoutEpoch(timeout), first.epoch.curr);
+  EXPECT_EQ(BarrierTimeoutEpoch(absl::UnavailableError(timeout.message())),
+            std::nullopt);
   // Past the job's deadline the job's error wins.
   f.clock.AdvanceTime(absl::Seconds(10));
-  EXPECT_THAT(f.coordinator->WaitCollected(),
-              StatusIs(absl::StatusCode::kDeadlineExceeded,
-                       HasSubstr("not collected within the job's 10s")));
+  const absl::Status past = f.coordinator->WaitCollected();
+  EXPECT_THAT(past, StatusIs(absl::StatusCode::kDeadlineExceeded,
+                             HasSubstr("not collected within the job's 10s")));
+  EXPECT_EQ(BarrierTimeoutEpoch(past), std::nullopt);
 }
 
 }  // namespace

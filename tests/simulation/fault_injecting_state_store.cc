@@ -186,6 +186,29 @@ void FaultPlan::Arm(FaultOp op, uint64_t nth) {
   MutexLock lock(&mu_);
   op_ = op;
   remaining_ = nth == 0 ? 1 : nth;
+  hang_ = false;
+}
+
+void FaultPlan::ArmHang(FaultOp op, uint64_t nth) {
+  MutexLock lock(&mu_);
+  op_ = op;
+  remaining_ = nth == 0 ? 1 : nth;
+  hang_ = true;
+}
+
+void FaultPlan::ReleaseHangs() {
+  MutexLock lock(&mu_);
+  ++releases_;
+  if (hang_) {  // Armed, not fired yet: it never will.
+    hang_ = false;
+    op_.reset();
+  }
+  released_.SignalAll();
+}
+
+bool FaultPlan::hanging() const {
+  MutexLock lock(&mu_);
+  return hanging_;
 }
 
 void FaultPlan::Disarm() {
@@ -208,6 +231,15 @@ absl::Status FaultPlan::Check(FaultOp op, absl::string_view what) {
   fired_ = true;
   last_message_ = absl::StrCat("injected fault #", num_fired_, ": ",
                                FaultOpName(op), " of ", what);
+  if (hang_) {
+    hang_ = false;
+    hanging_ = true;
+    const uint64_t releases = releases_;
+    while (releases_ == releases) released_.Wait(&mu_);
+    hanging_ = false;
+    return absl::UnavailableError(
+        absl::StrCat(last_message_, " (hung until released)"));
+  }
   return absl::UnavailableError(last_message_);
 }
 

@@ -64,6 +64,16 @@ class FaultPlan {
   void Arm(FaultOp op, uint64_t nth);
   void Disarm();
   bool armed() const;
+  // The `nth` (>= 1) call of `op` from now blocks until ReleaseHangs(), then
+  // fails as Arm's would: an actor stuck in a storage call while its
+  // process lives on. Replaces any earlier arming.
+  void ArmHang(FaultOp op, uint64_t nth);
+  // Lets the hung call go (or disarms a hang not fired yet); a later
+  // ArmHang blocks again. Call it before
+  // what waits for the hung actor (its worker's shutdown) is destroyed.
+  void ReleaseHangs();
+  // Whether a call is blocked by ArmHang now.
+  bool hanging() const;
 
   // Called by the decorator for each operation: an error iff this call is
   // the armed one (which disarms the plan). `what` names the call.
@@ -99,6 +109,10 @@ class FaultPlan {
   uint64_t remaining_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t num_fired_ ABSL_GUARDED_BY(mu_) = 0;
   bool fired_ ABSL_GUARDED_BY(mu_) = false;
+  bool hang_ ABSL_GUARDED_BY(mu_) = false;  // The armed call blocks.
+  bool hanging_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t releases_ ABSL_GUARDED_BY(mu_) = 0;
+  CondVar released_;
   std::string last_message_ ABSL_GUARDED_BY(mu_);
   std::optional<TableId> kept_table_ ABSL_GUARDED_BY(mu_);
   std::map<TableId, std::vector<KeptWrite>> stashed_ ABSL_GUARDED_BY(mu_);
