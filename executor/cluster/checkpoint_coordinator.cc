@@ -859,23 +859,30 @@ absl::Status CheckpointCoordinator::FenceExpired() {
     MutexLock lock(&mu_);
     for (const WorkerVnodes& worker : expired) {
       fenced_leases_.insert(worker.lease_id);
-      for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
-        const std::shared_ptr<Session>& session = it->second;
-        if (session->worker_id != worker.worker_id ||
-            session->lease_id != worker.lease_id) {
-          continue;
-        }
-        fenced_[session->number] = absl::UnavailableError(absl::StrCat(
-            "worker '", worker.worker_id, "' was fenced: its lease ",
-            worker.lease_id, " expired"));
-        session->context->TryCancel();
-        sessions_.erase(it);
-        break;
-      }
+      EndFencedSessionLocked(
+          worker.worker_id, worker.lease_id,
+          absl::UnavailableError(absl::StrCat("worker '", worker.worker_id,
+                                              "' was fenced: its lease ",
+                                              worker.lease_id, " expired")));
     }
   }
   changed_.SignalAll();
   return absl::OkStatus();
+}
+
+void CheckpointCoordinator::EndFencedSessionLocked(const std::string& worker_id,
+                                                   int64_t lease_id,
+                                                   absl::Status why) {
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    const std::shared_ptr<Session>& session = it->second;
+    if (session->worker_id != worker_id || session->lease_id != lease_id) {
+      continue;
+    }
+    fenced_[session->number] = std::move(why);
+    session->context->TryCancel();
+    sessions_.erase(it);
+    return;
+  }
 }
 
 absl::Status CheckpointCoordinator::FenceWorker(const std::string& worker_id,
@@ -921,15 +928,9 @@ absl::Status CheckpointCoordinator::FenceWorker(const std::string& worker_id,
   {
     MutexLock lock(&mu_);
     if (options_.etcd != nullptr) fenced_leases_.insert(lease_id);
-    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
-      const std::shared_ptr<Session>& session = it->second;
-      if (session->worker_id != worker_id) continue;
-      fenced_[session->number] = absl::UnavailableError(
-          absl::StrCat("worker '", worker_id, "' was fenced: ", why));
-      session->context->TryCancel();
-      sessions_.erase(it);
-      break;
-    }
+    EndFencedSessionLocked(worker_id, lease_id,
+                           absl::UnavailableError(absl::StrCat(
+                               "worker '", worker_id, "' was fenced: ", why)));
   }
   changed_.SignalAll();
   return absl::OkStatus();

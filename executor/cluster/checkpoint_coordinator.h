@@ -305,6 +305,12 @@ class CheckpointCoordinator {
   // lease) is gone: drops it from the state and the live set, ends its
   // stream, refuses its lease from then on.
   absl::Status FenceExpired() ABSL_LOCKS_EXCLUDED(state_mu_, mu_);
+  // Ends the live session of `worker_id` under `lease_id` (if any): its
+  // stream is cancelled, it is no longer live, and `why` is what a
+  // checkpoint waiting for it reports.
+  void EndFencedSessionLocked(const std::string& worker_id, int64_t lease_id,
+                              absl::Status why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const CheckpointCoordinatorOptions options_;
   Clock& clock_;
