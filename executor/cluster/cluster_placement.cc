@@ -269,23 +269,32 @@ void ClusterPlacement::FindHoldingWorkers(const absl::Status& failure) {
       lagging.push_back(call->worker);
     }
   }
-  std::vector<std::pair<size_t, std::string>> holding;
+  // A worker that stopped reading is the one holding the barrier: the
+  // dispatcher may be blocked on it, so that workers served after it never
+  // received the barrier (they lag too, through no fault of theirs). Else,
+  // with nothing blocked, every worker received it, and those that did not
+  // emit it while another did are holding it.
+  std::vector<size_t> stopped_reading;
   for (size_t worker : lagging) {
-    if (!emitted_by.empty()) {
+    if (starved.contains(worker)) stopped_reading.push_back(worker);
+  }
+  const std::string timed_out =
+      absl::StrCat("its actors did not emit barrier ", held->value(),
+                   " within the barrier timeout ",
+                   absl::FormatDuration(coordinator_->barrier_timeout()));
+  std::vector<std::pair<size_t, std::string>> holding;
+  if (!stopped_reading.empty()) {
+    for (size_t worker : stopped_reading) {
       holding.emplace_back(
-          worker,
-          absl::StrCat("its actors did not emit barrier ", held->value(),
-                       " within the barrier timeout ",
-                       absl::FormatDuration(coordinator_->barrier_timeout()),
-                       "; worker '", emitted_by, "' did"));
-    } else if (starved.contains(worker)) {
+          worker, absl::StrCat(timed_out,
+                               " and stopped reading their input for at "
+                               "least ",
+                               absl::FormatDuration(at_least)));
+    }
+  } else if (!emitted_by.empty()) {
+    for (size_t worker : lagging) {
       holding.emplace_back(
-          worker,
-          absl::StrCat("its actors did not emit barrier ", held->value(),
-                       " within the barrier timeout ",
-                       absl::FormatDuration(coordinator_->barrier_timeout()),
-                       " and stopped reading their input for at least ",
-                       absl::FormatDuration(at_least)));
+          worker, absl::StrCat(timed_out, "; worker '", emitted_by, "' did"));
     }
   }
   // Every worker at once points at this process (its source or view) as

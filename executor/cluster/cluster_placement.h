@@ -118,10 +118,11 @@ class ClusterPlacement final : public AttemptPlacement {
     on_fence_ = std::move(on_fence);
   }
   // The workers fenced when the attempt ended (EndRemote): when a barrier
-  // was not collected within the barrier timeout (BarrierTimeoutEpoch), a
-  // worker holds it up if its actors did not emit it while another
-  // worker's did, or, when none did, if its input edges from this process
-  // ran out of permits for half the timeout (its actors stopped reading).
+  // was not collected within the barrier timeout (BarrierTimeoutEpoch), the
+  // workers that did not emit it and whose input edges from this process
+  // ran out of permits for half the timeout (their actors stopped reading;
+  // workers served after them may never have received it); if there are
+  // none, the workers that did not emit it while another worker did.
   // Such a worker keeps its lease (its process answers) but its actors
   // hang: it is fenced (CheckpointCoordinator::FenceWorker), so the
   // recovery splits its vnodes over the others instead of placing actors
