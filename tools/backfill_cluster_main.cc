@@ -812,7 +812,10 @@ struct Tally {
   uint32_t workers_killed = 0;
   uint32_t workers_added = 0;
   uint32_t workers_paused = 0;
-  uint32_t workers_fenced = 0;
+  // Distinct workers fenced: named by a leader's FENCED line or the
+  // "(fenced: 'id', ...)" of its RECOVERY line, or by the worker's own
+  // FENCED line (it learnt it when it registered again).
+  std::set<std::string> fenced_workers;
   uint32_t coordinators_killed = 0;
   uint32_t etcd_leaders_killed = 0;
   uint32_t takeovers =
@@ -1166,12 +1169,26 @@ int RunLauncher() {
       result_from = &child;
     } else if (absl::StartsWith(line, "RECOVERY ")) {
       ++tally.recoveries;
+      // A checkpoint whose silent workers were fenced names them.
+      if (const size_t at = line.find("(fenced: "); at != std::string::npos) {
+        const size_t end = line.find(')', at);
+        for (absl::string_view quoted : absl::StrSplit(
+                 absl::string_view(line).substr(at + 9, end - at - 9), ", ")) {
+          tally.fenced_workers.insert(std::string(
+              absl::StripPrefix(absl::StripSuffix(quoted, "'"), "'")));
+        }
+      }
       say(absl::StrCat(child.name, ": ", line));
     } else if (absl::StartsWith(line, "RESCHEDULE ")) {
       ++tally.reschedules;
       say(absl::StrCat(child.name, ": ", line));
     } else if (absl::StartsWith(line, "FENCED ")) {
-      ++tally.workers_fenced;
+      // A leader's names the worker ("FENCED worker-2 why"); a worker's is
+      // its own.
+      const std::string named = line.substr(7);
+      tally.fenced_workers.insert(child.coordinator
+                                      ? named.substr(0, named.find(' '))
+                                      : absl::StrCat("worker-", child.index));
       say(absl::StrCat(child.name, ": ", line));
     } else {
       say(absl::StrCat(child.name, ": ", line));
@@ -1243,7 +1260,7 @@ int RunLauncher() {
             << ",\"etcd_leaders_killed\":" << tally.etcd_leaders_killed
             << ",\"workers_added\":" << tally.workers_added
             << ",\"workers_paused\":" << tally.workers_paused
-            << ",\"workers_fenced\":" << tally.workers_fenced
+            << ",\"workers_fenced\":" << tally.fenced_workers.size()
             << ",\"reschedules\":" << tally.reschedules;
   if (result.empty())
     std::cout << ",\"error\":\"" << absl::CEscape(error) << "\"";
