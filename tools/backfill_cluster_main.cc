@@ -362,6 +362,12 @@ int RunCoordinator(const std::string& data_dir) {
   checkpoint_options.etcd = &etcd;
   checkpoint_options.job_prefix = JobPrefix();
   checkpoint_options.lease_id = (*lease)->lease().id;
+  // Every fence (a lease expired, or a worker that held up a barrier or a
+  // checkpoint reply), for the launcher's tally.
+  checkpoint_options.on_fence = [](const std::string& worker,
+                                   const absl::Status& why) {
+    Say(absl::StrCat("FENCED ", worker, " ", why.ToString()));
+  };
   // The assignment splits the table's vnodes (the actors are placed by it).
   checkpoint_options.num_vnodes =
       static_cast<uint32_t>(spec->job.upstream.vnode_count);
@@ -471,15 +477,11 @@ int RunCoordinator(const std::string& data_dir) {
     Say(absl::StrCat("ATTEMPT ", attempt + 1, " workers ", live.size(),
                      " assignment ", assignment->assignment_version, " actors ",
                      placed));
-    auto placement = std::make_unique<ClusterPlacement>(
-        **exchange, *(*checkpoints)->store(), *store, std::move(live),
-        ++attempt, std::move(actor_workers));
-    placement->set_on_fence(
-        [](const std::string& worker, const absl::Status& why) {
-          Say(absl::StrCat("FENCED ", worker, " ", why.ToString()));
-        });
-    return std::make_unique<WatchedPlacement>(std::move(placement),
-                                              std::move(sessions), resplit);
+    return std::make_unique<WatchedPlacement>(
+        std::make_unique<ClusterPlacement>(**exchange, *(*checkpoints)->store(),
+                                           *store, std::move(live), ++attempt,
+                                           std::move(actor_workers)),
+        std::move(sessions), resplit);
   };
   auto observer = [&checkpoints](const JobProgress& progress) {
     Say(absl::StrCat("EPOCH ", progress.epochs, " checkpoints ",
@@ -812,9 +814,8 @@ struct Tally {
   uint32_t workers_killed = 0;
   uint32_t workers_added = 0;
   uint32_t workers_paused = 0;
-  // Distinct workers fenced: named by a leader's FENCED line or the
-  // "(fenced: 'id', ...)" of its RECOVERY line, or by the worker's own
-  // FENCED line (it learnt it when it registered again).
+  // Distinct workers fenced: named by a leader's FENCED line, or by the
+  // worker's own (it learnt it when it registered again).
   std::set<std::string> fenced_workers;
   uint32_t coordinators_killed = 0;
   uint32_t etcd_leaders_killed = 0;
@@ -1169,15 +1170,6 @@ int RunLauncher() {
       result_from = &child;
     } else if (absl::StartsWith(line, "RECOVERY ")) {
       ++tally.recoveries;
-      // A checkpoint whose silent workers were fenced names them.
-      if (const size_t at = line.find("(fenced: "); at != std::string::npos) {
-        const size_t end = line.find(')', at);
-        for (absl::string_view quoted : absl::StrSplit(
-                 absl::string_view(line).substr(at + 9, end - at - 9), ", ")) {
-          tally.fenced_workers.insert(std::string(
-              absl::StripPrefix(absl::StripSuffix(quoted, "'"), "'")));
-        }
-      }
       say(absl::StrCat(child.name, ": ", line));
     } else if (absl::StartsWith(line, "RESCHEDULE ")) {
       ++tally.reschedules;

@@ -14,13 +14,11 @@
 #include "third_party/absl_extras/status_macros.h"
 
 namespace backfill {
-
 namespace {
+
 // SilentWorkers' payload: the worker ids, one per line.
 constexpr absl::string_view kSilentWorkersPayload =
     "type.googleapis.com/backfill.SilentWorkers";
-}  // namespace
-namespace {
 
 grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
@@ -833,40 +831,49 @@ void CheckpointCoordinator::Depose(const absl::Status& why) {
 }
 
 absl::Status CheckpointCoordinator::FenceExpired() {
-  MutexLock state_lock(&state_mu_);
-  BACKFILL_ASSIGN_OR_RETURN(
-      EtcdRangeResult members,
-      options_.etcd->GetPrefix(WorkerKeyPrefix(options_.job_prefix)));
-  std::map<std::string, int64_t> alive;  // Membership key -> its lease.
-  for (const EtcdKeyValue& member : members.kvs) {
-    alive[member.key] = member.lease;
-  }
-  ClusterJobState next = state_;
-  std::vector<std::string> gone;  // Their membership keys.
-  std::vector<WorkerVnodes> expired;
-  for (const WorkerVnodes& worker : state_.workers) {
-    const std::string key = WorkerKey(options_.job_prefix, worker.worker_id);
-    auto member = alive.find(key);
-    if (member != alive.end() && member->second == worker.lease_id) continue;
-    next.RemoveWorker(worker.worker_id);
-    gone.push_back(key);  // Harmless to delete if the lease took it.
-    expired.push_back(worker);
-  }
-  if (expired.empty()) return absl::OkStatus();
-  // One write (one assignment version) for all of them.
-  BACKFILL_RETURN_IF_ERROR(WriteState(std::move(next), {}, std::move(gone)));
-  {
+  std::vector<std::pair<std::string, absl::Status>> fenced;
+  const absl::Status done = [&]() -> absl::Status {
+    MutexLock state_lock(&state_mu_);
+    BACKFILL_ASSIGN_OR_RETURN(
+        EtcdRangeResult members,
+        options_.etcd->GetPrefix(WorkerKeyPrefix(options_.job_prefix)));
+    std::map<std::string, int64_t> alive;  // Membership key -> its lease.
+    for (const EtcdKeyValue& member : members.kvs) {
+      alive[member.key] = member.lease;
+    }
+    ClusterJobState next = state_;
+    std::vector<std::string> gone;  // Their membership keys.
+    std::vector<WorkerVnodes> expired;
+    for (const WorkerVnodes& worker : state_.workers) {
+      const std::string key = WorkerKey(options_.job_prefix, worker.worker_id);
+      auto member = alive.find(key);
+      if (member != alive.end() && member->second == worker.lease_id) continue;
+      next.RemoveWorker(worker.worker_id);
+      gone.push_back(key);  // Harmless to delete if the lease took it.
+      expired.push_back(worker);
+    }
+    if (expired.empty()) return absl::OkStatus();
+    // One write (one assignment version) for all of them.
+    BACKFILL_RETURN_IF_ERROR(WriteState(std::move(next), {}, std::move(gone)));
     MutexLock lock(&mu_);
     for (const WorkerVnodes& worker : expired) {
       fenced_leases_.insert(worker.lease_id);
-      EndFencedSessionLocked(
-          worker.worker_id, worker.lease_id,
-          absl::UnavailableError(absl::StrCat("worker '", worker.worker_id,
-                                              "' was fenced: its lease ",
-                                              worker.lease_id, " expired")));
+      fenced.emplace_back(worker.worker_id, absl::UnavailableError(absl::StrCat(
+                                                "worker '", worker.worker_id,
+                                                "' was fenced: its lease ",
+                                                worker.lease_id, " expired")));
+      EndFencedSessionLocked(worker.worker_id, worker.lease_id,
+                             fenced.back().second);
     }
-  }
+    return absl::OkStatus();
+  }();
+  if (!done.ok()) return done;
+  if (fenced.empty()) return absl::OkStatus();
   changed_.SignalAll();
+  if (options_.on_fence) {
+    for (const auto& [worker_id, why] : fenced)
+      options_.on_fence(worker_id, why);
+  }
   return absl::OkStatus();
 }
 
@@ -887,52 +894,58 @@ void CheckpointCoordinator::EndFencedSessionLocked(const std::string& worker_id,
 
 absl::Status CheckpointCoordinator::FenceWorker(const std::string& worker_id,
                                                 absl::string_view why) {
-  MutexLock state_lock(&state_mu_);
-  int64_t lease_id = 0;
-  {
-    MutexLock lock(&mu_);
-    if (options_.etcd != nullptr && role_ != Role::kLeading) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "fencing worker '", worker_id, "': the checkpoint coordinator at ",
-          address_, " does not lead"));
+  const absl::Status fenced = absl::UnavailableError(
+      absl::StrCat("worker '", worker_id, "' was fenced: ", why));
+  const absl::Status done = [&]() -> absl::Status {
+    MutexLock state_lock(&state_mu_);
+    int64_t lease_id = 0;
+    {
+      MutexLock lock(&mu_);
+      if (options_.etcd != nullptr && role_ != Role::kLeading) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "fencing worker '", worker_id, "': the checkpoint coordinator at ",
+            address_, " does not lead"));
+      }
+      bool live = false;
+      for (const auto& [number, session] : sessions_) {
+        if (session->worker_id != worker_id) continue;
+        live = true;
+        lease_id = session->lease_id;
+        break;
+      }
+      if (!live) {
+        return absl::NotFoundError(
+            absl::StrCat("fencing worker '", worker_id, "': not live"));
+      }
     }
-    bool live = false;
-    for (const auto& [number, session] : sessions_) {
-      if (session->worker_id != worker_id) continue;
-      live = true;
-      lease_id = session->lease_id;
+    if (options_.etcd != nullptr) {
+      const WorkerVnodes* known = state_.Find(worker_id);
+      if (known != nullptr && known->lease_id == lease_id) {
+        ClusterJobState next = state_;
+        next.RemoveWorker(worker_id);
+        BACKFILL_RETURN_IF_ERROR(WriteState(
+            std::move(next), {}, {WorkerKey(options_.job_prefix, worker_id)}));
+      }
+      // A coordinator that takes over later must refuse it too (JoinLocked:
+      // the lease is not alive). One that expired meanwhile is as good.
+      const absl::Status revoked = options_.etcd->RevokeLease(lease_id);
+      if (!revoked.ok() && !absl::IsNotFound(revoked)) {
+        return absl::Status(revoked.code(),
+                            absl::StrCat("fencing worker '", worker_id,
+                                         "': revoking its lease ", lease_id,
+                                         ": ", revoked.message()));
+      }
     }
-    if (!live) {
-      return absl::NotFoundError(
-          absl::StrCat("fencing worker '", worker_id, "': not live"));
+    {
+      MutexLock lock(&mu_);
+      if (options_.etcd != nullptr) fenced_leases_.insert(lease_id);
+      EndFencedSessionLocked(worker_id, lease_id, fenced);
     }
-  }
-  if (options_.etcd != nullptr) {
-    const WorkerVnodes* known = state_.Find(worker_id);
-    if (known != nullptr && known->lease_id == lease_id) {
-      ClusterJobState next = state_;
-      next.RemoveWorker(worker_id);
-      BACKFILL_RETURN_IF_ERROR(WriteState(
-          std::move(next), {}, {WorkerKey(options_.job_prefix, worker_id)}));
-    }
-    // A coordinator that takes over later must refuse it too (JoinLocked:
-    // the lease is not alive). One that expired meanwhile is as good.
-    const absl::Status revoked = options_.etcd->RevokeLease(lease_id);
-    if (!revoked.ok() && !absl::IsNotFound(revoked)) {
-      return absl::Status(
-          revoked.code(),
-          absl::StrCat("fencing worker '", worker_id, "': revoking its lease ",
-                       lease_id, ": ", revoked.message()));
-    }
-  }
-  {
-    MutexLock lock(&mu_);
-    if (options_.etcd != nullptr) fenced_leases_.insert(lease_id);
-    EndFencedSessionLocked(worker_id, lease_id,
-                           absl::UnavailableError(absl::StrCat(
-                               "worker '", worker_id, "' was fenced: ", why)));
-  }
+    return absl::OkStatus();
+  }();
+  if (!done.ok()) return done;
   changed_.SignalAll();
+  if (options_.on_fence) options_.on_fence(worker_id, fenced);
   return absl::OkStatus();
 }
 

@@ -105,6 +105,11 @@ struct CheckpointCoordinatorOptions {
   // How often the coordinator checks its leadership (a standby: whether it
   // leads now) and its workers' leases. > 0. Default 100 ms.
   absl::Duration poll_interval = absl::Milliseconds(100);
+
+  // Called once for each worker fenced (its lease expired, or FenceWorker),
+  // with why, on the fencing thread with no lock held. Optional.
+  std::function<void(const std::string& worker_id, const absl::Status& why)>
+      on_fence = nullptr;
 };
 
 // A committed checkpoint.

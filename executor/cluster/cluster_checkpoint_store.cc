@@ -30,21 +30,17 @@ absl::Status ClusterCheckpointStore::Checkpoint(Epoch epoch) {
       fenced.push_back(absl::StrCat("'", worker, "'"));
     }
   }
-  const std::string fenced_note =
-      fenced.empty()
-          ? ""
-          : absl::StrCat(" (fenced: ", absl::StrJoin(fenced, ", "), ")");
   // A worker that did not reply in time is a worker lost for this attempt:
   // the job recovers from it, while the runtime never retries
   // DeadlineExceeded (its own deadline's code).
-  if (absl::IsDeadlineExceeded(status)) {
-    return absl::UnavailableError(absl::StrCat(status.message(), fenced_note));
-  }
-  if (!fenced.empty()) {
-    return absl::Status(status.code(),
-                        absl::StrCat(status.message(), fenced_note));
-  }
-  return status;
+  if (!absl::IsDeadlineExceeded(status) && fenced.empty()) return status;
+  return absl::Status(
+      absl::IsDeadlineExceeded(status) ? absl::StatusCode::kUnavailable
+                                       : status.code(),
+      fenced.empty()
+          ? status.message()
+          : absl::StrCat(status.message(),
+                         " (fenced: ", absl::StrJoin(fenced, ", "), ")"));
 }
 
 void ClusterCheckpointStore::RequireSessions(std::set<uint64_t> sessions) {

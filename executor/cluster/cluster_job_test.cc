@@ -85,6 +85,11 @@ class Cluster {
     CheckpointCoordinatorOptions coordinator_options;
     coordinator_options.store = committer_.get();
     coordinator_options.commit_own_data = true;
+    coordinator_options.on_fence = [this](const std::string& worker,
+                                          const absl::Status& why) {
+      MutexLock lock(&fenced_mu_);
+      fenced_.push_back(absl::StrCat(worker, ": ", why.message()));
+    };
     absl::StatusOr<std::unique_ptr<CheckpointCoordinator>> coordinator =
         CheckpointCoordinator::Start(coordinator_options);
     EXPECT_TRUE(coordinator.ok()) << coordinator.status();
@@ -155,7 +160,7 @@ class Cluster {
     absl::StatusOr<JobResult> result = absl::UnknownError("not run");
     // Per attempt: the workers it placed actors on.
     std::vector<size_t> workers_per_attempt;
-    // The workers the placements fenced, "id: why".
+    // The workers the coordinator fenced, "id: why".
     std::vector<std::string> fenced;
   };
 
@@ -184,13 +189,8 @@ class Cluster {
                         worker.endpoints.at("exchange")});
       }
       run.workers_per_attempt.push_back(live.size());
-      auto placement = std::make_unique<ClusterPlacement>(
+      return std::make_unique<ClusterPlacement>(
           *exchange_, *committer_, *store_, std::move(live), ++attempt);
-      placement->set_on_fence(
-          [&run](const std::string& worker, const absl::Status& why) {
-            run.fenced.push_back(absl::StrCat(worker, ": ", why.message()));
-          });
-      return placement;
     };
     run.result = RunStreamingJobWithDriver(
         *store_, options_, nullptr, {}, Clock::Real(),
@@ -199,6 +199,8 @@ class Cluster {
                              Clock::Real());
         },
         factory);
+    MutexLock lock(&fenced_mu_);
+    run.fenced = fenced_;
     return run;
   }
 
@@ -211,6 +213,8 @@ class Cluster {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<ClusterCheckpointStore> store_;
   Epoch late_joined_store_epoch_;
+  Mutex fenced_mu_;
+  std::vector<std::string> fenced_ ABSL_GUARDED_BY(fenced_mu_);
 };
 
 class ClusterJobTest : public ::testing::TestWithParam<BackfillKind> {};

@@ -320,13 +320,9 @@ void ClusterPlacement::FenceHoldingWorkers() {
     holding.swap(holding_);
   }
   for (const auto& [worker, reason] : holding) {
-    const std::string& id = workers_[worker].worker_id;
-    const absl::Status fenced =
-        checkpoints_.coordinator().FenceWorker(id, reason);
-    if (on_fence_) {
-      on_fence_(id, fenced.ok() ? absl::UnavailableError(reason) : fenced);
-    }
-    if (fenced.ok()) fenced_.push_back(id);
+    checkpoints_.coordinator()
+        .FenceWorker(workers_[worker].worker_id, reason)
+        .IgnoreError();
   }
 }
 

@@ -27,7 +27,6 @@
 #ifndef EXECUTOR_CLUSTER_CLUSTER_PLACEMENT_H_
 #define EXECUTOR_CLUSTER_CLUSTER_PLACEMENT_H_
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -110,14 +109,9 @@ class ClusterPlacement final : public AttemptPlacement {
   // worker's actors stopped at their stop barrier.
   absl::Status EndRemote() override ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Called for each worker this placement fences (below), with why (or the
-  // fence's error). Set before StartRemote.
-  void set_on_fence(
-      std::function<void(const std::string& worker_id, const absl::Status&)>
-          on_fence) {
-    on_fence_ = std::move(on_fence);
-  }
-  // The workers fenced when the attempt ended (EndRemote): when a barrier
+  // When the attempt failed, EndRemote first fences the workers that held
+  // it up (CheckpointCoordinator::FenceWorker, which reports each fence
+  // through CheckpointCoordinatorOptions::on_fence): when a barrier
   // was not collected within the barrier timeout (BarrierTimeoutEpoch), the
   // workers that did not emit it and whose input edges from this process
   // ran out of permits for half the timeout (their actors stopped reading;
@@ -127,8 +121,8 @@ class ClusterPlacement final : public AttemptPlacement {
   // hang: it is fenced (CheckpointCoordinator::FenceWorker), so the
   // recovery splits its vnodes over the others instead of placing actors
   // on it again. Never every worker of the attempt: the fault may as well
-  // be this process's.
-  const std::vector<std::string>& fenced() const { return fenced_; }
+  // be this process's. A fence that fails (e.g. the worker left
+  // meanwhile) leaves the recovery as it was.
 
   // The worker index of backfill actor `actor`.
   size_t WorkerOf(ActorId actor) const;
@@ -142,7 +136,7 @@ class ClusterPlacement final : public AttemptPlacement {
   void Relay(Call& call, JobGraph& graph, BarrierCoordinator& coordinator)
       ABSL_LOCKS_EXCLUDED(mu_);
   // On the attempt's failure: the workers that held up a timed-out barrier
-  // (see fenced()), into holding_.
+  // (see EndRemote), into holding_.
   void FindHoldingWorkers(const absl::Status& failure) ABSL_LOCKS_EXCLUDED(mu_);
   void FenceHoldingWorkers() ABSL_LOCKS_EXCLUDED(mu_);
   void RecordFailure(const absl::Status& status,
@@ -159,8 +153,6 @@ class ClusterPlacement final : public AttemptPlacement {
   std::vector<std::unique_ptr<Call>> calls_;
   BarrierCoordinator* coordinator_ = nullptr;  // From StartRemote.
   uint32_t parallelism_ = 0;                   // From StartRemote.
-  std::function<void(const std::string&, const absl::Status&)> on_fence_;
-  std::vector<std::string> fenced_;
   Mutex mu_;
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   // Each with why.
