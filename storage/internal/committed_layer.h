@@ -49,6 +49,21 @@ struct CommittedVersion {
   Epoch committed_epoch;
 };
 
+// Point reads of one table, one after another, by one thread (a view's
+// per-row consistency checks): each Get answers exactly as
+// CommittedLayer::Get would at the time of the call, and the same
+// requirements hold (the caller pins read_epoch for the call). A reader may
+// keep state between calls (an open iterator, which costs more to make than
+// a seek): what it keeps must follow every Commit and ApplyVersion.
+// Not thread-safe; it must not outlive its layer.
+class PointReader {
+ public:
+  virtual ~PointReader() = default;
+  virtual absl::StatusOr<std::optional<std::string>> Get(VirtualNode vnode,
+                                                         absl::string_view pk,
+                                                         Epoch read_epoch) = 0;
+};
+
 // Thread-safe.
 class CommittedLayer {
  public:
@@ -118,6 +133,9 @@ class CommittedLayer {
                                                          absl::string_view pk,
                                                          Epoch read_epoch) = 0;
 
+  // A PointReader of `table_id`. Default: one that calls Get.
+  virtual std::unique_ptr<PointReader> NewPointReader(TableId table_id);
+
   // The live rows of (table, vnode) in `range` as of read_epoch. The
   // iterator sees a consistent snapshot: data committed after the call with
   // epochs <= read_epoch never appear (callers only read at epochs <= the
@@ -128,6 +146,25 @@ class CommittedLayer {
       Epoch read_epoch, const ScanOptions& options,
       std::unique_ptr<EpochPin> pin) = 0;
 };
+
+inline std::unique_ptr<PointReader> CommittedLayer::NewPointReader(
+    TableId table_id) {
+  class ForwardingReader final : public PointReader {
+   public:
+    ForwardingReader(CommittedLayer& layer, TableId table_id)
+        : layer_(layer), table_id_(table_id) {}
+    absl::StatusOr<std::optional<std::string>> Get(VirtualNode vnode,
+                                                   absl::string_view pk,
+                                                   Epoch read_epoch) override {
+      return layer_.Get(table_id_, vnode, pk, read_epoch);
+    }
+
+   private:
+    CommittedLayer& layer_;
+    const TableId table_id_;
+  };
+  return std::make_unique<ForwardingReader>(*this, table_id);
+}
 
 }  // namespace storage_internal
 }  // namespace backfill

@@ -109,8 +109,10 @@ class LayeredStateStore::Instance final : public LocalStateStore {
         return it->second;
       }
     }
-    auto result =
-        store_->layer_->Get(table_id(), vnode, pk, snapshot.read_epoch);
+    if (point_reader_ == nullptr) {
+      point_reader_ = store_->layer_->NewPointReader(table_id());
+    }
+    auto result = point_reader_->Get(vnode, pk, snapshot.read_epoch);
     if (!result.ok()) return Annotate(result.status(), vnode, pk);
     return result;
   }
@@ -176,6 +178,9 @@ class LayeredStateStore::Instance final : public LocalStateStore {
     }
     epoch_ = next.curr;
     state_.epoch = epoch_;
+    // What the reader keeps open (an iterator pinning the layer's files)
+    // lives for one epoch at most: an idle table holds nothing.
+    point_reader_.reset();
     return absl::OkStatus();
   }
 
@@ -218,6 +223,8 @@ class LayeredStateStore::Instance final : public LocalStateStore {
   Epoch epoch_;
   std::shared_ptr<MemTable> memtable_;
   std::string scratch_;
+  // Point reads of the committed layer (made at the first Get of an epoch).
+  std::unique_ptr<PointReader> point_reader_;
 };
 
 // ---- Store

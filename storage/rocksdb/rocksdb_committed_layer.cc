@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "rocksdb/iterator.h"
 #include "rocksdb/options.h"
@@ -102,6 +103,7 @@ absl::Status RocksDbCommittedLayer::Commit(
       database_->db().Write(write_options, &batch),
       absl::StrCat("checkpoint write of epoch ", committed_epoch.value(), " (",
                    batch.Count(), " entries)")));
+  commits_.fetch_add(1, std::memory_order_release);
   if (acknowledged_ != nullptr) {
     acknowledged_->Write(AcknowledgedNow(database_->db(), committed_epoch));
   }
@@ -130,6 +132,87 @@ absl::StatusOr<std::optional<std::string>> RocksDbCommittedLayer::Get(
   BACKFILL_RETURN_IF_ERROR(it.status());
   if (!it.Valid()) return std::nullopt;
   return std::string(it.value());
+}
+
+class RocksDbCommittedLayer::PointReader final
+    : public storage_internal::PointReader {
+ public:
+  PointReader(RocksDbCommittedLayer& layer, TableId table_id)
+      : layer_(layer), table_id_(table_id) {
+    // Prefix mode: each seek consults the user-key bloom filters, and the
+    // iterator ends at the end of the sought key's versions.
+    options_.prefix_same_as_start = true;
+    options_.total_order_seek = false;
+  }
+
+  absl::StatusOr<std::optional<std::string>> Get(VirtualNode vnode,
+                                                 absl::string_view pk,
+                                                 Epoch read_epoch) override {
+    BACKFILL_RETURN_IF_ERROR(layer_.CheckHorizon(read_epoch));
+    // Read before making the iterator: a Commit in between makes the next
+    // call make another.
+    const uint64_t commits = layer_.commits_.load(std::memory_order_acquire);
+    if (iterator_ == nullptr || commits != commits_) {
+      iterator_.reset(layer_.database_->db().NewIterator(
+          options_, layer_.database_->data()));
+      commits_ = commits;
+    }
+    // The newest version <= read_epoch sorts first among pk's versions from
+    // read_epoch's suffix on.
+    seek_key_.clear();
+    AppendFullKey(table_id_, vnode, pk, read_epoch, &seek_key_);
+    iterator_->Seek(ToSlice(seek_key_));
+    if (!iterator_->Valid()) {
+      BACKFILL_RETURN_IF_ERROR(FromRocksDb(
+          iterator_->status(),
+          absl::StrCat("point read of table ", table_id_, " vnode ", vnode)));
+      return std::nullopt;
+    }
+    const absl::string_view key = ToStringView(iterator_->key());
+    absl::StatusOr<FullKeyView> decoded = DecodeFullKey(key);
+    if (!decoded.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("corrupt state store key (", decoded.status().message(),
+                       ") in a point read of table ", table_id_, " vnode ",
+                       vnode, "; key ", absl::CHexEscape(key)));
+    }
+    if (decoded->table_id != table_id_ || decoded->vnode != vnode ||
+        decoded->pk != pk) {
+      return std::nullopt;  // No version of pk at or before read_epoch.
+    }
+    if (decoded->epoch == Epoch::Zero()) {
+      return absl::DataLossError(absl::StrCat(
+          "corrupt state store key (epoch 0 is never written) of table ",
+          table_id_, " vnode ", vnode, "; key ", absl::CHexEscape(key)));
+    }
+    const absl::string_view stored = ToStringView(iterator_->value());
+    absl::string_view row;
+    switch (ParseMvccValue(stored, &row)) {
+      case MvccValueKind::kRow:
+        return std::string(row);
+      case MvccValueKind::kTombstone:
+        return std::nullopt;
+      case MvccValueKind::kCorrupt:
+        break;
+    }
+    return absl::DataLossError(absl::StrCat(
+        "corrupt state store value (", DescribeCorruptValue(stored),
+        ") of table ", table_id_, " vnode ", vnode, " pk ",
+        absl::CHexEscape(pk), " @ ", decoded->epoch.DebugString()));
+  }
+
+ private:
+  RocksDbCommittedLayer& layer_;
+  const TableId table_id_;
+  rocksdb::ReadOptions options_;
+  std::unique_ptr<rocksdb::Iterator> iterator_;
+  uint64_t commits_ = 0;
+  std::string seek_key_;
+};
+
+std::unique_ptr<storage_internal::PointReader>
+RocksDbCommittedLayer::NewPointReader(TableId table_id) {
+  return std::make_unique<PointReader>(*this, table_id);
 }
 
 absl::StatusOr<std::unique_ptr<StateStoreIterator>>

@@ -422,6 +422,38 @@ TEST(RocksDbStateStoreTest, HistoricalReadsBelowTheReopenedEpochAreRefused) {
               IsOkAndHolds(Optional(std::string("new"))));
 }
 
+// A local instance's point reads keep one RocksDB iterator open between
+// calls; a checkpoint in the middle of an epoch moves the sealed data the
+// instance used to find in memory into RocksDB, and the next read sees it.
+TEST(RocksDbStateStoreTest, LocalPointReadsFollowACheckpointWithinAnEpoch) {
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto store, RocksDbStateStore::Open(SmallOptions(NewTestDirectory())));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                store->NewLocalStateStore(kTable, {}));
+  BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+  BACKFILL_ASSERT_OK(local->Insert(0, "a", "first"));
+  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(2), Epoch(1)}));
+  // Opens the reader's iterator before epoch 1 is in RocksDB.
+  EXPECT_THAT(local->Get(0, "b"), IsOkAndHolds(std::nullopt));
+  EXPECT_THAT(local->Get(0, "a"), IsOkAndHolds(Optional(std::string("first"))));
+  BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+  // Now only RocksDB has "a".
+  EXPECT_THAT(local->Get(0, "a"), IsOkAndHolds(Optional(std::string("first"))));
+  EXPECT_THAT(local->Get(0, "b"), IsOkAndHolds(std::nullopt));
+  // A tombstone and an overwrite, both read back from RocksDB.
+  BACKFILL_ASSERT_OK(local->Delete(0, "a"));
+  BACKFILL_ASSERT_OK(local->Insert(0, "b", "second"));
+  BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(3), Epoch(2)}));
+  EXPECT_THAT(local->Get(1, "z"), IsOkAndHolds(std::nullopt));
+  BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(2)));
+  EXPECT_THAT(local->Get(0, "a"), IsOkAndHolds(std::nullopt));
+  EXPECT_THAT(local->Get(0, "b"),
+              IsOkAndHolds(Optional(std::string("second"))));
+  // A pk that is a prefix of a stored one, and one that extends it.
+  EXPECT_THAT(local->Get(0, ""), IsOkAndHolds(std::nullopt));
+  EXPECT_THAT(local->Get(0, "bb"), IsOkAndHolds(std::nullopt));
+}
+
 // A pinned epoch's versions survive compactions, in this process and in the
 // next one, until the release is checkpointed.
 TEST(RocksDbStateStoreTest, EpochPinsOutliveCompactionsAndReopens) {
