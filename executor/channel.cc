@@ -1,7 +1,9 @@
 #include "executor/channel.h"
 
+#include <algorithm>
 #include <cassert>
 #include <deque>
+#include <variant>
 
 #include "absl/base/thread_annotations.h"
 #include "third_party/absl_extras/mutex.h"
@@ -10,11 +12,45 @@ namespace backfill {
 namespace executor_internal {
 
 struct ChannelState {
-  explicit ChannelState(size_t capacity) : capacity(capacity) {}
+  explicit ChannelState(ChannelOptions options)
+      : capacity(options.capacity), rows(options.rows) {}
+
+  // The rows a message counts against ChannelOptions::rows; 0 for a message
+  // counted against `capacity`.
+  size_t RowsOf(const Message& message) const {
+    if (rows == 0) return 0;
+    const auto* chunk = std::get_if<StreamChunk>(&message);
+    return chunk == nullptr ? 0 : std::max<size_t>(chunk->capacity(), 1);
+  }
+  // Whether `message` (of RowsOf `message_rows`) would be refused now.
+  bool Full(size_t message_rows) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (message_rows > 0) return buffered_rows >= rows;
+    return queue.size() - buffered_chunks >= capacity;
+  }
+  void Push(Message message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (const size_t n = RowsOf(message); n > 0) {
+      buffered_rows += n;
+      ++buffered_chunks;
+    }
+    queue.push_back(std::move(message));
+  }
+  Message Pop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    Message message = std::move(queue.front());
+    queue.pop_front();
+    if (const size_t n = RowsOf(message); n > 0) {
+      buffered_rows -= n;
+      --buffered_chunks;
+    }
+    return message;
+  }
 
   const size_t capacity;
+  const size_t rows;
   mutable Mutex mu;
   std::deque<Message> queue ABSL_GUARDED_BY(mu);
+  // With `rows` set: the chunks in `queue` and their rows.
+  size_t buffered_chunks ABSL_GUARDED_BY(mu) = 0;
+  size_t buffered_rows ABSL_GUARDED_BY(mu) = 0;
   // Set once by the sender: OK = End, otherwise the error to return.
   bool sender_closed ABSL_GUARDED_BY(mu) = false;
   absl::Status close_status ABSL_GUARDED_BY(mu);
@@ -38,8 +74,8 @@ SendResult SendLocked(executor_internal::ChannelState& state, Message& message,
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.mu) {
   assert(!state.sender_closed);
   if (state.receiver_closed) return SendResult::kClosed;
-  if (state.queue.size() >= state.capacity) return SendResult::kFull;
-  state.queue.push_back(std::move(message));
+  if (state.Full(state.RowsOf(message))) return SendResult::kFull;
+  state.Push(std::move(message));
   *to_wake = std::move(state.receiver_waker);
   state.receiver_waker = nullptr;
   return SendResult::kSent;
@@ -49,8 +85,7 @@ SendResult SendLocked(executor_internal::ChannelState& state, Message& message,
 
 std::pair<ChannelSender, ChannelReceiver> MakeChannel(ChannelOptions options) {
   assert(options.capacity >= 1);
-  auto state =
-      std::make_shared<executor_internal::ChannelState>(options.capacity);
+  auto state = std::make_shared<executor_internal::ChannelState>(options);
   return {ChannelSender(state), ChannelReceiver(state)};
 }
 
@@ -91,7 +126,9 @@ SendResult ChannelSender::PollSend(Message& message, PollContext& cx) {
 
 bool ChannelSender::PollReady(PollContext& cx) {
   MutexLock lock(&state_->mu);
-  if (state_->receiver_closed || state_->queue.size() < state_->capacity) {
+  // Room for a message of either kind.
+  if (state_->receiver_closed ||
+      (!state_->Full(0) && (state_->rows == 0 || !state_->Full(1)))) {
     return true;
   }
   state_->sender_waker = cx.waker();
@@ -163,8 +200,7 @@ PollResult ChannelReceiver::PollReceive(PollContext& cx) {
       state_->receiver_waker = cx.waker();
       return PollResult::Pending();
     }
-    message.emplace(std::move(state_->queue.front()));
-    state_->queue.pop_front();
+    message.emplace(state_->Pop());
     to_wake = std::move(state_->sender_waker);
     state_->sender_waker = nullptr;
   }
@@ -186,6 +222,8 @@ void ChannelReceiver::Close() {
     if (state_->receiver_closed) return;
     state_->receiver_closed = true;
     dropped.swap(state_->queue);
+    state_->buffered_chunks = 0;
+    state_->buffered_rows = 0;
     to_wake = std::move(state_->sender_waker);
     state_->sender_waker = nullptr;
   }

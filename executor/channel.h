@@ -11,6 +11,9 @@
 //
 // Back-pressure: at most `capacity` messages are buffered; a full channel
 // makes Send block and PollSend return kFull (after registering the waker).
+// With `rows` set, chunks are counted by their rows instead (as RisingWave's
+// exchange counts record permits): many small chunks do not fill the channel
+// the way full ones do, and `capacity` bounds the other messages.
 // End of stream: closing the sender (Close(), or destroying it) makes the
 // receiver return End once the buffered messages are drained; Fail(status)
 // makes it return that error instead. Closing the receiver (Close(), or
@@ -40,6 +43,11 @@ struct ChannelState;
 struct ChannelOptions {
   // Maximum number of buffered messages (of any kind). Default 16; >= 1.
   size_t capacity = 16;
+  // 0 (default): `capacity` bounds every message. Else chunks are bounded
+  // by rows: a chunk is taken while the buffered chunks hold fewer than
+  // `rows` rows (the last one taken may pass the bound; a chunk counts its
+  // capacity, at least 1), and `capacity` bounds the other messages alone.
+  size_t rows = 0;
 };
 
 class ChannelSender;

@@ -129,6 +129,67 @@ TEST(ChannelTest, BackPressureWhenFull) {
   EXPECT_EQ(rx.size(), 2u);
 }
 
+Message ChunkOfRows(int rows) {
+  std::string text = " I";
+  for (int i = 0; i < rows; ++i) absl::StrAppend(&text, "\n + ", i);
+  return testing::StreamChunkFromPretty(text);
+}
+
+TEST(ChannelTest, RowsBoundChunksByTheirRowsAndCapacityTheRest) {
+  SimulatedClock clock;
+  auto [tx, rx] = MakeChannel({.capacity = 2, .rows = 4});
+  PollContext cx(std::make_shared<FlagWaker>(), clock);
+  // Four 1-row chunks: more chunks than `capacity`, within `rows`.
+  for (int i = 0; i < 4; ++i) {
+    Message chunk = ChunkOfRows(1);
+    ASSERT_EQ(tx.TrySend(chunk), SendResult::kSent) << i;
+  }
+  Message fifth = ChunkOfRows(1);
+  EXPECT_EQ(tx.TrySend(fifth), SendResult::kFull);
+  // Barriers count against `capacity` alone.
+  Message first = NumberedBarrier(1), second = NumberedBarrier(2),
+          third = NumberedBarrier(3);
+  EXPECT_EQ(tx.TrySend(first), SendResult::kSent);
+  EXPECT_EQ(tx.TrySend(second), SendResult::kSent);
+  EXPECT_EQ(tx.TrySend(third), SendResult::kFull);
+  EXPECT_FALSE(tx.PollReady(cx));
+  // Receiving one chunk frees a row: a chunk fits, a barrier still not.
+  ASSERT_TRUE(rx.PollReceive(cx).is_ready());
+  EXPECT_EQ(tx.TrySend(third), SendResult::kFull);
+  EXPECT_FALSE(tx.PollReady(cx));
+  EXPECT_EQ(tx.TrySend(fifth), SendResult::kSent);
+  // A chunk larger than the bound is taken once the rows fell below it.
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(rx.PollReceive(cx).is_ready());
+  Message big = ChunkOfRows(10);
+  EXPECT_EQ(tx.TrySend(big), SendResult::kSent);
+  Message after_big = ChunkOfRows(1);
+  EXPECT_EQ(tx.TrySend(after_big), SendResult::kFull);
+  // Order is kept across kinds: barrier 2, the 1-row chunk, the 10 rows.
+  PollResult next = rx.PollReceive(cx);
+  ASSERT_TRUE(next.is_ready());
+  EXPECT_EQ(EpochOf(next.message()), 2u);
+  // A barrier slot is free, but PollReady promises room for either kind.
+  EXPECT_FALSE(tx.PollReady(cx));
+  EXPECT_EQ(tx.TrySend(third), SendResult::kSent);
+  next = rx.PollReceive(cx);
+  ASSERT_TRUE(next.is_ready());
+  EXPECT_EQ(std::get<StreamChunk>(next.message()).cardinality(), 1u);
+  EXPECT_EQ(tx.TrySend(after_big), SendResult::kFull);  // 10 rows left.
+  next = rx.PollReceive(cx);
+  ASSERT_TRUE(next.is_ready());
+  EXPECT_EQ(std::get<StreamChunk>(next.message()).cardinality(), 10u);
+  EXPECT_EQ(tx.TrySend(after_big), SendResult::kSent);
+  EXPECT_EQ(rx.size(), 2u);  // Barrier 3 and the last chunk.
+}
+
+TEST(ChannelTest, WithoutRowsCapacityBoundsChunksToo) {
+  auto [tx, rx] = MakeChannel({.capacity = 2});
+  Message a = ChunkOfRows(1), b = ChunkOfRows(1), c = ChunkOfRows(1);
+  EXPECT_EQ(tx.TrySend(a), SendResult::kSent);
+  EXPECT_EQ(tx.TrySend(b), SendResult::kSent);
+  EXPECT_EQ(tx.TrySend(c), SendResult::kFull);
+}
+
 TEST(ChannelTest, ClosedReceiverRejectsSendsAndWakesTheSender) {
   SimulatedClock clock;
   auto [tx, rx] = MakeChannel({.capacity = 1});

@@ -50,7 +50,8 @@ absl::StatusOr<NewBackfillSet> BuildBackfillSet(JobGraph& graph,
   const TableCatalog& upstream = options.upstream;
   Clock& clock = *graph.context.clock;
   BarrierListener* listener = graph.context.listener;
-  const ChannelOptions channel{options.channel_capacity};
+  const ChannelOptions channel{.capacity = options.channel_capacity,
+                               .rows = options.channel_rows};
   const std::vector<int> view_columns = ViewColumns(options);
   std::vector<int32_t> s2_ids;
   for (int column : view_columns) {
@@ -244,7 +245,8 @@ absl::StatusOr<std::unique_ptr<JobGraph>> BuildJobGraph(
   graph->store = &store;
   graph->options = &options;
   graph->context = context;
-  const ChannelOptions channel{options.channel_capacity};
+  const ChannelOptions channel{.capacity = options.channel_capacity,
+                               .rows = options.channel_rows};
 
   // A split graph: each edge between a local and a remote actor goes to
   // context.remote; the remote actors are not built or dropped.

@@ -182,6 +182,14 @@ struct StreamingJobOptions {
   absl::Duration recovery_backoff = absl::Milliseconds(100);
   // Capacity of each channel, in messages (>= 1). Default 16.
   size_t channel_capacity = 16;
+  // Each channel's bound on the rows of its buffered chunks
+  // (ChannelOptions::rows): the rows 16 full chunks hold by default, so that
+  // an upstream emitting small chunks (a few rows each, as a steady DML
+  // stream does) can run ahead of a busy backfill actor by as many rows as
+  // full chunks can, not by 16 tiny chunks (under a millisecond of its
+  // changes). channel_capacity then bounds barriers and watermarks. 0:
+  // channel_capacity bounds every message.
+  size_t channel_rows = 16 * kDefaultChunkSize;
   // Optional: called when the job is about to recover from `error`
   // (`recovery` counts from 1), before the back-off and the reopen. For logs.
   std::function<void(const absl::Status& error, uint32_t recovery)> on_recovery;

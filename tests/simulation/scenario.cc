@@ -298,6 +298,12 @@ Scenario MakeScenario(uint64_t seed) {
                                                    reschedules.Int(0, before)),
                         reschedule);
   }
+  // Channels bounded by rows (StreamingJobOptions::channel_rows), drawn apart
+  // likewise: 0 leaves the drawn message capacity pressing on every chunk,
+  // small bounds press on the chunks by their rows.
+  Draw channels(seed ^ 0xc4a77e1);
+  static constexpr size_t kChannelRows[] = {0, 0, 1, 16, 64, 4096};
+  job.channel_rows = channels.Pick(kChannelRows);
   return scenario;
 }
 
@@ -330,16 +336,18 @@ std::string Scenario::DebugString() const {
       "seed ", seed, ": table ", job.upstream.DebugString(),
       "\n  initial rows ", job.initial_rows, ", ops/s ",
       job.workload.ops_per_second, " (max ", job.workload.max_ops,
-      "), parallelism ", job.parallelism, ", chunk ", job.chunk_size,
-      ", rate ", job.rate_limit.ToString(), ", adaptive target ",
-      absl::FormatDuration(job.adaptive_target_barrier_latency),
-      " (floor ", job.adaptive_min_rows_per_second, "), buffer budget ",
+      "), parallelism ", job.parallelism, ", chunk ", job.chunk_size, ", rate ",
+      job.rate_limit.ToString(), ", adaptive target ",
+      absl::FormatDuration(job.adaptive_target_barrier_latency), " (floor ",
+      job.adaptive_min_rows_per_second, "), buffer budget ",
       job.upstream_buffer_budget_bytes,
       job.backfill_kind == BackfillKind::kSnapshot
           ? absl::StrCat(", log budget ", job.snapshot_log_budget_bytes)
           : std::string(),
-      ", checkpoint every ",
-      job.checkpoint_frequency, ", channel ", job.channel_capacity,
+      ", checkpoint every ", job.checkpoint_frequency, ", channel ",
+      job.channel_capacity,
+      job.channel_rows > 0 ? absl::StrCat(" (", job.channel_rows, " rows)")
+                           : std::string(),
       "\n  actions: [", absl::StrJoin(actions, ", "), "]");
   for (size_t r = 0; r < runs.size(); ++r) {
     const RunPlan& run = runs[r];
