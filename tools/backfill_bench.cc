@@ -1,5 +1,5 @@
 // bazel run -c opt //tools:backfill_bench -- [--rows=N] [--load=OPS] (--help)
-//     [--growth_seconds=S]
+//     [--growth_seconds=S] [--channel_rows=N]
 //     [--json] [--plot=FILE.png] [--dir=DIR]
 //
 // Measures, in one process and one run, the arrangement backfill against the
@@ -93,6 +93,10 @@ ABSL_FLAG(std::string, plot, "",
 ABSL_FLAG(std::string, dir, "",
           "Working directory of the stores; empty: $TEST_TMPDIR/backfill_bench "
           "or\n/tmp/backfill_bench. Removed and recreated at start.");
+ABSL_FLAG(std::optional<uint64_t>, channel_rows, std::nullopt,
+          "Every job's StreamingJobOptions::channel_rows (the rows a channel "
+          "buffers in\nchunks; 0: channels bounded by 16 messages of any "
+          "size); unset: the default.");
 ABSL_FLAG(bool, only_snapshot, false,
           "Stop after the snapshot runs (for perf record).");
 ABSL_FLAG(bool, child_snapshot, false,
@@ -168,6 +172,9 @@ StreamingJobOptions BaseOptions(uint64_t rows) {
   options.workload.ops_per_second = 0;
   options.actions.clear();
   options.max_duration = absl::Minutes(30);
+  if (const auto rows = absl::GetFlag(FLAGS_channel_rows); rows.has_value()) {
+    options.channel_rows = *rows;
+  }
   return options;
 }
 
@@ -1091,7 +1098,8 @@ VnodeRun RunVnodeChild(const std::string& self, const std::string& dir,
   const std::string output = RunChildProcess(
       self,
       {"--child_job", "--dir=" + dir, absl::StrCat("--rows=", rows),
-       absl::StrCat("--child_vnodes=", vnodes), absl::StrCat("--load=", load)});
+       absl::StrCat("--child_vnodes=", vnodes), absl::StrCat("--load=", load),
+       absl::StrCat("--channel_rows=", BaseOptions(rows).channel_rows)});
   VnodeRun run;
   if (std::sscanf(output.c_str(), "%lf %ld", &run.barrier_latency_p99_ms,
                   &run.max_rss_kb) != 2) {

@@ -183,13 +183,15 @@ struct StreamingJobOptions {
   // Capacity of each channel, in messages (>= 1). Default 16.
   size_t channel_capacity = 16;
   // Each channel's bound on the rows of its buffered chunks
-  // (ChannelOptions::rows): the rows 16 full chunks hold by default, so that
-  // an upstream emitting small chunks (a few rows each, as a steady DML
-  // stream does) can run ahead of a busy backfill actor by as many rows as
-  // full chunks can, not by 16 tiny chunks (under a millisecond of its
-  // changes). channel_capacity then bounds barriers and watermarks. 0:
-  // channel_capacity bounds every message.
-  size_t channel_rows = 16 * kDefaultChunkSize;
+  // (ChannelOptions::rows; channel_capacity then bounds barriers and
+  // watermarks alone). 0 (default): channel_capacity bounds every message.
+  // With a bound (say 4096, what 16 full chunks hold), an upstream emitting
+  // small chunks (a row or two each, as the demo's steady DML source does)
+  // runs ahead of a busy backfill actor by that many rows instead of 16
+  // tiny chunks (under a millisecond of its changes), so it is not blocked;
+  // but nothing then coalesces its chunks, and the no-shuffle and snapshot
+  // backfills pay per chunk (tools/README.md, the bench's --channel_rows).
+  size_t channel_rows = 0;
   // Optional: called when the job is about to recover from `error`
   // (`recovery` counts from 1), before the back-off and the reopen. For logs.
   std::function<void(const absl::Status& error, uint32_t recovery)> on_recovery;
