@@ -1095,11 +1095,13 @@ struct VnodeRun {
 
 VnodeRun RunVnodeChild(const std::string& self, const std::string& dir,
                        uint64_t rows, uint32_t vnodes, double load) {
-  const std::string output = RunChildProcess(
-      self,
-      {"--child_job", "--dir=" + dir, absl::StrCat("--rows=", rows),
-       absl::StrCat("--child_vnodes=", vnodes), absl::StrCat("--load=", load),
-       absl::StrCat("--channel_rows=", BaseOptions(rows).channel_rows)});
+  std::vector<std::string> args = {
+      "--child_job", "--dir=" + dir, absl::StrCat("--rows=", rows),
+      absl::StrCat("--child_vnodes=", vnodes), absl::StrCat("--load=", load)};
+  if (const auto channel_rows = absl::GetFlag(FLAGS_channel_rows)) {
+    args.push_back(absl::StrCat("--channel_rows=", *channel_rows));
+  }
+  const std::string output = RunChildProcess(self, args);
   VnodeRun run;
   if (std::sscanf(output.c_str(), "%lf %ld", &run.barrier_latency_p99_ms,
                   &run.max_rss_kb) != 2) {

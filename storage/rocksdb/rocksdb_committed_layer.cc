@@ -111,29 +111,6 @@ absl::Status RocksDbCommittedLayer::Commit(
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<std::string>> RocksDbCommittedLayer::Get(
-    TableId table_id, VirtualNode vnode, absl::string_view pk,
-    Epoch read_epoch) {
-  BACKFILL_RETURN_IF_ERROR(CheckHorizon(read_epoch));
-  // A point range [pk, pk + '\0') read at read_epoch.
-  std::string upper(pk);
-  upper.push_back('\0');
-  MvccIterator it(
-      MvccScan{.table_id = table_id,
-               .vnode = vnode,
-               .range = PkRange::Between(pk, upper),
-               .read_epoch = read_epoch,
-               .point_lookup = true},
-      [this](const rocksdb::ReadOptions& options) {
-        return database_->db().NewIterator(options, database_->data());
-      },
-      nullptr);
-  it.SeekToFirst();
-  BACKFILL_RETURN_IF_ERROR(it.status());
-  if (!it.Valid()) return std::nullopt;
-  return std::string(it.value());
-}
-
 class RocksDbCommittedLayer::PointReader final
     : public storage_internal::PointReader {
  public:
@@ -213,6 +190,13 @@ class RocksDbCommittedLayer::PointReader final
 std::unique_ptr<storage_internal::PointReader>
 RocksDbCommittedLayer::NewPointReader(TableId table_id) {
   return std::make_unique<PointReader>(*this, table_id);
+}
+
+absl::StatusOr<std::optional<std::string>> RocksDbCommittedLayer::Get(
+    TableId table_id, VirtualNode vnode, absl::string_view pk,
+    Epoch read_epoch) {
+  // One read: a reader of its own, whose iterator lives for this call.
+  return PointReader(*this, table_id).Get(vnode, pk, read_epoch);
 }
 
 absl::StatusOr<std::unique_ptr<StateStoreIterator>>
