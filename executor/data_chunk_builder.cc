@@ -1,5 +1,6 @@
 #include "executor/data_chunk_builder.h"
 
+#include <algorithm>
 #include <cassert>
 #include <utility>
 
@@ -21,6 +22,21 @@ std::optional<DataChunk> DataChunkBuilder::Append(RowView row) {
   ++num_rows_;
   if (num_rows_ < capacity_) return std::nullopt;
   return Finish();
+}
+
+size_t DataChunkBuilder::AppendColumns(
+    size_t max_rows,
+    absl::FunctionRef<size_t(size_t, absl::Span<std::vector<Datum>>)> fill) {
+  const size_t n = std::min(max_rows, room());
+  if (n == 0) return 0;
+  const size_t appended = fill(n, absl::MakeSpan(columns_));
+  assert(appended <= n);
+  for (const auto& column : columns_) {
+    assert(column.size() == num_rows_ + appended);
+    (void)column;
+  }
+  num_rows_ += appended;
+  return appended;
 }
 
 std::optional<DataChunk> DataChunkBuilder::Finish() {

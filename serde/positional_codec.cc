@@ -84,15 +84,16 @@ absl::StatusOr<Row> PositionalCodec::Decode(absl::string_view bytes) const {
   return row;
 }
 
-bool PositionalCodec::DecodeFast(absl::string_view bytes, Row* out) const {
+template <typename SlotOf>
+bool PositionalCodec::DecodeFast(absl::string_view bytes,
+                                 SlotOf slot_of) const {
   const size_t n = types_.size();
-  out->resize(n);
   const char* p = bytes.data();
   const char* const end = p + bytes.size();
   for (size_t i = 0; i < n; ++i) {
     if (p == end) return false;
     const char flag = *p++;
-    Datum* datum = &(*out)[i];
+    Datum* datum = slot_of(i);
     if (flag == 0) {
       datum->emplace<std::monostate>();
       continue;
@@ -108,8 +109,36 @@ bool PositionalCodec::DecodeFast(absl::string_view bytes, Row* out) const {
 absl::Status PositionalCodec::DecodeInto(absl::string_view bytes,
                                          Row* out) const {
   if (has_nested_) return DecodeChecked(bytes, out);
-  if (ABSL_PREDICT_TRUE(DecodeFast(bytes, out))) return absl::OkStatus();
+  out->resize(types_.size());
+  if (ABSL_PREDICT_TRUE(
+          DecodeFast(bytes, [out](size_t i) { return &(*out)[i]; }))) {
+    return absl::OkStatus();
+  }
   absl::Status status = DecodeChecked(bytes, out);
+  assert(!status.ok() && "DecodeFast and DecodeChecked disagree");
+  if (status.ok()) {
+    status = absl::InternalError("positional value row: decoders disagree");
+  }
+  return status;
+}
+
+absl::Status PositionalCodec::DecodeAppend(
+    absl::string_view bytes, absl::Span<std::vector<Datum>> columns) const {
+  assert(columns.size() == types_.size());
+  if (has_nested_ || columns.size() != types_.size()) {
+    return ValueRowCodec::DecodeAppend(bytes, columns);
+  }
+  size_t appended = 0;
+  if (ABSL_PREDICT_TRUE(DecodeFast(bytes, [&](size_t i) {
+        ++appended;
+        return &columns[i].emplace_back();
+      }))) {
+    return absl::OkStatus();
+  }
+  // Undo the partial row; the checked decoder then names the problem.
+  for (size_t c = 0; c < appended; ++c) columns[c].pop_back();
+  Row row;
+  absl::Status status = DecodeChecked(bytes, &row);
   assert(!status.ok() && "DecodeFast and DecodeChecked disagree");
   if (status.ok()) {
     status = absl::InternalError("positional value row: decoders disagree");

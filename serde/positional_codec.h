@@ -32,6 +32,11 @@ class PositionalCodec final : public ValueRowCodec {
   // Errors: DataLoss for a bad flag byte, a truncated or invalid payload, or
   // bytes left over after the last column.
   absl::Status DecodeInto(absl::string_view bytes, Row* out) const override;
+  // Decodes each datum in its column's new last slot (the scan's path into
+  // a chunk: no Row, no copy). Errors as DecodeInto's.
+  absl::Status DecodeAppend(
+      absl::string_view bytes,
+      absl::Span<std::vector<Datum>> columns) const override;
 
  private:
   explicit PositionalCodec(Schema schema);
@@ -39,7 +44,9 @@ class PositionalCodec final : public ValueRowCodec {
   void EncodeNested(RowView row, std::string* out) const;
   // The common case without error reporting; false on any problem, after
   // which DecodeChecked produces the precise error.
-  bool DecodeFast(absl::string_view bytes, Row* out) const;
+  // Column i's datum goes to *slot_of(i), called once per column in order.
+  template <typename SlotOf>
+  bool DecodeFast(absl::string_view bytes, SlotOf slot_of) const;
   absl::Status DecodeChecked(absl::string_view bytes, Row* out) const;
 
   Schema schema_;

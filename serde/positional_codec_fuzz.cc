@@ -1,7 +1,8 @@
 // Fuzzes PositionalCodec::Decode with arbitrary bytes under an input-chosen
 // schema (serde/fuzz_layout.h). Properties: never crash; errors are DataLoss;
 // a value that decodes re-encodes to exactly the same bytes, and DecodeInto
-// agrees with Decode.
+// and DecodeAppend agree with Decode (DecodeAppend leaving its columns as
+// they were on an error).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +30,19 @@ void FuzzOne(absl::string_view input) {
   Row reused = {std::string("stale"), int64_t{1}};
   const absl::Status into = (*codec)->DecodeInto(bytes, &reused);
   FuzzCheck(row.ok() == into.ok(), "Decode and DecodeInto agree on success");
+  std::vector<std::vector<Datum>> columns(layout->schema.size());
+  for (auto& column : columns) column.push_back(Datum(int64_t{1}));
+  const absl::Status appended =
+      (*codec)->DecodeAppend(bytes, absl::MakeSpan(columns));
+  FuzzCheck(appended == row.status(), "Decode and DecodeAppend agree");
+  for (size_t c = 0; c < columns.size(); ++c) {
+    FuzzCheck(columns[c].size() == (row.ok() ? 2u : 1u),
+              "DecodeAppend appends one datum per column, or none");
+    if (row.ok()) {
+      FuzzCheck(DatumsEqual(columns[c][1], (*row)[c]),
+                "DecodeAppend appends the decoded datum");
+    }
+  }
   if (!row.ok()) {
     FuzzCheck(row.status().code() == absl::StatusCode::kDataLoss,
               "error is DataLoss");

@@ -11,10 +11,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "serde/row.h"
 #include "serde/schema.h"
 
@@ -57,6 +59,14 @@ class ValueRowCodec {
   // As Decode, into *out (resized), reusing its storage: the fast path for
   // scans. On error *out holds unspecified datums.
   virtual absl::Status DecodeInto(absl::string_view bytes, Row* out) const = 0;
+
+  // As Decode, appending datum c of the row to (*columns)[c]: decodes
+  // straight into column-major storage (a chunk being built) with no Row in
+  // between. On error the columns are as they were. The default decodes a
+  // Row and moves its datums; implementations may write in place.
+  // REQUIRES: columns.size() == schema().size().
+  virtual absl::Status DecodeAppend(
+      absl::string_view bytes, absl::Span<std::vector<Datum>> columns) const;
 };
 
 }  // namespace backfill

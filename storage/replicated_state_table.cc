@@ -1,6 +1,9 @@
 #include "storage/replicated_state_table.h"
 
+#include <cassert>
+#include <iterator>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -27,6 +30,23 @@ class ProjectingRowIterator final : public RowIterator {
   RowView row() const override { return row_; }
   absl::string_view pk_bytes() const override { return inner_->pk_bytes(); }
   absl::Status status() const override { return inner_->status(); }
+  size_t ReadColumns(size_t max_rows,
+                     absl::Span<std::vector<Datum>> columns) override {
+    if (max_rows == 0 || !inner_->Valid()) return 0;
+    // The inner rows in place into S1 columns, then each output column
+    // moved over (output indices are distinct).
+    s1_columns_.resize(inner_->row().size());
+    for (auto& column : s1_columns_) column.clear();
+    const size_t n = inner_->ReadColumns(max_rows, absl::MakeSpan(s1_columns_));
+    assert(columns.size() == output_indices_.size());
+    for (size_t i = 0; i < columns.size() && i < output_indices_.size(); ++i) {
+      std::vector<Datum>& from = s1_columns_[output_indices_[i]];
+      columns[i].insert(columns[i].end(), std::make_move_iterator(from.begin()),
+                        std::make_move_iterator(from.end()));
+    }
+    Load();
+    return n;
+  }
 
  private:
   void Load() {
@@ -41,6 +61,8 @@ class ProjectingRowIterator final : public RowIterator {
   std::unique_ptr<RowIterator> inner_;
   absl::Span<const int> output_indices_;
   Row row_;
+  // ReadColumns' scratch: a batch of inner rows, column-major.
+  std::vector<std::vector<Datum>> s1_columns_;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "storage/state_table.h"
 
+#include <cassert>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -32,6 +33,25 @@ class StateTableRowIterator final : public RowIterator {
     if (!status_.ok()) return status_;
     return inner_->status();
   }
+  size_t ReadColumns(size_t max_rows,
+                     absl::Span<std::vector<Datum>> columns) override {
+    if (max_rows == 0 || !Valid()) return 0;
+    assert(columns.size() == row_.size());
+    // The current row is decoded already (Load): move it over. The rest
+    // decode in place; only the row the batch stops on goes to row_.
+    for (size_t c = 0; c < columns.size() && c < row_.size(); ++c) {
+      columns[c].push_back(std::move(row_[c]));
+    }
+    size_t n = 1;
+    inner_->Next();
+    for (; n < max_rows && inner_->Valid(); ++n, inner_->Next()) {
+      status_ = table_->DecodeRowAppend(vnode_, inner_->key(), inner_->value(),
+                                        columns);
+      if (!status_.ok()) return n;
+    }
+    Load();
+    return n;
+  }
 
  private:
   void Load() {
@@ -47,6 +67,19 @@ class StateTableRowIterator final : public RowIterator {
 };
 
 }  // namespace
+
+size_t RowIterator::ReadColumns(size_t max_rows,
+                                absl::Span<std::vector<Datum>> columns) {
+  size_t n = 0;
+  for (; n < max_rows && Valid(); ++n, Next()) {
+    const RowView row = this->row();
+    assert(row.size() == columns.size());
+    for (size_t c = 0; c < columns.size() && c < row.size(); ++c) {
+      columns[c].push_back(row[c]);
+    }
+  }
+  return n;
+}
 
 absl::StatusOr<std::unique_ptr<StateTable>> StateTable::Create(
     const TableCatalog& catalog, StateStore& store, VnodeBitmap owned_vnodes,
@@ -206,6 +239,27 @@ absl::Status StateTable::Put(RowView row, VirtualNode vnode,
   scratch_value_.clear();
   value_codec_->Encode(scratch_row_, &scratch_value_);
   return local_->Insert(vnode, pk_bytes, scratch_value_);
+}
+
+absl::Status StateTable::DecodeRowAppend(
+    VirtualNode vnode, absl::string_view pk_bytes, absl::string_view value,
+    absl::Span<std::vector<Datum>> columns) const {
+  assert(columns.size() == catalog_.columns.size());
+  if (value_is_whole_row_) {  // The scan's fast path: in place.
+    absl::Status status = value_codec_->DecodeAppend(value, columns);
+    if (!status.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("corrupt value: ", status.message(), ": ",
+                       ErrorContext(vnode, pk_bytes)));
+    }
+    return absl::OkStatus();
+  }
+  Row row;
+  BACKFILL_RETURN_IF_ERROR(DecodeRow(vnode, pk_bytes, value, &row));
+  for (size_t c = 0; c < columns.size() && c < row.size(); ++c) {
+    columns[c].push_back(std::move(row[c]));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status StateTable::DecodeRow(VirtualNode vnode,

@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "serde/memcmp_codec.h"
 #include "serde/row.h"
 #include "serde/value_codec.h"
@@ -111,6 +112,17 @@ class RowIterator {
   // The memcomparable pk bytes of the row. REQUIRES: Valid().
   virtual absl::string_view pk_bytes() const = 0;
   virtual absl::Status status() const = 0;
+
+  // The batch form of `for (; Valid() && k < max_rows; Next(), ++k)` taking
+  // row(): appends column c of each row, from the current one on, to
+  // (*columns)[c] and returns how many rows it appended; the iterator is
+  // left on the row after them. A scan that builds column-major chunks
+  // decodes straight into them this way: no Row, no copy, one call per
+  // batch. An error stops the batch (the rows before it are appended) and
+  // is status()'s, as Next's would be.
+  // REQUIRES: columns.size() is the rows' width.
+  virtual size_t ReadColumns(size_t max_rows,
+                             absl::Span<std::vector<Datum>> columns);
 };
 
 class StateTable {
@@ -178,6 +190,11 @@ class StateTable {
   // other columns NULL. Errors: DataLoss naming the table, vnode and key.
   absl::Status DecodeRow(VirtualNode vnode, absl::string_view pk_bytes,
                          absl::string_view value, Row* out) const;
+  // As DecodeRow, appending column c to (*columns)[c]; on an error the
+  // columns are as they were. REQUIRES: columns.size() == the catalog's.
+  absl::Status DecodeRowAppend(VirtualNode vnode, absl::string_view pk_bytes,
+                               absl::string_view value,
+                               absl::Span<std::vector<Datum>> columns) const;
 
  private:
   StateTable(TableCatalog catalog, VnodeBitmap vnodes, KeySerde pk_serde,

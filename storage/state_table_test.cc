@@ -254,6 +254,83 @@ TEST_F(StateTableTest, CorruptValueIsDataLossNamingTheTable) {
   EXPECT_THAT(it->status(), StatusIs(absl::StatusCode::kDataLoss));
 }
 
+// ReadColumns is the batch form of Next taking row(): same rows, same
+// order, the iterator left on the row after the batch; for a value that is
+// the whole row (decoded in place) and one that is not (pk from the key).
+TEST_F(StateTableTest, ReadColumnsIsTheBatchFormOfNext) {
+  for (const bool whole_row : {true, false}) {
+    SCOPED_TRACE(whole_row ? "whole row" : "pk outside the value");
+    store_ = NewMemoryStateStore();
+    TableCatalog catalog = MakeCatalog(/*vnode_count=*/1);
+    if (!whole_row) catalog.value_indices = {1, 2};
+    auto table = NewTable(catalog);
+    BACKFILL_ASSERT_OK(table->InitEpoch(first_));
+    std::vector<Row> expected;
+    for (int64_t id = 40; id >= 1; --id) {  // pk order: id DESC
+      Row row{id, id % 3 == 0 ? Datum() : Datum(absl::StrCat("name-", id)),
+              static_cast<int32_t>(id * 7)};
+      BACKFILL_ASSERT_OK(table->Insert(row));
+      expected.push_back(std::move(row));
+    }
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+      SCOPED_TRACE(absl::StrCat("seed=", seed));
+      std::mt19937_64 rng(seed);
+      BACKFILL_ASSERT_OK_AND_ASSIGN(auto it, table->IterWithVnode(0));
+      it->SeekToFirst();
+      std::vector<std::vector<Datum>> columns(3);
+      size_t consumed = 0;
+      while (it->Valid()) {
+        const size_t max_rows = rng() % 9;  // 0 reads nothing
+        const size_t n = it->ReadColumns(max_rows, absl::MakeSpan(columns));
+        ASSERT_EQ(n, std::min(max_rows, expected.size() - consumed));
+        consumed += n;
+        for (const auto& column : columns) ASSERT_EQ(column.size(), consumed);
+        if (consumed < expected.size()) {
+          ASSERT_TRUE(it->Valid());
+          ASSERT_EQ(it->row(), expected[consumed]);
+          ASSERT_EQ(it->pk_bytes(),
+                    table->pk_serde().Serialize(Row{expected[consumed][0]}));
+        }
+      }
+      BACKFILL_ASSERT_OK(it->status());
+      ASSERT_EQ(consumed, expected.size());
+      for (size_t r = 0; r < expected.size(); ++r) {
+        ASSERT_EQ((Row{columns[0][r], columns[1][r], columns[2][r]}),
+                  expected[r])
+            << r;
+      }
+    }
+  }
+}
+
+// A corrupt value stops a batch: the rows before it are appended, the
+// error is status()'s and the iterator ends, as with Next.
+TEST_F(StateTableTest, ReadColumnsStopsAtACorruptValue) {
+  const TableCatalog catalog = MakeCatalog(/*vnode_count=*/1);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto raw, store_->NewLocalStateStore(catalog.table_id, {}));
+  BACKFILL_ASSERT_OK(raw->Init(first_));
+  auto table = NewTable(catalog);
+  const std::string pk = table->pk_serde().Serialize(Row{int64_t{9}});
+  BACKFILL_ASSERT_OK(raw->Insert(0, pk, "\xff\x01garbage"));
+  BACKFILL_ASSERT_OK(raw->Seal(first_.Next(Epoch(2))));
+  BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
+  BACKFILL_ASSERT_OK(table->InitEpoch(first_.Next(Epoch(2))));
+  for (int64_t id = 20; id >= 10; --id) {
+    BACKFILL_ASSERT_OK(table->Insert(R(id, "n", 1)));
+  }
+  BACKFILL_ASSERT_OK(table->Insert(R(3, "n", 1)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto it, table->IterWithVnode(0));
+  it->SeekToFirst();
+  std::vector<std::vector<Datum>> columns(3);
+  EXPECT_EQ(it->ReadColumns(100, absl::MakeSpan(columns)), 11u);  // 20..10
+  EXPECT_FALSE(it->Valid());
+  EXPECT_THAT(it->status(), StatusIs(absl::StatusCode::kDataLoss,
+                                     HasSubstr("table 11 (t) vnode 0")));
+  for (const auto& column : columns) EXPECT_EQ(column.size(), 11u);
+  EXPECT_EQ(columns[0].back(), Datum(int64_t{10}));
+}
+
 TEST_F(StateTableTest, VnodeColumnGivesTheVnode) {
   // Shaped like the backfill progress table: keyed by vnode.
   TableCatalog catalog;

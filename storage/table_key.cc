@@ -52,16 +52,6 @@ std::string EncodeFullKey(const FullKey& key) {
   return out;
 }
 
-EncodedFullKeyParts SplitEncodedFullKey(absl::string_view encoded) {
-  if (encoded.size() < kEpochSuffixSize) return {encoded, absl::string_view()};
-  const size_t user_size = encoded.size() - kEpochSuffixSize;
-  return {encoded.substr(0, user_size), encoded.substr(user_size)};
-}
-
-Epoch DecodeEpochSuffix(absl::string_view suffix) {
-  return Epoch(~absl::big_endian::Load64(suffix.data()));
-}
-
 absl::StatusOr<FullKeyView> DecodeFullKey(absl::string_view encoded) {
   if (encoded.size() < kMinFullKeySize) {
     return absl::DataLossError(absl::StrCat(

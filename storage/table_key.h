@@ -111,10 +111,21 @@ struct EncodedFullKeyParts {
 // Splits any bytes (no validation, no copy): a key shorter than the suffix
 // (only a corrupt one) is all user key, with an empty suffix. For
 // comparators and prefix extractors, which must accept every key.
-EncodedFullKeyParts SplitEncodedFullKey(absl::string_view encoded);
+// Inline: the MVCC comparator calls it twice per key comparison.
+inline EncodedFullKeyParts SplitEncodedFullKey(absl::string_view encoded) {
+  if (encoded.size() < kEpochSuffixSize) return {encoded, absl::string_view()};
+  const size_t user_size = encoded.size() - kEpochSuffixSize;
+  return {encoded.substr(0, user_size), encoded.substr(user_size)};
+}
 
 // Reads the epoch from an 8-byte suffix. REQUIRES: suffix.size() == 8.
-Epoch DecodeEpochSuffix(absl::string_view suffix);
+inline Epoch DecodeEpochSuffix(absl::string_view suffix) {
+  uint64_t value = 0;  // big-endian (compiles to a load and a byte swap)
+  for (size_t i = 0; i < kEpochSuffixSize; ++i) {
+    value = (value << 8) | static_cast<uint8_t>(suffix[i]);
+  }
+  return Epoch(~value);
+}
 
 // Decodes an encoded full key. Errors: DataLoss if `encoded` is shorter than
 // kMinFullKeySize or its vnode is >= kMaxVnodeCount (bytes from disk are

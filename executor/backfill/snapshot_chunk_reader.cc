@@ -137,14 +137,21 @@ absl::StatusOr<SnapshotRead> SnapshotChunkReader::Read(size_t max_rows) {
       builder_vnode_ = vnodes_[cursor_];
       stats_.peak_live_builders = std::max(stats_.peak_live_builders, 1);
     }
-    std::optional<DataChunk> full = builder_->Append(scan_->row());
-    ++read;
-    if (limited) --permits_;
-    scan_->Next();
+    // A batch of the vnode's rows decoded straight into the chunk's
+    // columns, as many as the row budget, the permits and the chunk allow.
+    size_t want = max_rows - read;
+    if (limited) want = std::min<size_t>(want, permits_);
+    const size_t got = builder_->AppendColumns(
+        want, [this](size_t n, absl::Span<std::vector<Datum>> columns) {
+          return scan_->ReadColumns(n, columns);
+        });
+    read += got;
+    if (limited) permits_ -= got;
     // A failed read ends the scan: report it now, even with a full chunk in
     // hand, so that no later reset of the scan can swallow it.
     BACKFILL_RETURN_IF_ERROR(scan_->status());
-    if (full.has_value()) {
+    if (builder_->full()) {
+      std::optional<DataChunk> full = builder_->Finish();
       builder_.reset();
       result.outcome = SnapshotRead::kChunk;
       result.chunk = VnodeChunk{builder_vnode_, std::move(*full)};

@@ -29,6 +29,17 @@ void VnodeSnapshotReader::SeekToFirst() {
 
 void VnodeSnapshotReader::Next() {
   iterator_->Next();
+  AfterMove();
+}
+
+size_t VnodeSnapshotReader::ReadColumns(
+    size_t max_rows, absl::Span<std::vector<Datum>> columns) {
+  const size_t n = iterator_->ReadColumns(max_rows, columns);
+  AfterMove();
+  return n;
+}
+
+void VnodeSnapshotReader::AfterMove() {
   if (!iterator_->Valid()) {
     if (!iterator_->status().ok()) {
       status_ = VnodeReadError(starts_[current_].vnode, iterator_->status());

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "serde/row.h"
 #include "serde/vnode.h"
 #include "storage/replicated_state_table.h"
@@ -68,6 +69,13 @@ class VnodeSnapshotReader {
   // next Next(). REQUIRES: Valid().
   VirtualNode vnode() const { return starts_[current_].vnode; }
   RowView row() const { return iterator_->row(); }
+  // The batch form of Next: appends column c of up to `max_rows` rows of the
+  // current vnode, from the current row on, to (*columns)[c] (decoded in
+  // place: RowIterator::ReadColumns) and returns how many. A batch never
+  // spans two vnodes: when it ends the vnode, the reader moves on to the
+  // next vnode as Next does. Read vnode() before the call. REQUIRES: Valid()
+  // and columns.size() the S2 width.
+  size_t ReadColumns(size_t max_rows, absl::Span<std::vector<Datum>> columns);
   // OK, or the first error met (sticky), with the vnode in its message.
   const absl::Status& status() const { return status_; }
 
@@ -75,6 +83,9 @@ class VnodeSnapshotReader {
   int num_vnodes_exhausted() const { return static_cast<int>(current_); }
 
  private:
+  // After the iterator moved: on its error, keeps it; at its end, opens the
+  // next vnode's.
+  void AfterMove();
   // Opens iterators from `current_` on until one has a row or none is left.
   void Settle();
 

@@ -76,6 +76,38 @@ TEST_F(VnodeSnapshotReaderTest, ReadsVnodesInOrderEachInPkOrder) {
   EXPECT_EQ(reader.num_vnodes_exhausted(), 2);
 }
 
+// Batches of ReadColumns give the rows Next would, in S2 columns, and never
+// span two vnodes.
+TEST_F(VnodeSnapshotReaderTest, ReadColumnsReadsOneVnodeABatch) {
+  for (const size_t batch : {size_t{1}, size_t{3}, size_t{64}}) {
+    SCOPED_TRACE(batch);
+    VnodeSnapshotReader reader(
+        *replica_, {{2, std::nullopt}, {0, std::nullopt}, {3, std::nullopt}});
+    std::vector<std::pair<VirtualNode, int64_t>> read;
+    for (reader.SeekToFirst(); reader.Valid();) {
+      const VirtualNode vnode = reader.vnode();
+      std::vector<std::vector<Datum>> columns(2);  // S2 = (v, k)
+      const size_t n = reader.ReadColumns(batch, absl::MakeSpan(columns));
+      ASSERT_GE(n, 1u);
+      ASSERT_LE(n, batch);
+      ASSERT_EQ(columns[0].size(), n);
+      ASSERT_EQ(columns[1].size(), n);
+      for (size_t r = 0; r < n; ++r) {
+        const int64_t k = std::get<int64_t>(columns[1][r]);
+        ASSERT_EQ(columns[0][r], Datum(std::string("v") + std::to_string(k)));
+        read.emplace_back(vnode, k);
+      }
+    }
+    BACKFILL_ASSERT_OK(reader.status());
+    std::vector<std::pair<VirtualNode, int64_t>> expected;
+    for (VirtualNode vnode : {2, 0, 3}) {
+      for (int64_t k : by_vnode_[vnode]) expected.emplace_back(vnode, k);
+    }
+    EXPECT_EQ(read, expected);
+    EXPECT_EQ(reader.num_vnodes_exhausted(), 3);
+  }
+}
+
 TEST_F(VnodeSnapshotReaderTest, StartsStrictlyAfterThePosition) {
   const std::vector<int64_t>& keys = by_vnode_[1];
   ASSERT_GE(keys.size(), 3u);

@@ -76,19 +76,22 @@ void MvccIterator::Settle() {
   while (iterator_->Valid()) {
     const absl::string_view key = ToStringView(iterator_->key());
     // The bounds keep foreign keys out; these checks catch bytes that decode
-    // into a key no checkpoint can have written.
-    absl::StatusOr<FullKeyView> decoded = DecodeFullKey(key);
-    if (!decoded.ok() || decoded->table_id != scan_.table_id ||
-        decoded->vnode != scan_.vnode) {
+    // into a key no checkpoint can have written: too short, or not of the
+    // scan's table_id | vnode prefix (the first bytes of either bound).
+    if (key.size() < kMinFullKeySize ||
+        key.substr(0, kTableKeyPrefixSize) !=
+            absl::string_view(lower_).substr(0, kTableKeyPrefixSize)) {
       status_ = CorruptKey(
           key, absl::StrCat(key.size(), " bytes, outside the vnode"));
       return;
     }
-    if (decoded->epoch == Epoch::Zero()) {
+    const Epoch epoch =
+        DecodeEpochSuffix(key.substr(key.size() - kEpochSuffixSize));
+    if (epoch == Epoch::Zero()) {
       status_ = CorruptKey(key, "epoch 0 is never written");
       return;
     }
-    if (decoded->epoch > scan_.read_epoch) {  // Too new; older ones follow.
+    if (epoch > scan_.read_epoch) {  // Too new; older ones follow.
       iterator_->Next();
       continue;
     }
@@ -96,7 +99,7 @@ void MvccIterator::Settle() {
     absl::string_view row;
     switch (ParseMvccValue(stored, &row)) {
       case MvccValueKind::kRow:
-        key_ = decoded->pk;
+        key_ = key.substr(kTableKeyPrefixSize, key.size() - kMinFullKeySize);
         value_ = row;
         valid_ = true;
         return;
@@ -107,8 +110,9 @@ void MvccIterator::Settle() {
         status_ = absl::DataLossError(absl::StrCat(
             "corrupt state store value (", DescribeCorruptValue(stored),
             ") of table ", scan_.table_id, " vnode ", scan_.vnode, " pk ",
-            absl::CHexEscape(decoded->pk), " @ ",
-            decoded->epoch.DebugString()));
+            absl::CHexEscape(
+                key.substr(kTableKeyPrefixSize, key.size() - kMinFullKeySize)),
+            " @ ", epoch.DebugString()));
         return;
     }
   }
