@@ -31,6 +31,7 @@ namespace {
 constexpr uint32_t kMaxChunkSize = 1u << 20;
 constexpr uint32_t kMaxCheckpointFrequency = 1'000'000;
 constexpr uint32_t kMaxExtraCheckpoints = 1'000'000;
+constexpr uint32_t kMaxBatchIntervalMs = 60'000;
 
 // The runtime's kind of a scenario's backfill.kind.
 BackfillKind RuntimeBackfillKind(tools::BackfillKind kind) {
@@ -354,6 +355,11 @@ absl::Status ValidateWorkload(const tools::Scenario& scenario,
                    absl::StrCat("are all 0 but workload.ops_per_second = ",
                                 workload.ops_per_second()));
   }
+  if (workload.batch_interval_ms() > kMaxBatchIntervalMs) {
+    return Invalid("workload.batch_interval_ms",
+                   absl::StrCat("= ", workload.batch_interval_ms(),
+                                " is above ", kMaxBatchIntervalMs));
+  }
   if (!(workload.null_fraction() >= 0 && workload.null_fraction() <= 1)) {
     return Invalid(
         "workload.null_fraction",
@@ -659,6 +665,9 @@ tools::Scenario WithDefaults(tools::Scenario scenario) {
     }
   }
   tools::Workload& workload = *scenario.mutable_workload();
+  if (!workload.has_batch_interval_ms()) {
+    workload.set_batch_interval_ms(kDefaultScenarioBatchIntervalMs);
+  }
   if (workload.key_space() == 0) {
     const uint64_t rows = scenario.initial_rows();
     workload.set_key_space(rows == 0 ? kMinDefaultKeySpace
@@ -838,6 +847,8 @@ absl::StatusOr<ScenarioSpec> ScenarioSpecFromProto(const tools::Scenario& raw) {
   job.workload.max_ops = workload.max_ops();
   job.workload.null_fraction = workload.null_fraction();
   job.workload.key_space = workload.key_space();
+  job.workload.batch_interval =
+      absl::Milliseconds(workload.batch_interval_ms());
 
   job.backfill_kind = RuntimeBackfillKind(scenario.backfill().kind());
   job.parallelism = scenario.backfill().parallelism();

@@ -38,6 +38,9 @@ inline constexpr uint32_t kDefaultScenarioBarrierIntervalMs = 100;
 inline constexpr uint32_t kDefaultScenarioCheckpointFrequency = 1;
 inline constexpr uint32_t kDefaultScenarioMaxSeconds = 600;
 inline constexpr uint32_t kDefaultScenarioExtraCheckpoints = 3;
+// workload.batch_interval_ms when absent: the source's changes go out in
+// chunks of about 10 ms each (WorkloadOptions::batch_interval).
+inline constexpr uint32_t kDefaultScenarioBatchIntervalMs = 10;
 // key_space when 4 × initial_rows is 0.
 inline constexpr uint64_t kMinDefaultKeySpace = 1024;
 inline constexpr TableId kDefaultUpstreamTableId = 1;

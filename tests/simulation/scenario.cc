@@ -304,6 +304,12 @@ Scenario MakeScenario(uint64_t seed) {
   Draw channels(seed ^ 0xc4a77e1);
   static constexpr size_t kChannelRows[] = {0, 0, 1, 16, 64, 4096};
   job.channel_rows = channels.Pick(kChannelRows);
+  // The source's batching (WorkloadOptions::batch_interval), drawn apart
+  // likewise: changes one by one, or gathered over up to 50 ms.
+  Draw batching(seed ^ 0xba7c41);
+  static constexpr int64_t kBatchIntervalMs[] = {0, 0, 1, 10, 50};
+  job.workload.batch_interval =
+      absl::Milliseconds(batching.Pick(kBatchIntervalMs));
   return scenario;
 }
 
@@ -336,6 +342,7 @@ std::string Scenario::DebugString() const {
       "seed ", seed, ": table ", job.upstream.DebugString(),
       "\n  initial rows ", job.initial_rows, ", ops/s ",
       job.workload.ops_per_second, " (max ", job.workload.max_ops,
+      ", batched over ", absl::FormatDuration(job.workload.batch_interval),
       "), parallelism ", job.parallelism, ", chunk ", job.chunk_size, ", rate ",
       job.rate_limit.ToString(), ", adaptive target ",
       absl::FormatDuration(job.adaptive_target_barrier_latency), " (floor ",

@@ -64,6 +64,7 @@ absl::Status DmlSourceExecutor::OnBarrier(const Barrier& barrier,
       resumed_.store(true);
     }
     start_time_ = now;
+    last_emit_ = now;
     start_offset_ = offset_.load();
     initialised_ = true;
     return absl::OkStatus();
@@ -159,9 +160,21 @@ PollResult DmlSourceExecutor::PollNext(PollContext& cx) {
     return PollResult::Pending();
   }
   uint64_t count = std::min<uint64_t>(target - offset, options_.max_chunk_rows);
+  const bool last = options_.max_ops > 0 && count >= options_.max_ops - offset;
   if (options_.max_ops > 0) count = std::min(count, options_.max_ops - offset);
+  // Batching: less than a full chunk waits for the interval to pass (the
+  // last ops of a bounded workload do not).
+  if (options_.batch_interval > absl::ZeroDuration() &&
+      count < options_.max_chunk_rows && !last) {
+    const absl::Time flush_at = last_emit_ + options_.batch_interval;
+    if (cx.clock().Now() < flush_at) {
+      cx.WakeNoLaterThan(flush_at);
+      return PollResult::Pending();
+    }
+  }
   absl::StatusOr<StreamChunk> chunk = Generate(count);
   if (!chunk.ok()) return Fail(chunk.status());
+  last_emit_ = cx.clock().Now();
   return PollResult::Ready(std::move(*chunk));
 }
 

@@ -62,6 +62,8 @@ class DmlSourceExecutor final : public Executor {
   std::atomic<uint64_t> offset_{0};
   std::optional<uint64_t> persisted_offset_;
   absl::Time start_time_;
+  // When the last chunk went out (batch_interval counts from it).
+  absl::Time last_emit_;
   uint64_t start_offset_ = 0;
   absl::Status error_;
 };

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "absl/time/time.h"
 #include "serde/row.h"
 #include "storage/table_catalog.h"
 
@@ -35,6 +36,12 @@ struct WorkloadOptions {
   uint64_t key_space = 1000;
   // Rows per generated chunk, at most. Default 256.
   uint32_t max_chunk_rows = 256;
+  // The source emits the changes that fell due at most this often, as a
+  // connector polls (a full chunk of max_chunk_rows goes at once): at a
+  // steady rate each chunk then holds about rate x interval changes rather
+  // than one. Zero (or negative): each change as soon as it is due.
+  // Default zero.
+  absl::Duration batch_interval = absl::ZeroDuration();
 };
 
 enum class WorkloadOpKind { kInsert, kUpdate, kDelete };
