@@ -1,5 +1,5 @@
 // bazel run -c opt //tools:backfill_bench -- [--rows=N] [--load=OPS] (--help)
-//     [--growth_seconds=S] [--channel_rows=N]
+//     [--growth_seconds=S] [--channel_rows=N] [--batch_interval_ms=MS]
 //     [--json] [--plot=FILE.png] [--dir=DIR]
 //
 // Measures, in one process and one run, the arrangement backfill against the
@@ -97,6 +97,10 @@ ABSL_FLAG(std::optional<uint64_t>, channel_rows, std::nullopt,
           "Every job's StreamingJobOptions::channel_rows (the rows a channel "
           "buffers in\nchunks; 0: channels bounded by 16 messages of any "
           "size); unset: the default.");
+ABSL_FLAG(std::optional<uint32_t>, batch_interval_ms, std::nullopt,
+          "Every job's source batching (the scenario's "
+          "workload.batch_interval_ms; 0:\neach change as soon as it is due); "
+          "unset: the scenario default.");
 ABSL_FLAG(bool, only_snapshot, false,
           "Stop after the snapshot runs (for perf record).");
 ABSL_FLAG(bool, child_snapshot, false,
@@ -174,6 +178,9 @@ StreamingJobOptions BaseOptions(uint64_t rows) {
   options.max_duration = absl::Minutes(30);
   if (const auto rows = absl::GetFlag(FLAGS_channel_rows); rows.has_value()) {
     options.channel_rows = *rows;
+  }
+  if (const auto ms = absl::GetFlag(FLAGS_batch_interval_ms); ms.has_value()) {
+    options.workload.batch_interval = absl::Milliseconds(*ms);
   }
   return options;
 }
@@ -1100,6 +1107,9 @@ VnodeRun RunVnodeChild(const std::string& self, const std::string& dir,
       absl::StrCat("--child_vnodes=", vnodes), absl::StrCat("--load=", load)};
   if (const auto channel_rows = absl::GetFlag(FLAGS_channel_rows)) {
     args.push_back(absl::StrCat("--channel_rows=", *channel_rows));
+  }
+  if (const auto ms = absl::GetFlag(FLAGS_batch_interval_ms)) {
+    args.push_back(absl::StrCat("--batch_interval_ms=", *ms));
   }
   const std::string output = RunChildProcess(self, args);
   VnodeRun run;

@@ -186,11 +186,12 @@ struct StreamingJobOptions {
   // (ChannelOptions::rows; channel_capacity then bounds barriers and
   // watermarks alone). 0 (default): channel_capacity bounds every message.
   // With a bound (say 4096, what 16 full chunks hold), an upstream emitting
-  // small chunks (a row or two each, as the demo's steady DML source does)
-  // runs ahead of a busy backfill actor by that many rows instead of 16
-  // tiny chunks (under a millisecond of its changes), so it is not blocked;
-  // but nothing then coalesces its chunks, and the no-shuffle and snapshot
-  // backfills pay per chunk (tools/README.md, the bench's --channel_rows).
+  // small chunks (a row or two each, as the demo's steady DML source does
+  // without workload.batch_interval) runs ahead of a busy backfill actor by
+  // that many rows instead of 16 tiny chunks (under a millisecond of its
+  // changes), so it is not blocked; but nothing then coalesces its chunks, and
+  // the no-shuffle and snapshot backfills pay per chunk (tools/README.md, the
+  // bench's --channel_rows).
   size_t channel_rows = 0;
   // Optional: called when the job is about to recover from `error`
   // (`recovery` counts from 1), before the back-off and the reopen. For logs.
