@@ -182,6 +182,8 @@ TEST(ScenarioTest, ShippedScenariosCoverTheirFeatures) {
     ASSERT_THAT(spec.status(), IsOk());
     const StreamingJobOptions& job = spec->job;
     EXPECT_LT(job.output_columns.size(), job.upstream.columns.size());
+    // The source's batching: the scenario default reaches the workload.
+    EXPECT_EQ(job.workload.batch_interval, absl::Milliseconds(10));
     bool drops_pk_column = false;
     for (int pk : job.upstream.pk_indices) {
       drops_pk_column |=
@@ -208,6 +210,8 @@ TEST(ScenarioTest, WithDefaultsFillsEveryDefault) {
   EXPECT_TRUE(d.runtime().has_extra_checkpoints_after_finish());
   EXPECT_EQ(d.runtime().extra_checkpoints_after_finish(), 3u);
   EXPECT_EQ(d.workload().key_space(), 400u);
+  EXPECT_TRUE(d.workload().has_batch_interval_ms());
+  EXPECT_EQ(d.workload().batch_interval_ms(), 10u);
   EXPECT_THAT(d.table().distribution_key(), ElementsAre(0u, 2u));
   EXPECT_THAT(d.backfill().output_columns(), ElementsAre(0u, 1u, 2u));
   EXPECT_EQ(d.table().table_id(), 1u);
@@ -219,12 +223,15 @@ TEST(ScenarioTest, WithDefaultsFillsEveryDefault) {
   google::protobuf::util::MessageDifferencer differencer;
   EXPECT_TRUE(differencer.Compare(WithDefaults(d), d));
 
-  // Explicit values and an explicit 0 extra checkpoints are kept.
+  // Explicit values, an explicit 0 extra checkpoints and an explicit 0 batch
+  // interval are kept.
   scenario.mutable_runtime()->set_extra_checkpoints_after_finish(0);
+  scenario.mutable_workload()->set_batch_interval_ms(0);
   scenario.mutable_backfill()->set_parallelism(5);
   scenario.set_initial_rows(0);
   const tools::Scenario e = WithDefaults(scenario);
   EXPECT_EQ(e.runtime().extra_checkpoints_after_finish(), 0u);
+  EXPECT_EQ(e.workload().batch_interval_ms(), 0u);
   EXPECT_EQ(e.backfill().parallelism(), 5u);
   EXPECT_EQ(e.workload().key_space(), kMinDefaultKeySpace);
 
@@ -339,6 +346,9 @@ TEST(ScenarioTest, EveryErrorNamesItsField) {
       {"key space below rows",
        [](auto& s) { s.mutable_workload()->set_key_space(50); },
        "workload.key_space = 50 is below initial_rows = 100"},
+      {"batch interval above a minute",
+       [](auto& s) { s.mutable_workload()->set_batch_interval_ms(60'001); },
+       "workload.batch_interval_ms = 60001 is above 60000"},
       {"key space beyond pk types",
        [](auto& s) {
          auto* table = s.mutable_table();
