@@ -1,6 +1,7 @@
 #include "serde/row.h"
 
 #include <cassert>
+#include <utility>
 
 #include "absl/strings/str_join.h"
 
@@ -39,6 +40,13 @@ std::string RowDebugString(RowView row) {
                          out->append(DatumDebugString(datum));
                        }) +
          ")";
+}
+
+void MoveRowIntoColumns(Row& row, absl::Span<std::vector<Datum>> columns) {
+  assert(columns.size() == row.size());
+  for (size_t c = 0; c < columns.size() && c < row.size(); ++c) {
+    columns[c].push_back(std::move(row[c]));
+  }
 }
 
 }  // namespace backfill

@@ -28,6 +28,11 @@ Row ProjectRow(RowView row, absl::Span<const int> indices);
 // REQUIRES: a.size() == b.size() == orders.size().
 int CompareRows(RowView a, RowView b, absl::Span<const OrderType> orders);
 
+// Appends datum c of `row` to (*columns)[c], moving it out of `row` (left
+// with moved-from datums): a decoded row onto column-major storage.
+// REQUIRES: columns.size() == row.size().
+void MoveRowIntoColumns(Row& row, absl::Span<std::vector<Datum>> columns);
+
 // Element-wise DatumsEqual.
 bool RowsEqual(RowView a, RowView b);
 

@@ -17,5 +17,16 @@ TEST(RowTest, ProjectAndCompare) {
   EXPECT_EQ(RowDebugString(row), "(1, 'a', NULL)");
 }
 
+TEST(RowTest, MoveRowIntoColumnsAppendsDatumCToColumnC) {
+  std::vector<std::vector<Datum>> columns = {{int64_t{1}}, {Datum()}};
+  Row row = {int64_t{2}, std::string("a long string, past any inline buffer")};
+  MoveRowIntoColumns(row, absl::MakeSpan(columns));
+  EXPECT_EQ(columns[0], (std::vector<Datum>{int64_t{1}, int64_t{2}}));
+  EXPECT_EQ(
+      columns[1],
+      (std::vector<Datum>{
+          Datum(), std::string("a long string, past any inline buffer")}));
+}
+
 }  // namespace
 }  // namespace backfill

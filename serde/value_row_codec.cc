@@ -1,8 +1,5 @@
 #include "serde/value_row_codec.h"
 
-#include <cassert>
-#include <utility>
-
 namespace backfill {
 
 absl::string_view ValueRowEncodingName(ValueRowEncoding encoding) {
@@ -19,10 +16,7 @@ absl::Status ValueRowCodec::DecodeAppend(
     absl::string_view bytes, absl::Span<std::vector<Datum>> columns) const {
   absl::StatusOr<Row> row = Decode(bytes);
   if (!row.ok()) return row.status();
-  assert(columns.size() == row->size());
-  for (size_t c = 0; c < columns.size() && c < row->size(); ++c) {
-    columns[c].push_back(std::move((*row)[c]));
-  }
+  MoveRowIntoColumns(*row, columns);
   return absl::OkStatus();
 }
 

@@ -39,9 +39,7 @@ class StateTableRowIterator final : public RowIterator {
     assert(columns.size() == row_.size());
     // The current row is decoded already (Load): move it over. The rest
     // decode in place; only the row the batch stops on goes to row_.
-    for (size_t c = 0; c < columns.size() && c < row_.size(); ++c) {
-      columns[c].push_back(std::move(row_[c]));
-    }
+    MoveRowIntoColumns(row_, columns);
     size_t n = 1;
     inner_->Next();
     for (; n < max_rows && inner_->Valid(); ++n, inner_->Next()) {
@@ -241,24 +239,25 @@ absl::Status StateTable::Put(RowView row, VirtualNode vnode,
   return local_->Insert(vnode, pk_bytes, scratch_value_);
 }
 
+absl::Status StateTable::CorruptValue(const absl::Status& decoded,
+                                      VirtualNode vnode,
+                                      absl::string_view pk_bytes) const {
+  if (decoded.ok()) return decoded;
+  return absl::DataLossError(absl::StrCat("corrupt value: ", decoded.message(),
+                                          ": ", ErrorContext(vnode, pk_bytes)));
+}
+
 absl::Status StateTable::DecodeRowAppend(
     VirtualNode vnode, absl::string_view pk_bytes, absl::string_view value,
     absl::Span<std::vector<Datum>> columns) const {
   assert(columns.size() == catalog_.columns.size());
   if (value_is_whole_row_) {  // The scan's fast path: in place.
-    absl::Status status = value_codec_->DecodeAppend(value, columns);
-    if (!status.ok()) {
-      return absl::DataLossError(
-          absl::StrCat("corrupt value: ", status.message(), ": ",
-                       ErrorContext(vnode, pk_bytes)));
-    }
-    return absl::OkStatus();
+    return CorruptValue(value_codec_->DecodeAppend(value, columns), vnode,
+                        pk_bytes);
   }
   Row row;
   BACKFILL_RETURN_IF_ERROR(DecodeRow(vnode, pk_bytes, value, &row));
-  for (size_t c = 0; c < columns.size() && c < row.size(); ++c) {
-    columns[c].push_back(std::move(row[c]));
-  }
+  MoveRowIntoColumns(row, columns);
   return absl::OkStatus();
 }
 
@@ -266,20 +265,10 @@ absl::Status StateTable::DecodeRow(VirtualNode vnode,
                                    absl::string_view pk_bytes,
                                    absl::string_view value, Row* out) const {
   if (value_is_whole_row_) {  // The scan's fast path: no copies.
-    absl::Status status = value_codec_->DecodeInto(value, out);
-    if (!status.ok()) {
-      return absl::DataLossError(
-          absl::StrCat("corrupt value: ", status.message(), ": ",
-                       ErrorContext(vnode, pk_bytes)));
-    }
-    return absl::OkStatus();
+    return CorruptValue(value_codec_->DecodeInto(value, out), vnode, pk_bytes);
   }
   absl::StatusOr<Row> decoded = value_codec_->Decode(value);
-  if (!decoded.ok()) {
-    return absl::DataLossError(
-        absl::StrCat("corrupt value: ", decoded.status().message(), ": ",
-                     ErrorContext(vnode, pk_bytes)));
-  }
+  BACKFILL_RETURN_IF_ERROR(CorruptValue(decoded.status(), vnode, pk_bytes));
   Row& values = *decoded;
   out->assign(catalog_.columns.size(), Datum());
   for (size_t i = 0; i < catalog_.value_indices.size() && i < values.size();

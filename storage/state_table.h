@@ -205,6 +205,10 @@ class StateTable {
 
   absl::Status Put(RowView row, VirtualNode vnode, absl::string_view pk_bytes);
   std::string ErrorContext(VirtualNode vnode, absl::string_view pk_bytes) const;
+  // OK, or the codec's `decoded` error as DataLoss naming the table, vnode
+  // and key.
+  absl::Status CorruptValue(const absl::Status& decoded, VirtualNode vnode,
+                            absl::string_view pk_bytes) const;
   absl::Status CheckWritable(RowView row, VirtualNode* vnode,
                              std::string* pk_bytes);
 

@@ -160,8 +160,8 @@ PollResult DmlSourceExecutor::PollNext(PollContext& cx) {
     return PollResult::Pending();
   }
   uint64_t count = std::min<uint64_t>(target - offset, options_.max_chunk_rows);
-  const bool last = options_.max_ops > 0 && count >= options_.max_ops - offset;
   if (options_.max_ops > 0) count = std::min(count, options_.max_ops - offset);
+  const bool last = options_.max_ops > 0 && offset + count == options_.max_ops;
   // Batching: less than a full chunk waits for the interval to pass (the
   // last ops of a bounded workload do not).
   if (options_.batch_interval > absl::ZeroDuration() &&
