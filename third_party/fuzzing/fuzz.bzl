@@ -11,7 +11,8 @@
 gives (each linked with :fuzz_check, what the targets share)
   - `<name>`: a cc_test replaying every corpus file (runs in `bazel test`);
   - `<name>_fuzzer`: the fuzzer binary. Built with `--config=fuzz` (clang,
-    -fsanitize=fuzzer,address,undefined) it is a real libFuzzer binary:
+    ASan, UBSan and coverage as `--config=sanitize` compiles, linked with
+    -fsanitize=fuzzer) it is a real libFuzzer binary:
       bazel run --config=fuzz //serde:memcmp_codec_fuzz_fuzzer -- -max_total_time=600
     Without that config it is the same replay driver as the test.
 """
