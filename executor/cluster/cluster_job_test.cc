@@ -39,6 +39,8 @@
 namespace backfill {
 namespace {
 
+using ::backfill::testing::StatusIs;
+
 // What one worker process holds.
 struct Worker {
   std::unique_ptr<SharedStateStore> store;
@@ -363,15 +365,52 @@ TEST(ClusterJobFailureTest, AWorkerWhoseActorHangsIsFencedAndItsActorsMove) {
   EXPECT_THAT(errors[0],
               ::testing::HasSubstr("not collected within the barrier timeout"));
   // Why: it stopped reading its input (the source kept sending), or,
-  // before its input filled, worker 0 emitted the barrier and it did not.
+  // before its input filled, the barrier reached it and it did not emit it.
   EXPECT_THAT(
       run.fenced,
       ::testing::ElementsAre(::testing::AllOf(
           ::testing::StartsWith("worker-1: "),
           ::testing::HasSubstr("its actors did not emit barrier"),
           ::testing::AnyOf(::testing::HasSubstr("stopped reading their input"),
-                           ::testing::HasSubstr("worker 'worker-0' did")))));
+                           ::testing::HasSubstr("reached every input")))));
   EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u, 1u));
+}
+
+// The job's only worker hangs as above. The barrier reached it (or it
+// stopped reading) while this process kept reading its output, so it is
+// fenced though no other worker emitted the barrier: the recoveries then
+// find no live worker (Unavailable) instead of placing the actor on the
+// hung one again, and the job gives up naming that.
+TEST(ClusterJobFailureTest, TheOnlyWorkerWhoseActorHangsIsFenced) {
+  StreamingJobOptions options = SplitJobOptions(BackfillKind::kArrangement);
+  options.rate_limit = RateLimit::Fixed(4000);
+  options.barrier_timeout = absl::Seconds(5);
+  options.max_recoveries = 2;
+  options.recovery_backoff = absl::Milliseconds(10);
+  std::vector<std::string> errors;
+  options.on_recovery = [&](const absl::Status& error, uint32_t) {
+    errors.push_back(error.ToString());
+  };
+  auto faults = std::make_shared<simulation::FaultPlan>();
+  faults->ArmHang(simulation::FaultOp::kIteratorMove, 200);
+  Cluster cluster("cluster-hang-one", options, /*num_workers=*/1,
+                  /*late=*/false, faults);
+  ASSERT_TRUE(cluster.ok());
+  absl::Cleanup release = [&] { faults->ReleaseHangs(); };
+  Cluster::Run run = cluster.RunJob();
+  EXPECT_EQ(faults->num_fired(), 1u);
+  EXPECT_THAT(run.result.status(),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       ::testing::HasSubstr("no live worker")))
+      << ::testing::PrintToString(errors);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_THAT(errors[0],
+              ::testing::HasSubstr("not collected within the barrier timeout"));
+  EXPECT_THAT(run.fenced,
+              ::testing::ElementsAre(::testing::AllOf(
+                  ::testing::StartsWith("worker-0: "),
+                  ::testing::HasSubstr("its actors did not emit barrier"))));
+  EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(1u, 0u, 0u));
 }
 
 }  // namespace

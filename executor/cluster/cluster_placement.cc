@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -90,25 +91,31 @@ bool ClusterPlacement::IsLocal(ActorId actor) const {
   return remote_.IsLocal(actor);
 }
 
+absl::Status ClusterPlacement::NoWorker() const {
+  // None is live (all left or were fenced): a recovery may find one that
+  // registered since.
+  return absl::UnavailableError(absl::StrCat(
+      "attempt ", attempt_, ": no live worker to run the backfill actors on"));
+}
+
 absl::Status ClusterPlacement::Serve(ActorId upstream, ActorId downstream,
                                      const Schema& schema,
                                      ChannelReceiver receiver) {
+  if (workers_.empty()) return NoWorker();
   return remote_.Serve(upstream, downstream, schema, std::move(receiver));
 }
 
 absl::Status ClusterPlacement::Receive(ActorId upstream, ActorId downstream,
                                        const Schema& schema,
                                        ChannelSender sender) {
+  if (workers_.empty()) return NoWorker();
   return remote_.Receive(upstream, downstream, schema, std::move(sender));
 }
 
 absl::Status ClusterPlacement::StartRemote(const JobState& state,
                                            JobGraph& graph,
                                            BarrierCoordinator& coordinator) {
-  if (workers_.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "attempt ", attempt_, ": no worker to run the backfill ", "actors on"));
-  }
+  if (workers_.empty()) return NoWorker();
   if (!actor_workers_.empty()) {
     if (actor_workers_.size() != state.parallelism) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -245,61 +252,76 @@ void ClusterPlacement::Relay(Call& call, JobGraph& graph,
   call.ended_cv.SignalAll();
 }
 
+std::vector<std::pair<size_t, std::string>> WorkersHoldingBarrier(
+    const std::vector<WorkerBarrierEvidence>& workers,
+    absl::string_view timed_out, absl::Duration at_least) {
+  std::vector<std::pair<size_t, std::string>> holding;
+  for (const WorkerBarrierEvidence& worker : workers) {
+    if (worker.emitted || worker.output_unread) continue;
+    if (worker.stopped_reading) {
+      holding.emplace_back(
+          worker.worker,
+          absl::StrCat(timed_out, " and stopped reading their input for at ",
+                       "least ", absl::FormatDuration(at_least)));
+    } else if (worker.received) {
+      holding.emplace_back(
+          worker.worker,
+          absl::StrCat(timed_out, " though it reached every input at least ",
+                       absl::FormatDuration(at_least), " before"));
+    }
+  }
+  return holding;
+}
+
 void ClusterPlacement::FindHoldingWorkers(const absl::Status& failure) {
   // Only a barrier timeout is looked into; it comes from the driver, which
   // runs after StartRemote made every call.
   const std::optional<Epoch> held = BarrierTimeoutEpoch(failure);
   if (!held.has_value() || coordinator_ == nullptr) return;
-  // Workers whose actors stopped reading what this process sends them.
   const absl::Duration at_least = coordinator_->barrier_timeout() / 2;
-  std::set<size_t> starved;
+  auto is_backfill = [this](ActorId actor) {
+    return actor >= JobGraph::kFirstBackfillActor &&
+           actor < JobGraph::kFirstBackfillActor + parallelism_;
+  };
+  std::map<size_t, WorkerBarrierEvidence> evidence;
+  for (const std::unique_ptr<Call>& call : calls_) {
+    evidence[call->worker] = {
+        .worker = call->worker,
+        .emitted = call->last_emitted.load() >= held->value()};
+  }
   for (const auto& [upstream, downstream] :
        exchange_.EdgesOutOfPermits(at_least)) {
-    if (downstream >= JobGraph::kFirstBackfillActor &&
-        downstream < JobGraph::kFirstBackfillActor + parallelism_) {
-      starved.insert(WorkerOf(downstream));
-    }
+    if (!is_backfill(downstream)) continue;
+    auto it = evidence.find(WorkerOf(downstream));
+    if (it != evidence.end()) it->second.stopped_reading = true;
   }
-  std::string emitted_by;  // A worker that emitted the barrier.
-  std::vector<size_t> lagging;
-  for (const std::unique_ptr<Call>& call : calls_) {
-    if (call->last_emitted.load() >= held->value()) {
-      emitted_by = workers_[call->worker].worker_id;
-    } else {
-      lagging.push_back(call->worker);
-    }
+  // Received: every input edge (one at least) sent it long enough ago.
+  const absl::Time sent_before = absl::Now() - at_least;
+  std::map<size_t, bool> received;
+  for (const ExchangeServer::EdgeBarrier& edge : exchange_.EdgeBarriers()) {
+    if (!is_backfill(edge.downstream)) continue;
+    const bool sent = edge.epoch >= *held && edge.sent_at <= sent_before;
+    auto [it, first] = received.try_emplace(WorkerOf(edge.downstream), sent);
+    if (!first) it->second = it->second && sent;
   }
-  // A worker that stopped reading is the one holding the barrier: the
-  // dispatcher may be blocked on it, so that workers served after it never
-  // received the barrier (they lag too, through no fault of theirs). Else,
-  // with nothing blocked, every worker received it, and those that did not
-  // emit it while another did are holding it.
-  std::vector<size_t> stopped_reading;
-  for (size_t worker : lagging) {
-    if (starved.contains(worker)) stopped_reading.push_back(worker);
+  for (const auto& [worker, all_sent] : received) {
+    auto it = evidence.find(worker);
+    if (it != evidence.end()) it->second.received = all_sent;
   }
-  const std::string timed_out =
+  for (const auto& [upstream, downstream] :
+       remote_.InputsBlockedBefore(*held, at_least)) {
+    if (!is_backfill(upstream)) continue;
+    auto it = evidence.find(WorkerOf(upstream));
+    if (it != evidence.end()) it->second.output_unread = true;
+  }
+  std::vector<WorkerBarrierEvidence> workers;
+  for (const auto& [worker, known] : evidence) workers.push_back(known);
+  std::vector<std::pair<size_t, std::string>> holding = WorkersHoldingBarrier(
+      workers,
       absl::StrCat("its actors did not emit barrier ", held->value(),
                    " within the barrier timeout ",
-                   absl::FormatDuration(coordinator_->barrier_timeout()));
-  std::vector<std::pair<size_t, std::string>> holding;
-  if (!stopped_reading.empty()) {
-    for (size_t worker : stopped_reading) {
-      holding.emplace_back(
-          worker, absl::StrCat(timed_out,
-                               " and stopped reading their input for at "
-                               "least ",
-                               absl::FormatDuration(at_least)));
-    }
-  } else if (!emitted_by.empty()) {
-    for (size_t worker : lagging) {
-      holding.emplace_back(
-          worker, absl::StrCat(timed_out, "; worker '", emitted_by, "' did"));
-    }
-  }
-  // Every worker at once points at this process (its source or view) as
-  // much as at them: none is fenced.
-  if (holding.size() == calls_.size()) return;
+                   absl::FormatDuration(coordinator_->barrier_timeout())),
+      at_least);
   MutexLock lock(&mu_);
   holding_ = std::move(holding);
 }

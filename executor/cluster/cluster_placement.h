@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "executor/cluster/cluster_checkpoint_store.h"
 #include "executor/cluster/grpc_remote_actors.h"
@@ -75,6 +76,38 @@ absl::StatusOr<std::vector<size_t>> ActorWorkersByAssignment(
     const ClusterJobState& state, const std::vector<WorkerEndpoint>& workers,
     uint32_t vnode_count, uint32_t parallelism);
 
+// What the coordinator's process knows of one worker with actors when a
+// barrier was not collected within the barrier timeout. "Long" is half the
+// timeout.
+struct WorkerBarrierEvidence {
+  size_t worker = 0;  // Its index in the attempt's workers.
+  // Every one of its actors emitted the barrier.
+  bool emitted = false;
+  // One of its input edges from this process has had no permit for long:
+  // its actors stopped reading.
+  bool stopped_reading = false;
+  // Every one of its input edges from this process was sent the barrier
+  // (or a later one) at least long ago.
+  bool received = false;
+  // This process has stopped reading one of its actors' outputs for long,
+  // before that output delivered the barrier: the worker may stall because
+  // of this process (its view or merge).
+  bool output_unread = false;
+};
+
+// The fence rule: the workers holding the barrier up, each with why
+// (`timed_out` starts every reason; `at_least` is the "long" it names).
+// A worker holds it when it did not emit it, this process kept reading its
+// output, and it either stopped reading its input or was sent the barrier
+// on every input edge. Nothing else counts: a worker that was never sent
+// the barrier waits on this process (its source or a dispatcher blocked on
+// another worker), and one whose output this process does not read may
+// stall because of this process. Each worker is judged on its own, so a
+// single worker, or every worker, may be found holding.
+std::vector<std::pair<size_t, std::string>> WorkersHoldingBarrier(
+    const std::vector<WorkerBarrierEvidence>& workers,
+    absl::string_view timed_out, absl::Duration at_least);
+
 class ClusterPlacement final : public AttemptPlacement {
  public:
   // `exchange`: the coordinator process's exchange server; `committer`: its
@@ -101,7 +134,8 @@ class ClusterPlacement final : public AttemptPlacement {
   absl::Status Receive(ActorId upstream, ActorId downstream,
                        const Schema& schema, ChannelSender sender) override;
 
-  // Errors: InvalidArgument without workers, or for `actor_workers` not of
+  // Errors: Unavailable without workers (as are Serve's and Receive's);
+  // InvalidArgument for `actor_workers` not of
   // the attempt's parallelism or naming a worker out of range.
   absl::Status StartRemote(const JobState& state, JobGraph& graph,
                            BarrierCoordinator& coordinator) override;
@@ -113,16 +147,12 @@ class ClusterPlacement final : public AttemptPlacement {
   // it up (CheckpointCoordinator::FenceWorker, which reports each fence
   // through CheckpointCoordinatorOptions::on_fence): when a barrier
   // was not collected within the barrier timeout (BarrierTimeoutEpoch), the
-  // workers that did not emit it and whose input edges from this process
-  // ran out of permits for half the timeout (their actors stopped reading;
-  // workers served after them may never have received it); if there are
-  // none, the workers that did not emit it while another worker did.
+  // workers WorkersHoldingBarrier finds, with "long" half the timeout.
   // Such a worker keeps its lease (its process answers) but its actors
-  // hang: it is fenced (CheckpointCoordinator::FenceWorker), so the
-  // recovery splits its vnodes over the others instead of placing actors
-  // on it again. Never every worker of the attempt: the fault may as well
-  // be this process's. A fence that fails (e.g. the worker left
-  // meanwhile) leaves the recovery as it was.
+  // hang: it is fenced, so the recovery splits its vnodes over the others
+  // instead of placing actors on it again; with no worker left, the
+  // recoveries fail until one registers. A fence that fails (e.g. the
+  // worker left meanwhile) leaves the recovery as it was.
 
   // The worker index of backfill actor `actor`.
   size_t WorkerOf(ActorId actor) const;
@@ -139,6 +169,7 @@ class ClusterPlacement final : public AttemptPlacement {
   // (see EndRemote), into holding_.
   void FindHoldingWorkers(const absl::Status& failure) ABSL_LOCKS_EXCLUDED(mu_);
   void FenceHoldingWorkers() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status NoWorker() const;
   void RecordFailure(const absl::Status& status,
                      BarrierCoordinator& coordinator) ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -46,6 +46,19 @@ absl::Status GrpcRemoteActors::Receive(ActorId upstream, ActorId downstream,
   return absl::OkStatus();
 }
 
+std::vector<std::pair<ActorId, ActorId>> GrpcRemoteActors::InputsBlockedBefore(
+    Epoch epoch, absl::Duration at_least) const {
+  const absl::Time since = absl::Now() - at_least;
+  std::vector<std::pair<ActorId, ActorId>> blocked;
+  MutexLock lock(&mu_);
+  for (const std::unique_ptr<RemoteInput>& input : inputs_) {
+    if (input->blocked_since() <= since && input->last_barrier() < epoch) {
+      blocked.emplace_back(input->upstream(), input->downstream());
+    }
+  }
+  return blocked;
+}
+
 void GrpcRemoteActors::CancelInputs() {
   std::vector<std::unique_ptr<RemoteInput>> inputs;
   {

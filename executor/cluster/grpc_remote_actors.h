@@ -18,9 +18,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
 #include "executor/cluster/remote_exchange.h"
 #include "executor/runtime/job_graph.h"
 #include "third_party/absl_extras/mutex.h"
@@ -50,6 +52,15 @@ class GrpcRemoteActors final : public RemoteActors {
                        const Schema& schema, ChannelSender sender) override
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The inputs (upstream, downstream) whose received messages have waited
+  // for room in their local channel for at least `at_least`, though the
+  // input has not delivered barrier `epoch` yet: this process stopped
+  // reading what those upstream actors send before that barrier. (Once an
+  // input delivered a barrier, a merge waits for the barrier on its other
+  // inputs and stops reading it: that wait is the others'.)
+  std::vector<std::pair<ActorId, ActorId>> InputsBlockedBefore(
+      Epoch epoch, absl::Duration at_least) const ABSL_LOCKS_EXCLUDED(mu_);
+
   // Ends every input still receiving (their channels fail with CANCELLED)
   // and joins them. Idempotent.
   void CancelInputs() ABSL_LOCKS_EXCLUDED(mu_);
@@ -59,7 +70,7 @@ class GrpcRemoteActors final : public RemoteActors {
   ExchangeServer& server_;
   const std::function<std::string(ActorId)> address_of_;
   const uint32_t permits_;
-  Mutex mu_;
+  mutable Mutex mu_;
   std::vector<std::unique_ptr<RemoteInput>> inputs_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -81,6 +81,10 @@ class ExchangeServer::Service final
       if (next.is_error()) return ToGrpc(next.status());
       codec.Encode(next.message(), &wire);
       if (!stream->Write(wire)) break;  // The receiver is gone.
+      if (const auto* barrier = std::get_if<Barrier>(&next.message())) {
+        (*edge)->barrier_epoch.store(barrier->epoch.curr.value());
+        (*edge)->barrier_sent_at.store(absl::ToUnixNanos(absl::Now()));
+      }
       --permits;
     }
     // The receiver left (or the server is going): what the upstream actor
@@ -204,6 +208,18 @@ std::vector<std::pair<ActorId, ActorId>> ExchangeServer::EdgesOutOfPermits(
   return starved;
 }
 
+std::vector<ExchangeServer::EdgeBarrier> ExchangeServer::EdgeBarriers() const {
+  std::vector<EdgeBarrier> barriers;
+  MutexLock lock(&mu_);
+  for (const auto& [key, edge] : edges_) {
+    const int64_t sent_at = edge->barrier_sent_at.load();
+    barriers.push_back(
+        {key.first, key.second, Epoch(edge->barrier_epoch.load()),
+         sent_at == 0 ? absl::InfinitePast() : absl::FromUnixNanos(sent_at)});
+  }
+  return barriers;
+}
+
 bool ExchangeServer::WaitUntilNoCall(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   MutexLock lock(&mu_);
@@ -303,6 +319,11 @@ absl::Status RemoteInput::status() const {
   return status_;
 }
 
+absl::Time RemoteInput::blocked_since() const {
+  const int64_t since = blocked_since_.load();
+  return since == 0 ? absl::InfiniteFuture() : absl::FromUnixNanos(since);
+}
+
 void RemoteInput::Run() {
   const std::string edge =
       absl::StrCat(EdgeName(options_.upstream, options_.downstream), " from ",
@@ -339,13 +360,23 @@ void RemoteInput::Run() {
     }
     // Blocks while the local channel is full (the back-pressure), waking
     // now and then to notice a Cancel.
+    absl::Cleanup unblocked = [this] { blocked_since_.store(0); };
+    const Barrier* barrier = std::get_if<Barrier>(&*message);
+    const uint64_t barrier_epoch =
+        barrier != nullptr ? barrier->epoch.curr.value() : 0;
     while (true) {
       waker->Reset();
       const SendResult sent = sender_.PollSend(*message, cx);
-      if (sent == SendResult::kSent) break;
+      if (sent == SendResult::kSent) {
+        if (barrier_epoch != 0) last_barrier_.store(barrier_epoch);
+        break;
+      }
       if (sent == SendResult::kClosed) {
         local_gone = true;
         break;
+      }
+      if (blocked_since_.load() == 0) {
+        blocked_since_.store(absl::ToUnixNanos(absl::Now()));
       }
       {
         MutexLock lock(&mu_);

@@ -113,6 +113,19 @@ class ExchangeServer {
   std::vector<std::pair<ActorId, ActorId>> EdgesOutOfPermits(
       absl::Duration at_least) const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // What each edge added (received or not) has carried of the barriers.
+  struct EdgeBarrier {
+    ActorId upstream = 0;
+    ActorId downstream = 0;
+    // The last barrier (curr epoch) written to its call, and when; zero and
+    // InfinitePast before the first.
+    Epoch epoch;
+    absl::Time sent_at = absl::InfinitePast();
+  };
+  // For a coordinator to tell whether a downstream process was sent the
+  // barrier it did not emit.
+  std::vector<EdgeBarrier> EdgeBarriers() const ABSL_LOCKS_EXCLUDED(mu_);
+
   // Ends every call receiving an edge (the receivers' channels fail with
   // CANCELLED) and drops the edges no call has taken; either way the
   // upstream actors' sends are Cancelled from then on. For an attempt that
@@ -141,6 +154,10 @@ class ExchangeServer {
     // When the call last ran out of permits (absl::ToUnixNanos), or 0
     // while it has some.
     std::atomic<int64_t> out_of_permits_since{0};
+    // The last barrier written to the call (its curr epoch), and when
+    // (absl::ToUnixNanos); 0 before the first.
+    std::atomic<uint64_t> barrier_epoch{0};
+    std::atomic<int64_t> barrier_sent_at{0};
   };
   // Held by a call: the edge is released when the call ends.
   using EdgePtr = std::shared_ptr<Edge>;
@@ -204,6 +221,15 @@ class RemoteInput {
   // How the call ended (OK while running or after a normal end).
   absl::Status status() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  ActorId upstream() const { return options_.upstream; }
+  ActorId downstream() const { return options_.downstream; }
+  // Since when a received message has waited for room in the local channel
+  // (its reader stopped reading), or InfiniteFuture while none waits.
+  absl::Time blocked_since() const;
+  // The last barrier (curr epoch) put into the local channel; zero before
+  // the first.
+  Epoch last_barrier() const { return Epoch(last_barrier_.load()); }
+
  private:
   RemoteInput(RemoteInputOptions options, MessageCodec codec,
               ChannelSender sender);
@@ -214,6 +240,9 @@ class RemoteInput {
   ChannelSender sender_;
   std::unique_ptr<grpc::ClientContext> context_;
   std::thread thread_;
+  // absl::ToUnixNanos of blocked_since(), 0 while none waits.
+  std::atomic<int64_t> blocked_since_{0};
+  std::atomic<uint64_t> last_barrier_{0};
   mutable Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status status_ ABSL_GUARDED_BY(mu_);

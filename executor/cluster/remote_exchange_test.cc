@@ -175,6 +175,52 @@ TEST(RemoteExchangeTest, BackPressureReachesTheUpstreamActor) {
   EXPECT_THAT(edge.server->EdgesOutOfPermits(absl::ZeroDuration()), IsEmpty());
 }
 
+// The server records the last barrier each edge carried, and when; the
+// receiving end how long a message has waited for room in its channel.
+TEST(RemoteExchangeTest, EdgesRecordTheirLastBarrierAndInputsTheirWait) {
+  Edge edge = Connect(/*up_capacity=*/16, /*down_capacity=*/1,
+                      /*permits=*/4);
+  std::vector<ExchangeServer::EdgeBarrier> none = edge.server->EdgeBarriers();
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].epoch, Epoch());
+  EXPECT_EQ(none[0].sent_at, absl::InfinitePast());
+  EXPECT_EQ(edge.input->blocked_since(), absl::InfiniteFuture());
+  const absl::Time before = absl::Now();
+  for (uint64_t e : {7, 9}) {
+    BACKFILL_ASSERT_OK(edge.upstream->Send(
+        Barrier{.epoch = EpochPair{Epoch(e), Epoch(e - 1)}}, Clock::Real()));
+  }
+  BACKFILL_ASSERT_OK(edge.upstream->Send(ChunkOf(1), Clock::Real()));
+  // The first barrier fills the one-message channel: the second waits.
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline &&
+         (edge.server->EdgeBarriers()[0].epoch != Epoch(9) ||
+          edge.input->blocked_since() == absl::InfiniteFuture())) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  std::vector<ExchangeServer::EdgeBarrier> sent = edge.server->EdgeBarriers();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].upstream, kUp);
+  EXPECT_EQ(sent[0].downstream, kDown);
+  EXPECT_EQ(sent[0].epoch, Epoch(9));  // The last one, not the first.
+  EXPECT_GE(sent[0].sent_at, before);
+  EXPECT_LE(sent[0].sent_at, absl::Now());
+  const absl::Time blocked = edge.input->blocked_since();
+  EXPECT_GE(blocked, before);
+  EXPECT_LE(blocked, absl::Now());
+  // Reading the channel empty ends the wait (the receiving thread notes it
+  // just after its send).
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(NextWithin(*edge.downstream, absl::Seconds(30)).is_ready());
+  }
+  const absl::Time read_deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < read_deadline &&
+         edge.input->blocked_since() != absl::InfiniteFuture()) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(edge.input->blocked_since(), absl::InfiniteFuture());
+}
+
 TEST(RemoteExchangeTest, TheUpstreamErrorFailsTheDownstreamChannel) {
   Edge edge = Connect();
   BACKFILL_ASSERT_OK(edge.upstream->Send(ChunkOf(1), Clock::Real()));
