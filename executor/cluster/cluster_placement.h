@@ -114,10 +114,11 @@ class ClusterPlacement final : public AttemptPlacement {
   // store (the workers start from its committed version); `checkpoints`:
   // the job's store, whose checkpoints must then hold the data of every
   // worker given actors (RequireSessions); all must outlive this. `workers`:
-  // non-empty; each must take part in the checkpoints (registered with the
-  // CheckpointCoordinator). `attempt`: a number for messages.
-  // `actor_workers`: the index in `workers` of backfill actor 100 + i's
-  // worker at i (ActorWorkersByAssignment); empty: worker i mod n. Its size
+  // each must take part in the checkpoints (registered with the
+  // CheckpointCoordinator); none (every worker left or was fenced) makes
+  // Serve, Receive and StartRemote Unavailable. `attempt`: a number for
+  // messages. `actor_workers`: the index in `workers` of backfill actor 100 +
+  // i's worker at i (ActorWorkersByAssignment); empty: worker i mod n. Its size
   // must be the attempt's parallelism (else StartRemote is
   // InvalidArgument). `end_timeout`: how long EndRemote waits for a
   // worker's end before it cancels its call.
