@@ -330,39 +330,59 @@ TEST(ClusterJobFailureTest, ALostWorkersActorsMoveToTheWorkerLeft) {
   EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u, 1u));
 }
 
-// Worker 1's actor hangs in a storage call mid-backfill while its process
-// lives on (its checkpoint stream stays open, its gRPC threads answer): a
-// barrier is not collected within the barrier timeout; worker 1 did not
-// emit it (and stopped reading its input, or worker 0 did emit it), so
-// worker 1 is fenced (no longer live) and the
-// recovery runs every actor on worker 0, consistent, while worker 1's actor
-// is still hung. Without the fence the recovery placed an actor on worker 1
-// again, whose attempt waits for the hung one: every attempt timed out
-// until the recoveries ran out.
-TEST(ClusterJobFailureTest, AWorkerWhoseActorHangsIsFencedAndItsActorsMove) {
+// What a run whose last worker's actor hangs saw.
+struct HungRun {
+  Cluster::Run run;
+  std::vector<std::string> errors;  // Each recovery's cause.
+  uint32_t faults_fired = 0;
+  bool still_hanging = false;  // When the job ended.
+};
+
+// Runs the job on `num_workers` workers whose last one's actor hangs in a
+// storage call mid-backfill while its process lives on (its checkpoint
+// stream stays open, its gRPC threads answer): a 5 s barrier timeout, two
+// recoveries. The hang is released before the cluster goes (its worker's
+// shutdown waits for the actor).
+HungRun RunWithHungActor(const std::string& name, int num_workers) {
+  HungRun hung;
   StreamingJobOptions options = SplitJobOptions(BackfillKind::kArrangement);
   options.rate_limit = RateLimit::Fixed(4000);
   options.barrier_timeout = absl::Seconds(5);
   options.max_recoveries = 2;
   options.recovery_backoff = absl::Milliseconds(10);
-  std::vector<std::string> errors;
   options.on_recovery = [&](const absl::Status& error, uint32_t) {
-    errors.push_back(error.ToString());
+    hung.errors.push_back(error.ToString());
   };
   auto faults = std::make_shared<simulation::FaultPlan>();
   faults->ArmHang(simulation::FaultOp::kIteratorMove, 200);
-  Cluster cluster("cluster-hang", options, /*num_workers=*/2,
-                  /*late=*/false, faults);
-  ASSERT_TRUE(cluster.ok());
-  // Before the cluster goes: its worker's shutdown waits for the actor.
+  Cluster cluster(name, options, num_workers, /*late=*/false, faults);
   absl::Cleanup release = [&] { faults->ReleaseHangs(); };
-  Cluster::Run run = cluster.RunJob();
-  EXPECT_EQ(faults->num_fired(), 1u);
-  EXPECT_TRUE(faults->hanging());
-  BACKFILL_ASSERT_OK(run.result.status()) << ::testing::PrintToString(errors);
+  EXPECT_TRUE(cluster.ok());
+  if (!cluster.ok()) return hung;
+  hung.run = cluster.RunJob();
+  hung.faults_fired = faults->num_fired();
+  hung.still_hanging = faults->hanging();
+  return hung;
+}
+
+// Worker 1's actor hangs: a barrier is not collected within the barrier
+// timeout; worker 1 did not emit it (and stopped reading its input, or the
+// barrier reached it), so worker 1 is fenced (no longer live) and the
+// recovery runs every actor on worker 0, consistent, while worker 1's actor
+// is still hung. Without the fence the recovery placed an actor on worker 1
+// again, whose attempt waits for the hung one: every attempt timed out
+// until the recoveries ran out.
+TEST(ClusterJobFailureTest, AWorkerWhoseActorHangsIsFencedAndItsActorsMove) {
+  const HungRun hung = RunWithHungActor("cluster-hang", /*num_workers=*/2);
+  const Cluster::Run& run = hung.run;
+  EXPECT_EQ(hung.faults_fired, 1u);
+  EXPECT_TRUE(hung.still_hanging);
+  BACKFILL_ASSERT_OK(run.result.status())
+      << ::testing::PrintToString(hung.errors);
   EXPECT_TRUE(run.result->consistent) << run.result->mismatch;
-  ASSERT_EQ(run.result->recoveries, 1u) << ::testing::PrintToString(errors);
-  EXPECT_THAT(errors[0],
+  ASSERT_EQ(run.result->recoveries, 1u)
+      << ::testing::PrintToString(hung.errors);
+  EXPECT_THAT(hung.errors[0],
               ::testing::HasSubstr("not collected within the barrier timeout"));
   // Why: it stopped reading its input (the source kept sending), or,
   // before its input filled, the barrier reached it and it did not emit it.
@@ -382,29 +402,15 @@ TEST(ClusterJobFailureTest, AWorkerWhoseActorHangsIsFencedAndItsActorsMove) {
 // find no live worker (Unavailable) instead of placing the actor on the
 // hung one again, and the job gives up naming that.
 TEST(ClusterJobFailureTest, TheOnlyWorkerWhoseActorHangsIsFenced) {
-  StreamingJobOptions options = SplitJobOptions(BackfillKind::kArrangement);
-  options.rate_limit = RateLimit::Fixed(4000);
-  options.barrier_timeout = absl::Seconds(5);
-  options.max_recoveries = 2;
-  options.recovery_backoff = absl::Milliseconds(10);
-  std::vector<std::string> errors;
-  options.on_recovery = [&](const absl::Status& error, uint32_t) {
-    errors.push_back(error.ToString());
-  };
-  auto faults = std::make_shared<simulation::FaultPlan>();
-  faults->ArmHang(simulation::FaultOp::kIteratorMove, 200);
-  Cluster cluster("cluster-hang-one", options, /*num_workers=*/1,
-                  /*late=*/false, faults);
-  ASSERT_TRUE(cluster.ok());
-  absl::Cleanup release = [&] { faults->ReleaseHangs(); };
-  Cluster::Run run = cluster.RunJob();
-  EXPECT_EQ(faults->num_fired(), 1u);
+  const HungRun hung = RunWithHungActor("cluster-hang-one", /*num_workers=*/1);
+  const Cluster::Run& run = hung.run;
+  EXPECT_EQ(hung.faults_fired, 1u);
   EXPECT_THAT(run.result.status(),
               StatusIs(absl::StatusCode::kUnavailable,
                        ::testing::HasSubstr("no live worker")))
-      << ::testing::PrintToString(errors);
-  ASSERT_FALSE(errors.empty());
-  EXPECT_THAT(errors[0],
+      << ::testing::PrintToString(hung.errors);
+  ASSERT_FALSE(hung.errors.empty());
+  EXPECT_THAT(hung.errors[0],
               ::testing::HasSubstr("not collected within the barrier timeout"));
   EXPECT_THAT(run.fenced,
               ::testing::ElementsAre(::testing::AllOf(
