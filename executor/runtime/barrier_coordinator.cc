@@ -304,8 +304,10 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
   (done_ ? steady_latencies_ms_ : backfill_latencies_ms_)
       .push_back(last_backfill_latency_ms_);
   if (done_ && kind_ == BarrierKind::kCheckpoint) ++checkpoints_after_finish_;
-  if (!rows_at_start_.has_value()) {
-    rows_at_start_ = graph.in_force().tracker->consumed_rows();
+  if (!result_.snapshot_rows_before_run.has_value()) {
+    // A source that did not resume started a new job: nothing before.
+    result_.snapshot_rows_before_run =
+        graph.source->resumed() ? graph.in_force().tracker->consumed_rows() : 0;
   }
   result_.upstream_ops = graph.source->offset();
   if (attempt_.observer) {
@@ -348,11 +350,12 @@ void BarrierCoordinator::RecordAttemptEnd(const JobGraph& graph,
                                           bool completed) {
   if (completed) {
     result_.snapshot_rows = graph.in_force().tracker->consumed_rows();
-    // Rows read in this run (a restart's persisted rows are not counted;
-    // the first barrier's report includes them).
-    result_.snapshot_rows_this_run +=
+    // Rows read in this run, by every attempt (an earlier run's persisted
+    // rows are not counted; the first barrier's report includes them).
+    result_.snapshot_rows_this_run =
         result_.snapshot_rows -
-        (result_.resumed ? rows_at_start_.value_or(0) : 0);
+        std::min(result_.snapshot_rows,
+                 result_.snapshot_rows_before_run.value_or(0));
     result_.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
     result_.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
     result_.backfill_barrier_latency_p50_ms =

@@ -289,9 +289,6 @@ class BarrierCoordinator final : public BarrierListener {
   uint64_t barrier_index_ = 0;
   uint32_t checkpoints_after_finish_ = 0;
   absl::Time injected_at_;
-  // Snapshot rows at the first barrier after the start (a restart's
-  // persisted rows are not this run's).
-  std::optional<uint64_t> rows_at_start_;
   std::vector<double> latencies_ms_;
   // Backfill barrier latencies while it ran and after it finished.
   std::vector<double> backfill_latencies_ms_;
