@@ -9,7 +9,7 @@
 // table through the store's committed iterator. Fault flags inject one
 // fault each once the job passed N epochs: a worker or the leader SIGKILLed,
 // the etcd raft leader SIGKILLed, a worker paused past its lease, a worker
-// added.
+// whose actors hang while its process answers, a worker added.
 //
 //   bazel run -c opt //tools:backfill_cluster -- --workers=3
 //       --kill_worker_after_epochs=10 --json
@@ -69,6 +69,7 @@
 #include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_macros.h"
+#include "tools/hanging_state_store.h"
 #include "tools/scenario.h"
 #include "tools/view_dumps.h"
 
@@ -95,6 +96,15 @@ ABSL_FLAG(uint32_t, pause_seconds, 8,
           "--lease_seconds fences it when its lease expires; less, but more "
           "than --barrier_timeout_seconds, fences it at the timeout it causes "
           "(it holds up a barrier or a checkpoint reply the others answered)");
+ABSL_FLAG(uint32_t, hang_worker_actors_after_epochs, 0,
+          "make the last worker's backfill actors hang (SIGUSR1: every call "
+          "into their tables blocks for good) once the job passed this many "
+          "epochs, while its process answers and keeps its lease: the "
+          "barrier it holds up times out (--barrier_timeout_seconds), the "
+          "leader fences it and the job recovers without it (0: never)");
+ABSL_FLAG(bool, hang_actors_on_sigusr1, false,
+          "worker role: SIGUSR1 makes this worker's actors hang (as the "
+          "launcher's --hang_worker_actors_after_epochs asks)");
 ABSL_FLAG(uint32_t, add_worker_after_epochs, 0,
           "start one more worker once the job passed this many epochs (0: "
           "never)");
@@ -559,12 +569,18 @@ int RunWorker(const std::string& data_dir) {
       SharedStateStore::Open((*backend)->store_options());
   if (!store.ok()) return Fail(role, store.status());
   const StreamingJobOptions options = spec->job;
-  absl::StatusOr<std::unique_ptr<ActorWorker>> actors =
-      ActorWorker::Start({.listen_address = ListenAddress(),
-                          .exchange_listen_address = ListenAddress(),
-                          .store = store->get(),
-                          .shared_store = store->get(),
-                          .options = &options});
+  // The fault of --hang_worker_actors_after_epochs: on SIGUSR1 every call of
+  // the actors into their tables blocks; the rest of the process goes on.
+  const bool hang_on_signal = absl::GetFlag(FLAGS_hang_actors_on_sigusr1);
+  HangingStateStore hanging(store->get());
+  if (hang_on_signal) signal(SIGUSR1, [](int) { ActorHang::Arm(); });
+  absl::StatusOr<std::unique_ptr<ActorWorker>> actors = ActorWorker::Start(
+      {.listen_address = ListenAddress(),
+       .exchange_listen_address = ListenAddress(),
+       .store =
+           hang_on_signal ? static_cast<StateStore*>(&hanging) : store->get(),
+       .shared_store = store->get(),
+       .options = &options});
   if (!actors.ok()) return Fail(role, actors.status());
   absl::StatusOr<std::unique_ptr<EtcdLeaseKeeper>> lease = KeepLease(etcd);
   if (!lease.ok()) return Fail(role, lease.status());
@@ -598,6 +614,12 @@ int RunWorker(const std::string& data_dir) {
     }
     if (RunIsDone(etcd)) break;
     absl::SleepFor(absl::Milliseconds(200));
+  }
+  if (ActorHang::armed()) {
+    // Its actors never return: nothing can be stopped in order, and nothing
+    // this worker holds counts any more (it was fenced, or the run is over).
+    std::cout.flush();
+    std::_Exit(exit_code);
   }
   (*follower)->Stop();
   (*actors)->Shutdown();
@@ -806,6 +828,7 @@ struct Faults {
   uint32_t kill_etcd_leader_after = 0;
   uint32_t pause_worker_after = 0;
   absl::Duration pause = absl::ZeroDuration();
+  uint32_t hang_worker_actors_after = 0;
   uint32_t add_worker_after = 0;
 };
 
@@ -814,6 +837,7 @@ struct Tally {
   uint32_t workers_killed = 0;
   uint32_t workers_added = 0;
   uint32_t workers_paused = 0;
+  uint32_t workers_hung = 0;
   // Distinct workers fenced: named by a leader's FENCED line, or by the
   // worker's own (it learnt it when it registered again).
   std::set<std::string> fenced_workers;
@@ -845,6 +869,11 @@ absl::Status CheckFlags(uint32_t num_workers, const Faults& faults,
         "--pause_worker_after_epochs needs --workers >= 2 (the paused worker "
         "is fenced and the job goes on without it)");
   }
+  if (faults.hang_worker_actors_after > 0 && num_workers < 2) {
+    return absl::InvalidArgumentError(
+        "--hang_worker_actors_after_epochs needs --workers >= 2 (the hung "
+        "worker is fenced and the job goes on without it)");
+  }
   if (faults.pause_worker_after > 0 && faults.pause <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--pause_seconds must be > 0");
   }
@@ -868,6 +897,8 @@ int RunLauncher() {
       absl::GetFlag(FLAGS_kill_etcd_leader_after_epochs);
   faults.pause_worker_after = absl::GetFlag(FLAGS_pause_worker_after_epochs);
   faults.pause = absl::Seconds(absl::GetFlag(FLAGS_pause_seconds));
+  faults.hang_worker_actors_after =
+      absl::GetFlag(FLAGS_hang_worker_actors_after_epochs);
   faults.add_worker_after = absl::GetFlag(FLAGS_add_worker_after_epochs);
   if (absl::Status flags =
           CheckFlags(num_workers, faults, standby,
@@ -975,6 +1006,9 @@ int RunLauncher() {
     args.push_back(coordinator ? "--role=coordinator" : "--role=worker");
     args.push_back(absl::StrCat(
         coordinator ? "--coordinator_index=" : "--worker_index=", index));
+    if (!coordinator && faults.hang_worker_actors_after > 0) {
+      args.push_back("--hang_actors_on_sigusr1");
+    }
     absl::StatusOr<Spawned> spawned = Spawn(args);
     if (!spawned.ok()) return spawned.status();
     auto child = std::make_unique<Child>();
@@ -1084,6 +1118,16 @@ int RunLauncher() {
         paused = victim;
         resume_at = absl::Now() + faults.pause;
         tally.workers_paused = 1;
+      }
+    }
+    if (faults.hang_worker_actors_after > 0 && tally.workers_hung == 0 &&
+        epochs >= faults.hang_worker_actors_after) {
+      Child* victim = find(false, num_workers - 1);
+      if (victim != nullptr && victim->pid > 0) {
+        say(absl::StrCat("hanging the actors of ", victim->name, " (pid ",
+                         victim->pid, ", SIGUSR1) after epoch ", epochs));
+        kill(victim->pid, SIGUSR1);
+        tally.workers_hung = 1;
       }
     }
     if (faults.add_worker_after > 0 && tally.workers_added == 0 &&
@@ -1252,6 +1296,7 @@ int RunLauncher() {
             << ",\"etcd_leaders_killed\":" << tally.etcd_leaders_killed
             << ",\"workers_added\":" << tally.workers_added
             << ",\"workers_paused\":" << tally.workers_paused
+            << ",\"workers_hung\":" << tally.workers_hung
             << ",\"workers_fenced\":" << tally.fenced_workers.size()
             << ",\"reschedules\":" << tally.reschedules;
   if (result.empty())

@@ -18,11 +18,15 @@
 #     barrier timeout: the timeout fails the attempt, the leader fences the
 #     worker that held the barrier (or sent no sync reply) while the others
 #     went on, and the job recovers without it;
-#  7. a third worker added after epoch 15 to a job on 2: the attempt ends
+#  7. the last worker's actors hung after epoch 20 (every call into their
+#     tables blocks) while its process answers and keeps its lease: the
+#     barrier timeout fails the attempt, the leader fences the worker whose
+#     actors did not emit the barrier, and the job recovers without it;
+#  8. a third worker added after epoch 15 to a job on 2: the attempt ends
 #     at its next checkpoint (a reschedule, not a recovery) and the next one
 #     places the actors over 3 by the new vnode assignment;
-#  8. on Ctrl-C exits 130 and leaves no process it started.
-# Runs 2-7 end consistent with dumps byte-equal to run 1's, and no run's
+#  9. on Ctrl-C exits 130 and leaves no process it started.
+# Runs 2-8 end consistent with dumps byte-equal to run 1's, and no run's
 # committed epoch goes back (the command checks each coordinator's reports).
 # After each run no coordinator, worker or etcd process of the run is left.
 set -uo pipefail
@@ -134,7 +138,24 @@ grep -q "not collected within the barrier timeout 2s\|sent no sync reply within 
 grep -q "coordinator 0: FENCED worker-2 " "$TMP/hang_worker.log" || \
     { cat "$TMP/hang_worker.log"; fail "hang_worker: the leader did not fence the hung worker"; }
 
-# 7. A worker added to a job on 2 after epoch 15.
+# 7. The last worker's actors hang after epoch 20 while its process answers
+#    (its gRPC threads, its lease: the default 3 s, kept): only the barrier
+#    it holds up shows it. The barrier timeout (2 s) fails the attempt, the
+#    leader fences that worker (its actors did not emit the barrier) and the
+#    recovery places no actor on it.
+run_case hang_actors '"workers_hung":1,|"workers_fenced":1,|"workers_paused":0,|"coordinator_failovers":0,' \
+    --workers=3 --hang_worker_actors_after_epochs=20 --barrier_timeout_seconds=2
+grep -q "hanging the actors of worker 2" "$TMP/hang_actors.log" || fail "hang_actors: no hang line"
+grep -q '"recoveries":0,' <<<"$(tail -1 "$TMP/hang_actors.log")" && \
+    { cat "$TMP/hang_actors.log"; fail "hang_actors: the hang caused no recovery"; }
+grep -q "not collected within the barrier timeout 2s" "$TMP/hang_actors.log" || \
+    { cat "$TMP/hang_actors.log"; fail "hang_actors: the recovery was not the barrier timeout's"; }
+grep -q "coordinator 0: FENCED worker-2 .*did not emit barrier" "$TMP/hang_actors.log" || \
+    { cat "$TMP/hang_actors.log"; fail "hang_actors: the leader did not fence the hung worker"; }
+grep "coordinator 0: ATTEMPT [2-9] " "$TMP/hang_actors.log" | grep -q "worker-2" && \
+    { cat "$TMP/hang_actors.log"; fail "hang_actors: an actor was placed on the hung worker again"; }
+
+# 8. A worker added to a job on 2 after epoch 15.
 run_case add_worker '"workers":3,|"workers_added":1,|"recoveries":0,|"reschedules":1' \
     --workers=2 --add_worker_after_epochs=15
 grep -q "coordinator 0: RESCHEDULE worker 'worker-2' joined" "$TMP/add_worker.log" || \
@@ -144,7 +165,7 @@ grep -q "coordinator 0: ATTEMPT 2 workers 3 assignment [0-9]* actors .*:worker-2
 grep -q "RECOVERY" "$TMP/add_worker.log" && \
     { cat "$TMP/add_worker.log"; fail "add_worker: a recovery happened"; }
 
-# 8. Ctrl-C while the job runs.
+# 9. Ctrl-C while the job runs.
 "$BIN" --workers=3 --scenario="$SCENARIO" --data_dir="$TMP/interrupt" \
     > "$TMP/interrupt.log" 2>&1 &
 pid=$!
