@@ -87,6 +87,18 @@ run_case() {
   echo "$name: $last"
 }
 
+# After run $1 with a worker hung: the hang caused a recovery, the recovery's
+# cause matches $2 (a grep pattern) and a leader's fence line matches $3.
+expect_timeout_fence() {
+  local name=$1 cause=$2 fence=$3
+  grep -q '"recoveries":0,' <<<"$(tail -1 "$TMP/$name.log")" && \
+      { cat "$TMP/$name.log"; fail "$name: the hang caused no recovery"; }
+  grep -q "$cause" "$TMP/$name.log" || \
+      { cat "$TMP/$name.log"; fail "$name: the recovery was not the timeout's"; }
+  grep -q "$fence" "$TMP/$name.log" || \
+      { cat "$TMP/$name.log"; fail "$name: the leader did not fence the hung worker"; }
+}
+
 # 1. Consistent, no recovery, no failover.
 run_case plain '"workers":3,|"workers_killed":0,|"coordinator_failovers":0,|"recoveries":0,' \
     --workers=3
@@ -131,12 +143,8 @@ grep -q "worker 2: FENCED .*fenced" "$TMP/pause_worker.log" || \
 run_case hang_worker '"workers_paused":1,|"workers_fenced":1,|"coordinator_failovers":0,' \
     --workers=3 --pause_worker_after_epochs=20 --pause_seconds=6 --lease_seconds=60 \
     --barrier_timeout_seconds=2
-grep -q '"recoveries":0,' <<<"$(tail -1 "$TMP/hang_worker.log")" && \
-    { cat "$TMP/hang_worker.log"; fail "hang_worker: the hang caused no recovery"; }
-grep -q "not collected within the barrier timeout 2s\|sent no sync reply within 2s" "$TMP/hang_worker.log" || \
-    { cat "$TMP/hang_worker.log"; fail "hang_worker: the recovery was not the timeout's"; }
-grep -q "coordinator 0: FENCED worker-2 " "$TMP/hang_worker.log" || \
-    { cat "$TMP/hang_worker.log"; fail "hang_worker: the leader did not fence the hung worker"; }
+expect_timeout_fence hang_worker "not collected within the barrier timeout 2s\|sent no sync reply within 2s" \
+    "coordinator 0: FENCED worker-2 "
 
 # 7. The last worker's actors hang after epoch 20 while its process answers
 #    (its gRPC threads, its lease: the default 3 s, kept): only the barrier
@@ -146,12 +154,8 @@ grep -q "coordinator 0: FENCED worker-2 " "$TMP/hang_worker.log" || \
 run_case hang_actors '"workers_hung":1,|"workers_fenced":1,|"workers_paused":0,|"coordinator_failovers":0,' \
     --workers=3 --hang_worker_actors_after_epochs=20 --barrier_timeout_seconds=2
 grep -q "hanging the actors of worker 2" "$TMP/hang_actors.log" || fail "hang_actors: no hang line"
-grep -q '"recoveries":0,' <<<"$(tail -1 "$TMP/hang_actors.log")" && \
-    { cat "$TMP/hang_actors.log"; fail "hang_actors: the hang caused no recovery"; }
-grep -q "not collected within the barrier timeout 2s" "$TMP/hang_actors.log" || \
-    { cat "$TMP/hang_actors.log"; fail "hang_actors: the recovery was not the barrier timeout's"; }
-grep -q "coordinator 0: FENCED worker-2 .*did not emit barrier" "$TMP/hang_actors.log" || \
-    { cat "$TMP/hang_actors.log"; fail "hang_actors: the leader did not fence the hung worker"; }
+expect_timeout_fence hang_actors "not collected within the barrier timeout 2s" \
+    "coordinator 0: FENCED worker-2 .*did not emit barrier"
 grep "coordinator 0: ATTEMPT [2-9] " "$TMP/hang_actors.log" | grep -q "worker-2" && \
     { cat "$TMP/hang_actors.log"; fail "hang_actors: an actor was placed on the hung worker again"; }
 
