@@ -594,6 +594,9 @@ int RunWorker(const std::string& data_dir) {
   worker_options.lease_id = (*lease)->lease().id;
   worker_options.endpoints = {{"actor", (*actors)->address()},
                               {"exchange", (*actors)->exchange_address()}};
+  // The barriers the leader injects are collected from this worker's actors
+  // and answered on its control stream.
+  worker_options.on_inject = (*actors)->collector().InjectHandler();
   absl::StatusOr<std::unique_ptr<ClusterWorker>> follower =
       ClusterWorker::Start(worker_options);
   if (!follower.ok()) return Fail(role, follower.status());

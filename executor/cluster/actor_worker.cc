@@ -24,9 +24,9 @@ using Writer = grpc::ServerWriter<cluster::proto::AttemptEvent>;
 // ended is dropped: the coordinator no longer listens.
 class EventStream final : public ProgressEventSink, public BarrierListener {
  public:
-  // `actors`: how many backfill actors of the attempt this worker runs.
-  EventStream(Writer& writer, size_t actors)
-      : writer_(writer), actors_(actors) {}
+  // Emissions go to `collector` as those of the attempt `attempt_key`.
+  EventStream(Writer& writer, BarrierCollector& collector, uint64_t attempt_key)
+      : writer_(writer), collector_(collector), attempt_key_(attempt_key) {}
 
   void Write(const cluster::proto::AttemptEvent& event)
       ABSL_LOCKS_EXCLUDED(mu_) {
@@ -47,28 +47,19 @@ class EventStream final : public ProgressEventSink, public BarrierListener {
     return absl::OkStatus();
   }
 
-  // Once every actor of this worker emitted a barrier, the coordinator
-  // hears it (it measures the barrier's latency through the backfill from
-  // these, as it does from its own actors in one process); it collects
-  // barriers at its view. An actor's end is reported with the attempt's.
-  // The newest epoch the actors sealed is the one the attempt's last
-  // checkpoint must commit before their table instances go.
-  void BackfillEmitted(const Barrier& barrier, absl::Time) override {
-    bool all = false;
+  // The collector answers the coordinator's inject of a barrier once every
+  // actor of this worker emitted it (on the control stream: the
+  // coordinator collects it, and measures its latency through the backfill
+  // from the answers). An actor's end is reported with the attempt's. The
+  // newest epoch the actors sealed is the one the attempt's last checkpoint
+  // must commit before their table instances go.
+  void BackfillEmitted(ActorId actor, const Barrier& barrier,
+                       absl::Time) override {
     {
       MutexLock lock(&mu_);
       last_sealed_ = std::max(last_sealed_, barrier.epoch.prev);
-      const uint64_t curr = barrier.epoch.curr.value();
-      if (++emitted_[curr] == actors_) {
-        emitted_.erase(curr);
-        all = true;
-      }
     }
-    if (!all) return;
-    cluster::proto::AttemptEvent event;
-    event.mutable_emitted()->set_curr_epoch(barrier.epoch.curr.value());
-    event.mutable_emitted()->set_prev_epoch(barrier.epoch.prev.value());
-    Write(event);
+    collector_.Emitted(attempt_key_, actor, barrier.epoch);
   }
   Epoch last_sealed() const ABSL_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(&mu_);
@@ -80,10 +71,9 @@ class EventStream final : public ProgressEventSink, public BarrierListener {
  private:
   mutable Mutex mu_;
   Writer& writer_ ABSL_GUARDED_BY(mu_);
-  const size_t actors_;
+  BarrierCollector& collector_;
+  const uint64_t attempt_key_;
   Epoch last_sealed_ ABSL_GUARDED_BY(mu_);
-  // Per barrier (its curr epoch): the actors that emitted it so far.
-  std::map<uint64_t, size_t> emitted_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -113,7 +103,12 @@ class ActorWorker::Service final
     auto remote = std::make_shared<GrpcRemoteActors>(
         [actors](ActorId actor) { return actors.contains(actor); },
         *worker_->exchange_, [coordinator](ActorId) { return coordinator; });
-    EventStream events(*writer, actors.size());
+    // The injects of this attempt kept so far are checked and kept for its
+    // actors; an earlier attempt's are dropped.
+    const uint64_t attempt_key = request->attempt_key();
+    worker_->collector_.Begin(attempt_key,
+                              std::set<uint32_t>(actors.begin(), actors.end()));
+    EventStream events(*writer, worker_->collector_, attempt_key);
     JobState state;
     state.parallelism = request->parallelism();
     state.rate_limit = RateLimit::FromOptionalU32(
@@ -224,6 +219,7 @@ class ActorWorker::Service final
       status = graph.status();
     }
     remote->CancelInputs();
+    worker_->collector_.End(attempt_key);
     cluster::proto::AttemptEvent ended;
     ended.mutable_ended()->set_code(static_cast<int32_t>(status.code()));
     ended.mutable_ended()->set_message(std::string(status.message()));

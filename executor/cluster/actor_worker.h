@@ -5,6 +5,9 @@
 // (BuildJobGraph with GrpcRemoteActors: their input from the source and
 // their output to the view cross the data exchange), runs them
 // (RunActorsThreaded) and streams their progress events and their end back.
+// Its barrier collector hears every barrier its actors emit; the worker's
+// control stream (CheckpointWorkerOptions::on_inject) hands it the
+// coordinator's injects, and it answers each once the actors emitted it.
 // Its exchange server lives as long as the worker, so its address is known
 // before any attempt.
 //
@@ -12,6 +15,7 @@
 //       {.store = worker_store, .options = &job_options}));
 //   // the coordinator's placement: worker->address(),
 //   worker->exchange_address()
+//   checkpoint_options.on_inject = worker->collector().InjectHandler();
 //
 // The store is the worker's own (a SharedStateStore of the job's shared
 // store, checkpointed by a CheckpointWorker); `options` are the job's, as
@@ -26,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "executor/cluster/barrier_collector.h"
 #include "executor/cluster/grpc_keepalive.h"
 #include "executor/cluster/remote_exchange.h"
 #include "executor/runtime/streaming_job_options.h"
@@ -79,6 +84,9 @@ class ActorWorker {
 
   const std::string& address() const { return address_; }
   const std::string& exchange_address() const { return exchange_->address(); }
+  // The barriers of the running attempt: its actors' emissions reach it;
+  // hand it the coordinator's injects.
+  BarrierCollector& collector() { return collector_; }
 
   // Stops serving: a running attempt's call ends (its actors end with their
   // exchange edges, which fail). Idempotent.
@@ -90,6 +98,7 @@ class ActorWorker {
 
   const ActorWorkerOptions options_;
   std::unique_ptr<ExchangeServer> exchange_;
+  BarrierCollector collector_;
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;

@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "executor/cluster/barrier_collector.h"
 #include "executor/cluster/checkpoint.grpc.pb.h"
 #include "executor/cluster/checkpoint_coordinator.h"
 #include "executor/cluster/checkpoint_worker.h"
@@ -32,6 +33,7 @@
 #include "storage/shared/testing/shared_store_fixture.h"
 #include "storage/state_store.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_matchers.h"
 
 namespace backfill {
@@ -474,6 +476,106 @@ TEST(CheckpointClusterTest, AWorkersSyncErrorFailsTheCheckpoint) {
   EXPECT_THAT(coordinator->LiveWorkers(), ElementsAre("a", "b"));
   a_rows.reset();
   b_rows.reset();
+}
+
+// Barriers over the control stream: the coordinator's inject reaches the
+// worker's collector, whose answer (once the actors emitted the barrier, in
+// either order) reaches the coordinator's barrier callback, naming the
+// registration; a worker without actors answers with an error; an inject
+// into a registration that is not live is refused.
+TEST(CheckpointClusterTest, BarriersAreInjectedAndCollectedOverTheStream) {
+  Cluster cluster("barriers");
+  auto committer = cluster.OpenStore();
+  auto a_store = cluster.OpenStore();
+  auto b_store = cluster.OpenStore();
+  ASSERT_TRUE(committer && a_store && b_store);
+  auto coordinator = StartCoordinator(committer.get());
+  ASSERT_NE(coordinator, nullptr);
+  BarrierCollector collector;
+  collector.Begin(4, {100, 101});
+  CheckpointWorkerOptions with_actors{
+      .coordinator_address = coordinator->address(),
+      .worker_id = "a",
+      .store = a_store.get()};
+  with_actors.on_inject = collector.InjectHandler();
+  BACKFILL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CheckpointWorker> a,
+                                CheckpointWorker::Connect(with_actors));
+  auto b = ConnectWorker(*coordinator, "b", b_store.get());  // No actors.
+  ASSERT_NE(b, nullptr);
+  const std::vector<CheckpointCoordinator::LiveWorker> live =
+      coordinator->LiveWorkerEndpoints();
+  ASSERT_EQ(live.size(), 2u);
+
+  Mutex mu;
+  CondVar changed;
+  std::vector<CheckpointCoordinator::BarrierCollection> answers;
+  coordinator->SetBarrierCallback(
+      [&](const CheckpointCoordinator::BarrierCollection& answer) {
+        MutexLock lock(&mu);
+        answers.push_back(answer);
+        changed.SignalAll();
+      });
+  auto wait_for = [&](size_t count) {
+    MutexLock lock(&mu);
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (answers.size() < count && absl::Now() < deadline) {
+      changed.WaitWithTimeout(&mu, absl::Milliseconds(50));
+    }
+    return answers.size();
+  };
+  const EpochPair first{Epoch(5), Epoch(4)};
+  const EpochPair second{Epoch(6), Epoch(5)};
+  // Inject first, then the emissions.
+  BACKFILL_ASSERT_OK(coordinator->InjectBarrier(live[0].session, 4, first,
+                                                /*checkpoint=*/true,
+                                                {100, 101}));
+  collector.Emitted(4, 100, first);
+  absl::SleepFor(absl::Milliseconds(200));
+  {
+    MutexLock lock(&mu);
+    EXPECT_TRUE(answers.empty()) << "answered before actor 101 emitted it";
+  }
+  collector.Emitted(4, 101, first);
+  ASSERT_EQ(wait_for(1), 1u);
+  // The emissions first, then the inject.
+  collector.Emitted(4, 100, second);
+  collector.Emitted(4, 101, second);
+  BACKFILL_ASSERT_OK(coordinator->InjectBarrier(live[0].session, 4, second,
+                                                /*checkpoint=*/false,
+                                                {100, 101}));
+  ASSERT_EQ(wait_for(2), 2u);
+  // The worker without actors cannot collect.
+  BACKFILL_ASSERT_OK(
+      coordinator->InjectBarrier(live[1].session, 4, first, true, {102}));
+  ASSERT_EQ(wait_for(3), 3u);
+  {
+    MutexLock lock(&mu);
+    EXPECT_EQ(answers[0].session, live[0].session);
+    EXPECT_EQ(answers[0].worker_id, "a");
+    EXPECT_EQ(answers[0].attempt_key, 4u);
+    EXPECT_EQ(answers[0].epoch, first);
+    BACKFILL_EXPECT_OK(answers[0].status);
+    EXPECT_EQ(answers[1].epoch, second);
+    BACKFILL_EXPECT_OK(answers[1].status);
+    EXPECT_EQ(answers[2].worker_id, "b");
+    EXPECT_THAT(answers[2].status,
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         HasSubstr("runs no actors")));
+  }
+  // Checkpoints go on beside the barriers on the same stream.
+  BACKFILL_ASSERT_OK_AND_ASSIGN(CheckpointResult result,
+                                coordinator->Checkpoint(Epoch(5)));
+  EXPECT_THAT(result.workers, ElementsAre("a", "b"));
+  // No callback: answers are dropped; a gone registration is refused.
+  coordinator->SetBarrierCallback(nullptr);
+  b->Disconnect();
+  ASSERT_TRUE(coordinator->WaitForWorkers(1, absl::Now()).ok());
+  for (int i = 0; i < 300 && coordinator->LiveWorkers().size() > 1; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_THAT(
+      coordinator->InjectBarrier(live[1].session, 4, second, false, {102}),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("not live")));
 }
 
 TEST(CheckpointClusterTest, MisuseIsRefused) {

@@ -357,6 +357,26 @@ absl::Status CheckpointCoordinator::Serve(std::shared_ptr<Session> session) {
                                  synced.descriptors().end());
         reply.assignment_version = synced.assignment_version();
       } else if (message.kind_case() ==
+                 cluster::proto::WorkerMessage::kCollected) {
+        const cluster::proto::BarrierCollected& collected = message.collected();
+        {
+          MutexLock lock(&mu_);
+          // A fenced worker's answers are never read.
+          if (!sessions_.contains(session->number)) continue;
+        }
+        MutexLock barrier_lock(&barrier_mu_);
+        if (barrier_callback_) {
+          barrier_callback_(BarrierCollection{
+              .session = session->number,
+              .worker_id = worker_id,
+              .attempt_key = collected.attempt_key(),
+              .epoch = {Epoch(collected.curr_epoch()),
+                        Epoch(collected.prev_epoch())},
+              .status = FromReply(collected.error_code(),
+                                  collected.error_message())});
+        }
+        continue;
+      } else if (message.kind_case() ==
                  cluster::proto::WorkerMessage::kApplied) {
         const cluster::proto::Applied& applied = message.applied();
         phase = Phase::kApply;
@@ -393,6 +413,42 @@ absl::Status CheckpointCoordinator::Serve(std::shared_ptr<Session> session) {
     Leave(worker_id, lease_id);
   }
   return fenced.ok() ? ended : fenced;
+}
+
+absl::Status CheckpointCoordinator::InjectBarrier(
+    uint64_t session, uint64_t attempt_key, EpochPair epoch, bool checkpoint,
+    const std::vector<uint32_t>& actors) {
+  std::shared_ptr<Session> target;
+  {
+    MutexLock lock(&mu_);
+    auto it = sessions_.find(session);
+    if (shut_down_ || it == sessions_.end()) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot inject barrier ", epoch.DebugString(),
+                       " into registration ", session, ": it is not live",
+                       shut_down_ ? " (the coordinator shut down)" : ""));
+    }
+    target = it->second;
+  }
+  cluster::proto::CoordinatorMessage message;
+  cluster::proto::InjectBarrier& inject = *message.mutable_inject();
+  inject.set_attempt_key(attempt_key);
+  inject.set_curr_epoch(epoch.curr.value());
+  inject.set_prev_epoch(epoch.prev.value());
+  inject.set_checkpoint(checkpoint);
+  for (uint32_t actor : actors) inject.add_actors_to_collect(actor);
+  if (!target->Send(message)) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot inject barrier ", epoch.DebugString(), " into worker '",
+        target->worker_id, "': its stream ended"));
+  }
+  return absl::OkStatus();
+}
+
+void CheckpointCoordinator::SetBarrierCallback(
+    std::function<void(const BarrierCollection&)> callback) {
+  MutexLock lock(&barrier_mu_);
+  barrier_callback_ = std::move(callback);
 }
 
 void CheckpointCoordinator::WaitForReplies(

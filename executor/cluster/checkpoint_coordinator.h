@@ -249,6 +249,36 @@ class CheckpointCoordinator {
       Epoch epoch, const std::set<uint64_t>& required_sessions = {})
       ABSL_LOCKS_EXCLUDED(mu_, checkpoint_mu_, state_mu_);
 
+  // ---- Barriers (checkpoint.proto's InjectBarrier, BarrierCollected).
+  // Tells the live registration `session` (LiveWorker::session) that the
+  // barrier of `epoch` was injected into the attempt whose key is
+  // `attempt_key` (the worker's RunAttempt call carries it): it answers once
+  // each of `actors` (which it runs in that attempt) emitted it; the
+  // answer reaches the barrier callback. Errors: Unavailable naming the
+  // worker if the registration is not live (it left, was fenced, or the
+  // coordinator shut down) or the stream broke.
+  absl::Status InjectBarrier(uint64_t session, uint64_t attempt_key,
+                             EpochPair epoch, bool checkpoint,
+                             const std::vector<uint32_t>& actors)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // A worker's answer to an inject: OK once its actors emitted the barrier,
+  // else why it cannot collect it (with the worker's code).
+  struct BarrierCollection {
+    uint64_t session = 0;
+    std::string worker_id;
+    uint64_t attempt_key = 0;
+    EpochPair epoch;
+    absl::Status status;
+  };
+  // `callback` gets every answer of a live registration (what a fenced
+  // worker sends is never read), on the thread of its stream, with none of
+  // the coordinator's locks held. Null drops them. Once this returns, no
+  // call of the previous callback is running. The callback must not call
+  // SetBarrierCallback.
+  void SetBarrierCallback(
+      std::function<void(const BarrierCollection&)> callback)
+      ABSL_LOCKS_EXCLUDED(barrier_mu_);
+
   // Closes every worker's stream, stops the server and fails a checkpoint
   // waiting for replies (Unavailable); with `etcd`, resigns (a standby takes
   // over) and leaves the job's state as it is (the workers' leases decide).
@@ -357,6 +387,11 @@ class CheckpointCoordinator {
 
   // Held through Shutdown, so that a second call returns once it is done.
   Mutex shutdown_mu_;
+
+  // Held while the barrier callback runs. Taken with no other lock held.
+  Mutex barrier_mu_;
+  std::function<void(const BarrierCollection&)> barrier_callback_
+      ABSL_GUARDED_BY(barrier_mu_);
 };
 
 }  // namespace backfill

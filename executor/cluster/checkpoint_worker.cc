@@ -54,6 +54,37 @@ bool Answer(SharedStateStore& store,
 
 }  // namespace
 
+// The writes to the stream, one at a time, from any thread, until it is
+// closed (half-closed by Disconnect, or about to be finished): shared with
+// the barriers' collection callbacks, which may outlive the worker.
+class CheckpointWorker::Outbox {
+ public:
+  using Stream = grpc::ClientReaderWriter<cluster::proto::WorkerMessage,
+                                          cluster::proto::CoordinatorMessage>;
+  explicit Outbox(Stream* stream) : stream_(stream) {}
+
+  // False if not written (closed, or the stream broke).
+  bool Write(const cluster::proto::WorkerMessage& message)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    return stream_ != nullptr && stream_->Write(message);
+  }
+  // Half-closes the stream (if still open for writes), then closes.
+  void WritesDone() ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    if (stream_ != nullptr) stream_->WritesDone();
+    stream_ = nullptr;
+  }
+  void Close() ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    stream_ = nullptr;
+  }
+
+ private:
+  Mutex mu_;
+  Stream* stream_ ABSL_GUARDED_BY(mu_);
+};
+
 // The stream and what it needs alive: the channel, the stub, the context.
 class CheckpointWorker::Connection {
  public:
@@ -134,7 +165,9 @@ absl::StatusOr<std::unique_ptr<CheckpointWorker>> CheckpointWorker::Connect(
 
 CheckpointWorker::CheckpointWorker(const CheckpointWorkerOptions& options,
                                    std::unique_ptr<Connection> connection)
-    : options_(options), connection_(std::move(connection)) {}
+    : options_(options),
+      connection_(std::move(connection)),
+      outbox_(std::make_shared<Outbox>(connection_->stream.get())) {}
 
 CheckpointWorker::~CheckpointWorker() { Disconnect(); }
 
@@ -153,9 +186,14 @@ void CheckpointWorker::Run() {
                        message.sync().end_vnode()};
       }
     }
-    cluster::proto::WorkerMessage reply;
-    const bool written = !Answer(*options_.store, message, reply) ||
-                         connection_->stream->Write(reply);
+    bool written = true;
+    if (message.has_inject()) {
+      Inject(message.inject());
+    } else {
+      cluster::proto::WorkerMessage reply;
+      written =
+          !Answer(*options_.store, message, reply) || outbox_->Write(reply);
+    }
     {
       MutexLock lock(&mu_);
       answering_ = false;
@@ -167,6 +205,7 @@ void CheckpointWorker::Run() {
     MutexLock lock(&mu_);
     reading_ = false;
   }
+  outbox_->Close();  // No write may follow Finish.
   const absl::Status finished = FromGrpc(connection_->stream->Finish());
   MutexLock lock(&mu_);
   if (disconnected_) {
@@ -184,6 +223,35 @@ void CheckpointWorker::Run() {
   changed_.SignalAll();
 }
 
+void CheckpointWorker::Inject(const cluster::proto::InjectBarrier& inject) {
+  const EpochPair epoch{Epoch(inject.curr_epoch()), Epoch(inject.prev_epoch())};
+  std::function<void(const absl::Status&)> collected =
+      [outbox = outbox_, attempt_key = inject.attempt_key(),
+       epoch](const absl::Status& status) {
+        cluster::proto::WorkerMessage reply;
+        cluster::proto::BarrierCollected& done = *reply.mutable_collected();
+        done.set_attempt_key(attempt_key);
+        done.set_curr_epoch(epoch.curr.value());
+        done.set_prev_epoch(epoch.prev.value());
+        if (!status.ok()) {
+          done.set_error_code(static_cast<int32_t>(status.code()));
+          done.set_error_message(std::string(status.message()));
+        }
+        outbox->Write(reply);
+      };
+  if (options_.on_inject == nullptr) {
+    collected(absl::FailedPreconditionError(absl::StrCat(
+        "worker '", options_.worker_id,
+        "' runs no actors: it cannot collect barrier ", epoch.DebugString(),
+        " of attempt key ", inject.attempt_key())));
+    return;
+  }
+  options_.on_inject(inject.attempt_key(), epoch,
+                     std::vector<uint32_t>(inject.actors_to_collect().begin(),
+                                           inject.actors_to_collect().end()),
+                     std::move(collected));
+}
+
 void CheckpointWorker::Disconnect() {
   MutexLock join_lock(&join_mu_);
   Clock& clock = options_.clock != nullptr ? *options_.clock : Clock::Real();
@@ -199,7 +267,7 @@ void CheckpointWorker::Disconnect() {
           absl::InfiniteFuture());
       // Under mu_: the thread writes nothing more now, so this is the only
       // write in flight.
-      if (reading_) connection_->stream->WritesDone();
+      if (reading_) outbox_->WritesDone();
     }
     clock.WaitUntil(
         mu_, changed_,

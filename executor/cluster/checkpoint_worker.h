@@ -21,21 +21,27 @@
 #define EXECUTOR_CLUSTER_CHECKPOINT_WORKER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "executor/cluster/grpc_keepalive.h"
+#include "storage/epoch.h"
 #include "storage/shared/shared_state_store.h"
 #include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/mutex.h"
 
 namespace backfill {
+namespace cluster::proto {
+class InjectBarrier;
+}  // namespace cluster::proto
 
 // The vnodes a worker runs with (from the coordinator's last SyncRequest):
 // [first_vnode, end_vnode) of assignment `version` (0: none yet, or a
@@ -84,6 +90,19 @@ struct CheckpointWorkerOptions {
   // coordinator that vanished without closing it (its machine died) ends
   // the stream within interval + timeout, as one that closed it does.
   Keepalive keepalive = {};
+  // The barriers the coordinator injects (checkpoint.proto's
+  // InjectBarrier): called on the worker's thread for each, with the
+  // attempt's key (actor_service.proto's AttemptRequest.attempt_key), the
+  // barrier's epochs and the actors to collect it from.
+  // `collected` answers BarrierCollected with its status (OK: every actor
+  // emitted it), from any thread, once; after the stream ended it does
+  // nothing. Typically the worker's ActorWorker's BarrierCollector::Inject.
+  // Null (a worker that runs no actors): each inject is answered at once
+  // with FailedPrecondition.
+  std::function<void(uint64_t attempt_key, EpochPair epoch,
+                     std::vector<uint32_t> actors,
+                     std::function<void(const absl::Status&)> collected)>
+      on_inject = nullptr;
 };
 
 class CheckpointWorker {
@@ -121,14 +140,20 @@ class CheckpointWorker {
 
  private:
   class Connection;
+  class Outbox;
 
   CheckpointWorker(const CheckpointWorkerOptions& options,
                    std::unique_ptr<Connection> connection);
   // The thread: reads requests and answers them until the stream ends.
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // An InjectBarrier: hands it to on_inject with its answer.
+  void Inject(const cluster::proto::InjectBarrier& inject);
 
   const CheckpointWorkerOptions options_;
   const std::unique_ptr<Connection> connection_;
+  // Every write to the stream (the thread's answers, the barriers'
+  // collections from other threads, the half-close) goes through it.
+  const std::shared_ptr<Outbox> outbox_;
   std::thread thread_;
 
   mutable Mutex mu_;

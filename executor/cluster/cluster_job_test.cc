@@ -46,9 +46,10 @@ struct Worker {
   std::unique_ptr<SharedStateStore> store;
   // The store its actors use: `store`, or `store` failing as a plan says.
   std::unique_ptr<simulation::FaultInjectingStateStore> faulty;
+  // Before `checkpoints`, which hands it the coordinator's injects.
+  std::unique_ptr<ActorWorker> actors;
   CheckpointWorkerOptions checkpoint_options;
   std::unique_ptr<CheckpointWorker> checkpoints;
-  std::unique_ptr<ActorWorker> actors;
   std::atomic<bool> alive{true};
 
   // Takes part in the coordinator's checkpoints from now on.
@@ -127,6 +128,8 @@ class Cluster {
       worker->checkpoint_options.endpoints = {
           {"actor", worker->actors->address()},
           {"exchange", worker->actors->exchange_address()}};
+      worker->checkpoint_options.on_inject =
+          worker->actors->collector().InjectHandler();
       if (!late || i + 1 < num_workers) {
         if (!worker->JoinCheckpoints()) return;
       }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <utility>
 
@@ -31,6 +32,18 @@ struct ClusterPlacement::Call {
   std::atomic<uint64_t> last_emitted{0};
 };
 
+namespace {
+// 64 random bits, never 0.
+uint64_t NewAttemptKey() {
+  std::random_device random;
+  uint64_t key = 0;
+  while (key == 0) {
+    key = (static_cast<uint64_t>(random()) << 32) ^ random();
+  }
+  return key;
+}
+}  // namespace
+
 ClusterPlacement::ClusterPlacement(ExchangeServer& exchange,
                                    const SharedStateStore& committer,
                                    ClusterCheckpointStore& checkpoints,
@@ -43,6 +56,7 @@ ClusterPlacement::ClusterPlacement(ExchangeServer& exchange,
       checkpoints_(checkpoints),
       workers_(std::move(workers)),
       attempt_(attempt),
+      attempt_key_(NewAttemptKey()),
       actor_workers_(std::move(actor_workers)),
       end_timeout_(end_timeout),
       remote_(
@@ -158,6 +172,7 @@ absl::Status ClusterPlacement::StartRemote(const JobState& state,
     call->name = absl::StrCat("worker ", w, " at ", workers_[w].actor_address);
     cluster::proto::AttemptRequest& request = call->request;
     request.set_attempt(attempt_);
+    request.set_attempt_key(attempt_key_);
     request.set_parallelism(state.parallelism);
     if (rate.has_value()) request.set_rate_limit(*rate);
     request.set_coordinator_exchange_address(exchange_.address());
@@ -178,7 +193,67 @@ absl::Status ClusterPlacement::StartRemote(const JobState& state,
       Relay(started, graph, coordinator);
     });
   }
+  // The barriers: the coordinator injects each into every worker with
+  // actors, over its control stream, as it makes it (before the barrier
+  // enters the source), and collects it once its view and every one of
+  // those workers collected it.
+  checkpoints_.coordinator().SetBarrierCallback(
+      [this, &coordinator](
+          const CheckpointCoordinator::BarrierCollection& collection) {
+        Collected(collection, coordinator);
+      });
+  coordinator.CollectRemotely(calls_.size(),
+                              [this, &coordinator](const Barrier& barrier) {
+                                Inject(barrier, coordinator);
+                              });
   return absl::OkStatus();
+}
+
+void ClusterPlacement::Inject(const Barrier& barrier,
+                              BarrierCoordinator& coordinator) {
+  for (const std::unique_ptr<Call>& call : calls_) {
+    const absl::Status sent = checkpoints_.coordinator().InjectBarrier(
+        workers_[call->worker].session, attempt_key_, barrier.epoch,
+        barrier.is_checkpoint(),
+        std::vector<uint32_t>(call->request.actors().begin(),
+                              call->request.actors().end()));
+    if (!sent.ok()) {
+      RecordFailure(absl::Status(sent.code(), absl::StrCat(call->name, ": ",
+                                                           sent.message())),
+                    coordinator);
+    }
+  }
+}
+
+void ClusterPlacement::Collected(
+    const CheckpointCoordinator::BarrierCollection& collection,
+    BarrierCoordinator& coordinator) {
+  if (collection.attempt_key != attempt_key_) return;  // Another attempt's.
+  for (const std::unique_ptr<Call>& call : calls_) {
+    if (workers_[call->worker].session != collection.session) continue;
+    if (!collection.status.ok()) {
+      RecordFailure(
+          absl::Status(collection.status.code(),
+                       absl::StrCat(call->name, ", attempt ", attempt_,
+                                    ": cannot collect barrier ",
+                                    collection.epoch.DebugString(), ": ",
+                                    collection.status.message())),
+          coordinator);
+      return;
+    }
+    // Each barrier once per worker, in order.
+    const uint64_t curr = collection.epoch.curr.value();
+    if (curr <= call->last_emitted.load()) return;
+    call->last_emitted.store(curr);
+    // Every actor of this worker emitted the barrier: its latency through
+    // the backfill, as the coordinator's clock sees it.
+    Barrier emitted;
+    emitted.epoch = collection.epoch;
+    coordinator.BackfillEmitted(call->request.actors(0), emitted,
+                                coordinator.clock().Now());
+    coordinator.RemoteCollected(collection.epoch.curr);
+    return;
+  }
 }
 
 void ClusterPlacement::Relay(Call& call, JobGraph& graph,
@@ -205,16 +280,6 @@ void ClusterPlacement::Relay(Call& call, JobGraph& graph,
             absl::Status(reported.code(), absl::StrCat(context, "progress: ",
                                                        reported.message())),
             coordinator);
-      }
-    } else if (event.has_emitted()) {
-      // Every actor of this worker emitted the barrier: the barrier's
-      // latency through the backfill, as the coordinator's clock sees it.
-      Barrier emitted;
-      emitted.epoch = EpochPair{Epoch(event.emitted().curr_epoch()),
-                                Epoch(event.emitted().prev_epoch())};
-      coordinator.BackfillEmitted(emitted, coordinator.clock().Now());
-      if (emitted.epoch.curr.value() > call.last_emitted.load()) {
-        call.last_emitted.store(emitted.epoch.curr.value());
       }
     } else if (event.has_failed() || event.has_ended()) {
       const cluster::proto::EndedMessage& end =
@@ -351,6 +416,9 @@ void ClusterPlacement::FenceHoldingWorkers() {
 absl::Status ClusterPlacement::EndRemote() {
   if (!ended_) {
     ended_ = true;
+    // No answer of a worker reaches this attempt any more.
+    checkpoints_.coordinator().SetBarrierCallback(nullptr);
+    if (coordinator_ != nullptr) coordinator_->CollectRemotely(0, nullptr);
     // A failed attempt is recovered from its last checkpoint: nothing of
     // it is checkpointed any more, so its calls are cancelled at once (a
     // hung worker would hold each for end_timeout). A completed one waits

@@ -164,6 +164,11 @@ class ClusterPlacement final : public AttemptPlacement {
 
  private:
   struct Call;
+  // The coordinator's barrier: to every worker with actors.
+  void Inject(const Barrier& barrier, BarrierCoordinator& coordinator);
+  // A worker's answer to an inject.
+  void Collected(const CheckpointCoordinator::BarrierCollection& collection,
+                 BarrierCoordinator& coordinator);
   void Relay(Call& call, JobGraph& graph, BarrierCoordinator& coordinator)
       ABSL_LOCKS_EXCLUDED(mu_);
   // On the attempt's failure: the workers that held up a timed-out barrier
@@ -179,6 +184,9 @@ class ClusterPlacement final : public AttemptPlacement {
   ClusterCheckpointStore& checkpoints_;
   const std::vector<WorkerEndpoint> workers_;
   const uint64_t attempt_;
+  // Names the attempt's barriers on the workers' control streams: random,
+  // so that no other coordinator's attempt has it.
+  const uint64_t attempt_key_;
   const std::vector<size_t> actor_workers_;
   const absl::Duration end_timeout_;
   GrpcRemoteActors remote_;

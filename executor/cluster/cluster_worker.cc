@@ -45,7 +45,8 @@ ClusterWorker::ConnectToLeader() {
                                     .store = options_.store,
                                     .lease_id = options_.lease_id,
                                     .clock = options_.clock,
-                                    .endpoints = options_.endpoints});
+                                    .endpoints = options_.endpoints,
+                                    .on_inject = options_.on_inject});
 }
 
 void ClusterWorker::Run() {

@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -52,6 +53,12 @@ struct ClusterWorkerOptions {
   // whichever coordinator leads learns them, e.g. the worker's actor and
   // exchange addresses. Optional.
   std::map<std::string, std::string> endpoints = {};
+  // As CheckpointWorkerOptions::on_inject, with every leader: the barriers
+  // to collect (e.g. the worker's ActorWorker's collector). Optional.
+  std::function<void(uint64_t attempt_key, EpochPair epoch,
+                     std::vector<uint32_t> actors,
+                     std::function<void(const absl::Status&)> collected)>
+      on_inject = nullptr;
   // Pause before looking for the leader again after a failed attempt (no
   // leader yet, a standby not yet leading, a connection refused). > 0.
   // Default 50 ms.

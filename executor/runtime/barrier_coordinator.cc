@@ -223,7 +223,37 @@ absl::StatusOr<Barrier> BarrierCoordinator::NextBarrier(JobGraph& graph) {
     MutexLock guard(&mu_);
     injected_[epoch_.curr.value()] = injected_at_;
   }
+  if (on_inject_) on_inject_(barrier);
   return barrier;
+}
+
+void BarrierCoordinator::CollectRemotely(
+    size_t processes, std::function<void(const Barrier&)> on_inject) {
+  on_inject_ = processes > 0 ? std::move(on_inject) : nullptr;
+  MutexLock guard(&mu_);
+  remote_processes_ = processes;
+  AdvanceCollectedLocked();
+}
+
+void BarrierCoordinator::RemoteCollected(Epoch curr) {
+  MutexLock guard(&mu_);
+  if (curr <= collected_) return;
+  ++remote_collected_[curr.value()];
+  AdvanceCollectedLocked();
+}
+
+void BarrierCoordinator::AdvanceCollectedLocked() {
+  if (graph_collected_ <= collected_) return;
+  if (remote_processes_ > 0) {
+    auto it = remote_collected_.find(graph_collected_.value());
+    if (it == remote_collected_.end() || it->second < remote_processes_) {
+      return;
+    }
+  }
+  collected_ = graph_collected_;
+  remote_collected_.erase(remote_collected_.begin(),
+                          remote_collected_.upper_bound(collected_.value()));
+  cv_.SignalAll();
 }
 
 bool BarrierCoordinator::IsCollected(Epoch curr) const {
@@ -467,7 +497,7 @@ void BarrierCoordinator::WaitUntilCheckpointsStopped() {
       absl::InfiniteFuture());
 }
 
-void BarrierCoordinator::BackfillEmitted(const Barrier& barrier,
+void BarrierCoordinator::BackfillEmitted(ActorId, const Barrier& barrier,
                                          absl::Time now) {
   MutexLock guard(&mu_);
   auto it = injected_.find(barrier.epoch.curr.value());
@@ -486,8 +516,8 @@ void BarrierCoordinator::ActorEnded(const Actor& actor) {
 
 void BarrierCoordinator::Collected(const Barrier& barrier) {
   MutexLock guard(&mu_);
-  collected_ = std::max(collected_, barrier.epoch.curr);
-  cv_.SignalAll();
+  graph_collected_ = std::max(graph_collected_, barrier.epoch.curr);
+  AdvanceCollectedLocked();
 }
 
 }  // namespace backfill

@@ -217,6 +217,21 @@ class BarrierCoordinator final : public BarrierListener {
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status error() const;
 
+  // A job whose backfill actors run in other processes too (a graph split
+  // over processes, with collectors there: executor/cluster's
+  // ClusterPlacement). From now on a barrier is collected once the graph
+  // collected it and `processes` calls of RemoteCollected named it (one
+  // per process with actors, each once all of its actors emitted it); and
+  // NextBarrier runs `on_inject` with each barrier it makes, before it
+  // returns (so that it reaches those processes' collectors before the
+  // barrier can reach their actors). Call before the first NextBarrier, from
+  // the driver's thread. `processes` 0 turns it off.
+  void CollectRemotely(size_t processes,
+                       std::function<void(const Barrier&)> on_inject)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // One process collected the barrier of epoch `curr` (see CollectRemotely).
+  void RemoteCollected(Epoch curr) ABSL_LOCKS_EXCLUDED(mu_);
+
   // The coordinator will not checkpoint any more (the attempt is over):
   // from then on actors that ended early may drop their table instances.
   void StopCheckpoints();
@@ -224,7 +239,8 @@ class BarrierCoordinator final : public BarrierListener {
   void WaitUntilCheckpointsStopped();
 
   // BarrierListener.
-  void BackfillEmitted(const Barrier& barrier, absl::Time now) override;
+  void BackfillEmitted(ActorId actor, const Barrier& barrier,
+                       absl::Time now) override;
   void Collected(const Barrier& barrier) override;
   // An actor that ended before its stop barrier fails the attempt: with its
   // error, or Internal "<identity>: input ended before the stop barrier".
@@ -302,9 +318,21 @@ class BarrierCoordinator final : public BarrierListener {
   bool rescale_in_flight_ = false;
   std::vector<Actor*> retired_;
 
+  // Advances collected_ to what both the graph and, if required, every
+  // remote process collected.
+  void AdvanceCollectedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // CollectRemotely's (the driver thread's).
+  std::function<void(const Barrier&)> on_inject_;
+
   mutable Mutex mu_;
   CondVar cv_;
   Epoch collected_ ABSL_GUARDED_BY(mu_);
+  // What the graph collected; with CollectRemotely, how many processes
+  // must collect each barrier and how many did so far (by curr epoch).
+  Epoch graph_collected_ ABSL_GUARDED_BY(mu_);
+  size_t remote_processes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, size_t> remote_collected_ ABSL_GUARDED_BY(mu_);
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   std::function<void(const absl::Status&)> failure_callback_
       ABSL_GUARDED_BY(mu_);

@@ -309,7 +309,8 @@ std::vector<uint32_t> DriveBarriers(Fixture& f, int count,
       throttles.push_back(job.value_or(0));
     }
     f.clock.AdvanceTime(latency);
-    f.coordinator->BackfillEmitted(*barrier, f.clock.Now());
+    f.coordinator->BackfillEmitted(JobGraph::kFirstBackfillActor, *barrier,
+                                   f.clock.Now());
     f.coordinator->Collected(*barrier);
     EXPECT_TRUE(f.coordinator->OnCollected(*f.graph).ok());
     f.clock.AdvanceTime(absl::Milliseconds(100) - latency);
@@ -459,6 +460,63 @@ TEST(BarrierCoordinatorTest, AFailedActorReportsItsOwnError) {
   f.coordinator->ActorEnded(*failed);
   EXPECT_THAT(f.coordinator->error(),
               StatusIs(absl::StatusCode::kUnavailable, "disk"));
+}
+
+TEST(BarrierCoordinatorTest, CollectedRemotelyNeedsTheGraphAndEveryProcess) {
+  Fixture f;
+  std::vector<EpochPair> injected;
+  f.coordinator->CollectRemotely(
+      2, [&](const Barrier& barrier) { injected.push_back(barrier.epoch); });
+  for (int i = 0; i < 3; ++i) {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier barrier,
+                                  f.coordinator->NextBarrier(*f.graph));
+    // Each barrier goes to the processes as NextBarrier makes it.
+    ASSERT_EQ(injected.size(), static_cast<size_t>(i + 1));
+    EXPECT_EQ(injected.back(), barrier.epoch);
+    const Epoch curr = barrier.epoch.curr;
+    // The processes' answers and the graph's collection, in either order.
+    if (i % 2 == 0) {
+      f.coordinator->Collected(barrier);
+      EXPECT_FALSE(f.coordinator->IsCollected(curr));
+      f.coordinator->RemoteCollected(curr);
+      EXPECT_FALSE(f.coordinator->IsCollected(curr));
+      f.coordinator->RemoteCollected(curr);
+    } else {
+      f.coordinator->RemoteCollected(curr);
+      f.coordinator->RemoteCollected(curr);
+      EXPECT_FALSE(f.coordinator->IsCollected(curr));
+      f.coordinator->Collected(barrier);
+    }
+    EXPECT_TRUE(f.coordinator->IsCollected(curr));
+    BACKFILL_EXPECT_OK(f.coordinator->WaitCollected());
+    // A late answer to a collected barrier counts for nothing later.
+    f.coordinator->RemoteCollected(curr);
+    BACKFILL_ASSERT_OK(f.coordinator->OnCollected(*f.graph));
+  }
+  // Turned off: the graph's collection alone suffices again.
+  f.coordinator->CollectRemotely(0, nullptr);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier last,
+                                f.coordinator->NextBarrier(*f.graph));
+  EXPECT_EQ(injected.size(), 3u);
+  f.coordinator->Collected(last);
+  EXPECT_TRUE(f.coordinator->IsCollected(last.epoch.curr));
+}
+
+TEST(BarrierCoordinatorTest, AProcessThatNeverCollectsTimesTheBarrierOut) {
+  StreamingJobOptions job = Job();
+  job.barrier_timeout = absl::Seconds(2);
+  Fixture f(/*creating=*/true, job);
+  f.coordinator->CollectRemotely(2, [](const Barrier&) {});
+  BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier first,
+                                f.coordinator->NextBarrier(*f.graph));
+  f.coordinator->Collected(first);
+  f.coordinator->RemoteCollected(first.epoch.curr);
+  f.clock.AdvanceTime(absl::Seconds(3));
+  const absl::Status timeout = f.coordinator->WaitCollected();
+  EXPECT_THAT(timeout, StatusIs(absl::StatusCode::kUnavailable,
+                                HasSubstr("not collected within the barrier "
+                                          "timeout 2s")));
+  EXPECT_EQ(BarrierTimeoutEpoch(timeout), first.epoch.curr);
 }
 
 TEST(BarrierCoordinatorTest, StopCheckpointsReleasesWaiters) {

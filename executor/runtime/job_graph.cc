@@ -141,8 +141,9 @@ absl::StatusOr<NewBackfillSet> BuildBackfillSet(JobGraph& graph,
       return output_view->PollReady(cx);
     };
     ActorCallbacks callbacks;
-    callbacks.on_barrier = [listener](const Barrier& barrier, absl::Time now) {
-      listener->BackfillEmitted(barrier, now);
+    callbacks.on_barrier = [listener, actor](const Barrier& barrier,
+                                             absl::Time now) {
+      listener->BackfillEmitted(actor, barrier, now);
     };
     BoxedExecutor root;
     if (options.backfill_kind == BackfillKind::kNoShuffle) {

@@ -65,8 +65,9 @@ namespace backfill {
 class BarrierListener {
  public:
   virtual ~BarrierListener() = default;
-  // A backfill actor emitted `barrier` at `now`.
-  virtual void BackfillEmitted(const Barrier& barrier, absl::Time now) = 0;
+  // Backfill actor `actor` emitted `barrier` at `now`.
+  virtual void BackfillEmitted(ActorId actor, const Barrier& barrier,
+                               absl::Time now) = 0;
   // The view materialized `barrier` (every backfill actor's data before it
   // is in the view's table).
   virtual void Collected(const Barrier& barrier) = 0;

@@ -33,7 +33,7 @@ TableCatalog Table() {
 // Records what the graph reports.
 class RecordingListener final : public BarrierListener {
  public:
-  void BackfillEmitted(const Barrier& barrier, absl::Time) override {
+  void BackfillEmitted(ActorId, const Barrier& barrier, absl::Time) override {
     emitted.push_back(barrier.epoch.curr.value());
   }
   void Collected(const Barrier& barrier) override {

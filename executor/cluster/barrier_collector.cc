@@ -1,0 +1,122 @@
+#include "executor/cluster/barrier_collector.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace backfill {
+
+void BarrierCollector::Run(Ready& ready) {
+  for (auto& [report, status] : ready) {
+    if (report) report(status);
+  }
+}
+
+bool BarrierCollector::ResolveLocked(Pending& pending, Ready& ready) {
+  std::vector<uint32_t> sorted = pending.actors;
+  std::sort(sorted.begin(), sorted.end());
+  if (!std::equal(sorted.begin(), sorted.end(), actors_.begin(),
+                  actors_.end())) {
+    ready.emplace_back(
+        std::move(pending.report),
+        absl::InvalidArgumentError(absl::StrCat(
+            "attempt key ", *attempt_, ", barrier ",
+            pending.epoch.DebugString(), ": asked to collect it from actors [",
+            absl::StrJoin(pending.actors, ", "),
+            "], but this worker runs actors [", absl::StrJoin(actors_, ", "),
+            "]")));
+    return true;
+  }
+  auto it = emitted_.find(pending.epoch.curr.value());
+  if (it == emitted_.end() || it->second.size() < actors_.size()) {
+    return false;
+  }
+  emitted_.erase(it);
+  ready.emplace_back(std::move(pending.report), absl::OkStatus());
+  return true;
+}
+
+void BarrierCollector::Begin(uint64_t attempt, std::set<uint32_t> actors) {
+  Ready ready;
+  {
+    MutexLock lock(&mu_);
+    attempt_ = attempt;
+    actors_ = std::move(actors);
+    emitted_.clear();
+    waiting_.clear();
+    std::vector<Pending> early;
+    if (early_attempt_ == attempt) early.swap(early_);
+    early_.clear();
+    early_attempt_.reset();
+    for (Pending& pending : early) {
+      const uint64_t curr = pending.epoch.curr.value();
+      if (!ResolveLocked(pending, ready)) {
+        waiting_.emplace(curr, std::move(pending));
+      }
+    }
+  }
+  Run(ready);
+}
+
+void BarrierCollector::End(uint64_t attempt) {
+  MutexLock lock(&mu_);
+  if (attempt_ != attempt) return;
+  attempt_.reset();
+  actors_.clear();
+  emitted_.clear();
+  waiting_.clear();
+}
+
+void BarrierCollector::Emitted(uint64_t attempt, uint32_t actor,
+                               EpochPair epoch) {
+  Ready ready;
+  {
+    MutexLock lock(&mu_);
+    if (attempt_ != attempt || !actors_.contains(actor)) return;
+    const uint64_t curr = epoch.curr.value();
+    emitted_[curr].insert(actor);
+    auto it = waiting_.find(curr);
+    if (it != waiting_.end() && ResolveLocked(it->second, ready)) {
+      waiting_.erase(it);
+    }
+  }
+  Run(ready);
+}
+
+void BarrierCollector::Inject(uint64_t attempt, EpochPair epoch,
+                              std::vector<uint32_t> actors, Report report) {
+  Ready ready;
+  {
+    MutexLock lock(&mu_);
+    Pending pending{epoch, std::move(actors), std::move(report)};
+    if (attempt_ != attempt) {
+      if (early_attempt_ != attempt) {
+        early_.clear();
+        early_attempt_ = attempt;
+      }
+      early_.push_back(std::move(pending));
+      return;
+    }
+    const uint64_t curr = epoch.curr.value();
+    // Emissions of earlier barriers never injected cannot be reported.
+    emitted_.erase(emitted_.begin(), emitted_.lower_bound(curr));
+    if (!ResolveLocked(pending, ready)) {
+      waiting_.insert_or_assign(curr, std::move(pending));
+    }
+  }
+  Run(ready);
+}
+
+size_t BarrierCollector::pending_injects() const {
+  MutexLock lock(&mu_);
+  return waiting_.size() + early_.size();
+}
+
+size_t BarrierCollector::pending_emissions() const {
+  MutexLock lock(&mu_);
+  return emitted_.size();
+}
+
+}  // namespace backfill
