@@ -97,6 +97,13 @@ class ActorWorker::Service final
                             "actor worker shut down");
       }
     }
+    // The coordinator gave up on this attempt while it waited for the one
+    // before: nothing to run (its Begin would only replace the collector's
+    // attempt).
+    if (call->IsCancelled()) {
+      return grpc::Status(grpc::StatusCode::CANCELLED,
+                          "the attempt was cancelled before it started");
+    }
     const std::set<ActorId> actors(request->actors().begin(),
                                    request->actors().end());
     const std::string coordinator = request->coordinator_exchange_address();

@@ -1,6 +1,7 @@
 #include "executor/cluster/barrier_collector.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -47,9 +48,11 @@ void BarrierCollector::Begin(uint64_t attempt, std::set<uint32_t> actors) {
     emitted_.clear();
     waiting_.clear();
     std::vector<Pending> early;
-    if (early_attempt_ == attempt) early.swap(early_);
-    early_.clear();
-    early_attempt_.reset();
+    if (auto it = early_.find(attempt); it != early_.end()) {
+      early.swap(it->second);
+      early_.erase(it);
+      std::erase(early_order_, attempt);
+    }
     for (Pending& pending : early) {
       const uint64_t curr = pending.epoch.curr.value();
       if (!ResolveLocked(pending, ready)) {
@@ -92,16 +95,23 @@ void BarrierCollector::Inject(uint64_t attempt, EpochPair epoch,
     MutexLock lock(&mu_);
     Pending pending{epoch, std::move(actors), std::move(report)};
     if (attempt_ != attempt) {
-      if (early_attempt_ != attempt) {
-        early_.clear();
-        early_attempt_ = attempt;
+      auto [it, first] = early_.try_emplace(attempt);
+      if (first) {
+        early_order_.push_back(attempt);
+        if (early_order_.size() > kMaxEarlyAttempts) {
+          early_.erase(early_order_.front());
+          early_order_.erase(early_order_.begin());
+        }
       }
-      early_.push_back(std::move(pending));
+      it->second.push_back(std::move(pending));
       return;
     }
     const uint64_t curr = epoch.curr.value();
-    // Emissions of earlier barriers never injected cannot be reported.
-    emitted_.erase(emitted_.begin(), emitted_.lower_bound(curr));
+    // Emissions of earlier barriers no inject waits for cannot be reported.
+    for (auto it = emitted_.begin();
+         it != emitted_.end() && it->first < curr;) {
+      it = waiting_.contains(it->first) ? std::next(it) : emitted_.erase(it);
+    }
     if (!ResolveLocked(pending, ready)) {
       waiting_.insert_or_assign(curr, std::move(pending));
     }
@@ -111,7 +121,9 @@ void BarrierCollector::Inject(uint64_t attempt, EpochPair epoch,
 
 size_t BarrierCollector::pending_injects() const {
   MutexLock lock(&mu_);
-  return waiting_.size() + early_.size();
+  size_t early = 0;
+  for (const auto& [key, injects] : early_) early += injects.size();
+  return waiting_.size() + early;
 }
 
 size_t BarrierCollector::pending_emissions() const {

@@ -17,8 +17,14 @@
 // AttemptRequest.attempt_key, unique across attempts and coordinators).
 // One attempt runs at a time: Begin replaces the one before (what it had
 // not reported is dropped). Injects for an attempt that has not begun yet
-// (the coordinator's RunAttempt call may arrive after its first inject) are
-// kept until it begins; those of any other attempt are dropped.
+// (the coordinator's RunAttempt call may arrive after its first inject, or
+// wait behind an older attempt's) are kept until it begins, for the
+// kMaxEarlyAttempts attempts injected last (older ones are dropped: their
+// coordinator has moved on).
+//
+// The coordinator makes a barrier once the one before was collected (one
+// barrier in flight per attempt, as the runtime's drivers do); an inject
+// forgets emissions of earlier barriers that no inject waits for.
 //
 // Thread-safety: every method from any thread; a report runs on the thread
 // whose call completed the barrier, with no lock held.
@@ -42,6 +48,8 @@ namespace backfill {
 
 class BarrierCollector {
  public:
+  static constexpr size_t kMaxEarlyAttempts = 4;
+
   // OK once every actor named emitted the barrier; InvalidArgument when the
   // inject names other actors than the attempt's (the coordinator and the
   // worker disagree about the placement: it fails the attempt).
@@ -106,9 +114,10 @@ class BarrierCollector {
   std::map<uint64_t, std::set<uint32_t>> emitted_ ABSL_GUARDED_BY(mu_);
   // Injects of the running attempt waiting for emissions, by curr epoch.
   std::map<uint64_t, Pending> waiting_ ABSL_GUARDED_BY(mu_);
-  // Injects of an attempt that has not begun (one attempt's only).
-  std::optional<uint64_t> early_attempt_ ABSL_GUARDED_BY(mu_);
-  std::vector<Pending> early_ ABSL_GUARDED_BY(mu_);
+  // Injects of attempts that have not begun, by key, and the keys in the
+  // order they were first injected.
+  std::map<uint64_t, std::vector<Pending>> early_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> early_order_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace backfill

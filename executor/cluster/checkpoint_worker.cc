@@ -256,6 +256,7 @@ void CheckpointWorker::Disconnect() {
   MutexLock join_lock(&join_mu_);
   Clock& clock = options_.clock != nullptr ? *options_.clock : Clock::Real();
   bool ended = false;
+  bool half_close = false;
   {
     MutexLock lock(&mu_);
     if (!disconnected_) {
@@ -265,10 +266,15 @@ void CheckpointWorker::Disconnect() {
           mu_, changed_,
           [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !answering_; },
           absl::InfiniteFuture());
-      // Under mu_: the thread writes nothing more now, so this is the only
-      // write in flight.
-      if (reading_) outbox_->WritesDone();
+      half_close = reading_;
     }
+  }
+  // The thread answers nothing more now; a barrier's answer being written
+  // from another thread finishes first (the outbox orders the writes), and
+  // none is written after.
+  if (half_close) outbox_->WritesDone();
+  {
+    MutexLock lock(&mu_);
     clock.WaitUntil(
         mu_, changed_,
         [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ended_; },
