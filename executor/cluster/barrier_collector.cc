@@ -1,6 +1,5 @@
 #include "executor/cluster/barrier_collector.h"
 
-#include <algorithm>
 #include <iterator>
 #include <utility>
 
@@ -15,11 +14,8 @@ void BarrierCollector::Run(Ready& ready) {
   }
 }
 
-bool BarrierCollector::ResolveLocked(Pending& pending, Ready& ready) {
-  std::vector<uint32_t> sorted = pending.actors;
-  std::sort(sorted.begin(), sorted.end());
-  if (!std::equal(sorted.begin(), sorted.end(), actors_.begin(),
-                  actors_.end())) {
+bool BarrierCollector::AdmitLocked(Pending& pending, Ready& ready) {
+  if (pending.actors != actors_) {
     ready.emplace_back(
         std::move(pending.report),
         absl::InvalidArgumentError(absl::StrCat(
@@ -30,6 +26,10 @@ bool BarrierCollector::ResolveLocked(Pending& pending, Ready& ready) {
             "]")));
     return true;
   }
+  return CompleteLocked(pending, ready);
+}
+
+bool BarrierCollector::CompleteLocked(Pending& pending, Ready& ready) {
   auto it = emitted_.find(pending.epoch.curr.value());
   if (it == emitted_.end() || it->second.size() < actors_.size()) {
     return false;
@@ -55,7 +55,7 @@ void BarrierCollector::Begin(uint64_t attempt, std::set<uint32_t> actors) {
     }
     for (Pending& pending : early) {
       const uint64_t curr = pending.epoch.curr.value();
-      if (!ResolveLocked(pending, ready)) {
+      if (!AdmitLocked(pending, ready)) {
         waiting_.emplace(curr, std::move(pending));
       }
     }
@@ -81,7 +81,7 @@ void BarrierCollector::Emitted(uint64_t attempt, uint32_t actor,
     const uint64_t curr = epoch.curr.value();
     emitted_[curr].insert(actor);
     auto it = waiting_.find(curr);
-    if (it != waiting_.end() && ResolveLocked(it->second, ready)) {
+    if (it != waiting_.end() && CompleteLocked(it->second, ready)) {
       waiting_.erase(it);
     }
   }
@@ -93,7 +93,8 @@ void BarrierCollector::Inject(uint64_t attempt, EpochPair epoch,
   Ready ready;
   {
     MutexLock lock(&mu_);
-    Pending pending{epoch, std::move(actors), std::move(report)};
+    Pending pending{epoch, std::set<uint32_t>(actors.begin(), actors.end()),
+                    std::move(report)};
     if (attempt_ != attempt) {
       auto [it, first] = early_.try_emplace(attempt);
       if (first) {
@@ -112,7 +113,7 @@ void BarrierCollector::Inject(uint64_t attempt, EpochPair epoch,
          it != emitted_.end() && it->first < curr;) {
       it = waiting_.contains(it->first) ? std::next(it) : emitted_.erase(it);
     }
-    if (!ResolveLocked(pending, ready)) {
+    if (!AdmitLocked(pending, ready)) {
       waiting_.insert_or_assign(curr, std::move(pending));
     }
   }

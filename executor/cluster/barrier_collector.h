@@ -94,14 +94,19 @@ class BarrierCollector {
  private:
   struct Pending {
     EpochPair epoch;
-    std::vector<uint32_t> actors;
+    std::set<uint32_t> actors;
     Report report;
   };
   // What to report, collected under the lock and run outside it.
   using Ready = std::vector<std::pair<Report, absl::Status>>;
-  // Checks `pending` against the running attempt: reports it (into
-  // `ready`) if it is complete or wrong; false if it must wait.
-  bool ResolveLocked(Pending& pending, Ready& ready)
+  // An inject of the running attempt arriving (or its attempt beginning):
+  // reports it (into `ready`) if it names other actors than the attempt's,
+  // else as CompleteLocked; false if it must wait.
+  bool AdmitLocked(Pending& pending, Ready& ready)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reports an admitted inject (into `ready`) once every actor emitted its
+  // barrier; false if it must wait.
+  bool CompleteLocked(Pending& pending, Ready& ready)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void Run(Ready& ready);
 

@@ -88,11 +88,13 @@ std::unique_ptr<CheckpointCoordinator> StartCoordinator(
 
 std::unique_ptr<CheckpointWorker> ConnectWorker(
     const CheckpointCoordinator& coordinator, const std::string& id,
-    SharedStateStore* store) {
+    SharedStateStore* store,
+    decltype(CheckpointWorkerOptions::on_inject) on_inject = nullptr) {
   auto worker =
       CheckpointWorker::Connect({.coordinator_address = coordinator.address(),
                                  .worker_id = id,
-                                 .store = store});
+                                 .store = store,
+                                 .on_inject = std::move(on_inject)});
   EXPECT_TRUE(worker.ok()) << worker.status();
   return worker.ok() ? *std::move(worker) : nullptr;
 }
@@ -493,13 +495,9 @@ TEST(CheckpointClusterTest, BarriersAreInjectedAndCollectedOverTheStream) {
   ASSERT_NE(coordinator, nullptr);
   BarrierCollector collector;
   collector.Begin(4, {100, 101});
-  CheckpointWorkerOptions with_actors{
-      .coordinator_address = coordinator->address(),
-      .worker_id = "a",
-      .store = a_store.get()};
-  with_actors.on_inject = collector.InjectHandler();
-  BACKFILL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CheckpointWorker> a,
-                                CheckpointWorker::Connect(with_actors));
+  auto a = ConnectWorker(*coordinator, "a", a_store.get(),
+                         collector.InjectHandler());
+  ASSERT_NE(a, nullptr);
   auto b = ConnectWorker(*coordinator, "b", b_store.get());  // No actors.
   ASSERT_NE(b, nullptr);
   const std::vector<CheckpointCoordinator::LiveWorker> live =

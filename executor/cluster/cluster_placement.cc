@@ -22,6 +22,8 @@ struct ClusterPlacement::Call {
   size_t worker = 0;
   std::string name;  // "worker 1 at host:port"
   cluster::proto::AttemptRequest request;
+  // Its backfill actors (the request's), for each barrier's inject.
+  std::vector<uint32_t> actors;
   std::unique_ptr<cluster::proto::ActorService::Stub> stub;
   grpc::ClientContext context;
   std::thread thread;
@@ -180,8 +182,9 @@ absl::Status ClusterPlacement::StartRemote(const JobState& state,
     request.set_committed_epoch(committer_.CommittedEpoch(0).value());
     for (uint32_t i = 0; i < state.parallelism; ++i) {
       const ActorId actor = JobGraph::kFirstBackfillActor + i;
-      if (WorkerOf(actor) == w) request.add_actors(actor);
+      if (WorkerOf(actor) == w) call->actors.push_back(actor);
     }
+    request.mutable_actors()->Add(call->actors.begin(), call->actors.end());
     if (request.actors_size() == 0) continue;
     // A worker that vanished without closing the connection (its machine
     // died) fails the call within the keepalive's interval + timeout.
@@ -214,9 +217,7 @@ void ClusterPlacement::Inject(const Barrier& barrier,
   for (const std::unique_ptr<Call>& call : calls_) {
     const absl::Status sent = checkpoints_.coordinator().InjectBarrier(
         workers_[call->worker].session, attempt_key_, barrier.epoch,
-        barrier.is_checkpoint(),
-        std::vector<uint32_t>(call->request.actors().begin(),
-                              call->request.actors().end()));
+        barrier.is_checkpoint(), call->actors);
     if (!sent.ok()) {
       RecordFailure(absl::Status(sent.code(), absl::StrCat(call->name, ": ",
                                                            sent.message())),
@@ -249,7 +250,7 @@ void ClusterPlacement::Collected(
     // the backfill, as the coordinator's clock sees it.
     Barrier emitted;
     emitted.epoch = collection.epoch;
-    coordinator.BackfillEmitted(call->request.actors(0), emitted,
+    coordinator.BackfillEmitted(call->actors.front(), emitted,
                                 coordinator.clock().Now());
     coordinator.RemoteCollected(collection.epoch.curr);
     return;
