@@ -102,6 +102,11 @@ ABSL_FLAG(std::optional<uint32_t>, batch_interval_ms, std::nullopt,
           "Every job's source batching (the scenario's "
           "workload.batch_interval_ms; 0:\neach change as soon as it is due); "
           "unset: the scenario default.");
+ABSL_FLAG(
+    uint32_t, speed_rounds, 9,
+    "Rounds of the scan-speed figures: each round runs the raw scan with 1 "
+    "and 2\nthreads and the snapshot with 1 and 2 actors back to back; "
+    "each ratio is\nthe median of the rounds' ratios.");
 ABSL_FLAG(bool, only_snapshot, false,
           "Stop after the snapshot runs (for perf record).");
 ABSL_FLAG(bool, child_snapshot, false,
@@ -141,6 +146,8 @@ struct Flags {
   uint32_t child_vnodes = 256;
   // The cost-growth runs' length at the measured snapshot rate, seconds.
   double growth_seconds = 2.5;
+  // Interleaved rounds of the scan-speed runs (raw and snapshot, 1 and 2).
+  uint32_t speed_rounds = 9;
   // For profiling: build, then only the snapshot runs.
   bool only_snapshot = false;
 };
@@ -259,38 +266,34 @@ uint64_t RawScanVnodes(raw_rocksdb_for_test::RawDb& raw,
   return rows;
 }
 
-// The best of two timed passes (after one that warms the page cache) of
-// `threads` raw scans in parallel, each over an even share of the vnodes
-// (as the backfill's actors split them).
-double RawScanRowsPerSecond(const std::string& path,
+// One timed pass of `threads` raw scans in parallel, each over an even
+// share of the vnodes (as the backfill's actors split them); rows/s.
+double RawScanRowsPerSecond(raw_rocksdb_for_test::RawDb& raw,
+                            const ValueRowCodec& codec,
                             const TableCatalog& catalog, uint32_t threads,
                             uint64_t* rows_out) {
-  std::unique_ptr<raw_rocksdb_for_test::RawDb> raw;
-  rocksdb::Status opened = raw_rocksdb_for_test::Open(path, 64 << 20, &raw);
-  if (!opened.ok()) {
-    Die(absl::InternalError(opened.ToString()), "raw open");
-  }
-  std::unique_ptr<ValueRowCodec> codec = ValueCodecOf(catalog);
   const uint32_t vnodes = static_cast<uint32_t>(catalog.vnode_count);
-  double best = 0;
-  for (int pass = 0; pass < 3; ++pass) {  // Pass 0 warms the page cache.
-    const absl::Time start = absl::Now();
-    std::vector<uint64_t> rows(threads, 0);
-    std::vector<std::thread> scans;
-    for (uint32_t t = 0; t < threads; ++t) {
-      scans.emplace_back([&, t] {
-        rows[t] =
-            RawScanVnodes(*raw, *codec, catalog.table_id, vnodes * t / threads,
-                          vnodes * (t + 1) / threads);
-      });
-    }
-    for (std::thread& scan : scans) scan.join();
-    uint64_t total = 0;
-    for (uint64_t r : rows) total += r;
-    *rows_out = total;
-    if (pass > 0) best = std::max(best, total / SecondsSince(start));
+  const absl::Time start = absl::Now();
+  std::vector<uint64_t> rows(threads, 0);
+  std::vector<std::thread> scans;
+  for (uint32_t t = 0; t < threads; ++t) {
+    scans.emplace_back([&, t] {
+      rows[t] = RawScanVnodes(raw, codec, catalog.table_id,
+                              vnodes * t / threads, vnodes * (t + 1) / threads);
+    });
   }
-  return best;
+  for (std::thread& scan : scans) scan.join();
+  uint64_t total = 0;
+  for (uint64_t r : rows) total += r;
+  *rows_out = total;
+  return total / SecondsSince(start);
+}
+
+// The median of `values` (not empty).
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 // ---- (b) The backfill alone: N actors into counting sinks
@@ -737,6 +740,7 @@ constexpr uint32_t kUpstreamOnlyCheckpoints = 25;
 constexpr double kUnboundedOps = 1e9;
 constexpr char kLoadValues[] = "a number >= 0";
 constexpr char kGrowthSecondsValues[] = "a number in [0, 600]";
+constexpr char kSpeedRoundsValues[] = "an integer in [1, 50]";
 
 // The flags after validation (one line naming the flag on error).
 absl::StatusOr<Flags> ValidatedFlags() {
@@ -764,6 +768,12 @@ absl::StatusOr<Flags> ValidatedFlags() {
     return absl::InvalidArgumentError(
         absl::StrCat("--growth_seconds=", flags.growth_seconds, ": expected ",
                      kGrowthSecondsValues));
+  }
+  flags.speed_rounds = absl::GetFlag(FLAGS_speed_rounds);
+  if (flags.speed_rounds < 1 || flags.speed_rounds > 50) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--speed_rounds=", flags.speed_rounds, ": expected ",
+                     kSpeedRoundsValues));
   }
   flags.only_snapshot = absl::GetFlag(FLAGS_only_snapshot);
   return flags;
@@ -1238,7 +1248,8 @@ int Main(int argc, char** argv) {
   config.help_files = {"tools/backfill_bench.cc"};
   config.accepted_values = {{"rows", kRowsValues},
                             {"load", kLoadValues},
-                            {"growth_seconds", kGrowthSecondsValues}};
+                            {"growth_seconds", kGrowthSecondsValues},
+                            {"speed_rounds", kSpeedRoundsValues}};
   absl::StatusOr<CommandLine> command_line =
       ParseCommandFlags(argc, argv, config, std::cout);
   if (!command_line.ok()) {
@@ -1283,45 +1294,85 @@ int Main(int argc, char** argv) {
   }
   const double build_seconds = SecondsSince(build_start);
 
-  // (a) The physical limit.
-  log("raw RocksDB scan");
-  uint64_t raw_rows = 0, raw2_rows = 0;
-  const double raw_rate =
-      RawScanRowsPerSecond(base_dir, upstream, 1, &raw_rows);
-  // What 2 threads get out of this machine on the same reads: the ceiling
-  // of the 2-actor speedup.
-  const double raw2_rate =
-      RawScanRowsPerSecond(base_dir, upstream, 2, &raw2_rows);
-
-  // (b) The backfill alone, 1 and 2 actors, counting sinks.
-  log("snapshot backfill, 1 and 2 actors");
-  SnapshotRun snapshot1, snapshot2;
+  // (a) The physical limit and (b) the backfill alone, in interleaved
+  // rounds: each round runs the raw scan with 1 and 2 threads, then the
+  // snapshot with 1 and 2 actors, back to back, and each ratio is the
+  // median of the rounds' ratios. This machine's speed drifts within
+  // seconds (its second vCPU comes and goes); a ratio of two runs a minute
+  // apart measured that drift more than our code.
+  log(absl::StrCat("raw RocksDB scan and snapshot backfill, 1 and 2 each, ",
+                   flags.speed_rounds, " rounds"));
+  std::vector<double> raw_rates, raw2_rates, snapshot_rates, snapshot2_rates;
+  std::vector<double> snapshot_vs_raw, raw_speedups, snapshot_speedups;
   {
     const std::string work = dir + "/snapshot";
     CopyStore(base_dir, work);
     auto store = OpenStore(work);
-    snapshot1 = OrDie(
-        RunSnapshotOnly(*store, upstream, 1, 901, absl::Milliseconds(100)),
-        "snapshot, 1 actor");
-    snapshot2 = OrDie(
-        RunSnapshotOnly(*store, upstream, 2, 902, absl::Milliseconds(100)),
-        "snapshot, 2 actors");
+    std::unique_ptr<raw_rocksdb_for_test::RawDb> raw;
+    rocksdb::Status opened =
+        raw_rocksdb_for_test::Open(base_dir, 64 << 20, &raw);
+    if (!opened.ok()) {
+      Die(absl::InternalError(opened.ToString()), "raw open");
+    }
+    std::unique_ptr<ValueRowCodec> codec = ValueCodecOf(upstream);
+    uint64_t table_rows = 0;
+    // Warms the page cache for both (the copy is fresh, the base is not).
+    RawScanRowsPerSecond(*raw, *codec, upstream, 1, &table_rows);
+    TableId progress_table = 901;
+    for (uint32_t round = 0; round < flags.speed_rounds; ++round) {
+      uint64_t rows1 = 0, rows2 = 0;
+      const double raw1 =
+          RawScanRowsPerSecond(*raw, *codec, upstream, 1, &rows1);
+      const double raw2 =
+          RawScanRowsPerSecond(*raw, *codec, upstream, 2, &rows2);
+      const SnapshotRun snapshot1 =
+          OrDie(RunSnapshotOnly(*store, upstream, 1, progress_table++,
+                                absl::Milliseconds(100)),
+                "snapshot, 1 actor");
+      const SnapshotRun snapshot2 =
+          OrDie(RunSnapshotOnly(*store, upstream, 2, progress_table++,
+                                absl::Milliseconds(100)),
+                "snapshot, 2 actors");
+      if (rows1 != table_rows || rows2 != table_rows ||
+          snapshot1.rows != table_rows || snapshot2.rows != table_rows) {
+        Die(absl::InternalError(
+                absl::StrCat("rows read: raw ", rows1, "/", rows2,
+                             ", snapshot ", snapshot1.rows, "/", snapshot2.rows,
+                             "; the table has ", table_rows)),
+            "scan speed");
+      }
+      raw_rates.push_back(raw1);
+      raw2_rates.push_back(raw2);
+      snapshot_rates.push_back(snapshot1.rows_per_second());
+      snapshot2_rates.push_back(snapshot2.rows_per_second());
+      snapshot_vs_raw.push_back(snapshot_rates.back() / raw1);
+      raw_speedups.push_back(raw2 / raw1);
+      snapshot_speedups.push_back(snapshot2_rates.back() /
+                                  snapshot_rates.back());
+      log(absl::StrFormat(
+          "  round %u: raw %.0f, 2 threads %.0f; snapshot %.0f (%.2f of raw), "
+          "2 actors %.0f (speedup %.2f)",
+          round + 1, raw1, raw2, snapshot_rates.back(), snapshot_vs_raw.back(),
+          snapshot2_rates.back(), snapshot_speedups.back()));
+    }
+    raw.reset();
+    store.reset();
+    std::filesystem::remove_all(work);
   }
-  if (snapshot1.rows != raw_rows || snapshot2.rows != raw_rows ||
-      raw2_rows != raw_rows) {
-    Die(absl::InternalError(absl::StrCat("snapshot rows ", snapshot1.rows, "/",
-                                         snapshot2.rows, " != table rows ",
-                                         raw_rows)),
-        "snapshot");
-  }
+  const double raw_rate = Median(raw_rates);
+  const double raw2_rate = Median(raw2_rates);
+  const double snapshot_rate = Median(snapshot_rates);
+  const double snapshot2_rate = Median(snapshot2_rates);
+  const double snapshot_vs_raw_scan = Median(snapshot_vs_raw);
+  const double raw_speedup = Median(raw_speedups);
+  const double snapshot_speedup = Median(snapshot_speedups);
 
   if (flags.only_snapshot) {
     std::printf(
         "raw %.0f rows/s (2 threads: speedup %.2f); snapshot 1 actor %.0f "
-        "(%.2f), 2 actors %.0f (speedup %.2f)\n",
-        raw_rate, raw2_rate / raw_rate, snapshot1.rows_per_second(),
-        snapshot1.rows_per_second() / raw_rate, snapshot2.rows_per_second(),
-        snapshot2.rows_per_second() / snapshot1.rows_per_second());
+        "(%.2f), 2 actors %.0f (speedup %.2f); medians of %u rounds\n",
+        raw_rate, raw_speedup, snapshot_rate, snapshot_vs_raw_scan,
+        snapshot2_rate, snapshot_speedup, flags.speed_rounds);
     return 0;
   }
 
@@ -1503,8 +1554,8 @@ int Main(int argc, char** argv) {
   // enough to mean something: N is at least --growth_seconds of the 1-actor
   // snapshot rate measured above.
   const uint64_t growth_rows = std::max<uint64_t>(
-      flags.rows / 4, static_cast<uint64_t>(flags.growth_seconds *
-                                            snapshot1.rows_per_second()));
+      flags.rows / 4,
+      static_cast<uint64_t>(flags.growth_seconds * snapshot_rate));
   log(absl::StrCat("cost growth: ", growth_rows, " and ", 4 * growth_rows,
                    " rows in child processes"));
   BuildCompactedTable(dir + "/growth_1x", BaseOptions(growth_rows));
@@ -1564,7 +1615,6 @@ int Main(int argc, char** argv) {
 
   // ---- Report.
   const JobResult& lr = loaded.result;
-  const double snapshot_rate = snapshot1.rows_per_second();
   const double loaded_rate = SnapshotRate(loaded);
   const double loaded_ops = UpstreamRateDuringBackfill(loaded);
   const double adaptive_rate = SnapshotRate(adaptive);
@@ -1587,13 +1637,13 @@ int Main(int argc, char** argv) {
       .Add("build_seconds", build_seconds)
       .Add("raw_scan_rows_per_second", raw_rate)
       .Add("snapshot_rows_per_second", snapshot_rate)
-      .Add("snapshot_vs_raw_scan", snapshot_rate / raw_rate)
+      .Add("snapshot_vs_raw_scan", snapshot_vs_raw_scan)
       .Add("end_to_end_rows_per_second", e2e_rate)
-      .Add("snapshot_2_actors_rows_per_second", snapshot2.rows_per_second())
-      .Add("parallel_speedup_2_vs_1",
-           snapshot2.rows_per_second() / snapshot_rate)
+      .Add("snapshot_2_actors_rows_per_second", snapshot2_rate)
+      .Add("parallel_speedup_2_vs_1", snapshot_speedup)
       .Add("raw_scan_2_threads_rows_per_second", raw2_rate)
-      .Add("raw_scan_speedup_2_vs_1", raw2_rate / raw_rate)
+      .Add("raw_scan_speedup_2_vs_1", raw_speedup)
+      .Add("speed_rounds", flags.speed_rounds)
       .Add("loaded_snapshot_rows_per_second", loaded_rate)
       .Add("loaded_upstream_ops_per_second", loaded_ops)
       .Add("barrier_latency_p50_ms", lr.backfill_barrier_latency_p50_ms)
@@ -1666,13 +1716,11 @@ int Main(int argc, char** argv) {
   auto rate = [](double r) { return absl::StrFormat("%.0f", r); };
   line("raw RocksDB scan + decode (limit), rows/s", rate(raw_rate), "");
   line("snapshot, 1 actor, rows/s", rate(snapshot_rate),
-       absl::StrFormat("%.2f of raw (goal >= 0.8)", snapshot_rate / raw_rate));
-  line("snapshot, 2 actors, rows/s", rate(snapshot2.rows_per_second()),
-       absl::StrFormat("speedup %.2f (goal >= 1.9)",
-                       snapshot2.rows_per_second() / snapshot_rate));
+       absl::StrFormat("%.2f of raw (goal >= 0.8)", snapshot_vs_raw_scan));
+  line("snapshot, 2 actors, rows/s", rate(snapshot2_rate),
+       absl::StrFormat("speedup %.2f (goal >= 1.9)", snapshot_speedup));
   line("raw scan + decode, 2 threads, rows/s", rate(raw2_rate),
-       absl::StrFormat("speedup %.2f (this machine's ceiling)",
-                       raw2_rate / raw_rate));
+       absl::StrFormat("speedup %.2f (this machine's ceiling)", raw_speedup));
   line("end to end (view in RocksDB), rows/s", rate(e2e_rate), "");
   line("upstream alone: capacity, ops/s", rate(capacity.ops_per_second),
        flags.load.has_value() ? "" : "(the load offered is half of it)");

@@ -8,12 +8,12 @@ BIN=tools/backfill_bench
 fail() { echo "FAIL: $*"; exit 1; }
 out=$("$BIN" --help); code=$?
 [[ $code -eq 0 ]] || fail "--help exit $code"
-for flag in rows load growth_seconds json plot dir only_snapshot; do
+for flag in rows load growth_seconds speed_rounds json plot dir only_snapshot; do
   grep -q "^  --$flag (" <<<"$out" || fail "--help does not list --$flag: $out"
 done
 grep -q "^  --rows (uint64; default: 2000000)" <<<"$out" || fail "no default for --rows: $out"
 "$BIN" --helpfull >/dev/null || fail "--helpfull exit $?"
-for args in "--rows=10" "--rows=abc" "--load=-1" "--load=fast" "--growth_seconds=-1" "--no_such_flag" "--rows=10 --json" "--json --load=x"; do
+for args in "--rows=10" "--rows=abc" "--load=-1" "--load=fast" "--growth_seconds=-1" "--speed_rounds=0" "--speed_rounds=51" "--no_such_flag" "--rows=10 --json" "--json --load=x"; do
   # shellcheck disable=SC2086
   "$BIN" $args >"$TEST_TMPDIR/out" 2>"$TEST_TMPDIR/err"; code=$?
   [[ $code -eq 2 ]] || fail "$args: exit $code"
