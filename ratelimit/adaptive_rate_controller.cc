@@ -122,11 +122,15 @@ std::optional<uint32_t> AdaptiveRateController::Change(uint32_t new_rate,
 
 std::optional<uint32_t> AdaptiveRateController::Decrease(absl::Time at) {
   last_decision_ = Decision::kDecrease;
+  // The first overrun ends slow start: its last doubling overshot, so go
+  // back to the rate before it (the last one that ran clean), as TCP's slow
+  // start falls back to half the window.
+  const double factor = slow_start_ ? 0.5 : options_.decrease_factor;
   slow_start_ = false;
   clean_windows_ = 0;
   accelerating_ = false;
   overrun_rate_ = rate_;
-  const uint32_t decreased = Clamp(rate_ * options_.decrease_factor);
+  const uint32_t decreased = Clamp(rate_ * factor);
   additive_step_ = std::max<uint32_t>(
       1,
       static_cast<uint32_t>(decreased * options_.additive_increase_fraction));
@@ -175,8 +179,11 @@ std::optional<uint32_t> AdaptiveRateController::OnBarrier(
   }
   const absl::Time collected_at = injected_at + latency;
   const absl::Duration target = options_.target_barrier_latency;
-  const bool calm_before =
-      options_.calm_barriers > 0 && calm_run_ >= options_.calm_barriers;
+  // In slow start an overrun is the doubling's, not a spike: every doubling
+  // raises the load, and waiting for a second over-target barrier there
+  // cost a barrier or two over the target at twice the last clean rate.
+  const bool calm_before = !slow_start_ && options_.calm_barriers > 0 &&
+                           calm_run_ >= options_.calm_barriers;
   if (latency < target * options_.headroom_fraction) {
     ++calm_run_;
   } else {

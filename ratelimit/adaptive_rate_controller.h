@@ -21,7 +21,10 @@
 //   * L > T, on any one barrier: multiplicative decrease at once, rate x
 //     decrease_factor (default 0.7), without waiting for the window to
 //     close; slow start ends for good. The rate in force when it happened
-//     is remembered as the overrun rate.
+//     is remembered as the overrun rate. The overrun that ends slow start
+//     halves the rate instead (back to the last rate that ran clean before
+//     the doubling that overshot), and in slow start no overrun is taken
+//     for a spike (below).
 //   * Once per observation window (default 1 s of barrier injections), on
 //     the window's highest latency: below headroom_fraction x T (default
 //     0.8), increase. In slow start (until the first window at or above the

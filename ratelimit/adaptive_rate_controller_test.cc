@@ -220,6 +220,36 @@ TEST(AdaptiveRateControllerTest, TailStaysUnderTheTarget) {
   EXPECT_LE(over, 0.002 * barriers) << "of " << barriers;
 }
 
+// Slow start ends at its first overrun, and falls back to the rate before
+// the doubling that overshot (half of it): at most two barriers over the
+// target (the one that overran, and the one that carried the decrease and
+// closed an epoch read at the old rate), not a run of them while decreases
+// of 30% each walk the rate down from twice the knee.
+TEST(AdaptiveRateControllerTest, SlowStartEndsAtTheLastCleanRate) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const Plant plant;
+    const absl::Duration target = absl::Milliseconds(60);
+    AdaptiveRateController controller(Options(target));
+    Loop loop(controller, plant, seed);
+    loop.Run(absl::Seconds(20));
+    int over = 0;
+    std::optional<std::pair<uint32_t, uint32_t>> first_decrease;
+    for (size_t i = 0; i < loop.steps().size(); ++i) {
+      if (loop.steps()[i].latency > target) ++over;
+      if (i > 0 && !first_decrease.has_value() &&
+          loop.steps()[i].rate < loop.steps()[i - 1].rate) {
+        first_decrease.emplace(loop.steps()[i - 1].rate, loop.steps()[i].rate);
+      }
+    }
+    ASSERT_TRUE(first_decrease.has_value());
+    EXPECT_EQ(first_decrease->second, first_decrease->first / 2);
+    // The rate before the overrun ran clean: it is at most the best rate.
+    EXPECT_LE(first_decrease->second, plant.RateAtLatency(target));
+    EXPECT_LE(over, 2);
+  }
+}
+
 // Latency spikes the rate does not cause (3% of barriers at 2.5x the
 // target, at any rate) do not drag the rate down: the mean rate stays at
 // >= 0.7 of the best one (measured over 20 seeds: 0.75 to 0.86). With
@@ -459,14 +489,15 @@ TEST(AdaptiveRateControllerTest, IgnoresBarriersFromBeforeAChange) {
   EXPECT_EQ(controller.OnBarrier(t0 + absl::Milliseconds(1100),
                                  absl::Seconds(5)),
             std::nullopt);
-  // A full window of slow barriers under the new rate halves... by 0.7.
+  // A slow barrier under the new rate decreases at once; still in slow
+  // start, back to the rate before the doubling (half).
   std::optional<uint32_t> decided;
   for (int i = 0; i <= 10 && !decided; ++i) {
     decided = controller.OnBarrier(
         t0 + absl::Milliseconds(1200) + absl::Milliseconds(100) * i,
         absl::Milliseconds(150));
   }
-  EXPECT_EQ(decided, 1400u);
+  EXPECT_EQ(decided, 1000u);
   EXPECT_FALSE(controller.in_slow_start());
   EXPECT_EQ(controller.last_decision(),
             AdaptiveRateController::Decision::kDecrease);

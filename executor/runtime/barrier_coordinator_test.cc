@@ -336,10 +336,11 @@ TEST(BarrierCoordinatorTest, AdaptiveLatencyBelowTheTargetRaisesAboveLowers) {
   // Over the target: multiplicative decrease, through a Throttle.
   // Each barrier over it lowers the rate at once (no window to wait for),
   // the barrier carrying the change aside: it closes an epoch read at the
-  // old rate.
+  // old rate. The first one ends slow start and halves the rate (back to
+  // the last one that ran clean); the next ones take 30% off.
   std::vector<uint32_t> lowered = DriveBarriers(f, 5, absl::Milliseconds(80));
   ASSERT_EQ(lowered.size(), 2u);
-  EXPECT_EQ(lowered[0], static_cast<uint32_t>(before * 0.7));
+  EXPECT_EQ(lowered[0], before / 2);
   EXPECT_EQ(lowered[1], static_cast<uint32_t>(lowered[0] * 0.7));
   EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, lowered[1]);
   EXPECT_EQ(f.observed.back().rate_limit, RateLimit::Fixed(lowered[1]));
@@ -376,12 +377,12 @@ TEST(BarrierCoordinatorTest, ASetRateLimitWhileAdaptiveCapsTheController) {
   EXPECT_EQ(f.coordinator->state().rate_limit, RateLimit::Fixed(1500));
   // Paused from epoch 22 to 60 with latencies far over the target: only
   // the barrier closing the one epoch run under the cap (21; 20 carried the
-  // cap, 22 the pause and its epoch ran at the lowered rate) lowers it.
+  // cap, 22 the pause and its epoch ran at the lowered rate) lowers it; the
+  // controller was still in slow start, so by half.
   DriveBarriers(f, 40, absl::Milliseconds(90));
   EXPECT_EQ(f.coordinator->state().epochs_since_creation, 60u);
-  EXPECT_EQ(f.coordinator->state().EffectiveRateLimit(),
-            RateLimit::Fixed(1050));
-  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 1050u);
+  EXPECT_EQ(f.coordinator->state().EffectiveRateLimit(), RateLimit::Fixed(750));
+  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 750u);
 }
 
 // A cap below the floor at the start lowers the floor only while it is in
