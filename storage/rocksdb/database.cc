@@ -90,16 +90,6 @@ rocksdb::ColumnFamilyOptions MakeDataOptions(
     // Level 0's are read by every lookup: they stay pinned while their file
     // is open.
     table.pin_l0_filter_and_index_blocks_in_cache = true;
-    // Partitioned index and filters (4 KiB partitions under a small
-    // top-level index, which stays pinned): a read only brings in the
-    // partitions it touches, and a scan that does not fill the cache
-    // (ReadOptions::fill_cache = false, as the snapshot reads) does not
-    // keep them. With one index block per file, a full scan left every
-    // file's whole index in the cache: a 4x larger table cost 4x that
-    // (measured: 1.38x the peak RSS of a 7M-row snapshot for 28M rows;
-    // 1.01x with partitions).
-    table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
-    table.partition_filters = true;
   }
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.whole_key_filtering = false;  // Whole keys carry the epoch.
