@@ -53,6 +53,7 @@
 #include "executor/backfill/plan.pb.h"
 #include "executor/backfill/progress_reporter.h"
 #include "executor/channel.h"
+#include "executor/runtime/barrier_coordinator.h"
 #include "executor/runtime/demo/bulk_load.h"
 #include "executor/runtime/demo/dml_source_executor.h"
 #include "executor/runtime/demo/workload.h"
@@ -287,13 +288,6 @@ double RawScanRowsPerSecond(raw_rocksdb_for_test::RawDb& raw,
   for (uint64_t r : rows) total += r;
   *rows_out = total;
   return total / SecondsSince(start);
-}
-
-// The median of `values` (not empty).
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 // ---- (b) The backfill alone: N actors into counting sinks
@@ -1302,8 +1296,11 @@ int Main(int argc, char** argv) {
   // apart measured that drift more than our code.
   log(absl::StrCat("raw RocksDB scan and snapshot backfill, 1 and 2 each, ",
                    flags.speed_rounds, " rounds"));
-  std::vector<double> raw_rates, raw2_rates, snapshot_rates, snapshot2_rates;
-  std::vector<double> snapshot_vs_raw, raw_speedups, snapshot_speedups;
+  // One round's rates, rows/s: raw scan and snapshot, 1 and 2 each.
+  struct SpeedRound {
+    double raw1, raw2, snapshot1, snapshot2;
+  };
+  std::vector<SpeedRound> rounds;
   {
     const std::string work = dir + "/snapshot";
     CopyStore(base_dir, work);
@@ -1316,7 +1313,8 @@ int Main(int argc, char** argv) {
     }
     std::unique_ptr<ValueRowCodec> codec = ValueCodecOf(upstream);
     uint64_t table_rows = 0;
-    // Warms the page cache for both (the copy is fresh, the base is not).
+    // Warms the page cache with the base's files (the copy's were just
+    // written, so they are in it already).
     RawScanRowsPerSecond(*raw, *codec, upstream, 1, &table_rows);
     TableId progress_table = 901;
     for (uint32_t round = 0; round < flags.speed_rounds; ++round) {
@@ -1341,31 +1339,37 @@ int Main(int argc, char** argv) {
                              "; the table has ", table_rows)),
             "scan speed");
       }
-      raw_rates.push_back(raw1);
-      raw2_rates.push_back(raw2);
-      snapshot_rates.push_back(snapshot1.rows_per_second());
-      snapshot2_rates.push_back(snapshot2.rows_per_second());
-      snapshot_vs_raw.push_back(snapshot_rates.back() / raw1);
-      raw_speedups.push_back(raw2 / raw1);
-      snapshot_speedups.push_back(snapshot2_rates.back() /
-                                  snapshot_rates.back());
+      const SpeedRound& r = rounds.emplace_back(
+          SpeedRound{raw1, raw2, snapshot1.rows_per_second(),
+                     snapshot2.rows_per_second()});
       log(absl::StrFormat(
           "  round %u: raw %.0f, 2 threads %.0f; snapshot %.0f (%.2f of raw), "
           "2 actors %.0f (speedup %.2f)",
-          round + 1, raw1, raw2, snapshot_rates.back(), snapshot_vs_raw.back(),
-          snapshot2_rates.back(), snapshot_speedups.back()));
+          round + 1, r.raw1, r.raw2, r.snapshot1, r.snapshot1 / r.raw1,
+          r.snapshot2, r.snapshot2 / r.snapshot1));
     }
     raw.reset();
     store.reset();
     std::filesystem::remove_all(work);
   }
-  const double raw_rate = Median(raw_rates);
-  const double raw2_rate = Median(raw2_rates);
-  const double snapshot_rate = Median(snapshot_rates);
-  const double snapshot2_rate = Median(snapshot2_rates);
-  const double snapshot_vs_raw_scan = Median(snapshot_vs_raw);
-  const double raw_speedup = Median(raw_speedups);
-  const double snapshot_speedup = Median(snapshot_speedups);
+  // The median over the rounds of one figure of each.
+  auto median = [&rounds](auto figure) {
+    std::vector<double> values;
+    for (const SpeedRound& r : rounds) values.push_back(figure(r));
+    return Percentile(std::move(values), 0.5);
+  };
+  const double raw_rate = median([](const SpeedRound& r) { return r.raw1; });
+  const double raw2_rate = median([](const SpeedRound& r) { return r.raw2; });
+  const double snapshot_rate =
+      median([](const SpeedRound& r) { return r.snapshot1; });
+  const double snapshot2_rate =
+      median([](const SpeedRound& r) { return r.snapshot2; });
+  const double snapshot_vs_raw_scan =
+      median([](const SpeedRound& r) { return r.snapshot1 / r.raw1; });
+  const double raw_speedup =
+      median([](const SpeedRound& r) { return r.raw2 / r.raw1; });
+  const double snapshot_speedup =
+      median([](const SpeedRound& r) { return r.snapshot2 / r.snapshot1; });
 
   if (flags.only_snapshot) {
     std::printf(
