@@ -57,6 +57,7 @@ rocksdb::DBOptions MakeDbOptions(const RocksDbStateStoreOptions& options) {
 rocksdb::ColumnFamilyOptions MakeDataOptions(
     const RocksDbStateStoreOptions& options, std::shared_ptr<GcEpochs> gc) {
   rocksdb::ColumnFamilyOptions data;
+  data.disable_auto_compactions = true;  // Until EnableAutoCompactions.
   data.comparator = MvccComparator();
   data.compaction_filter_factory =
       std::make_shared<MvccCompactionFilterFactory>(std::move(gc));
@@ -66,6 +67,13 @@ rocksdb::ColumnFamilyOptions MakeDataOptions(
       std::make_shared<TombstoneCounterFactory>(
           options.tombstone_compaction_fraction));
   rocksdb::BlockBasedTableOptions table;
+  table.block_size = options.block_bytes;
+  // Index keys delta-encoded in runs of 16 (RocksDB's default is 1: every
+  // key whole). Our keys share their table, vnode and most of their pk with
+  // their neighbours, so the index is half the size (measured: 4.6 against
+  // 9.1 MB for a 680 MB table); the index is what a long scan leaves in the
+  // block cache, and a lookup scans at most 15 entries more.
+  table.index_block_restart_interval = 16;
   if (options.block_cache_bytes == 0) {
     table.no_block_cache = true;
   } else {
@@ -291,6 +299,13 @@ absl::Status Database::NameCorruptFile(absl::Status status) const {
       logs.empty() ? std::string("absent") : absl::StrJoin(logs, ", "), ")"));
 }
 
+absl::Status Database::EnableAutoCompactions() {
+  if (read_only_) return absl::OkStatus();
+  return FromRocksDb(
+      db_->SetOptions(data_.get(), {{"disable_auto_compactions", "false"}}),
+      absl::StrCat("open ", path_, ": enable compactions"));
+}
+
 RocksDbStats Database::Stats() const {
   const rocksdb::Statistics& tickers = *statistics_;
   RocksDbStats stats;
@@ -318,6 +333,14 @@ RocksDbStats Database::Stats() const {
   // tiny): its usage, not a sum over families sharing nothing.
   db_->GetIntProperty(data_.get(), rocksdb::DB::Properties::kBlockCacheUsage,
                       &stats.block_cache_bytes);
+  db_->GetIntProperty(rocksdb::DB::Properties::kNumRunningFlushes,
+                      &stats.running_flushes);
+  db_->GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions,
+                      &stats.running_compactions);
+  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kMemTableFlushPending,
+                                &stats.pending_flushes);
+  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kCompactionPending,
+                                &stats.pending_compactions);
   for (rocksdb::ColumnFamilyHandle* family : {meta_.get(), data_.get()}) {
     rocksdb::ColumnFamilyMetaData metadata;
     db_->GetColumnFamilyMetaData(family, &metadata);

@@ -70,6 +70,14 @@ class Database {
   // record without its file); other statuses pass unchanged.
   absl::Status NameCorruptFile(absl::Status status) const;
 
+  // The `data` family opens with automatic compactions off: until the
+  // compaction filter knows the committed epoch, a compaction keeps every
+  // version, so it would rewrite files for nothing, and a file marked for
+  // compaction (tombstone_counter.h) that it moved to the last level is
+  // never picked again. Call this once the epoch is set. A no-op when
+  // read-only; RocksDB's error otherwise.
+  absl::Status EnableAutoCompactions();
+
   // RocksDB's own statistics and properties of this database
   // (RocksDbStateStore::Stats). Thread-safe; reads no data.
   RocksDbStats Stats() const;

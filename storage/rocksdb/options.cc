@@ -14,6 +14,12 @@ absl::Status ValidateOptions(const RocksDbStateStoreOptions& options) {
                      "65536; got ",
                      options.write_buffer_bytes));
   }
+  if (options.block_bytes < (1 << 10) || options.block_bytes > (1 << 20)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RocksDbStateStoreOptions.block_bytes must be in [1024, "
+                     "1048576]; got ",
+                     options.block_bytes));
+  }
   if (!(options.gc_tombstone_fraction >= 0 &&
         options.gc_tombstone_fraction <= 1)) {
     return absl::InvalidArgumentError(

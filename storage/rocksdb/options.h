@@ -57,6 +57,10 @@ struct RocksDbStateStoreOptions {
   // high priority), so they count against it rather than growing with the
   // data; with no cache they are held in memory per open file.
   size_t block_cache_bytes = 64 << 20;
+  // Target size of a table file's data block, uncompressed
+  // (rocksdb::BlockBasedTableOptions::block_size). Default 4 KiB; in
+  // [1 KiB, 1 MiB].
+  size_t block_bytes = 4 << 10;
   // RocksDB write buffer (memtable) size in bytes. Default 64 MiB; >= 64 KiB.
   size_t write_buffer_bytes = 64 << 20;
   // fsync the write-ahead log at every checkpoint. Default true. When false a
@@ -85,8 +89,9 @@ struct RocksDbStateStoreOptions {
   uint64_t gc_min_tombstones = 65536;
   // Deletion-triggered compaction, long before a full one: a table file of
   // `data` written with at least kMinTombstonesToMarkFile tombstones that
-  // are at least this fraction of its entries is marked for compaction
-  // (RocksDB's TablePropertiesCollector::NeedCompact, as its
+  // are at least this fraction of its entries, or of some 131,072
+  // consecutive ones (a run of deletes flushed with other writes), is marked
+  // for compaction (RocksDB's TablePropertiesCollector::NeedCompact, as its
   // CompactOnDeletionCollector does for its own deletions, which this format
   // does not use). RocksDB's background threads then compact it into the next
   // level, where the compaction filter drops the versions its tombstones
@@ -146,6 +151,16 @@ struct RocksDbStats {
   // (rocksdb.block-cache-usage, at most block_cache_bytes).
   uint64_t table_readers_bytes = 0;
   uint64_t block_cache_bytes = 0;
+  // Now: RocksDB's background work. Flushes and compactions running
+  // (rocksdb.num-running-flushes, rocksdb.num-running-compactions), and
+  // column families with a flush or a compaction due but not started
+  // (rocksdb.mem-table-flush-pending, rocksdb.compaction-pending: a level
+  // over its target size, or files marked for compaction). All 0: RocksDB
+  // is idle until the next write.
+  uint64_t running_flushes = 0;
+  uint64_t running_compactions = 0;
+  uint64_t pending_flushes = 0;
+  uint64_t pending_compactions = 0;
 };
 
 }  // namespace backfill

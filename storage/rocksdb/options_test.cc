@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "third_party/absl_extras/status_matchers.h"
@@ -27,6 +28,9 @@ TEST(ValidateOptionsTest, DefaultsWithAPathAreValid) {
   edges.gc_min_tombstones = 1;
   edges.max_background_jobs = 1;
   edges.block_cache_bytes = 0;
+  edges.block_bytes = 1 << 10;
+  EXPECT_THAT(ValidateOptions(edges), IsOk());
+  edges.block_bytes = 1 << 20;
   EXPECT_THAT(ValidateOptions(edges), IsOk());
   edges.gc_tombstone_fraction = 1;
   EXPECT_THAT(ValidateOptions(edges), IsOk());
@@ -47,6 +51,15 @@ TEST(ValidateOptionsTest, EachBadFieldIsInvalidArgumentNamingIt) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("write_buffer_bytes must be >= 65536; got "
                                  "65535")));
+  for (size_t bytes : {size_t{0}, size_t{1023}, (size_t{1} << 20) + 1}) {
+    options = Valid();
+    options.block_bytes = bytes;
+    EXPECT_THAT(ValidateOptions(options),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr(absl::StrCat("block_bytes must be in [1024, "
+                                                "1048576]; got ",
+                                                bytes))));
+  }
   for (double fraction : {-0.1, 1.5, std::nan("")}) {
     options = Valid();
     options.gc_tombstone_fraction = fraction;

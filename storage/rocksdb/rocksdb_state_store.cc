@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "storage/rocksdb/acknowledged_epoch.h"
 #include "storage/rocksdb/committed_table_reader.h"
 #include "storage/rocksdb/database.h"
@@ -69,6 +71,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStateStore>> RocksDbStateStore::Open(
   // and is refused rather than answered wrong.
   gc->RaiseHorizon(oldest_pin.has_value() ? std::min(committed, *oldest_pin)
                                           : committed);
+  // Now that compactions drop what the committed epoch lets them drop.
+  BACKFILL_RETURN_IF_ERROR(opened.EnableAutoCompactions());
   // Only now: the tombstones counted may start a full compaction at once,
   // which must see the committed epoch (before it, it kept every version).
   BACKFILL_RETURN_IF_ERROR(
@@ -84,6 +88,25 @@ RocksDbStateStore::RocksDbStateStore(
 absl::Status RocksDbStateStore::Compact() { return layer_->Compact(); }
 GcStats RocksDbStateStore::WaitForGc() { return layer_->WaitForGc(); }
 RocksDbStats RocksDbStateStore::Stats() const { return layer_->Stats(); }
+
+absl::Status RocksDbStateStore::WaitForBackgroundWork(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    const RocksDbStats stats = Stats();
+    if (stats.running_flushes == 0 && stats.running_compactions == 0 &&
+        stats.pending_flushes == 0 && stats.pending_compactions == 0) {
+      return absl::OkStatus();
+    }
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "RocksDB still busy after ", absl::FormatDuration(timeout), ": ",
+          stats.running_flushes, " flushes and ", stats.running_compactions,
+          " compactions running, ", stats.pending_flushes, " flushes and ",
+          stats.pending_compactions, " compactions due"));
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+}
 absl::StatusOr<uint64_t> RocksDbStateStore::CountStoredVersions() {
   return layer_->CountStoredVersions();
 }

@@ -25,6 +25,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "storage/committed_rows.h"
 #include "storage/epoch.h"
 #include "storage/internal/layered_state_store.h"
@@ -68,6 +69,13 @@ class RocksDbStateStore final : public storage_internal::LayeredStateStore,
   // Blocks until no automatic garbage collection is due or running (for
   // tests, benchmarks and orderly shutdown), then returns its statistics.
   GcStats WaitForGc();
+
+  // Blocks until RocksDB has no flush or compaction running or due (Stats():
+  // running_* and pending_* all 0), polling every 10 ms: for tests and
+  // benchmarks that measure the store as RocksDB's own background work
+  // leaves it (deletion-triggered compactions included). Starts nothing.
+  // DeadlineExceeded, with what is still running or due, after `timeout`.
+  absl::Status WaitForBackgroundWork(absl::Duration timeout);
 
   // The number of stored versions (physical entries, tombstones included)
   // of all tables. Scans everything: for tests and operations.

@@ -173,27 +173,30 @@ TEST(RocksDbCorruptionTest, LostAcknowledgedCheckpointIsDataLoss) {
                      HasSubstr("ACKNOWLEDGED_EPOCH"))));
 }
 
-// The offset of the last record header of a RocksDB log-format file.
-size_t LastRecordOffset(const std::string& bytes) {
-  size_t offset = 0, last = 0;
+// The offsets of the record headers of a RocksDB log-format file.
+std::vector<size_t> RecordOffsets(const std::string& bytes) {
+  std::vector<size_t> offsets;
+  size_t offset = 0;
   while (offset + 7 <= bytes.size()) {
     const size_t block_left = 32768 - offset % 32768;
     if (block_left < 7) {
       offset += block_left;
       continue;
     }
-    last = offset;
+    offsets.push_back(offset);
     offset += 7 + (static_cast<uint8_t>(bytes[offset + 4]) |
                    (static_cast<size_t>(static_cast<uint8_t>(bytes[offset + 5]))
                     << 8));
   }
-  return last;
+  return offsets;
 }
 
 TEST(RocksDbCorruptionTest, LostManifestTailIsDataLoss) {
-  // A corrupt length in the MANIFEST's last record: RocksDB takes it for a
-  // torn write and drops the record (here: the edit that gave the data
-  // column family its table file), opening without that data.
+  // A corrupt length in the MANIFEST's next-to-last record, beyond the end
+  // of the file: RocksDB takes it for a torn write and drops it and the
+  // last one (here: the edit that gave the data column family its table
+  // file, and the empty one that enabling compactions writes after it),
+  // opening without that data.
   const std::string path = NewTestDirectory();
   WriteStore(path, 10, /*compact=*/false);
   { BACKFILL_ASSERT_OK(RocksDbStateStore::Open(Options(path)).status()); }
@@ -204,7 +207,9 @@ TEST(RocksDbCorruptionTest, LostManifestTailIsDataLoss) {
     }
   }
   std::string bytes = ReadFile(manifest);
-  const size_t last = LastRecordOffset(bytes);
+  const std::vector<size_t> offsets = RecordOffsets(bytes);
+  ASSERT_GE(offsets.size(), 2u);
+  const size_t last = offsets[offsets.size() - 2];
   bytes[last + 5] = static_cast<char>(0x7f);  // Length beyond the end.
   WriteFile(manifest, bytes);
   EXPECT_THAT(

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/rocksdb/raw_rocksdb_for_test.h"
@@ -279,6 +280,10 @@ TEST(RocksDbStateStoreTest, StatsComeFromRocksDb) {
   EXPECT_GT(compacted.sst_bytes, 1000u * 100u / 10);  // Compressed or not.
   EXPECT_GT(compacted.flush_written_bytes, 0u);
   EXPECT_EQ(compacted.pending_compaction_bytes, 0u);
+  BACKFILL_ASSERT_OK(store->WaitForBackgroundWork(absl::Minutes(1)));
+  const RocksDbStats idle = store->Stats();
+  EXPECT_EQ(idle.running_flushes + idle.running_compactions, 0u);
+  EXPECT_EQ(idle.pending_flushes + idle.pending_compactions, 0u);
 
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto it, store->NewIterator(kTable, 0, PkRange::All(), Epoch(1)));
@@ -611,6 +616,60 @@ uint64_t StoredVersionsAfterQueueChurn(RocksDbStateStoreOptions options,
   auto versions = (*store)->CountStoredVersions();
   EXPECT_THAT(versions.status(), IsOk());
   return versions.value_or(0);
+}
+
+constexpr int kDeletedInARun = 200'000;  // More than a 131,072-entry window.
+
+// Writes kDeletedInARun rows and compacts them to the bottom, then deletes
+// them and inserts twice as many other rows in one epoch, reopens (the log
+// is flushed into one level-0 file: the tombstones, then the new rows) and
+// waits for RocksDB's background work. `versions`: the versions stored then.
+void StoreADenseRunOfDeletes(double compaction_fraction, uint64_t* versions) {
+  RocksDbStateStoreOptions options = SmallOptions(NewTestDirectory());
+  options.write_buffer_bytes = 64 << 20;  // One flush: at the reopen.
+  options.gc_tombstone_fraction = 0;      // No automatic full compaction.
+  options.tombstone_compaction_fraction = compaction_fraction;
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto local,
+                                  store->NewLocalStateStore(kTable, {}));
+    BACKFILL_ASSERT_OK(local->Init(EpochPair::ForInitial(Epoch(1))));
+    for (int i = 0; i < kDeletedInARun; ++i) {
+      BACKFILL_ASSERT_OK(local->Insert(0, absl::StrFormat("a%06d", i), "v"));
+    }
+    BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(2), Epoch(1)}));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+    BACKFILL_ASSERT_OK(store->Compact());
+    for (int i = 0; i < kDeletedInARun; ++i) {
+      BACKFILL_ASSERT_OK(local->Delete(0, absl::StrFormat("a%06d", i)));
+      for (int j = 0; j < 2; ++j) {
+        BACKFILL_ASSERT_OK(
+            local->Insert(0, absl::StrFormat("b%06d%d", i, j), "v"));
+      }
+    }
+    BACKFILL_ASSERT_OK(local->Seal(EpochPair{Epoch(3), Epoch(2)}));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(2)));
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+  BACKFILL_ASSERT_OK(store->WaitForBackgroundWork(absl::Minutes(1)));
+  EXPECT_EQ(store->WaitForGc().full_compactions, 0u);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(*versions, store->CountStoredVersions());
+}
+
+// The tombstones are a third of that file, under the compaction fraction of
+// one half, but a run of them fills a window: the file is marked for
+// compaction, and RocksDB compacts it into the level of the rows it deletes
+// and drops them, with no full compaction. Without the deletion trigger
+// every version stays.
+TEST(RocksDbStateStoreTest,
+     ADenseRunOfDeletesIsCompactedWithoutFullCompaction) {
+  uint64_t untriggered = 0;
+  StoreADenseRunOfDeletes(0, &untriggered);
+  EXPECT_EQ(untriggered, 4u * kDeletedInARun);  // Rows, tombstones, rows.
+  uint64_t triggered = 0;
+  StoreADenseRunOfDeletes(0.5, &triggered);
+  // The deleted rows are gone (their tombstones may be too).
+  EXPECT_LE(triggered, 3u * kDeletedInARun);
 }
 
 TEST(RocksDbStateStoreTest, AutomaticGcRemovesTombstonesUnderChurn) {

@@ -14,11 +14,28 @@ rocksdb::Status TombstoneCounter::AddUserKey(const rocksdb::Slice& /*key*/,
                                              rocksdb::SequenceNumber /*seq*/,
                                              uint64_t /*file_size*/) {
   absl::string_view row;
+  const bool tombstone =
+      type == rocksdb::kEntryPut &&
+      ParseMvccValue(ToStringView(value), &row) == MvccValueKind::kTombstone;
+  const uint64_t slot = entries_ % kTombstoneWindowEntries;
   ++entries_;
-  if (type == rocksdb::kEntryPut &&
-      ParseMvccValue(ToStringView(value), &row) == MvccValueKind::kTombstone) {
-    ++tombstones_;
+  if (tombstone) ++tombstones_;
+  if (compaction_fraction_ <= 0 || dense_run_) return rocksdb::Status::OK();
+  if (window_.empty()) window_.resize(kTombstoneWindowEntries / 64);
+  uint64_t& word = window_[slot / 64];
+  const uint64_t bit = uint64_t{1} << (slot % 64);
+  // The entry kTombstoneWindowEntries back leaves the window.
+  if ((word & bit) != 0) --window_tombstones_;
+  if (tombstone) {
+    word |= bit;
+    ++window_tombstones_;
+  } else {
+    word &= ~bit;
   }
+  dense_run_ =
+      entries_ >= kTombstoneWindowEntries &&
+      static_cast<double>(window_tombstones_) >=
+          compaction_fraction_ * static_cast<double>(kTombstoneWindowEntries);
   return rocksdb::Status::OK();
 }
 
@@ -35,8 +52,9 @@ rocksdb::UserCollectedProperties TombstoneCounter::GetReadableProperties()
 
 bool TombstoneCounter::NeedCompact() const {
   return compaction_fraction_ > 0 && tombstones_ >= kMinTombstonesToMarkFile &&
-         static_cast<double>(tombstones_) >=
-             compaction_fraction_ * static_cast<double>(entries_);
+         (dense_run_ ||
+          static_cast<double>(tombstones_) >=
+              compaction_fraction_ * static_cast<double>(entries_));
 }
 
 rocksdb::TablePropertiesCollector*

@@ -2,8 +2,8 @@
 // its user property "backfill.tombstones" (decimal), so that the count of
 // tombstones waiting for a full compaction survives restarts: at open the
 // store sums the property over every live file (storage/FORMAT.md). Also
-// marks a file made mostly of tombstones for compaction
-// (RocksDbStateStoreOptions::tombstone_compaction_fraction).
+// marks a file made mostly of tombstones, or holding a dense run of them,
+// for compaction (RocksDbStateStoreOptions::tombstone_compaction_fraction).
 //
 //   family_options.table_properties_collector_factories.push_back(
 //       std::make_shared<TombstoneCounterFactory>(/*compaction_fraction=*/0.5));
@@ -12,6 +12,7 @@
 #define STORAGE_ROCKSDB_TOMBSTONE_COUNTER_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "rocksdb/db.h"
 #include "rocksdb/table_properties.h"
@@ -25,6 +26,13 @@ inline constexpr char kTombstonesProperty[] = "backfill.tombstones";
 // A file needs at least this many tombstones to be marked for compaction
 // (so that small flushes with a few deletes do not compact over and over).
 inline constexpr uint64_t kMinTombstonesToMarkFile = 1024;
+
+// The sliding window of a dense run: a file is marked too when some
+// kTombstoneWindowEntries consecutive entries are tombstones in at least the
+// compaction fraction (as RocksDB's CompactOnDeletionCollector does), so
+// that a run of deletes flushed together with other writes is compacted
+// even though the whole file's fraction is below it.
+inline constexpr uint64_t kTombstoneWindowEntries = uint64_t{1} << 17;
 
 // One collector per table file being written (RocksDB's contract: used by
 // one thread).
@@ -44,8 +52,9 @@ class TombstoneCounter final : public rocksdb::TablePropertiesCollector {
   rocksdb::Status Finish(rocksdb::UserCollectedProperties* properties) override;
   rocksdb::UserCollectedProperties GetReadableProperties() const override;
   const char* Name() const override { return "backfill.TombstoneCounter"; }
-  // True iff the file has >= kMinTombstonesToMarkFile tombstones and they
-  // are >= compaction_fraction of its entries (compaction_fraction > 0):
+  // True iff compaction_fraction > 0, the file has >=
+  // kMinTombstonesToMarkFile tombstones, and they are >= compaction_fraction
+  // of its entries or of some kTombstoneWindowEntries consecutive ones:
   // RocksDB then marks it for compaction.
   bool NeedCompact() const override;
 
@@ -53,6 +62,12 @@ class TombstoneCounter final : public rocksdb::TablePropertiesCollector {
   double compaction_fraction_;
   uint64_t tombstones_ = 0;
   uint64_t entries_ = 0;
+  // The last kTombstoneWindowEntries entries, one bit each (set: a
+  // tombstone), as a ring; allocated at the first entry when
+  // compaction_fraction > 0.
+  std::vector<uint64_t> window_;
+  uint64_t window_tombstones_ = 0;
+  bool dense_run_ = false;
 };
 
 class TombstoneCounterFactory final

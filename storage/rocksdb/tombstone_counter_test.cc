@@ -86,6 +86,38 @@ TEST(TombstoneCounterTest, MarksFilesMostlyOfTombstonesForCompaction) {
   EXPECT_FALSE(TombstoneCounter().NeedCompact());
 }
 
+// A run of tombstones flushed with other writes: the whole file is under
+// the fraction, but some kTombstoneWindowEntries consecutive entries are
+// not. The same tombstones spread evenly over the file do not mark it.
+TEST(TombstoneCounterTest, MarksAFileWithADenseRunOfTombstones) {
+  const std::string tombstone = Tombstone();
+  const std::string row = Row("x");
+  constexpr uint64_t kWindow = kTombstoneWindowEntries;
+  // 3 windows of entries, one window of them tombstones: a third.
+  auto file = [&](double fraction, uint64_t run_start, uint64_t run_length,
+                  uint64_t every) {
+    TombstoneCounter counter(fraction);
+    for (uint64_t i = 0; i < 3 * kWindow; ++i) {
+      const bool in_run = i >= run_start && i < run_start + run_length;
+      const bool is_tombstone = in_run || (every > 0 && i % every == 0);
+      EXPECT_TRUE(counter
+                      .AddUserKey("k", is_tombstone ? tombstone : row,
+                                  rocksdb::kEntryPut, 0, 0)
+                      .ok());
+    }
+    return counter.NeedCompact();
+  };
+  EXPECT_TRUE(file(0.5, kWindow, kWindow, 0));      // the middle window
+  EXPECT_TRUE(file(0.5, 0, kWindow, 0));            // the first one
+  EXPECT_TRUE(file(0.5, 2 * kWindow, kWindow, 0));  // the last one
+  // Half a window of tombstones at the start of any window is still half.
+  EXPECT_TRUE(file(0.5, kWindow / 2, kWindow / 2, 0));
+  EXPECT_FALSE(file(0.5, kWindow / 2, kWindow / 2 - 1, 0));
+  EXPECT_FALSE(file(0.5, 0, 0, 3));  // a third, spread evenly
+  EXPECT_FALSE(file(0.9, kWindow, kWindow * 8 / 10, 0));
+  EXPECT_FALSE(file(0, kWindow, kWindow, 0));  // disabled
+}
+
 std::shared_ptr<const rocksdb::TableProperties> File(
     const rocksdb::UserCollectedProperties& user) {
   auto properties = std::make_shared<rocksdb::TableProperties>();
