@@ -116,6 +116,9 @@ ABSL_FLAG(bool, child_snapshot, false,
           "--child_table\nin the store at --dir, one actor; prints "
           "\"seconds rows\").");
 ABSL_FLAG(uint64_t, child_table, 0, "Internal: the table of --child_snapshot.");
+ABSL_FLAG(uint64_t, child_progress_table, 900,
+          "Internal: the progress table of --child_snapshot (a new one for "
+          "each run over\nthe same store).");
 ABSL_FLAG(bool, child_job, false,
           "Internal: the child process of a vnode-count run (the loaded job "
           "over the\n--rows rows of the store at --dir, --child_vnodes "
@@ -141,6 +144,7 @@ struct Flags {
   // store at `dir` with one actor, print "seconds rows".
   bool child_snapshot = false;
   uint64_t child_table = 0;
+  uint64_t child_progress_table = 900;
   // Child mode (vnode count): the loaded job over `rows` rows of a table of
   // `child_vnodes` vnodes in the store at `dir`, print its backfill barrier
   // p99 and peak RSS.
@@ -484,7 +488,9 @@ int ChildSnapshotMain(const Flags& flags) {
   TableCatalog upstream = BaseOptions(0).upstream;
   upstream.table_id = static_cast<TableId>(flags.child_table);
   SnapshotRun run =
-      OrDie(RunSnapshotOnly(*store, upstream, 1, 900, absl::Milliseconds(100)),
+      OrDie(RunSnapshotOnly(*store, upstream, 1,
+                            static_cast<TableId>(flags.child_progress_table),
+                            absl::Milliseconds(100)),
             "child snapshot");
   std::printf("%.6f %" PRIu64 " %ld\n", run.seconds, run.rows, PeakRssKb());
   return 0;
@@ -525,10 +531,11 @@ std::string RunChildProcess(const std::string& self,
 }
 
 ChildRun RunChild(const std::string& self, const std::string& dir,
-                  TableId table) {
-  const std::string output =
-      RunChildProcess(self, {"--child_snapshot", "--dir=" + dir,
-                             absl::StrCat("--child_table=", table)});
+                  TableId table, TableId progress_table) {
+  const std::string output = RunChildProcess(
+      self, {"--child_snapshot", "--dir=" + dir,
+             absl::StrCat("--child_table=", table),
+             absl::StrCat("--child_progress_table=", progress_table)});
   ChildRun run;
   if (std::sscanf(output.c_str(), "%lf %" SCNu64 " %ld", &run.seconds,
                   &run.rows, &run.max_rss_kb) != 3) {
@@ -732,6 +739,8 @@ constexpr char kRowsValues[] = "an integer >= 1000";
 // barrier, at the default scenario's cadence (every 2nd of 100 ms barriers):
 // about 5 s each. The capacity run's offer, ops/s: more than any machine.
 constexpr uint32_t kUpstreamOnlyCheckpoints = 25;
+// Rounds of the cost-growth runs (an N run and a 4N run each).
+constexpr int kGrowthRounds = 3;
 constexpr double kUnboundedOps = 1e9;
 constexpr char kLoadValues[] = "a number >= 0";
 constexpr char kGrowthSecondsValues[] = "a number in [0, 600]";
@@ -756,6 +765,7 @@ absl::StatusOr<Flags> ValidatedFlags() {
   flags.dir = absl::GetFlag(FLAGS_dir);
   flags.child_snapshot = absl::GetFlag(FLAGS_child_snapshot);
   flags.child_table = absl::GetFlag(FLAGS_child_table);
+  flags.child_progress_table = absl::GetFlag(FLAGS_child_progress_table);
   flags.child_job = absl::GetFlag(FLAGS_child_job);
   flags.child_vnodes = absl::GetFlag(FLAGS_child_vnodes);
   flags.growth_seconds = absl::GetFlag(FLAGS_growth_seconds);
@@ -1566,12 +1576,35 @@ int Main(int argc, char** argv) {
   BuildCompactedTable(dir + "/growth_1x", BaseOptions(growth_rows));
   BuildCompactedTable(dir + "/growth_4x", BaseOptions(4 * growth_rows));
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
-  const ChildRun growth1 =
-      RunChild(self, dir + "/growth_1x", upstream.table_id);
+  // kGrowthRounds rounds, each an N run then a 4N run: each figure is the
+  // median over the rounds, each ratio the median of the rounds' own ratios
+  // (as for the scan speed: one pair of runs measured the machine's drift
+  // as much as the growth).
+  std::vector<double> growth_seconds[2], growth_rss_kb[2];
+  std::vector<double> growth_time_ratios, growth_rss_ratios;
+  for (int round = 0; round < kGrowthRounds; ++round) {
+    const TableId progress_table = static_cast<TableId>(900 + round);
+    ChildRun runs[2];
+    for (int size = 0; size < 2; ++size) {
+      runs[size] =
+          RunChild(self, dir + (size == 0 ? "/growth_1x" : "/growth_4x"),
+                   upstream.table_id, progress_table);
+      growth_seconds[size].push_back(runs[size].seconds);
+      growth_rss_kb[size].push_back(static_cast<double>(runs[size].max_rss_kb));
+    }
+    growth_time_ratios.push_back(runs[1].seconds / runs[0].seconds);
+    growth_rss_ratios.push_back(static_cast<double>(runs[1].max_rss_kb) /
+                                static_cast<double>(runs[0].max_rss_kb));
+    log(absl::StrFormat(
+        "  round %d: N %.2f s, %ld KiB; 4N %.2f s, %ld KiB (%.2f, %.2f)",
+        round + 1, runs[0].seconds, runs[0].max_rss_kb, runs[1].seconds,
+        runs[1].max_rss_kb, growth_time_ratios.back(),
+        growth_rss_ratios.back()));
+  }
   std::filesystem::remove_all(dir + "/growth_1x");
-  const ChildRun growth4 =
-      RunChild(self, dir + "/growth_4x", upstream.table_id);
   std::filesystem::remove_all(dir + "/growth_4x");
+  const double growth_time_ratio = Percentile(growth_time_ratios, 0.5);
+  const double growth_rss_ratio = Percentile(growth_rss_ratios, 0.5);
 
   // Cost per vnode: the same table (N/4 rows) and load with 32,768 vnodes
   // and with 256, the loaded job over 2 actors in a child process each.
@@ -1691,13 +1724,12 @@ int Main(int argc, char** argv) {
            buffer_all_peak > 0
                ? static_cast<double>(lr.peak_buffer_bytes) / buffer_all_peak
                : 0.0)
-      .Add("time_1x_seconds", growth1.seconds)
-      .Add("time_4x_seconds", growth4.seconds)
-      .Add("time_ratio_4x_vs_1x", growth4.seconds / growth1.seconds)
-      .Add("rss_1x_kb", static_cast<int64_t>(growth1.max_rss_kb))
-      .Add("rss_4x_kb", static_cast<int64_t>(growth4.max_rss_kb))
-      .Add("rss_ratio_4x_vs_1x",
-           static_cast<double>(growth4.max_rss_kb) / growth1.max_rss_kb);
+      .Add("time_1x_seconds", Percentile(growth_seconds[0], 0.5))
+      .Add("time_4x_seconds", Percentile(growth_seconds[1], 0.5))
+      .Add("time_ratio_4x_vs_1x", growth_time_ratio)
+      .Add("rss_1x_kb", static_cast<int64_t>(Percentile(growth_rss_kb[0], 0.5)))
+      .Add("rss_4x_kb", static_cast<int64_t>(Percentile(growth_rss_kb[1], 0.5)))
+      .Add("rss_ratio_4x_vs_1x", growth_rss_ratio);
   for (const auto& [kind, run] : kind_runs) {
     const std::string name = BackfillKindName(kind);
     json.Add(name + "_snapshot_rows_per_second", SnapshotRate(*run))
@@ -1807,9 +1839,7 @@ int Main(int argc, char** argv) {
                        buffer_all_peak),
        "(goal <= 1/10)");
   line("cost growth 4N vs N: time, RSS",
-       absl::StrFormat(
-           "%.2f, %.2f", growth4.seconds / growth1.seconds,
-           static_cast<double>(growth4.max_rss_kb) / growth1.max_rss_kb),
+       absl::StrFormat("%.2f, %.2f", growth_time_ratio, growth_rss_ratio),
        "(goals <= 4.4, <= 1.3)");
   line("tombstones vs clean: after GC / before GC",
        absl::StrFormat("%.2f / %.2f", tombstone_after_gc, tombstone_before_gc),
