@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
+#include "storage/shared/internal/etcd_status.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "third_party/etcd/etcdserverpb/rpc.grpc.pb.h"
 
@@ -48,9 +49,9 @@ std::string PrefixEnd(absl::string_view prefix) {
 
 // Codes worth another endpoint: the member is down, has no leader, lost
 // its leader mid-request, or did not answer within the attempt's deadline.
-bool IsRetryable(grpc::StatusCode code) {
-  return code == grpc::StatusCode::UNAVAILABLE ||
-         code == grpc::StatusCode::DEADLINE_EXCEEDED;
+bool IsRetryable(absl::StatusCode code) {
+  return code == absl::StatusCode::kUnavailable ||
+         code == absl::StatusCode::kDeadlineExceeded;
 }
 
 EtcdKeyValue FromProto(const mvccpb::KeyValue& kv) {
@@ -203,11 +204,13 @@ class EtcdClient::Impl {
         preferred_.store(index, std::memory_order_relaxed);
         return absl::OkStatus();
       }
-      last_error = absl::Status(
+      const absl::StatusCode code = shared_internal::EtcdCallCode(
           static_cast<absl::StatusCode>(status.error_code()),
-          absl::StrCat("etcd ", operation, " ", DescribeKey(key), " at ",
-                       endpoint.address, ": ", status.error_message()));
-      if (!IsRetryable(status.error_code())) return last_error;
+          status.error_message());
+      last_error = absl::Status(
+          code, absl::StrCat("etcd ", operation, " ", DescribeKey(key), " at ",
+                             endpoint.address, ": ", status.error_message()));
+      if (!IsRetryable(code)) return last_error;
       if (attempt % num_endpoints == 0) {
         // A full round failed (no leader yet, or every member down): back off.
         const absl::Time wake = clock_.Now() + backoff;

@@ -18,7 +18,9 @@
 //   - Every read is linearizable (etcd's default): it sees every write any
 //     client was acknowledged before it started.
 //   - A call tries one endpoint at a time, each attempt with its own deadline
-//     (`call_timeout`); on UNAVAILABLE or an attempt's DEADLINE_EXCEEDED it
+//     (`call_timeout`); on UNAVAILABLE or an attempt's DEADLINE_EXCEEDED
+//     (on the client's side, or the server's: etcd 3.4 answers that one as
+//     UNKNOWN "context deadline exceeded", taken as DEADLINE_EXCEEDED) it
 //     moves to the next endpoint, pausing with back-off after each full round,
 //     until `operation_timeout` has passed. It remembers the endpoint that last
 //     answered. Any other error is returned at once.
