@@ -174,6 +174,16 @@ void Check(const absl::Status& status, const char* what) {
   if (!status.ok()) Die(status, what);
 }
 
+// The median over `rounds` of one figure of each (`figure(round)`): the
+// runtime's Percentile at 0.5 (for an even count, the upper middle value).
+template <typename Round, typename Figure>
+double MedianOver(const std::vector<Round>& rounds, Figure figure) {
+  std::vector<double> values;
+  values.reserve(rounds.size());
+  for (const Round& round : rounds) values.push_back(figure(round));
+  return Percentile(std::move(values), 0.5);
+}
+
 double SecondsSince(absl::Time start) {
   return absl::ToDoubleSeconds(absl::Now() - start);
 }
@@ -1365,12 +1375,7 @@ int Main(int argc, char** argv) {
     store.reset();
     std::filesystem::remove_all(work);
   }
-  // The median over the rounds of one figure of each.
-  auto median = [&rounds](auto figure) {
-    std::vector<double> values;
-    for (const SpeedRound& r : rounds) values.push_back(figure(r));
-    return Percentile(std::move(values), 0.5);
-  };
+  auto median = [&rounds](auto figure) { return MedianOver(rounds, figure); };
   const double raw_rate = median([](const SpeedRound& r) { return r.raw1; });
   const double raw2_rate = median([](const SpeedRound& r) { return r.raw2; });
   const double snapshot_rate =
@@ -1401,7 +1406,12 @@ int Main(int argc, char** argv) {
   // measured the machine's drift as much as the view's writes).
   log(absl::StrCat("end to end, no load, and the raw write of the view: ",
                    kEndToEndRounds, " rounds"));
-  std::vector<double> e2e_rates, raw_write_rates, e2e_vs_raw_writes;
+  struct EndToEndRound {
+    double e2e, raw_write;
+  };
+  std::vector<EndToEndRound> e2e_rounds;
+  const double checkpoint_seconds = absl::ToDoubleSeconds(
+      base.barrier_interval * static_cast<int64_t>(base.checkpoint_frequency));
   for (int round = 0; round < kEndToEndRounds; ++round) {
     // The first round's store stays: the upstream-only runs below use it.
     const std::string e2e_dir = dir + (round == 0 ? "/e2e" : "/e2e_again");
@@ -1410,22 +1420,20 @@ int Main(int argc, char** argv) {
     if (round > 0) std::filesystem::remove_all(e2e_dir);
     const std::string work = dir + "/raw_write";
     OpenStore(work);  // Creates the store's column families, then closes.
-    const double checkpoint_seconds =
-        absl::ToDoubleSeconds(base.barrier_interval *
-                              static_cast<int64_t>(base.checkpoint_frequency));
     const double raw_write =
         RawWriteRowsPerSecond(work, base, flags.rows,
                               static_cast<uint64_t>(e2e * checkpoint_seconds));
     std::filesystem::remove_all(work);
-    e2e_rates.push_back(e2e);
-    raw_write_rates.push_back(raw_write);
-    e2e_vs_raw_writes.push_back(e2e / raw_write);
+    e2e_rounds.push_back({e2e, raw_write});
     log(absl::StrFormat("  round %d: end to end %.0f, raw write %.0f (%.2f)",
                         round + 1, e2e, raw_write, e2e / raw_write));
   }
-  const double e2e_rate = Percentile(e2e_rates, 0.5);
-  const double raw_write_rate = Percentile(raw_write_rates, 0.5);
-  const double e2e_vs_raw_write = Percentile(e2e_vs_raw_writes, 0.5);
+  const double e2e_rate =
+      MedianOver(e2e_rounds, [](const EndToEndRound& r) { return r.e2e; });
+  const double raw_write_rate = MedianOver(
+      e2e_rounds, [](const EndToEndRound& r) { return r.raw_write; });
+  const double e2e_vs_raw_write = MedianOver(
+      e2e_rounds, [](const EndToEndRound& r) { return r.e2e / r.raw_write; });
 
   // The same with the view's fast path: writes without the point read per
   // row that checks each one (StreamingJobOptions::view_op_consistency).
@@ -1595,31 +1603,31 @@ int Main(int argc, char** argv) {
   // median over the rounds, each ratio the median of the rounds' own ratios
   // (as for the scan speed: one pair of runs measured the machine's drift
   // as much as the growth).
-  std::vector<double> growth_seconds[2], growth_rss_kb[2];
-  std::vector<double> growth_time_ratios, growth_rss_ratios;
+  struct GrowthRound {
+    ChildRun n, n4;
+    double time_ratio() const { return n4.seconds / n.seconds; }
+    double rss_ratio() const {
+      return static_cast<double>(n4.max_rss_kb) /
+             static_cast<double>(n.max_rss_kb);
+    }
+  };
+  std::vector<GrowthRound> growth_rounds;
   for (int round = 0; round < kGrowthRounds; ++round) {
     const TableId progress_table = static_cast<TableId>(900 + round);
-    ChildRun runs[2];
-    for (int size = 0; size < 2; ++size) {
-      runs[size] =
-          RunChild(self, dir + (size == 0 ? "/growth_1x" : "/growth_4x"),
-                   upstream.table_id, progress_table);
-      growth_seconds[size].push_back(runs[size].seconds);
-      growth_rss_kb[size].push_back(static_cast<double>(runs[size].max_rss_kb));
-    }
-    growth_time_ratios.push_back(runs[1].seconds / runs[0].seconds);
-    growth_rss_ratios.push_back(static_cast<double>(runs[1].max_rss_kb) /
-                                static_cast<double>(runs[0].max_rss_kb));
+    const GrowthRound& r = growth_rounds.emplace_back(GrowthRound{
+        RunChild(self, dir + "/growth_1x", upstream.table_id, progress_table),
+        RunChild(self, dir + "/growth_4x", upstream.table_id, progress_table)});
     log(absl::StrFormat(
         "  round %d: N %.2f s, %ld KiB; 4N %.2f s, %ld KiB (%.2f, %.2f)",
-        round + 1, runs[0].seconds, runs[0].max_rss_kb, runs[1].seconds,
-        runs[1].max_rss_kb, growth_time_ratios.back(),
-        growth_rss_ratios.back()));
+        round + 1, r.n.seconds, r.n.max_rss_kb, r.n4.seconds, r.n4.max_rss_kb,
+        r.time_ratio(), r.rss_ratio()));
   }
   std::filesystem::remove_all(dir + "/growth_1x");
   std::filesystem::remove_all(dir + "/growth_4x");
-  const double growth_time_ratio = Percentile(growth_time_ratios, 0.5);
-  const double growth_rss_ratio = Percentile(growth_rss_ratios, 0.5);
+  const double growth_time_ratio = MedianOver(
+      growth_rounds, [](const GrowthRound& r) { return r.time_ratio(); });
+  const double growth_rss_ratio = MedianOver(
+      growth_rounds, [](const GrowthRound& r) { return r.rss_ratio(); });
 
   // Cost per vnode: the same table (N/4 rows) and load with 32,768 vnodes
   // and with 256, the loaded job over 2 actors in a child process each.
@@ -1739,11 +1747,23 @@ int Main(int argc, char** argv) {
            buffer_all_peak > 0
                ? static_cast<double>(lr.peak_buffer_bytes) / buffer_all_peak
                : 0.0)
-      .Add("time_1x_seconds", Percentile(growth_seconds[0], 0.5))
-      .Add("time_4x_seconds", Percentile(growth_seconds[1], 0.5))
+      .Add("time_1x_seconds",
+           MedianOver(growth_rounds,
+                      [](const GrowthRound& r) { return r.n.seconds; }))
+      .Add("time_4x_seconds",
+           MedianOver(growth_rounds,
+                      [](const GrowthRound& r) { return r.n4.seconds; }))
       .Add("time_ratio_4x_vs_1x", growth_time_ratio)
-      .Add("rss_1x_kb", static_cast<int64_t>(Percentile(growth_rss_kb[0], 0.5)))
-      .Add("rss_4x_kb", static_cast<int64_t>(Percentile(growth_rss_kb[1], 0.5)))
+      .Add("rss_1x_kb", static_cast<int64_t>(MedianOver(
+                            growth_rounds,
+                            [](const GrowthRound& r) {
+                              return static_cast<double>(r.n.max_rss_kb);
+                            })))
+      .Add("rss_4x_kb", static_cast<int64_t>(MedianOver(
+                            growth_rounds,
+                            [](const GrowthRound& r) {
+                              return static_cast<double>(r.n4.max_rss_kb);
+                            })))
       .Add("rss_ratio_4x_vs_1x", growth_rss_ratio);
   for (const auto& [kind, run] : kind_runs) {
     const std::string name = BackfillKindName(kind);

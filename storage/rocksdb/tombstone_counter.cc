@@ -1,5 +1,7 @@
 #include "storage/rocksdb/tombstone_counter.h"
 
+#include <cmath>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "storage/rocksdb/mvcc_format.h"
@@ -7,6 +9,14 @@
 
 namespace backfill {
 namespace rocksdb_internal {
+
+TombstoneCounter::TombstoneCounter(double compaction_fraction)
+    : compaction_fraction_(compaction_fraction),
+      window_threshold_(compaction_fraction > 0
+                            ? static_cast<uint64_t>(std::ceil(
+                                  compaction_fraction *
+                                  static_cast<double>(kTombstoneWindowEntries)))
+                            : 0) {}
 
 rocksdb::Status TombstoneCounter::AddUserKey(const rocksdb::Slice& /*key*/,
                                              const rocksdb::Slice& value,
@@ -32,10 +42,8 @@ rocksdb::Status TombstoneCounter::AddUserKey(const rocksdb::Slice& /*key*/,
   } else {
     word &= ~bit;
   }
-  dense_run_ =
-      entries_ >= kTombstoneWindowEntries &&
-      static_cast<double>(window_tombstones_) >=
-          compaction_fraction_ * static_cast<double>(kTombstoneWindowEntries);
+  dense_run_ = entries_ >= kTombstoneWindowEntries &&
+               window_tombstones_ >= window_threshold_;
   return rocksdb::Status::OK();
 }
 

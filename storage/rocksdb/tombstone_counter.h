@@ -40,8 +40,7 @@ class TombstoneCounter final : public rocksdb::TablePropertiesCollector {
  public:
   // `compaction_fraction` as RocksDbStateStoreOptions::
   // tombstone_compaction_fraction (0 never marks a file).
-  explicit TombstoneCounter(double compaction_fraction = 0)
-      : compaction_fraction_(compaction_fraction) {}
+  explicit TombstoneCounter(double compaction_fraction = 0);
 
   // Counts plain values whose tag says tombstone (storage/FORMAT.md).
   rocksdb::Status AddUserKey(const rocksdb::Slice& key,
@@ -67,6 +66,9 @@ class TombstoneCounter final : public rocksdb::TablePropertiesCollector {
   // compaction_fraction > 0.
   std::vector<uint64_t> window_;
   uint64_t window_tombstones_ = 0;
+  // Tombstones in a full window that make a dense run:
+  // ceil(compaction_fraction x kTombstoneWindowEntries), set once.
+  uint64_t window_threshold_;
   bool dense_run_ = false;
 };
 
