@@ -97,7 +97,7 @@ Decimal Decimal::FromParts(bool negative, absl::uint128 mantissa, int scale) {
     --scale;
   }
   d.negative_ = negative;
-  d.mantissa_ = mantissa;
+  d.set_mantissa(mantissa);
   d.scale_ = scale;
   return d;
 }
@@ -183,7 +183,7 @@ std::string Decimal::ToString() const {
       break;
   }
   std::string digits;
-  absl::uint128 m = mantissa_;
+  absl::uint128 m = mantissa();
   do {
     digits.push_back(static_cast<char>('0' + static_cast<int>(m % 10)));
     m /= 10;
@@ -192,7 +192,7 @@ std::string Decimal::ToString() const {
   std::string out = negative_ ? "-" : "";
   if (scale_ <= 0) {
     out += digits;
-    if (mantissa_ != 0) out.append(static_cast<size_t>(-scale_), '0');
+    if (!is_zero()) out.append(static_cast<size_t>(-scale_), '0');
     return out;
   }
   const int integer_digits = static_cast<int>(digits.size()) - scale_;
@@ -219,7 +219,7 @@ double Decimal::ToDouble() const {
     case Kind::kFinite:
       break;
   }
-  const double magnitude = static_cast<double>(mantissa_) *
+  const double magnitude = static_cast<double>(mantissa()) *
                            std::pow(10.0, -static_cast<double>(scale_));
   return negative_ ? -magnitude : magnitude;
 }
@@ -248,23 +248,23 @@ int Decimal::Compare(const Decimal& other) const {
   if (rank != other_rank) return rank < other_rank ? -1 : 1;
   if (!is_finite()) return 0;
   // Signs: zero is non-negative.
-  const int sign = mantissa_ == 0 ? 0 : (negative_ ? -1 : 1);
-  const int other_sign = other.mantissa_ == 0 ? 0 : (other.negative_ ? -1 : 1);
+  const int sign = is_zero() ? 0 : (negative_ ? -1 : 1);
+  const int other_sign = other.is_zero() ? 0 : (other.negative_ ? -1 : 1);
   if (sign != other_sign) return sign < other_sign ? -1 : 1;
   if (sign == 0) return 0;
   // Compare magnitudes: adjusted exponent first, then the digits aligned to
   // 38 places (10^38 fits in an unsigned 128-bit integer).
-  const int digits = DigitCount(mantissa_);
-  const int other_digits = DigitCount(other.mantissa_);
+  const int digits = DigitCount(mantissa());
+  const int other_digits = DigitCount(other.mantissa());
   const int exponent = digits - 1 - scale_;
   const int other_exponent = other_digits - 1 - other.scale_;
   int magnitude = 0;
   if (exponent != other_exponent) {
     magnitude = exponent < other_exponent ? -1 : 1;
   } else {
-    const absl::uint128 a = mantissa_ * PowerOfTen(kMaxDigits - digits);
+    const absl::uint128 a = mantissa() * PowerOfTen(kMaxDigits - digits);
     const absl::uint128 b =
-        other.mantissa_ * PowerOfTen(kMaxDigits - other_digits);
+        other.mantissa() * PowerOfTen(kMaxDigits - other_digits);
     magnitude = a == b ? 0 : (a < b ? -1 : 1);
   }
   return sign > 0 ? magnitude : -magnitude;
