@@ -195,8 +195,86 @@ absl::StatusOr<Row> ColumnAwareCodec::Decode(absl::string_view bytes) const {
   return row;
 }
 
+template <typename SinkOf>
+bool ColumnAwareCodec::DecodeExactSchema(absl::string_view bytes,
+                                         SinkOf sink_of) const {
+  if (bytes.empty()) return false;
+  const uint8_t header = static_cast<uint8_t>(bytes[0]);
+  if ((header & ~kWidthMask) != kMagic || (header & kWidthMask) == 0) {
+    return false;
+  }
+  const int width = (header & kWidthMask) == kOffset8    ? 1
+                    : (header & kWidthMask) == kOffset16 ? 2
+                                                         : 4;
+  const size_t n = types_.size();
+  const size_t offsets_at = 5 + encoded_ids_.size();
+  const size_t data_at = offsets_at + static_cast<size_t>(width) * n;
+  if (bytes.size() < data_at) return false;
+  uint32_t count;
+  std::memcpy(&count, bytes.data() + 1, 4);
+  if (count != n || std::memcmp(bytes.data() + 5, encoded_ids_.data(),
+                                encoded_ids_.size()) != 0) {
+    return false;
+  }
+  const char* const offsets = bytes.data() + offsets_at;
+  const char* const data = bytes.data() + data_at;
+  const size_t data_size = bytes.size() - data_at;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t begin = ReadOffset(offsets + width * i, width);
+    const uint32_t end = i + 1 < n
+                             ? ReadOffset(offsets + width * (i + 1), width)
+                             : static_cast<uint32_t>(data_size);
+    if (begin > end || end > data_size) return false;
+    const auto sink = sink_of(i);
+    if (begin == end) {
+      sink.Set(std::monostate());
+      continue;
+    }
+    // Bounded by the end of the data rather than of the span, so that the
+    // varint reader can load 8 bytes at once; the datum must still end
+    // exactly at its span's end.
+    const char* p = data + begin;
+    if (!serde_internal::ReadPayloadInto(types_[i], p, data + data_size,
+                                         sink) ||
+        p != data + end) {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::Status ColumnAwareCodec::DecodeAppend(
+    absl::string_view bytes, absl::Span<std::vector<Datum>> columns) const {
+  if (has_nested_ || columns.size() != types_.size()) {
+    return ValueRowCodec::DecodeAppend(bytes, columns);
+  }
+  // As PositionalCodec::DecodeAppend: column i has its value once
+  // sink_of(i + 1) is called or the row ends; a bad payload of column i may
+  // leave one NULL appended to it.
+  size_t reached = 0;
+  size_t reached_size = columns.empty() ? 0 : columns[0].size();
+  if (ABSL_PREDICT_TRUE(DecodeExactSchema(bytes, [&](size_t i) {
+        reached = i;
+        reached_size = columns[i].size();
+        return serde_internal::payload_fast::AppendTo{&columns[i]};
+      }))) {
+    return absl::OkStatus();
+  }
+  for (size_t c = 0; c < reached; ++c) columns[c].pop_back();
+  if (!columns.empty()) columns[reached].resize(reached_size);
+  // Another schema version, or a problem that the checked decoder names.
+  return ValueRowCodec::DecodeAppend(bytes, columns);
+}
+
 absl::Status ColumnAwareCodec::DecodeInto(absl::string_view bytes,
                                           Row* out) const {
+  out->resize(types_.size());
+  if (!has_nested_ &&
+      ABSL_PREDICT_TRUE(DecodeExactSchema(bytes, [out](size_t i) {
+        return serde_internal::payload_fast::IntoDatum{&(*out)[i]};
+      }))) {
+    return absl::OkStatus();
+  }
   if (bytes.empty()) return Corrupt("empty input, expected a header", 0);
   const uint8_t header = static_cast<uint8_t>(bytes[0]);
   if ((header & ~kWidthMask) != kMagic || (header & kWidthMask) == 0) {
@@ -265,31 +343,10 @@ absl::Status ColumnAwareCodec::DecodeInto(absl::string_view bytes,
 
   const size_t n = types_.size();
   out->resize(n);
-  // Fast path: written with exactly this schema.
+  // Written with exactly this schema: nested columns, or a problem that
+  // DecodeExactSchema found and this loop names.
   if (count == n &&
       std::memcmp(ids, encoded_ids_.data(), encoded_ids_.size()) == 0) {
-    // First without error detail; on any problem the loop below reports it.
-    bool ok = true;
-    for (uint32_t i = 0; i < count && ok; ++i) {
-      const uint32_t begin = ReadOffset(offsets + width * i, width);
-      const uint32_t end = i + 1 < count
-                               ? ReadOffset(offsets + width * (i + 1), width)
-                               : static_cast<uint32_t>(data_size);
-      if (begin > end || end > data_size) {
-        ok = false;
-      } else if (begin == end) {
-        (*out)[i].emplace<std::monostate>();
-      } else {
-        // Bounded by the end of the data rather than of the span, so that
-        // the varint reader can load 8 bytes at once; the datum must still
-        // end exactly at its span's end (else the loop below reports it).
-        const char* p = data + begin;
-        ok = serde_internal::ReadPayloadFast(types_[i], p, data + data_size,
-                                             &(*out)[i]) &&
-             p == data + end;
-      }
-    }
-    if (ABSL_PREDICT_TRUE(ok)) return absl::OkStatus();
     for (uint32_t i = 0; i < count; ++i) {
       uint32_t begin, end;
       if (absl::Status s = span_of(i, &begin, &end); !s.ok()) return s;

@@ -48,11 +48,24 @@ class ColumnAwareCodec final : public ValueRowCodec {
   // bytes, decreasing offsets, a column id appearing twice, or a datum whose
   // payload is invalid for its (current) column type or has trailing bytes.
   absl::Status DecodeInto(absl::string_view bytes, Row* out) const override;
+  // Rows written with exactly this schema decode straight into the columns;
+  // others (another schema version, nested columns) through a Row. Errors as
+  // DecodeInto's.
+  absl::Status DecodeAppend(
+      absl::string_view bytes,
+      absl::Span<std::vector<Datum>> columns) const override;
 
  private:
   ColumnAwareCodec(Schema schema, ColumnAwareOptions options);
   // Encode when a column is a LIST or STRUCT (payloads built one by one).
   void EncodeNested(RowView row, std::string* out) const;
+  // A row written with exactly this schema and no nested columns, without
+  // error reporting: false on any problem or any other row (the checked
+  // decoder then decodes it or names the problem). Column i's datum goes to
+  // sink_of(i) (a serde_internal::payload_fast IntoDatum or AppendTo),
+  // called once per column in order.
+  template <typename SinkOf>
+  bool DecodeExactSchema(absl::string_view bytes, SinkOf sink_of) const;
 
   Schema schema_;
   std::vector<DataType> types_;

@@ -84,22 +84,22 @@ absl::StatusOr<Row> PositionalCodec::Decode(absl::string_view bytes) const {
   return row;
 }
 
-template <typename SlotOf>
+template <typename SinkOf>
 bool PositionalCodec::DecodeFast(absl::string_view bytes,
-                                 SlotOf slot_of) const {
+                                 SinkOf sink_of) const {
   const size_t n = types_.size();
   const char* p = bytes.data();
   const char* const end = p + bytes.size();
   for (size_t i = 0; i < n; ++i) {
     if (p == end) return false;
     const char flag = *p++;
-    Datum* datum = slot_of(i);
+    const auto sink = sink_of(i);
     if (flag == 0) {
-      datum->emplace<std::monostate>();
+      sink.Set(std::monostate());
       continue;
     }
     if (flag != 1) return false;
-    if (!serde_internal::ReadPayloadFast(types_[i], p, end, datum)) {
+    if (!serde_internal::ReadPayloadInto(types_[i], p, end, sink)) {
       return false;
     }
   }
@@ -110,8 +110,9 @@ absl::Status PositionalCodec::DecodeInto(absl::string_view bytes,
                                          Row* out) const {
   if (has_nested_) return DecodeChecked(bytes, out);
   out->resize(types_.size());
-  if (ABSL_PREDICT_TRUE(
-          DecodeFast(bytes, [out](size_t i) { return &(*out)[i]; }))) {
+  if (ABSL_PREDICT_TRUE(DecodeFast(bytes, [out](size_t i) {
+        return serde_internal::payload_fast::IntoDatum{&(*out)[i]};
+      }))) {
     return absl::OkStatus();
   }
   absl::Status status = DecodeChecked(bytes, out);
@@ -128,15 +129,20 @@ absl::Status PositionalCodec::DecodeAppend(
   if (has_nested_ || columns.size() != types_.size()) {
     return ValueRowCodec::DecodeAppend(bytes, columns);
   }
-  size_t appended = 0;
+  // Column i gets its value appended when sink_of(i + 1) is called or the
+  // row ends; a bad payload of column i may leave one NULL appended to it.
+  size_t reached = 0;
+  size_t reached_size = columns.empty() ? 0 : columns[0].size();
   if (ABSL_PREDICT_TRUE(DecodeFast(bytes, [&](size_t i) {
-        ++appended;
-        return &columns[i].emplace_back();
+        reached = i;
+        reached_size = columns[i].size();
+        return serde_internal::payload_fast::AppendTo{&columns[i]};
       }))) {
     return absl::OkStatus();
   }
   // Undo the partial row; the checked decoder then names the problem.
-  for (size_t c = 0; c < appended; ++c) columns[c].pop_back();
+  for (size_t c = 0; c < reached; ++c) columns[c].pop_back();
+  if (!columns.empty()) columns[reached].resize(reached_size);
   Row row;
   absl::Status status = DecodeChecked(bytes, &row);
   assert(!status.ok() && "DecodeFast and DecodeChecked disagree");

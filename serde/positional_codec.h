@@ -44,9 +44,10 @@ class PositionalCodec final : public ValueRowCodec {
   void EncodeNested(RowView row, std::string* out) const;
   // The common case without error reporting; false on any problem, after
   // which DecodeChecked produces the precise error.
-  // Column i's datum goes to *slot_of(i), called once per column in order.
-  template <typename SlotOf>
-  bool DecodeFast(absl::string_view bytes, SlotOf slot_of) const;
+  // Column i's datum goes to sink_of(i) (a serde_internal::payload_fast
+  // IntoDatum or AppendTo), called once per column in order.
+  template <typename SinkOf>
+  bool DecodeFast(absl::string_view bytes, SinkOf sink_of) const;
   absl::Status DecodeChecked(absl::string_view bytes, Row* out) const;
 
   Schema schema_;

@@ -15,6 +15,9 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
@@ -307,49 +310,82 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadVarint(const char*& p,
   return ReadVarintTail(p, end, value);
 }
 
+// Where ReadPayloadInto puts the value it decodes. IntoDatum overwrites an
+// existing Datum, in place when it already holds the type's alternative (a
+// reused Row keeps its strings' capacity).
+struct IntoDatum {
+  Datum* out;
+  template <typename T>
+  void Set(T value) const {
+    Assign(out, value);
+  }
+  void SetString(const char* data, size_t size) const {
+    AssignString(out, data, size);
+  }
+  Datum* Slot() const { return out; }
+};
+
+// AppendTo constructs the value at the end of a column (a chunk being
+// built): no NULL placeholder is made first and then destroyed through the
+// variant.
+struct AppendTo {
+  std::vector<Datum>* column;
+  template <typename T>
+  void Set(T value) const {
+    column->emplace_back(std::in_place_type<T>, value);
+  }
+  void SetString(const char* data, size_t size) const {
+    column->emplace_back(std::in_place_type<std::string>, data, size);
+  }
+  // The out-of-line types: a NULL slot the slow path then assigns (it stays
+  // appended when the payload is bad; callers undo the row).
+  Datum* Slot() const { return &column->emplace_back(); }
+};
+
 }  // namespace payload_fast
 
-// Decodes one payload of `type` from [*p, end) into *out and advances *p;
-// false on any problem (no error detail: callers fall back to PayloadReader
-// to report it). Inline fast paths for floats and for the varint-led types
-// (integers, dates, times, strings), sharing one inlined varint reader.
+// Decodes one payload of `type` from [*p, end) into `sink` (IntoDatum or
+// AppendTo above) and advances *p; false on any problem (no error detail:
+// callers fall back to PayloadReader to report it). Inline fast paths for
+// floats and for the varint-led types (integers, dates, times, strings),
+// sharing one inlined varint reader.
 // The out-of-line part (DECIMAL, INTERVAL, INT256, accepting exactly what
 // PayloadReader accepts): returns the end of the payload, or nullptr on any
 // problem. (Takes `p` by value so that the inlined caller's cursor can stay in
 // a register.)
 const char* ReadPayloadSlowPath(DataType type, const char* p, const char* end,
                                 Datum* out);
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadPayloadFast(DataType type,
+template <typename Sink>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadPayloadInto(DataType type,
                                                          const char*& p,
                                                          const char* end,
-                                                         Datum* out) {
-  using payload_fast::Assign;
+                                                         const Sink& sink) {
   using payload_fast::Take;
   switch (type) {
     case DataType::kFloat64: {
       double v;
       if (!Take(p, end, &v)) return false;
-      Assign(out, v);
+      sink.Set(v);
       return true;
     }
     case DataType::kFloat32: {
       float v;
       if (!Take(p, end, &v)) return false;
-      Assign(out, v);
+      sink.Set(v);
       return true;
     }
     case DataType::kBoolean: {
       if (p == end) return false;
       const uint8_t b = static_cast<uint8_t>(*p);
       if (b > 1) return false;
-      Assign(out, b == 1);
+      sink.Set(b == 1);
       ++p;
       return true;
     }
     case DataType::kDecimal:
     case DataType::kInterval:
     case DataType::kInt256: {
-      const char* const next = ReadPayloadSlowPath(type, p, end, out);
+      const char* const next = ReadPayloadSlowPath(type, p, end, sink.Slot());
       if (next == nullptr) return false;
       p = next;
       return true;
@@ -362,43 +398,51 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadPayloadFast(DataType type,
   const int64_t value = ZigZagDecode(raw);
   switch (type) {
     case DataType::kInt64:
-      Assign(out, value);
+      sink.Set(value);
       return true;
     case DataType::kTimestamp:
-      Assign(out, Timestamp{value});
+      sink.Set(Timestamp{value});
       return true;
     case DataType::kInt32:
       if (ABSL_PREDICT_FALSE(raw >> 32 != 0)) return false;
-      Assign(out, static_cast<int32_t>(value));
+      sink.Set(static_cast<int32_t>(value));
       return true;
     case DataType::kVarchar:
     case DataType::kBytea:
       if (ABSL_PREDICT_FALSE(static_cast<uint64_t>(end - p) < raw)) {
         return false;
       }
-      AssignString(out, p, static_cast<size_t>(raw));
+      sink.SetString(p, static_cast<size_t>(raw));
       p += raw;
       return true;
     case DataType::kInt16:
       if (ABSL_PREDICT_FALSE(raw >> 16 != 0)) return false;
-      Assign(out, static_cast<int16_t>(value));
+      sink.Set(static_cast<int16_t>(value));
       return true;
     case DataType::kDate:
       if (ABSL_PREDICT_FALSE(raw >> 32 != 0)) return false;
-      Assign(out, Date{static_cast<int32_t>(value)});
+      sink.Set(Date{static_cast<int32_t>(value)});
       return true;
     case DataType::kTime:
-      Assign(out, TimeOfDay{value});
+      sink.Set(TimeOfDay{value});
       return true;
     case DataType::kTimestamptz:
-      Assign(out, Timestamptz{value});
+      sink.Set(Timestamptz{value});
       return true;
     case DataType::kSerial:
-      Assign(out, Serial{value});
+      sink.Set(Serial{value});
       return true;
     default:
       return false;
   }
+}
+
+// ReadPayloadInto a Datum (overwritten in place).
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadPayloadFast(DataType type,
+                                                         const char*& p,
+                                                         const char* end,
+                                                         Datum* out) {
+  return ReadPayloadInto(type, p, end, payload_fast::IntoDatum{out});
 }
 
 // Reads payloads front to back from a byte view; never reads out of bounds.
