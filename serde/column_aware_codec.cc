@@ -248,20 +248,12 @@ absl::Status ColumnAwareCodec::DecodeAppend(
   if (has_nested_ || columns.size() != types_.size()) {
     return ValueRowCodec::DecodeAppend(bytes, columns);
   }
-  // As PositionalCodec::DecodeAppend: column i has its value once
-  // sink_of(i + 1) is called or the row ends; a bad payload of column i may
-  // leave one NULL appended to it.
-  size_t reached = 0;
-  size_t reached_size = columns.empty() ? 0 : columns[0].size();
-  if (ABSL_PREDICT_TRUE(DecodeExactSchema(bytes, [&](size_t i) {
-        reached = i;
-        reached_size = columns[i].size();
-        return serde_internal::payload_fast::AppendTo{&columns[i]};
-      }))) {
+  serde_internal::payload_fast::RowAppender appender(columns);
+  if (ABSL_PREDICT_TRUE(DecodeExactSchema(
+          bytes, [&appender](size_t i) { return appender.sink(i); }))) {
     return absl::OkStatus();
   }
-  for (size_t c = 0; c < reached; ++c) columns[c].pop_back();
-  if (!columns.empty()) columns[reached].resize(reached_size);
+  appender.Undo();
   // Another schema version, or a problem that the checked decoder names.
   return ValueRowCodec::DecodeAppend(bytes, columns);
 }
@@ -342,7 +334,6 @@ absl::Status ColumnAwareCodec::DecodeInto(absl::string_view bytes,
   };
 
   const size_t n = types_.size();
-  out->resize(n);
   // Written with exactly this schema: nested columns, or a problem that
   // DecodeExactSchema found and this loop names.
   if (count == n &&

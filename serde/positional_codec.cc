@@ -129,20 +129,13 @@ absl::Status PositionalCodec::DecodeAppend(
   if (has_nested_ || columns.size() != types_.size()) {
     return ValueRowCodec::DecodeAppend(bytes, columns);
   }
-  // Column i gets its value appended when sink_of(i + 1) is called or the
-  // row ends; a bad payload of column i may leave one NULL appended to it.
-  size_t reached = 0;
-  size_t reached_size = columns.empty() ? 0 : columns[0].size();
-  if (ABSL_PREDICT_TRUE(DecodeFast(bytes, [&](size_t i) {
-        reached = i;
-        reached_size = columns[i].size();
-        return serde_internal::payload_fast::AppendTo{&columns[i]};
-      }))) {
+  serde_internal::payload_fast::RowAppender appender(columns);
+  if (ABSL_PREDICT_TRUE(DecodeFast(
+          bytes, [&appender](size_t i) { return appender.sink(i); }))) {
     return absl::OkStatus();
   }
   // Undo the partial row; the checked decoder then names the problem.
-  for (size_t c = 0; c < reached; ++c) columns[c].pop_back();
-  if (!columns.empty()) columns[reached].resize(reached_size);
+  appender.Undo();
   Row row;
   absl::Status status = DecodeChecked(bytes, &row);
   assert(!status.ok() && "DecodeFast and DecodeChecked disagree");

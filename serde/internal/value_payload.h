@@ -23,6 +23,7 @@
 #include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "serde/data_type.h"
 #include "serde/datum.h"
 #include "serde/decimal.h"
@@ -338,8 +339,37 @@ struct AppendTo {
     column->emplace_back(std::in_place_type<std::string>, data, size);
   }
   // The out-of-line types: a NULL slot the slow path then assigns (it stays
-  // appended when the payload is bad; callers undo the row).
+  // appended when the payload is bad; RowAppender::Undo removes it).
   Datum* Slot() const { return &column->emplace_back(); }
+};
+
+// The AppendTo sinks of one row decoded onto `columns` (sink(i) for column
+// i, called once per column in order), and the undo of a row that failed
+// part-way: the columns before the last one reached got one value each, the
+// last one reached at most one (its value, or AppendTo::Slot's NULL).
+class RowAppender {
+ public:
+  explicit RowAppender(absl::Span<std::vector<Datum>> columns)
+      : columns_(columns),
+        reached_size_(columns.empty() ? 0 : columns[0].size()) {}
+
+  AppendTo sink(size_t i) {
+    reached_ = i;
+    reached_size_ = columns_[i].size();
+    return AppendTo{&columns_[i]};
+  }
+
+  // Leaves every column as it was before the row.
+  void Undo() {
+    if (columns_.empty()) return;
+    for (size_t c = 0; c < reached_; ++c) columns_[c].pop_back();
+    columns_[reached_].resize(reached_size_);
+  }
+
+ private:
+  absl::Span<std::vector<Datum>> columns_;
+  size_t reached_ = 0;
+  size_t reached_size_;
 };
 
 }  // namespace payload_fast
