@@ -248,12 +248,11 @@ absl::Status ColumnAwareCodec::DecodeAppend(
   if (has_nested_ || columns.size() != types_.size()) {
     return ValueRowCodec::DecodeAppend(bytes, columns);
   }
-  serde_internal::payload_fast::RowAppender appender(columns);
-  if (ABSL_PREDICT_TRUE(DecodeExactSchema(
-          bytes, [&appender](size_t i) { return appender.sink(i); }))) {
+  if (serde_internal::payload_fast::AppendRowOrUndo(columns, [&](auto sink_of) {
+        return DecodeExactSchema(bytes, sink_of);
+      })) {
     return absl::OkStatus();
   }
-  appender.Undo();
   // Another schema version, or a problem that the checked decoder names.
   return ValueRowCodec::DecodeAppend(bytes, columns);
 }

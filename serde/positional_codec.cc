@@ -129,13 +129,11 @@ absl::Status PositionalCodec::DecodeAppend(
   if (has_nested_ || columns.size() != types_.size()) {
     return ValueRowCodec::DecodeAppend(bytes, columns);
   }
-  serde_internal::payload_fast::RowAppender appender(columns);
-  if (ABSL_PREDICT_TRUE(DecodeFast(
-          bytes, [&appender](size_t i) { return appender.sink(i); }))) {
+  if (serde_internal::payload_fast::AppendRowOrUndo(
+          columns, [&](auto sink_of) { return DecodeFast(bytes, sink_of); })) {
     return absl::OkStatus();
   }
-  // Undo the partial row; the checked decoder then names the problem.
-  appender.Undo();
+  // The checked decoder names the problem.
   Row row;
   absl::Status status = DecodeChecked(bytes, &row);
   assert(!status.ok() && "DecodeFast and DecodeChecked disagree");

@@ -121,6 +121,17 @@ std::unique_ptr<ValueRowCodec> MakeCodec(const Schema& schema, int kind) {
   return *ColumnAwareCodec::Create(schema);
 }
 
+// `rows`, each encoded by `codec`.
+std::vector<std::string> EncodeAll(const ValueRowCodec& codec,
+                                   const std::vector<Row>& rows) {
+  std::vector<std::string> values;
+  for (const Row& row : rows) {
+    values.emplace_back();
+    codec.Encode(row, &values.back());
+  }
+  return values;
+}
+
 // The value benchmarks run over BenchSchema / BenchRows and over the nested
 // NestedSchema / NestedRows (defined with the nested benchmarks below).
 using SchemaFn = const Schema& (*)();
@@ -150,11 +161,7 @@ BENCHMARK(BM_ValueEncode<BenchSchema, BenchRows>)
 template <SchemaFn GetSchema, RowsFn GetRows>
 void BM_ValueDecode(benchmark::State& state) {
   const auto codec = MakeCodec(GetSchema(), state.range(0));
-  std::vector<std::string> values;
-  for (const Row& row : GetRows()) {
-    values.emplace_back();
-    codec->Encode(row, &values.back());
-  }
+  const std::vector<std::string> values = EncodeAll(*codec, GetRows());
   Row out;
   size_t i = 0;
   for (auto _ : state) {
@@ -177,16 +184,12 @@ BENCHMARK(BM_ValueDecode<BenchSchema, BenchRows>)
 void BM_ValueDecodeAppend(benchmark::State& state) {
   constexpr size_t kChunkRows = 256;
   const auto codec = MakeCodec(BenchSchema(), state.range(0));
-  std::vector<std::string> values;
-  for (const Row& row : BenchRows()) {
-    values.emplace_back();
-    codec->Encode(row, &values.back());
-  }
+  const std::vector<std::string> values = EncodeAll(*codec, BenchRows());
   const size_t num_columns = BenchSchema().size();
   std::vector<std::vector<Datum>> columns(num_columns);
   size_t i = 0;
   for (auto _ : state) {
-    if (columns[0].size() == kChunkRows || columns[0].capacity() == 0) {
+    if (columns[0].size() % kChunkRows == 0) {  // a new chunk's columns
       for (auto& column : columns) {
         std::vector<Datum>().swap(column);
         column.reserve(kChunkRows);
@@ -207,11 +210,7 @@ BENCHMARK(BM_ValueDecodeAppend)->Arg(0)->Arg(1);
 // fresh-message parse.
 void BM_ValueDecodeFresh(benchmark::State& state) {
   const auto codec = MakeCodec(BenchSchema(), state.range(0));
-  std::vector<std::string> values;
-  for (const Row& row : BenchRows()) {
-    values.emplace_back();
-    codec->Encode(row, &values.back());
-  }
+  const std::vector<std::string> values = EncodeAll(*codec, BenchRows());
   size_t i = 0;
   for (auto _ : state) {
     absl::StatusOr<Row> row = codec->Decode(values[i]);

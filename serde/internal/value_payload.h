@@ -346,7 +346,8 @@ struct AppendTo {
 // The AppendTo sinks of one row decoded onto `columns` (sink(i) for column
 // i, called once per column in order), and the undo of a row that failed
 // part-way: the columns before the last one reached got one value each, the
-// last one reached at most one (its value, or AppendTo::Slot's NULL).
+// last one reached at most one (its value, or AppendTo::Slot's NULL). Used
+// through AppendRowOrUndo below.
 class RowAppender {
  public:
   explicit RowAppender(absl::Span<std::vector<Datum>> columns)
@@ -371,6 +372,21 @@ class RowAppender {
   size_t reached_ = 0;
   size_t reached_size_;
 };
+
+// One row onto `columns` by decode(sink_of), a codec's fast decoder taking
+// a RowAppender's sinks: true if it succeeded; otherwise false with every
+// column as it was before the row (the caller's checked path then decodes
+// the row or names its problem).
+template <typename Decode>
+bool AppendRowOrUndo(absl::Span<std::vector<Datum>> columns, Decode decode) {
+  RowAppender appender(columns);
+  if (ABSL_PREDICT_TRUE(
+          decode([&appender](size_t i) { return appender.sink(i); }))) {
+    return true;
+  }
+  appender.Undo();
+  return false;
+}
 
 }  // namespace payload_fast
 
