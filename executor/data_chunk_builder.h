@@ -26,6 +26,7 @@
 #include "executor/data_chunk.h"
 #include "serde/data_type.h"
 #include "serde/row.h"
+#include "third_party/absl_extras/cache_line_allocator.h"
 
 namespace backfill {
 
@@ -67,8 +68,12 @@ class DataChunkBuilder {
   std::vector<DataType> types_;
   size_t capacity_;
   size_t num_rows_ = 0;
-  // One vector of values per column.
-  std::vector<std::vector<Datum>> columns_;
+  // One vector of values per column. Their headers change with every value
+  // appended, so they get cache lines of their own: allocated by the thread
+  // that builds the job, they would otherwise share a line with another
+  // actor's (see CacheLineAllocator).
+  std::vector<std::vector<Datum>, CacheLineAllocator<std::vector<Datum>>>
+      columns_;
 };
 
 }  // namespace backfill
