@@ -146,6 +146,22 @@ void AppendPayload(const Datum& datum, DataType type, std::string* out) {
 
 namespace {
 
+// The little-endian integer in the n bytes at p (1 <= n <= 8; p + n <=
+// end). One 8-byte load, masked, where 8 bytes remain before `end`: a
+// memcpy of a variable n into a uint64_t becomes narrow stores that the
+// next load of the whole word must wait for (a store-forwarding stall).
+inline uint64_t LoadLittleEndianPrefix(const char* p, int n, const char* end) {
+  uint64_t word = 0;
+  if (end - p >= 8) {
+    std::memcpy(&word, p, 8);
+    return n == 8 ? word : word & ((uint64_t{1} << (8 * n)) - 1);
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    word = word << 8 | static_cast<uint8_t>(p[i]);
+  }
+  return word;
+}
+
 // DECIMAL without error detail: the checks of PayloadReader::ReadDecimal.
 const char* ReadDecimalFast(const char* p, const char* end, Datum* out) {
   if (p == end) return nullptr;
@@ -174,14 +190,13 @@ const char* ReadDecimalFast(const char* p, const char* end, Datum* out) {
   absl::uint128 mantissa;
   bool trailing_zero;
   if (bytes <= 8) {
-    uint64_t low = 0;
-    std::memcpy(&low, digits, static_cast<size_t>(bytes));
+    const uint64_t low = LoadLittleEndianPrefix(digits, bytes, end);
     mantissa = low;
     trailing_zero = low % 10 == 0;
   } else {
-    uint64_t low, high = 0;
+    uint64_t low;
     std::memcpy(&low, digits, 8);
-    std::memcpy(&high, digits + 8, static_cast<size_t>(bytes - 8));
+    const uint64_t high = LoadLittleEndianPrefix(digits + 8, bytes - 8, end);
     mantissa = absl::MakeUint128(high, low);
     if (mantissa >= Decimal::PowerOfTen(Decimal::kMaxDigits)) return nullptr;
     trailing_zero = mantissa % 10 == 0;

@@ -6,10 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/numeric/int128.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "serde/decimal.h"
 #include "serde/random_datum.h"
 #include "third_party/absl_extras/status_matchers.h"
 
@@ -205,6 +207,42 @@ TEST(ValuePayloadTest, DecimalReadersAgree) {
       EXPECT_EQ(absl::BytesToHexString(again), c.hex);
     }
     (void)DecodeBoth(DataType::kDecimal, bytes + std::string(20, '\x05'), &out);
+  }
+}
+
+// The fast reader loads a mantissa of up to 8 bytes as one word when 8 bytes
+// remain and byte by byte near the end of the row: every length, in both
+// places, decodes to the value written (the bytes after it, 0xff here,
+// must not leak into it).
+TEST(ValuePayloadTest, DecimalMantissaOfEveryLengthAtTheEndAndInside) {
+  std::mt19937_64 rng(20261205);
+  for (int bytes = 1; bytes <= 16; ++bytes) {
+    for (int trial = 0; trial < 50; ++trial) {
+      uint64_t low = rng(), high = 0;
+      if (bytes < 8) low &= (uint64_t{1} << (8 * bytes)) - 1;
+      if (bytes > 8) {
+        high = rng();
+        if (bytes < 16) high &= (uint64_t{1} << (8 * (bytes - 8))) - 1;
+      }
+      absl::uint128 mantissa = absl::MakeUint128(high, low);
+      mantissa %= Decimal::PowerOfTen(Decimal::kMaxDigits);
+      if (mantissa == 0) continue;
+      const Decimal value = Decimal::FromParts(trial % 2 == 1, mantissa,
+                                               static_cast<int>(trial % 7));
+      std::string encoded;
+      AppendPayload(Datum(value), DataType::kDecimal, &encoded);
+      for (const size_t tail : {size_t{0}, size_t{3}, size_t{12}}) {
+        const std::string buffer = encoded + std::string(tail, '\xff');
+        const char* p = buffer.data();
+        Datum out;
+        ASSERT_TRUE(ReadPayloadFast(DataType::kDecimal, p,
+                                    buffer.data() + buffer.size(), &out))
+            << absl::BytesToHexString(encoded);
+        EXPECT_EQ(p, buffer.data() + encoded.size());
+        EXPECT_TRUE(DatumsEqual(out, Datum(value)))
+            << absl::BytesToHexString(encoded) << " tail " << tail;
+      }
+    }
   }
 }
 
