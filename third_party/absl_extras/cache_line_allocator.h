@@ -41,7 +41,9 @@ class CacheLineAllocator {
   CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}  // NOLINT
 
   T* allocate(size_t n) {
-    if (n > std::numeric_limits<size_t>::max() / sizeof(T) - kCacheLineBytes) {
+    // Exactly the n whose BlockBytes(n) fits a size_t.
+    if (n > (std::numeric_limits<size_t>::max() - (kCacheLineBytes - 1)) /
+                sizeof(T)) {
       throw std::bad_array_new_length();
     }
     return static_cast<T*>(

@@ -1,7 +1,9 @@
 #include "third_party/absl_extras/cache_line_allocator.h"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -59,6 +61,12 @@ TEST(CacheLineAllocatorTest, WorksAsAVectorsAllocator) {
   auto copy = strings;
   EXPECT_EQ(copy, strings);
   EXPECT_TRUE(CacheLineAllocator<int>() == CacheLineAllocator<char>());
+}
+
+TEST(CacheLineAllocatorTest, ACountWhoseBlockOverflowsThrows) {
+  CacheLineAllocator<uint64_t> allocator;
+  const size_t too_many = std::numeric_limits<size_t>::max() / 8;
+  EXPECT_THROW(allocator.allocate(too_many), std::bad_array_new_length);
 }
 
 struct alignas(128) Wide {
