@@ -191,6 +191,18 @@ std::vector<VnodeSnapshotProgress> SnapshotProgressInputs(
 
 namespace {
 
+// ", adaptive: target T ms, R rows/s in force" while the job is in adaptive
+// mode (its fixed limit, if any, is then the controller's ceiling); empty
+// otherwise.
+std::string AdaptiveText(const JobState& state) {
+  if (!state.adaptive()) return "";
+  return absl::StrCat(
+      ", adaptive: target ",
+      absl::StrFormat("%.1f",
+                      absl::ToDoubleMilliseconds(state.adaptive_target)),
+      " ms, ", state.adaptive_rows_per_second, " rows/s in force");
+}
+
 std::string RateLimitText(const RateLimit& limit) {
   if (limit.is_fixed()) return absl::StrCat(limit.rows_per_second(), " rows/s");
   return "none";
@@ -342,9 +354,10 @@ std::string FormatInspection(const JobInspection& job, bool list_vnodes) {
                   definition.upstream.vnode_count, " vnodes\n");
   absl::StrAppend(&out, "state in force  ", state.paused ? "paused" : "running",
                   ", rate limit ", RateLimitText(state.rate_limit),
-                  ", parallelism ", state.parallelism, ", upstream ",
-                  state.upstream_stopped ? "stopped" : "live", ", ",
-                  state.epochs_since_creation, " epochs since creation\n");
+                  AdaptiveText(state), ", parallelism ", state.parallelism,
+                  ", upstream ", state.upstream_stopped ? "stopped" : "live",
+                  ", ", state.epochs_since_creation,
+                  " epochs since creation\n");
   if (!job.snapshot_actors.empty()) {
     for (const SnapshotActorInspection& actor : job.snapshot_actors) {
       absl::StrAppend(&out, "snapshot actor  ", actor.actor_id, ": ",
@@ -436,6 +449,15 @@ std::string InspectionJson(const JobInspection& job, bool list_vnodes) {
                  static_cast<uint64_t>(state.rate_limit.rows_per_second()));
     } else {
       object.AddNull("rate_limit");
+    }
+    if (state.adaptive()) {
+      object
+          .Add("adaptive_target_ms",
+               absl::ToDoubleMilliseconds(state.adaptive_target))
+          .Add("adaptive_rows_per_second",
+               static_cast<uint64_t>(state.adaptive_rows_per_second));
+    } else {
+      object.AddNull("adaptive_target_ms").AddNull("adaptive_rows_per_second");
     }
     object.Add("parallelism", static_cast<uint64_t>(state.parallelism))
         .Add("upstream_stopped", state.upstream_stopped)

@@ -159,6 +159,8 @@ TEST(InspectStoreTest, ReportsProgressRowsAndTheStateInForce) {
   EXPECT_THAT(json, HasSubstr("\"vnodes_finished\":1,\"vnodes_in_progress\":1,"
                               "\"vnodes_not_started\":2,"));
   EXPECT_THAT(json, HasSubstr("\"paused\":true,\"rate_limit\":500,"
+                              "\"adaptive_target_ms\":null,"
+                              "\"adaptive_rows_per_second\":null,"
                               "\"parallelism\":3,"));
   EXPECT_THAT(json,
               HasSubstr("\"epochs_since_creation\":12,\"epoch_pins\":{}}"));
@@ -166,6 +168,18 @@ TEST(InspectStoreTest, ReportsProgressRowsAndTheStateInForce) {
   EXPECT_THAT(InspectionJson(job, /*list_vnodes=*/true),
               HasSubstr(",\"vnodes\":[{\"vnode\":0,\"state\":\"finished\","
                         "\"position\":\"(17)\",\"rows\":5},{\"vnode\":1,"));
+
+  // A job in adaptive mode says so; its fixed limit is the controller's
+  // ceiling.
+  job.job.state.adaptive_target = absl::Milliseconds(40);
+  job.job.state.adaptive_rows_per_second = 53312;
+  EXPECT_THAT(FormatInspection(job, /*list_vnodes=*/false),
+              HasSubstr("paused, rate limit 500 rows/s, adaptive: target 40.0 "
+                        "ms, 53312 rows/s in force, parallelism 3"));
+  EXPECT_THAT(InspectionJson(job, /*list_vnodes=*/false),
+              HasSubstr("\"rate_limit\":500,\"adaptive_target_ms\":40,"
+                        "\"adaptive_rows_per_second\":53312,"
+                        "\"parallelism\":3,"));
 }
 
 // A snapshot backfill keeps one progress row per actor: actor 1 (vnodes 0
