@@ -85,6 +85,13 @@ absl::Status ValidateAdaptiveRateControllerOptions(
         absl::StrCat("adaptive rate: calm_barriers must be >= 0, got ",
                      options.calm_barriers));
   }
+  if (!(options.application_limited_multiple >= 1 &&
+        std::isfinite(options.application_limited_multiple))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: application_limited_multiple must be "
+                     ">= 1, got ",
+                     options.application_limited_multiple));
+  }
   if (options.cautious_windows < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("adaptive rate: cautious_windows must be >= 1, got ",
@@ -110,6 +117,29 @@ uint32_t AdaptiveRateController::Clamp(double rate) const {
   return static_cast<uint32_t>(rate);
 }
 
+std::optional<double> AdaptiveRateController::achieved_rows_per_second() const {
+  if (!rows_ref_.has_value() || rows_barriers_ < 2 ||
+      rows_last_at_ <= rows_ref_at_) {
+    return std::nullopt;
+  }
+  return static_cast<double>(rows_last_ - *rows_ref_) /
+         absl::ToDoubleSeconds(rows_last_at_ - rows_ref_at_);
+}
+
+double AdaptiveRateController::EffectiveRate() const {
+  const std::optional<double> achieved = achieved_rows_per_second();
+  if (!achieved.has_value()) return rate_;
+  return std::min<double>(rate_,
+                          options_.application_limited_multiple * *achieved);
+}
+
+void AdaptiveRateController::SetRowsReference(absl::Time at,
+                                              std::optional<uint64_t> rows) {
+  rows_ref_at_ = at;
+  rows_ref_ = rows;
+  rows_barriers_ = 0;
+}
+
 std::optional<uint32_t> AdaptiveRateController::Change(uint32_t new_rate,
                                                        absl::Time at) {
   if (new_rate == rate_) return std::nullopt;
@@ -129,8 +159,11 @@ std::optional<uint32_t> AdaptiveRateController::Decrease(absl::Time at) {
   slow_start_ = false;
   clean_windows_ = 0;
   accelerating_ = false;
-  overrun_rate_ = rate_;
-  const uint32_t decreased = Clamp(rate_ * factor);
+  // From the rate the backfill could use: a limit far above what it read
+  // would otherwise take several decreases to bind at all.
+  const double from = EffectiveRate();
+  overrun_rate_ = Clamp(from);
+  const uint32_t decreased = Clamp(from * factor);
   additive_step_ = std::max<uint32_t>(
       1,
       static_cast<uint32_t>(decreased * options_.additive_increase_fraction));
@@ -139,7 +172,7 @@ std::optional<uint32_t> AdaptiveRateController::Decrease(absl::Time at) {
 
 std::optional<uint32_t> AdaptiveRateController::Increase(absl::Time at) {
   last_decision_ = Decision::kIncrease;
-  if (slow_start_) return Change(Clamp(2.0 * rate_), at);
+  if (slow_start_) return IncreaseTo(Clamp(2.0 * rate_), at);
   ++clean_windows_;
   if (overrun_rate_ != 0 && rate_ > overrun_rate_) {
     // Passed cleanly: the load that overran is gone. Climb back at a
@@ -159,23 +192,50 @@ std::optional<uint32_t> AdaptiveRateController::Increase(absl::Time at) {
     if (rate_ < knee) {
       // Climb freely up to the cautious point, no further.
       clean_windows_ = 0;
-      return Change(knee, at);
+      return IncreaseTo(knee, at);
     }
     if (clean_windows_ < options_.cautious_windows) return std::nullopt;
   }
   clean_windows_ = 0;
-  return Change(Clamp(increased), at);
+  return IncreaseTo(Clamp(increased), at);
+}
+
+std::optional<uint32_t> AdaptiveRateController::IncreaseTo(uint32_t new_rate,
+                                                           absl::Time at) {
+  if (EffectiveRate() < rate_) {
+    // The backfill does not use the rate it has: raising it would only make
+    // a later decrease start from a limit that does not bind.
+    last_decision_ = Decision::kHold;
+    accelerating_ = false;
+    return std::nullopt;
+  }
+  return Change(new_rate, at);
 }
 
 std::optional<uint32_t> AdaptiveRateController::OnBarrier(
-    absl::Time injected_at, absl::Duration latency) {
+    absl::Time injected_at, absl::Duration latency,
+    std::optional<uint64_t> rows_read) {
   // Barriers injected before the last change was applied ran under the old
   // rate; so did the first one after it (it carries the change and closes an
-  // epoch read at the old rate).
-  if (injected_at < last_change_) return std::nullopt;
+  // epoch read at the old rate). The last of them is where the rows read
+  // under the new rate start.
+  if (injected_at < last_change_) {
+    SetRowsReference(injected_at, rows_read);
+    return std::nullopt;
+  }
   if (skip_next_) {
     skip_next_ = false;
+    SetRowsReference(injected_at, rows_read);
     return std::nullopt;
+  }
+  if (!rows_read.has_value() || !rows_ref_.has_value() ||
+      *rows_read < (rows_barriers_ > 0 ? rows_last_ : *rows_ref_)) {
+    // No count, or one that went back (a new count): start again from it.
+    SetRowsReference(injected_at, rows_read);
+  } else {
+    rows_last_at_ = injected_at;
+    rows_last_ = *rows_read;
+    ++rows_barriers_;
   }
   const absl::Time collected_at = injected_at + latency;
   const absl::Duration target = options_.target_barrier_latency;

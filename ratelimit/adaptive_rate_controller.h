@@ -48,6 +48,16 @@
 //     the overrun rate with a clean window forgets it (the load fell), and
 //     the climb then accelerates (each step twice the last, at most the
 //     rate itself) until the next decrease or hold.
+//   * A rate the backfill does not reach says nothing: when the caller
+//     reports the rows the backfill has read (OnBarrier's rows_read), the
+//     rate counts as at most application_limited_multiple (default 2) x
+//     the rate actually read since the last change. A rate above that does
+//     not increase (the window holds), and a decrease starts from that, not
+//     from a limit far above what was read (after RFC 7661's
+//     application-limited senders).
+//     Without it a backfill bound by its own CPU sees clean windows only,
+//     doubles a limit it never reaches, and a later overrun's decreases take
+//     many steps to bind.
 // The rate never leaves [min_rows_per_second, max_rows_per_second]; the floor
 // keeps the backfill moving (choose it as about one chunk per few barriers),
 // the ceiling is a user's fixed limit capping the controller.
@@ -104,6 +114,10 @@ struct AdaptiveRateControllerOptions {
   // ones builds up again, lowers the rate. >= 0; default 3; 0: every barrier
   // over the target lowers the rate.
   int calm_barriers = 3;
+  // See the control law: the rate counts as at most this multiple of the
+  // rate read since the last change (when rows_read is reported, over at
+  // least two barriers). >= 1; default 2.
+  double application_limited_multiple = 2.0;
   // Whether to begin in slow start (doubling). A controller resumed from
   // saved job state after a recovery starts at the saved rate without it.
   bool slow_start = true;
@@ -121,12 +135,19 @@ class AdaptiveRateController {
   explicit AdaptiveRateController(const AdaptiveRateControllerOptions& options);
 
   // Records one collected barrier: injected at `injected_at`, collected
-  // `latency` later. Returns the new rate when this sample closed a window
-  // whose decision changed the rate; std::nullopt otherwise. Samples must
-  // come in injection order (a barrier injected before the last change is
-  // ignored).
-  std::optional<uint32_t> OnBarrier(absl::Time injected_at,
-                                    absl::Duration latency);
+  // `latency` later; `rows_read`, when given, is the backfill's rows read in
+  // all the epochs this barrier and those before it closed (monotone across
+  // calls; see application_limited_multiple). Returns the new rate when
+  // this sample changed it; std::nullopt otherwise. Samples must come in
+  // injection order (a barrier injected before the last change is ignored).
+  std::optional<uint32_t> OnBarrier(
+      absl::Time injected_at, absl::Duration latency,
+      std::optional<uint64_t> rows_read = std::nullopt);
+
+  // The rows read up to the next barrier say nothing about the rate (an
+  // epoch the caller does not pass to OnBarrier, e.g. a paused one): the
+  // achieved rate is measured again from the next barrier.
+  void ForgetRowsRead() { rows_ref_.reset(); }
 
   // Changes the ceiling (a user's fixed rate limit while adaptive;
   // UINT32_MAX lifts it). The floor is the options' min_rows_per_second, or
@@ -137,6 +158,9 @@ class AdaptiveRateController {
 
   // The rate in force, rows/s.
   uint32_t rows_per_second() const { return rate_; }
+  // The rate read since the last change, rows/s, once known (rows_read
+  // reported over at least two barriers since it).
+  std::optional<double> achieved_rows_per_second() const;
   // The rate in force at the last overrun of the target; 0 when none is
   // remembered (none yet, or the rate has since passed it cleanly).
   uint32_t overrun_rows_per_second() const { return overrun_rate_; }
@@ -152,9 +176,16 @@ class AdaptiveRateController {
 
  private:
   uint32_t Clamp(double rate) const;
+  // The rate as far as the backfill can use it: min(rate_, multiple x
+  // achieved) when the achieved rate is known.
+  double EffectiveRate() const;
   std::optional<uint32_t> Change(uint32_t new_rate, absl::Time at);
   std::optional<uint32_t> Decrease(absl::Time at);
   std::optional<uint32_t> Increase(absl::Time at);
+  // Changes to `new_rate` (> rate_) unless the backfill does not use the
+  // rate it has (application_limited_multiple): then holds.
+  std::optional<uint32_t> IncreaseTo(uint32_t new_rate, absl::Time at);
+  void SetRowsReference(absl::Time at, std::optional<uint64_t> rows);
 
   AdaptiveRateControllerOptions options_;
   // options_.min_rows_per_second as given (the floor a lifted cap restores).
@@ -185,6 +216,14 @@ class AdaptiveRateController {
   absl::Time last_change_ = absl::InfinitePast();
   // The first barrier after a change closes an epoch read at the old rate.
   bool skip_next_ = false;
+  // The achieved rate's reference: the last barrier (and the rows read
+  // through it) whose epochs ran under an older rate; then the latest
+  // sample and the barriers since the reference.
+  absl::Time rows_ref_at_ = absl::InfinitePast();
+  std::optional<uint64_t> rows_ref_;
+  absl::Time rows_last_at_ = absl::InfinitePast();
+  uint64_t rows_last_ = 0;
+  int rows_barriers_ = 0;
 };
 
 }  // namespace backfill

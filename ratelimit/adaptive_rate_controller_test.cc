@@ -33,9 +33,12 @@ struct Plant {
   // the rate (a flush or a compaction the backfill did not cause).
   double spike_probability = 0;
   absl::Duration spike = absl::ZeroDuration();
+  // The most the backfill reads, rows/s, whatever its limit (its own CPU):
+  // a limit above it is not reached.
+  double capacity = 1e12;
 
   absl::Duration Latency(double rate, double noise) const {
-    const double over = std::max(0.0, rate - knee) / 1000.0;
+    const double over = std::max(0.0, std::min(rate, capacity) - knee) / 1000.0;
     return (base + gain_per_1000 * over) * (1.0 + noise);
   }
   // The rate at which an epoch's latency (without noise) equals `target`.
@@ -74,10 +77,15 @@ class Loop {
         latency = std::max(latency, plant.spike);
       }
       steps_.push_back({injected, rate_in_force_, latency});
+      // This barrier closes an epoch read at the rate in force.
+      rows_read_ += std::min<double>(rate_in_force_, plant_.capacity) *
+                    absl::ToDoubleSeconds(plant_.interval);
       // The next barrier carries any change; it rules the epoch after it.
       rate_in_force_ = next_rate_;
+      std::optional<uint64_t> rows;
+      if (report_rows_) rows = static_cast<uint64_t>(rows_read_);
       if (std::optional<uint32_t> rate =
-              controller_.OnBarrier(injected, latency)) {
+              controller_.OnBarrier(injected, latency, rows)) {
         next_rate_ = *rate;
       }
       clock_.AdvanceTime(plant_.interval);
@@ -91,6 +99,8 @@ class Loop {
   // A rate changed outside OnBarrier: the next barrier carries it.
   void Apply(uint32_t rate) { next_rate_ = rate; }
   absl::Time start() const { return start_; }
+  // Whether OnBarrier gets the rows read (as the coordinator passes them).
+  void ReportRows(bool report) { report_rows_ = report; }
 
  private:
   AdaptiveRateController& controller_;
@@ -101,6 +111,8 @@ class Loop {
   std::vector<Step> steps_;
   uint32_t rate_in_force_;
   uint32_t next_rate_;
+  double rows_read_ = 0;
+  bool report_rows_ = false;
 };
 
 AdaptiveRateControllerOptions Options(absl::Duration target) {
@@ -132,6 +144,8 @@ TEST(AdaptiveRateControllerTest, ValidatesOptions) {
       {[](auto& o) { o.caution_fraction = 0; }, "caution_fraction"},
       {[](auto& o) { o.cautious_windows = 0; }, "cautious_windows"},
       {[](auto& o) { o.calm_barriers = -1; }, "calm_barriers"},
+      {[](auto& o) { o.application_limited_multiple = 0.5; },
+       "application_limited_multiple"},
   };
   for (const Case& c : cases) {
     AdaptiveRateControllerOptions options = Options(absl::Milliseconds(50));
@@ -519,6 +533,108 @@ TEST(AdaptiveRateControllerTest, HoldsInsideTheBand) {
   EXPECT_EQ(controller.last_decision(),
             AdaptiveRateController::Decision::kHold);
   EXPECT_EQ(controller.DebugString(), "rate=1024 rows/s slow_start=false last=hold");
+}
+
+}  // namespace
+}  // namespace backfill
+
+namespace backfill {
+namespace {
+
+// A backfill bound by its own CPU (it reads at most 30,000 rows/s, whatever
+// its limit) under a light upstream: every window is clean. Told the rows
+// read, the controller stops raising its rate once it is more than
+// application_limited_multiple (2) x what was read: the doubling that
+// passed 60,000 is the last (65,536); without them, slow start doubles a
+// limit that is never reached up to the ceiling (UINT32_MAX). When the
+// upstream's load then grows (the knee falls to 5,000 rows/s: the target now
+// allows 10,000 rows/s), the capped rate walks down from 60,000 in five
+// decreases (each costs the barrier that overran and the one that carried the
+// change): 15 or 16 barriers over the target in the next 20 s for every seed.
+// The runaway limit's decreases do not bind for a long time: 140 of the 200.
+TEST(AdaptiveRateControllerTest, ARateTheBackfillDoesNotReachDoesNotRunAway) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    Plant plant;
+    plant.capacity = 30000;
+    plant.knee = 40000;  // the backfill alone keeps the latency at its base
+    const absl::Duration target = absl::Milliseconds(60);
+    const auto knee_at = [&](absl::Duration t) {
+      return t < absl::Seconds(30) ? plant.knee : 5000.0;
+    };
+    int over_after_load[2] = {0, 0};
+    uint32_t peak[2] = {0, 0};
+    for (const bool report : {false, true}) {
+      AdaptiveRateController controller(Options(target));
+      Loop loop(controller, plant, seed);
+      loop.ReportRows(report);
+      loop.Run(absl::Seconds(30), knee_at);
+      for (const Step& step : loop.steps()) {
+        peak[report] = std::max(peak[report], step.rate);
+      }
+      const size_t loaded = loop.steps().size();
+      loop.Run(absl::Seconds(20), knee_at);
+      for (size_t i = loaded; i < loop.steps().size(); ++i) {
+        if (loop.steps()[i].latency > target) ++over_after_load[report];
+      }
+      if (report) {
+        ASSERT_TRUE(controller.achieved_rows_per_second().has_value());
+        // Settled near what the loaded upstream allows.
+        Plant loaded_plant = plant;
+        loaded_plant.knee = 5000;
+        EXPECT_LE(controller.rows_per_second(),
+                  loaded_plant.RateAtLatency(target));
+      }
+    }
+    EXPECT_EQ(peak[true], 65536u);
+    EXPECT_GE(peak[false], 20 * plant.capacity);
+    EXPECT_LE(over_after_load[true], 20);
+    EXPECT_GE(over_after_load[false], 5 * over_after_load[true]);
+  }
+}
+
+// A limit the backfill does reach is not capped: reporting the rows read
+// changes nothing in ConvergesAndStaysInBand's plant (the same rates,
+// barrier for barrier).
+TEST(AdaptiveRateControllerTest, ABindingRateIsNotCappedByTheRowsRead) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const absl::Duration target = absl::Milliseconds(60);
+    std::vector<uint32_t> rates[2];
+    for (const bool report : {false, true}) {
+      AdaptiveRateController controller(Options(target));
+      Loop loop(controller, Plant(), seed);
+      loop.ReportRows(report);
+      loop.Run(absl::Seconds(60));
+      for (const Step& step : loop.steps()) rates[report].push_back(step.rate);
+    }
+    EXPECT_EQ(rates[false], rates[true]);
+  }
+}
+
+// A count that goes back (a rescale's new progress tracker) starts the
+// measure again; no rate is known until two barriers after it.
+TEST(AdaptiveRateControllerTest, ACountThatGoesBackStartsAgain) {
+  AdaptiveRateController controller(Options(absl::Milliseconds(60)));
+  absl::Time at = absl::FromUnixSeconds(1000);
+  const absl::Duration latency = absl::Milliseconds(10);
+  controller.OnBarrier(at, latency, 0);
+  at += absl::Milliseconds(100);
+  controller.OnBarrier(at, latency, 100);
+  EXPECT_FALSE(controller.achieved_rows_per_second().has_value());
+  at += absl::Milliseconds(100);
+  controller.OnBarrier(at, latency, 200);
+  ASSERT_TRUE(controller.achieved_rows_per_second().has_value());
+  EXPECT_DOUBLE_EQ(*controller.achieved_rows_per_second(), 1000.0);
+  at += absl::Milliseconds(100);
+  controller.OnBarrier(at, latency, 50);
+  EXPECT_FALSE(controller.achieved_rows_per_second().has_value());
+  for (int i = 1; i <= 2; ++i) {
+    at += absl::Milliseconds(100);
+    controller.OnBarrier(at, latency, 50 + 300 * i);
+  }
+  ASSERT_TRUE(controller.achieved_rows_per_second().has_value());
+  EXPECT_DOUBLE_EQ(*controller.achieved_rows_per_second(), 3000.0);
 }
 
 }  // namespace

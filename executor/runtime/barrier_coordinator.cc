@@ -121,15 +121,21 @@ JobState BarrierCoordinator::WithAdaptiveRate(JobState next) {
 }
 
 void BarrierCoordinator::ObserveAdaptiveLatency(
-    absl::Duration backfill_latency) {
+    const JobGraph& graph, absl::Duration backfill_latency) {
   // The first barrier re-establishes the state (its latency is the actors'
   // start); a paused epoch says nothing about the rate; after the backfill
   // there is nothing to control.
-  if (adaptive_ == nullptr || kind_ == BarrierKind::kInitial || done_ ||
-      closes_paused_epoch_) {
+  if (adaptive_ == nullptr || done_) return;
+  if (kind_ == BarrierKind::kInitial || closes_paused_epoch_) {
+    // Nor do the rows read in it: the measure starts again after it.
+    adaptive_->ForgetRowsRead();
     return;
   }
-  adaptive_->OnBarrier(injected_at_, backfill_latency);
+  // The rows read tell the controller whether its rate binds at all (a
+  // rescale's new tracker may count from lower: the controller starts its
+  // count again there).
+  adaptive_->OnBarrier(injected_at_, backfill_latency,
+                       graph.in_force().tracker->consumed_rows());
 }
 
 std::shared_ptr<const Mutation> BarrierCoordinator::ThrottleFor(
@@ -319,7 +325,7 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
   }
   latencies_ms_.push_back(
       absl::ToDoubleMilliseconds(clock_.Now() - injected_at_));
-  ObserveAdaptiveLatency(absl::Milliseconds(last_backfill_latency_ms_));
+  ObserveAdaptiveLatency(graph, absl::Milliseconds(last_backfill_latency_ms_));
   ++result_.epochs;
   if (kind_ == BarrierKind::kCheckpoint) {
     BACKFILL_RETURN_IF_ERROR(store_.Checkpoint(epoch_.prev));

@@ -272,7 +272,8 @@ class BarrierCoordinator final : public BarrierListener {
   // ceiling updated and its rate in force. Not adaptive: `next`.
   JobState WithAdaptiveRate(JobState next);
   // Feeds the collected barrier's backfill latency to the controller.
-  void ObserveAdaptiveLatency(absl::Duration backfill_latency);
+  void ObserveAdaptiveLatency(const JobGraph& graph,
+                              absl::Duration backfill_latency);
   std::shared_ptr<const Mutation> ThrottleFor(const JobGraph& graph,
                                               RateLimit job_limit) const;
 

@@ -1,5 +1,7 @@
 #include "executor/runtime/barrier_coordinator.h"
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -78,6 +80,10 @@ struct Fixture {
   std::vector<JobProgress> observed;
   std::unique_ptr<BarrierCoordinator> coordinator;
   std::unique_ptr<JobGraph> graph;
+  // DriveBarriers' actors: each one's rate in force (rows/s; from the
+  // Throttles) and its rows read so far.
+  std::map<ActorId, double> actor_rate;
+  std::map<ActorId, uint64_t> actor_rows;
 };
 
 TEST(BarrierCoordinatorTest, CreateNeedsADefinedJob) {
@@ -288,15 +294,43 @@ StreamingJobOptions AdaptiveJob() {
 }
 
 // Drives barriers 100 ms apart whose backfill latency is `latency`; returns
-// the job-wide rate of each Throttle the barriers carried.
+// the job-wide rate of each Throttle the barriers carried. The actors read
+// at the rate in force, or `read_at_most` rows/s between them if lower, and
+// report it at each barrier as the executors do.
 std::vector<uint32_t> DriveBarriers(Fixture& f, int count,
-                                    absl::Duration latency) {
+                                    absl::Duration latency,
+                                    double read_at_most = 1e12) {
   std::vector<uint32_t> throttles;
+  const std::vector<ActorId>& actors = f.graph->in_force().actor_ids;
+  if (f.actor_rate.empty()) {
+    const std::optional<uint32_t> job =
+        f.coordinator->state().EffectiveRateLimit().ToOptionalU32();
+    for (ActorId actor : actors) {
+      f.actor_rate[actor] =
+          job.has_value() ? static_cast<double>(*job) / actors.size() : 1e12;
+    }
+  }
   for (int i = 0; i < count; ++i) {
     absl::StatusOr<Barrier> barrier = f.coordinator->NextBarrier(*f.graph);
     EXPECT_TRUE(barrier.ok()) << barrier.status();
     if (!barrier.ok()) break;
+    // This barrier closes an epoch read at the rates in force before it.
+    if (barrier->kind != BarrierKind::kInitial) {
+      for (ActorId actor : actors) {
+        f.actor_rows[actor] += static_cast<uint64_t>(
+            std::min(f.actor_rate[actor], read_at_most / actors.size()) * 0.1);
+        ProgressEvent event;
+        event.actor = actor;
+        event.epoch = barrier->epoch;
+        event.consumed_epoch = barrier->epoch.prev;
+        event.consumed_rows = f.actor_rows[actor];
+        EXPECT_TRUE(f.graph->in_force().tracker->Report(event).ok());
+      }
+    }
     if (const auto* throttle = barrier->MutationAs<ThrottleMutation>()) {
+      for (const auto& [actor, share] : throttle->actor_rate_limits) {
+        f.actor_rate[actor] = share.has_value() ? *share : 1e12;
+      }
       const std::optional<uint32_t> job =
           throttle->rate_limits.at(JobGraph::kBackfillFragment);
       EXPECT_TRUE(job.has_value());
@@ -358,6 +392,25 @@ TEST(BarrierCoordinatorTest, AdaptiveLatencyBelowTheTargetRaisesAboveLowers) {
   EXPECT_EQ(recovered[0], 640u + 64u);
   EXPECT_EQ(recovered[1] - recovered[0], 2 * 64u);
   EXPECT_EQ(recovered[2] - recovered[1], 4 * 64u);
+}
+
+// A backfill that reads 1,000 rows/s whatever its limit (bound by its own
+// work) under barriers well under the target: slow start doubles the rate
+// while the actors read at least half of it (1024 -> 2048), and holds
+// there once they read less (as the rows they report at each barrier
+// show), instead of doubling a limit nobody reaches. An overrun then ends
+// slow start from what the actors could use, 2 x 1,000 rows/s, not from the
+// limit: the halving binds at once.
+TEST(BarrierCoordinatorTest, AdaptiveRateTheActorsDoNotReachDoesNotClimb) {
+  Fixture f(true, AdaptiveJob());
+  std::vector<uint32_t> raised =
+      DriveBarriers(f, 100, absl::Milliseconds(10), /*read_at_most=*/1000);
+  EXPECT_EQ(raised, std::vector<uint32_t>{2048});
+  EXPECT_EQ(f.coordinator->state().adaptive_rows_per_second, 2048u);
+  std::vector<uint32_t> lowered =
+      DriveBarriers(f, 2, absl::Milliseconds(80), /*read_at_most=*/1000);
+  ASSERT_EQ(lowered.size(), 1u);
+  EXPECT_NEAR(lowered[0], 1000, 2);  // the measure's rounding
 }
 
 // set_rate_limit while adaptive caps the controller (one Throttle to the
