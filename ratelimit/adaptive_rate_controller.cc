@@ -135,8 +135,9 @@ double AdaptiveRateController::EffectiveRate() const {
 
 void AdaptiveRateController::SetRowsReference(absl::Time at,
                                               std::optional<uint64_t> rows) {
-  rows_ref_at_ = at;
+  rows_ref_at_ = rows_last_at_ = at;
   rows_ref_ = rows;
+  rows_last_ = rows.value_or(0);
   rows_barriers_ = 0;
 }
 
@@ -229,7 +230,7 @@ std::optional<uint32_t> AdaptiveRateController::OnBarrier(
     return std::nullopt;
   }
   if (!rows_read.has_value() || !rows_ref_.has_value() ||
-      *rows_read < (rows_barriers_ > 0 ? rows_last_ : *rows_ref_)) {
+      *rows_read < rows_last_) {
     // No count, or one that went back (a new count): start again from it.
     SetRowsReference(injected_at, rows_read);
   } else {

@@ -218,7 +218,8 @@ class AdaptiveRateController {
   bool skip_next_ = false;
   // The achieved rate's reference: the last barrier (and the rows read
   // through it) whose epochs ran under an older rate; then the latest
-  // sample and the barriers since the reference.
+  // sample (the reference itself until one follows it) and the barriers
+  // since the reference.
   absl::Time rows_ref_at_ = absl::InfinitePast();
   std::optional<uint64_t> rows_ref_;
   absl::Time rows_last_at_ = absl::InfinitePast();
