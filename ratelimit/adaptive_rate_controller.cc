@@ -203,11 +203,28 @@ std::optional<uint32_t> AdaptiveRateController::Increase(absl::Time at) {
 
 std::optional<uint32_t> AdaptiveRateController::IncreaseTo(uint32_t new_rate,
                                                            absl::Time at) {
-  if (EffectiveRate() < rate_) {
+  const double usable = EffectiveRate();
+  if (usable < rate_) {
     // The backfill does not use the rate it has: raising it would only make
     // a later decrease start from a limit that does not bind.
     last_decision_ = Decision::kHold;
     accelerating_ = false;
+    // A limit more than twice what the backfill can use does not limit its
+    // bursts either (a moment the upstream leaves the CPU idle, the backfill
+    // takes it all): it comes down to what the backfill uses, which is not
+    // a congestion signal (the overrun rate and slow start stay). Between
+    // the two it holds, so the rate does not swing between lowering and
+    // doubling on a steady backfill.
+    if (2.0 * usable < rate_) {
+      // The additive step follows (it is a fraction of the rate at the
+      // last decrease): a step sized for the old limit would take the rate
+      // straight back above twice the usable one.
+      const uint32_t lowered = Clamp(usable);
+      additive_step_ = std::max<uint32_t>(
+          1,
+          static_cast<uint32_t>(lowered * options_.additive_increase_fraction));
+      return Change(lowered, at);
+    }
     return std::nullopt;
   }
   return Change(new_rate, at);

@@ -54,7 +54,10 @@
 //     the rate actually read since the last change. A rate above that does
 //     not increase (the window holds), and a decrease starts from that, not
 //     from a limit far above what was read (after RFC 7661's
-//     application-limited senders).
+//     application-limited senders). A clean window whose rate is more than
+//     twice that comes down to it (it would not bound the backfill's
+//     bursts); the overrun rate and slow start are kept (a lower rate the
+//     backfill cannot use is not a congestion signal).
 //     Without it a backfill bound by its own CPU sees clean windows only,
 //     doubles a limit it never reaches, and a later overrun's decreases take
 //     many steps to bind.
@@ -183,7 +186,8 @@ class AdaptiveRateController {
   std::optional<uint32_t> Decrease(absl::Time at);
   std::optional<uint32_t> Increase(absl::Time at);
   // Changes to `new_rate` (> rate_) unless the backfill does not use the
-  // rate it has (application_limited_multiple): then holds.
+  // rate it has (application_limited_multiple): then holds, or lowers the
+  // rate to the usable one when that is less than half of it.
   std::optional<uint32_t> IncreaseTo(uint32_t new_rate, absl::Time at);
   void SetRowsReference(absl::Time at, std::optional<uint64_t> rows);
 

@@ -593,6 +593,48 @@ TEST(AdaptiveRateControllerTest, ARateTheBackfillDoesNotReachDoesNotRunAway) {
   }
 }
 
+// A limit far above what the backfill reads (a recovery resumed the saved
+// rate after slow start; the backfill is bound by its own CPU at 30,000
+// rows/s) does not bound the backfill's bursts: told the rows read, the
+// controller lowers it to application_limited_multiple (2) x the rate read,
+// within a second, then leaves it within twice that (at most one more change
+// in 30 s: no swing between lowering and raising). The overrun rate is not
+// touched (no congestion was seen). Without the rows read, nothing tells it:
+// the limit only climbs.
+TEST(AdaptiveRateControllerTest, ALimitFarAboveWhatIsReadComesDown) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    Plant plant;
+    plant.capacity = 30000;
+    plant.knee = 40000;  // every window is clean
+    AdaptiveRateControllerOptions options = Options(absl::Milliseconds(60));
+    options.slow_start = false;
+    options.initial_rows_per_second = 1000000;
+    for (const bool report : {false, true}) {
+      AdaptiveRateController controller(options);
+      Loop loop(controller, plant, seed);
+      loop.ReportRows(report);
+      loop.Run(absl::Seconds(5));
+      if (!report) {
+        EXPECT_GE(controller.rows_per_second(), 1000000u);
+        continue;
+      }
+      EXPECT_LE(controller.rows_per_second(), 4 * plant.capacity);
+      EXPECT_GE(controller.rows_per_second(), plant.capacity);
+      EXPECT_EQ(controller.overrun_rows_per_second(), 0u);
+      const size_t settled = loop.steps().size();
+      loop.Run(absl::Seconds(30));
+      int changes = 0;
+      for (size_t i = settled; i < loop.steps().size(); ++i) {
+        EXPECT_GE(loop.steps()[i].rate, plant.capacity);
+        EXPECT_LE(loop.steps()[i].rate, 4 * plant.capacity);
+        changes += loop.steps()[i].rate != loop.steps()[i - 1].rate;
+      }
+      EXPECT_LE(changes, 1);
+    }
+  }
+}
+
 // A limit the backfill does reach is not capped: reporting the rows read
 // changes nothing in ConvergesAndStaysInBand's plant (the same rates,
 // barrier for barrier).
