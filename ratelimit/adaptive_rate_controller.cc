@@ -22,6 +22,8 @@ const char* DecisionName(AdaptiveRateController::Decision decision) {
       return "decrease";
     case AdaptiveRateController::Decision::kHold:
       return "hold";
+    case AdaptiveRateController::Decision::kLower:
+      return "lower";
   }
   return "?";
 }
@@ -172,8 +174,12 @@ std::optional<uint32_t> AdaptiveRateController::Decrease(absl::Time at) {
 }
 
 std::optional<uint32_t> AdaptiveRateController::Increase(absl::Time at) {
+  // A window the backfill did not use its rate in says nothing about that
+  // rate: no step, no clean window toward a cautious one, no overrun rate
+  // passed.
+  if (EffectiveRate() < rate_) return ApplicationLimited(at);
   last_decision_ = Decision::kIncrease;
-  if (slow_start_) return IncreaseTo(Clamp(2.0 * rate_), at);
+  if (slow_start_) return Change(Clamp(2.0 * rate_), at);
   ++clean_windows_;
   if (overrun_rate_ != 0 && rate_ > overrun_rate_) {
     // Passed cleanly: the load that overran is gone. Climb back at a
@@ -193,41 +199,38 @@ std::optional<uint32_t> AdaptiveRateController::Increase(absl::Time at) {
     if (rate_ < knee) {
       // Climb freely up to the cautious point, no further.
       clean_windows_ = 0;
-      return IncreaseTo(knee, at);
+      return Change(knee, at);
     }
     if (clean_windows_ < options_.cautious_windows) return std::nullopt;
   }
   clean_windows_ = 0;
-  return IncreaseTo(Clamp(increased), at);
+  return Change(Clamp(increased), at);
 }
 
-std::optional<uint32_t> AdaptiveRateController::IncreaseTo(uint32_t new_rate,
-                                                           absl::Time at) {
+std::optional<uint32_t> AdaptiveRateController::ApplicationLimited(
+    absl::Time at) {
+  // Raising a rate the backfill does not use would only make a later
+  // decrease start from a limit that does not bind: hold.
+  last_decision_ = Decision::kHold;
+  accelerating_ = false;
   const double usable = EffectiveRate();
-  if (usable < rate_) {
-    // The backfill does not use the rate it has: raising it would only make
-    // a later decrease start from a limit that does not bind.
-    last_decision_ = Decision::kHold;
-    accelerating_ = false;
-    // A limit more than twice what the backfill can use does not limit its
-    // bursts either (a moment the upstream leaves the CPU idle, the backfill
-    // takes it all): it comes down to what the backfill uses, which is not
-    // a congestion signal (the overrun rate and slow start stay). Between
-    // the two it holds, so the rate does not swing between lowering and
-    // doubling on a steady backfill.
-    if (2.0 * usable < rate_) {
-      // The additive step follows (it is a fraction of the rate at the
-      // last decrease): a step sized for the old limit would take the rate
-      // straight back above twice the usable one.
-      const uint32_t lowered = Clamp(usable);
-      additive_step_ = std::max<uint32_t>(
-          1,
-          static_cast<uint32_t>(lowered * options_.additive_increase_fraction));
-      return Change(lowered, at);
-    }
-    return std::nullopt;
-  }
-  return Change(new_rate, at);
+  if (2.0 * usable >= rate_) return std::nullopt;
+  // More than twice what the backfill can use does not bound its bursts
+  // either (the moment the upstream leaves the CPU idle, the backfill takes
+  // it all): lower it, by half at most per window, so that one window of
+  // slow reads (a stall, a compaction) does not cut a limit the backfill
+  // needs again right after. Not a congestion signal: the overrun rate
+  // stays. Slow start ends: its doubling from the lowered rate would land
+  // back at twice the usable rate, and the rate would swing between the two
+  // as the rate read wobbles. The additive step is a fraction of the lowered
+  // rate (as of a decreased one).
+  last_decision_ = Decision::kLower;
+  slow_start_ = false;
+  clean_windows_ = 0;
+  const uint32_t lowered = Clamp(std::max(usable, rate_ / 2.0));
+  additive_step_ = std::max<uint32_t>(
+      1, static_cast<uint32_t>(lowered * options_.additive_increase_fraction));
+  return Change(lowered, at);
 }
 
 std::optional<uint32_t> AdaptiveRateController::OnBarrier(

@@ -54,10 +54,12 @@
 //     the rate actually read since the last change. A rate above that does
 //     not increase (the window holds), and a decrease starts from that, not
 //     from a limit far above what was read (after RFC 7661's
-//     application-limited senders). A clean window whose rate is more than
-//     twice that comes down to it (it would not bound the backfill's
-//     bursts); the overrun rate and slow start are kept (a lower rate the
-//     backfill cannot use is not a congestion signal).
+//     application-limited senders); such a window is not counted toward a
+//     cautious step either. A rate more than twice that comes down toward
+//     it, by half at most per window (it would not bound the backfill's
+//     bursts), and slow start ends; the overrun rate stays (a rate the
+//     backfill cannot use is not a congestion signal). Between the usable
+//     rate and twice it the rate holds.
 //     Without it a backfill bound by its own CPU sees clean windows only,
 //     doubles a limit it never reaches, and a later overrun's decreases take
 //     many steps to bind.
@@ -132,7 +134,9 @@ absl::Status ValidateAdaptiveRateControllerOptions(
 
 class AdaptiveRateController {
  public:
-  enum class Decision : uint8_t { kNone, kIncrease, kDecrease, kHold };
+  // kLower: lowered to what the backfill can use (application-limited; not
+  // a congestion signal).
+  enum class Decision : uint8_t { kNone, kIncrease, kDecrease, kHold, kLower };
 
   // REQUIRES: ValidateAdaptiveRateControllerOptions(options).ok().
   explicit AdaptiveRateController(const AdaptiveRateControllerOptions& options);
@@ -185,10 +189,10 @@ class AdaptiveRateController {
   std::optional<uint32_t> Change(uint32_t new_rate, absl::Time at);
   std::optional<uint32_t> Decrease(absl::Time at);
   std::optional<uint32_t> Increase(absl::Time at);
-  // Changes to `new_rate` (> rate_) unless the backfill does not use the
-  // rate it has (application_limited_multiple): then holds, or lowers the
-  // rate to the usable one when that is less than half of it.
-  std::optional<uint32_t> IncreaseTo(uint32_t new_rate, absl::Time at);
+  // A clean window in which the backfill did not use its rate
+  // (application_limited_multiple): holds, or lowers a rate more than twice
+  // the usable one (see the control law).
+  std::optional<uint32_t> ApplicationLimited(absl::Time at);
   void SetRowsReference(absl::Time at, std::optional<uint64_t> rows);
 
   AdaptiveRateControllerOptions options_;
