@@ -167,9 +167,7 @@ std::optional<uint32_t> AdaptiveRateController::Decrease(absl::Time at) {
   const double from = EffectiveRate();
   overrun_rate_ = Clamp(from);
   const uint32_t decreased = Clamp(from * factor);
-  additive_step_ = std::max<uint32_t>(
-      1,
-      static_cast<uint32_t>(decreased * options_.additive_increase_fraction));
+  SizeAdditiveStep(decreased);
   return Change(decreased, at);
 }
 
@@ -177,7 +175,9 @@ std::optional<uint32_t> AdaptiveRateController::Increase(absl::Time at) {
   // A window the backfill did not use its rate in says nothing about that
   // rate: no step, no clean window toward a cautious one, no overrun rate
   // passed.
-  if (EffectiveRate() < rate_) return ApplicationLimited(at);
+  if (const double usable = EffectiveRate(); usable < rate_) {
+    return ApplicationLimited(usable, at);
+  }
   last_decision_ = Decision::kIncrease;
   if (slow_start_) return Change(Clamp(2.0 * rate_), at);
   ++clean_windows_;
@@ -207,13 +207,17 @@ std::optional<uint32_t> AdaptiveRateController::Increase(absl::Time at) {
   return Change(Clamp(increased), at);
 }
 
+void AdaptiveRateController::SizeAdditiveStep(uint32_t rate) {
+  additive_step_ = std::max<uint32_t>(
+      1, static_cast<uint32_t>(rate * options_.additive_increase_fraction));
+}
+
 std::optional<uint32_t> AdaptiveRateController::ApplicationLimited(
-    absl::Time at) {
+    double usable, absl::Time at) {
   // Raising a rate the backfill does not use would only make a later
   // decrease start from a limit that does not bind: hold.
   last_decision_ = Decision::kHold;
   accelerating_ = false;
-  const double usable = EffectiveRate();
   if (2.0 * usable >= rate_) return std::nullopt;
   // More than twice what the backfill can use does not bound its bursts
   // either (the moment the upstream leaves the CPU idle, the backfill takes
@@ -228,8 +232,7 @@ std::optional<uint32_t> AdaptiveRateController::ApplicationLimited(
   slow_start_ = false;
   clean_windows_ = 0;
   const uint32_t lowered = Clamp(std::max(usable, rate_ / 2.0));
-  additive_step_ = std::max<uint32_t>(
-      1, static_cast<uint32_t>(lowered * options_.additive_increase_fraction));
+  SizeAdditiveStep(lowered);
   return Change(lowered, at);
 }
 

@@ -189,10 +189,13 @@ class AdaptiveRateController {
   std::optional<uint32_t> Change(uint32_t new_rate, absl::Time at);
   std::optional<uint32_t> Decrease(absl::Time at);
   std::optional<uint32_t> Increase(absl::Time at);
-  // A clean window in which the backfill did not use its rate
-  // (application_limited_multiple): holds, or lowers a rate more than twice
+  // A clean window in which the backfill did not use its rate (`usable`,
+  // EffectiveRate(), is below it): holds, or lowers a rate more than twice
   // the usable one (see the control law).
-  std::optional<uint32_t> ApplicationLimited(absl::Time at);
+  std::optional<uint32_t> ApplicationLimited(double usable, absl::Time at);
+  // The additive step after a decrease or a lowering to `rate`: its
+  // additive_increase_fraction, at least 1.
+  void SizeAdditiveStep(uint32_t rate);
   void SetRowsReference(absl::Time at, std::optional<uint64_t> rows);
 
   AdaptiveRateControllerOptions options_;

@@ -104,6 +104,17 @@ class Loop {
   }
 
   const std::vector<Step>& steps() const { return steps_; }
+  // The rates in force, each run of equal ones once: the sequence of
+  // changes as the backfill saw them.
+  std::vector<uint32_t> RateSequence() const {
+    std::vector<uint32_t> rates;
+    for (const Step& step : steps_) {
+      if (rates.empty() || rates.back() != step.rate) {
+        rates.push_back(step.rate);
+      }
+    }
+    return rates;
+  }
   // A rate changed outside OnBarrier: the next barrier carries it.
   void Apply(uint32_t rate) { next_rate_ = rate; }
   absl::Time start() const { return start_; }
@@ -629,14 +640,9 @@ TEST(AdaptiveRateControllerTest, ALimitFarAboveWhatIsReadComesDown) {
         EXPECT_GE(controller.rows_per_second(), 1000000u);
         continue;
       }
-      std::vector<uint32_t> rates;
-      for (const Step& step : loop.steps()) {
-        if (rates.empty() || rates.back() != step.rate) {
-          rates.push_back(step.rate);
-        }
-      }
-      EXPECT_THAT(rates, ::testing::ElementsAre(1000000u, 500000u, 250000u,
-                                                125000u, 62500u));
+      EXPECT_THAT(
+          loop.RateSequence(),
+          ::testing::ElementsAre(1000000u, 500000u, 250000u, 125000u, 62500u));
       EXPECT_EQ(controller.last_decision(),
                 AdaptiveRateController::Decision::kHold);
       EXPECT_EQ(controller.overrun_rows_per_second(), 0u);
@@ -673,13 +679,8 @@ TEST(AdaptiveRateControllerTest, ALoweredLimitDoesNotSwing) {
     Loop loop(controller, plant, seed);
     loop.ReportRows(true);
     loop.Run(absl::Seconds(30));
-    std::vector<uint32_t> rates;
-    for (const Step& step : loop.steps()) {
-      if (rates.empty() || rates.back() != step.rate) {
-        rates.push_back(step.rate);
-      }
-    }
-    EXPECT_THAT(rates, ::testing::ElementsAre(100000u, 50000u, 25000u));
+    EXPECT_THAT(loop.RateSequence(),
+                ::testing::ElementsAre(100000u, 50000u, 25000u));
     EXPECT_FALSE(controller.in_slow_start());
     loop.SetCapacity(20000);
     const size_t faster = loop.steps().size();
