@@ -24,6 +24,8 @@ const char* DecisionName(AdaptiveRateController::Decision decision) {
       return "hold";
     case AdaptiveRateController::Decision::kLower:
       return "lower";
+    case AdaptiveRateController::Decision::kCeiling:
+      return "ceiling";
   }
   return "?";
 }
@@ -94,6 +96,16 @@ absl::Status ValidateAdaptiveRateControllerOptions(
                      ">= 1, got ",
                      options.application_limited_multiple));
   }
+  if (!(options.binding_fraction > 0 && options.binding_fraction <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: binding_fraction must be in (0, 1], "
+                     "got ",
+                     options.binding_fraction));
+  }
+  if (options.read_granularity_rows < 1) {
+    return absl::InvalidArgumentError(
+        "adaptive rate: read_granularity_rows must be >= 1, got 0");
+  }
   if (options.cautious_windows < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("adaptive rate: cautious_windows must be >= 1, got ",
@@ -128,8 +140,24 @@ std::optional<double> AdaptiveRateController::achieved_rows_per_second() const {
          absl::ToDoubleSeconds(rows_last_at_ - rows_ref_at_);
 }
 
-double AdaptiveRateController::EffectiveRate() const {
+std::optional<double> AdaptiveRateController::JudgedRate(
+    double shortfall) const {
   const std::optional<double> achieved = achieved_rows_per_second();
+  if (!achieved.has_value()) return std::nullopt;
+  // Reading whole chunks, a backfill at its rate can be a chunk short at
+  // any barrier: judge only a span in which a chunk is at most half the
+  // shortfall the rule looks for.
+  const double expected =
+      rate_ * absl::ToDoubleSeconds(rows_last_at_ - rows_ref_at_);
+  if (expected * shortfall < 2.0 * options_.read_granularity_rows) {
+    return std::nullopt;
+  }
+  return achieved;
+}
+
+double AdaptiveRateController::EffectiveRate() const {
+  const std::optional<double> achieved =
+      JudgedRate(1.0 - 1.0 / options_.application_limited_multiple);
   if (!achieved.has_value()) return rate_;
   return std::min<double>(rate_,
                           options_.application_limited_multiple * *achieved);
@@ -154,24 +182,46 @@ std::optional<uint32_t> AdaptiveRateController::Change(uint32_t new_rate,
 }
 
 std::optional<uint32_t> AdaptiveRateController::Decrease(absl::Time at) {
-  last_decision_ = Decision::kDecrease;
   // The first overrun ends slow start: its last doubling overshot, so go
   // back to the rate before it (the last one that ran clean), as TCP's slow
   // start falls back to half the window.
   const double factor = slow_start_ ? 0.5 : options_.decrease_factor;
+  // From the rate the backfill could use: a limit far above what it read
+  // would otherwise take several decreases to bind at all.
+  return CutFrom(EffectiveRate(), factor, Decision::kDecrease, at);
+}
+
+std::optional<uint32_t> AdaptiveRateController::CutFrom(double from,
+                                                        double factor,
+                                                        Decision decision,
+                                                        absl::Time at) {
+  last_decision_ = decision;
   slow_start_ = false;
   clean_windows_ = 0;
   accelerating_ = false;
-  // From the rate the backfill could use: a limit far above what it read
-  // would otherwise take several decreases to bind at all.
-  const double from = EffectiveRate();
   overrun_rate_ = Clamp(from);
-  const uint32_t decreased = Clamp(from * factor);
-  SizeAdditiveStep(decreased);
-  return Change(decreased, at);
+  const uint32_t cut = Clamp(from * factor);
+  SizeAdditiveStep(cut);
+  return Change(cut, at);
+}
+
+std::optional<double> AdaptiveRateController::CeilingReached() const {
+  if (!slow_start_) return std::nullopt;
+  const std::optional<double> achieved =
+      JudgedRate(1.0 - options_.binding_fraction);
+  if (!achieved.has_value()) return std::nullopt;
+  if (*achieved >= options_.binding_fraction * rate_) return std::nullopt;
+  return achieved;
 }
 
 std::optional<uint32_t> AdaptiveRateController::Increase(absl::Time at) {
+  if (const std::optional<double> ceiling = CeilingReached()) {
+    // The backfill reads all it can: the store has seen its full pace for a
+    // window, and the load that pace puts on flushes and compactions shows
+    // in the barrier latency only seconds later. Back off below it, as after
+    // an overrun, and climb cautiously toward it.
+    return CutFrom(*ceiling, options_.decrease_factor, Decision::kCeiling, at);
+  }
   // A window the backfill did not use its rate in says nothing about that
   // rate: no step, no clean window toward a cautious one, no overrun rate
   // passed.

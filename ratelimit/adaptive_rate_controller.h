@@ -28,7 +28,7 @@
 //   * Once per observation window (default 1 s of barrier injections), on
 //     the window's highest latency: below headroom_fraction x T (default
 //     0.8), increase. In slow start (until the first window at or above the
-//     headroom) the rate doubles; afterwards it grows by
+//     headroom, or the ceiling below) the rate doubles; afterwards it grows by
 //     additive_increase_fraction of the rate at the last decrease (default
 //     10%): a constant step, as in AIMD. Otherwise hold: this band keeps a
 //     steady load from making the rate oscillate.
@@ -63,6 +63,15 @@
 //     Without it a backfill bound by its own CPU sees clean windows only,
 //     doubles a limit it never reaches, and a later overrun's decreases take
 //     many steps to bind.
+//   * Slow start ends at the backfill's own ceiling: a clean window in which
+//     it read less than binding_fraction (default 0.9) of its rate (over
+//     enough rows that whole chunks do not count: read_granularity_rows)
+//     found the most it reads. The rate backs off to decrease_factor x the
+//     rate read, and that ceiling is remembered as the overrun rate (the
+//     climb slows near it). Doubling on would only run the backfill flat
+//     out, and a backfill flat out overloads the store seconds later
+//     (flushes and compactions of what it wrote), long after the window
+//     that could have seen it.
 // The rate never leaves [min_rows_per_second, max_rows_per_second]; the floor
 // keeps the backfill moving (choose it as about one chunk per few barriers),
 // the ceiling is a user's fixed limit capping the controller.
@@ -126,6 +135,18 @@ struct AdaptiveRateControllerOptions {
   // Whether to begin in slow start (doubling). A controller resumed from
   // saved job state after a recovery starts at the saved rate without it.
   bool slow_start = true;
+  // In slow start, a clean window in which the backfill read less than this
+  // fraction of its rate found the backfill's own ceiling (when rows_read
+  // is reported): slow start ends there. In (0, 1]; default 0.9.
+  double binding_fraction = 0.9;
+  // The rows the backfill reads at once, job-wide (chunk size x actors):
+  // the rate read counts only over a span in which one such chunk is at
+  // most half the shortfall a rule looks for, so that reading whole chunks
+  // is not taken for one: for the ceiling above (a 10% shortfall), once the
+  // rate in force allowed 20x this many rows; for
+  // application_limited_multiple (2: a 50% shortfall), 4x. >= 1; default
+  // 256.
+  uint32_t read_granularity_rows = 256;
 };
 
 // InvalidArgument naming the first field out of range.
@@ -135,8 +156,16 @@ absl::Status ValidateAdaptiveRateControllerOptions(
 class AdaptiveRateController {
  public:
   // kLower: lowered to what the backfill can use (application-limited; not
-  // a congestion signal).
-  enum class Decision : uint8_t { kNone, kIncrease, kDecrease, kHold, kLower };
+  // a congestion signal). kCeiling: slow start found the backfill's own
+  // ceiling and backed off below it.
+  enum class Decision : uint8_t {
+    kNone,
+    kIncrease,
+    kDecrease,
+    kHold,
+    kLower,
+    kCeiling
+  };
 
   // REQUIRES: ValidateAdaptiveRateControllerOptions(options).ok().
   explicit AdaptiveRateController(const AdaptiveRateControllerOptions& options);
@@ -183,8 +212,12 @@ class AdaptiveRateController {
 
  private:
   uint32_t Clamp(double rate) const;
+  // The achieved rate, when known over a span long enough for a rule that
+  // looks for a `shortfall` (a fraction of the rate) to judge it: a
+  // read_granularity_rows chunk at most half of it. std::nullopt otherwise.
+  std::optional<double> JudgedRate(double shortfall) const;
   // The rate as far as the backfill can use it: min(rate_, multiple x
-  // achieved) when the achieved rate is known.
+  // the judged rate) when there is one.
   double EffectiveRate() const;
   std::optional<uint32_t> Change(uint32_t new_rate, absl::Time at);
   std::optional<uint32_t> Decrease(absl::Time at);
@@ -193,6 +226,14 @@ class AdaptiveRateController {
   // EffectiveRate(), is below it): holds, or lowers a rate more than twice
   // the usable one (see the control law).
   std::optional<uint32_t> ApplicationLimited(double usable, absl::Time at);
+  // In slow start, a clean window whose rows read fell short of the rate
+  // (see binding_fraction): the achieved rate, else std::nullopt.
+  std::optional<double> CeilingReached() const;
+  // Ends slow start and cuts the rate to `from` x `factor`, remembering
+  // `from` as the overrun rate (a decrease, or a backing off below the
+  // ceiling).
+  std::optional<uint32_t> CutFrom(double from, double factor, Decision decision,
+                                  absl::Time at);
   // The additive step after a decrease or a lowering to `rate`: its
   // additive_increase_fraction, at least 1.
   void SizeAdditiveStep(uint32_t rate);

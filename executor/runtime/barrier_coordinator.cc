@@ -96,6 +96,9 @@ absl::Status BarrierCoordinator::StartAdaptiveController() {
   // Built uncapped so that it keeps the floor as configured: a cap below
   // the floor lowers it only while the cap is in force.
   controller.min_rows_per_second = AdaptiveFloorRowsPerSecond(options_);
+  // Each actor reads whole chunks.
+  controller.read_granularity_rows = static_cast<uint32_t>(std::min<uint64_t>(
+      UINT32_MAX, uint64_t{EffectiveChunkSize(options_)} * state_.parallelism));
   // A saved rate resumes where the last checkpoint left it; a new mode
   // starts low and doubles.
   if (state_.adaptive_rows_per_second > 0) {

@@ -190,12 +190,15 @@ JobDefinition JobDefinitionOf(const StreamingJobOptions& options) {
   return definition;
 }
 
+uint32_t EffectiveChunkSize(const StreamingJobOptions& options) {
+  return options.chunk_size == 0 ? kDefaultChunkSize : options.chunk_size;
+}
+
 uint32_t AdaptiveFloorRowsPerSecond(const StreamingJobOptions& options) {
   if (options.adaptive_min_rows_per_second > 0) {
     return options.adaptive_min_rows_per_second;
   }
-  const uint32_t chunk =
-      options.chunk_size == 0 ? kDefaultChunkSize : options.chunk_size;
+  const uint32_t chunk = EffectiveChunkSize(options);
   const double seconds =
       4 * absl::ToDoubleSeconds(options.barrier_interval);
   if (!(seconds > 0)) return chunk;

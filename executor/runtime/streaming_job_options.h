@@ -254,6 +254,9 @@ TableCatalog ViewCatalog(const StreamingJobOptions& options);
 // What the job is, for the job-state table (a restart must match it).
 JobDefinition JobDefinitionOf(const StreamingJobOptions& options);
 
+// options.chunk_size, or kDefaultChunkSize when it is 0.
+uint32_t EffectiveChunkSize(const StreamingJobOptions& options);
+
 // The adaptive controller's floor in rows/s: adaptive_min_rows_per_second,
 // or when 0 one chunk (chunk_size, 0 = kDefaultChunkSize) per 4 barrier
 // intervals, at least 1. E.g. 256 rows at 100 ms barriers: 640 rows/s.
