@@ -146,10 +146,13 @@ std::optional<double> AdaptiveRateController::JudgedRate(
   if (!achieved.has_value()) return std::nullopt;
   // Reading whole chunks, a backfill at its rate can be a chunk short at
   // any barrier: judge only a span in which a chunk is at most half the
-  // shortfall the rule looks for.
+  // shortfall the rule looks for. A rule that looks for less than 10% (an
+  // option at 1) is judged as one that looks for 10%: 20 chunks' worth.
+  constexpr double kLeastShortfall = 0.1;
   const double expected =
       rate_ * absl::ToDoubleSeconds(rows_last_at_ - rows_ref_at_);
-  if (expected * shortfall < 2.0 * options_.read_granularity_rows) {
+  if (expected * std::max(shortfall, kLeastShortfall) <
+      2.0 * options_.read_granularity_rows) {
     return std::nullopt;
   }
   return achieved;

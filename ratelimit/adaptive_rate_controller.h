@@ -144,8 +144,9 @@ struct AdaptiveRateControllerOptions {
   // most half the shortfall a rule looks for, so that reading whole chunks
   // is not taken for one: for the ceiling above (a 10% shortfall), once the
   // rate in force allowed 20x this many rows; for
-  // application_limited_multiple (2: a 50% shortfall), 4x. >= 1; default
-  // 256.
+  // application_limited_multiple (2: a 50% shortfall), 4x. A shortfall
+  // under 10% (binding_fraction or application_limited_multiple near 1)
+  // waits for 20x, as 10% does. >= 1; default 256.
   uint32_t read_granularity_rows = 256;
 };
 
@@ -213,8 +214,9 @@ class AdaptiveRateController {
  private:
   uint32_t Clamp(double rate) const;
   // The achieved rate, when known over a span long enough for a rule that
-  // looks for a `shortfall` (a fraction of the rate) to judge it: a
-  // read_granularity_rows chunk at most half of it. std::nullopt otherwise.
+  // looks for a `shortfall` (a fraction of the rate, taken as at least 0.1)
+  // to judge it: a read_granularity_rows chunk at most half of it.
+  // std::nullopt otherwise.
   std::optional<double> JudgedRate(double shortfall) const;
   // The rate as far as the backfill can use it: min(rate_, multiple x
   // the judged rate) when there is one.

@@ -759,6 +759,24 @@ TEST(AdaptiveRateControllerTest, ALimitFarAboveWhatIsReadComesDown) {
   }
 }
 
+// A backfill bound by its own pace (rows/s) under an idle upstream: every
+// window is clean.
+Plant PaceBoundPlant(double pace) {
+  Plant plant;
+  plant.capacity = pace;
+  plant.knee = 100000;
+  return plant;
+}
+
+// A controller that starts at 100,000 rows/s, in slow start (a new job) or
+// not (a recovery's saved rate).
+AdaptiveRateControllerOptions StartingAt100k(bool slow_start) {
+  AdaptiveRateControllerOptions options = Options(absl::Milliseconds(60));
+  options.initial_rows_per_second = 100000;
+  options.slow_start = slow_start;
+  return options;
+}
+
 // A rate far above what the backfill reads (100,000 rows/s against its own
 // 10,000, each epoch +-10%). Resumed without slow start (a recovery's saved
 // rate), the limit comes down toward the usable 20,000 by half per window
@@ -770,16 +788,11 @@ TEST(AdaptiveRateControllerTest, ALimitFarAboveWhatIsReadComesDown) {
 TEST(AdaptiveRateControllerTest, ALoweredLimitDoesNotSwing) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));
-    Plant plant;
-    plant.capacity = 10000;
+    Plant plant = PaceBoundPlant(10000);
     plant.capacity_noise = 0.1;
-    plant.knee = 100000;  // every window is clean
     for (const bool slow_start : {false, true}) {
       SCOPED_TRACE(slow_start ? "slow start" : "resumed");
-      AdaptiveRateControllerOptions options = Options(absl::Milliseconds(60));
-      options.initial_rows_per_second = 100000;
-      options.slow_start = slow_start;
-      AdaptiveRateController controller(options);
+      AdaptiveRateController controller(StartingAt100k(slow_start));
       Loop loop(controller, plant, seed);
       loop.ReportRows(true);
       loop.Run(absl::Seconds(30));
@@ -799,6 +812,34 @@ TEST(AdaptiveRateControllerTest, ALoweredLimitDoesNotSwing) {
       for (size_t i = faster; i < loop.steps().size(); ++i) {
         EXPECT_GE(loop.steps()[i].rate, slow_start ? 18000u : 25000u);
       }
+    }
+  }
+}
+
+// The options at their edge, application_limited_multiple = 1 and
+// binding_fraction = 1 (any shortfall counts), still judge the rows read,
+// over 20 chunks' worth of them: a resumed 100,000 rows/s over a backfill
+// that reads 10,000 comes down by half per window while it is more than
+// twice the usable 10,000 (50,000, 25,000, 12,500); a new job's slow start
+// stops at the backfill's ceiling (0.7 x 10,000).
+TEST(AdaptiveRateControllerTest, OptionsAtOneStillJudgeTheRowsRead) {
+  const Plant plant = PaceBoundPlant(10000);
+  for (const bool slow_start : {false, true}) {
+    SCOPED_TRACE(slow_start ? "slow start" : "resumed");
+    AdaptiveRateControllerOptions options = StartingAt100k(slow_start);
+    options.application_limited_multiple = 1;
+    options.binding_fraction = 1;
+    AdaptiveRateController controller(options);
+    Loop loop(controller, plant, /*seed=*/1);
+    loop.ReportRows(true);
+    loop.Run(absl::Seconds(10));
+    if (slow_start) {
+      const std::vector<uint32_t> rates = loop.RateSequence();
+      ASSERT_GE(rates.size(), 2u);
+      EXPECT_NEAR(rates[1], 7000, 10);
+    } else {
+      EXPECT_THAT(loop.RateSequence(),
+                  ::testing::ElementsAre(100000u, 50000u, 25000u, 12500u));
     }
   }
 }
