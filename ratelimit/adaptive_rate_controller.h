@@ -83,6 +83,7 @@
 #ifndef RATELIMIT_ADAPTIVE_RATE_CONTROLLER_H_
 #define RATELIMIT_ADAPTIVE_RATE_CONTROLLER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -192,6 +193,15 @@ class AdaptiveRateController {
   // the ceiling rises again. Returns the new rate if the current one was
   // outside the new [floor, ceiling].
   std::optional<uint32_t> SetMaxRowsPerSecond(uint32_t max_rows_per_second);
+
+  // Changes read_granularity_rows (at least 1), e.g. when a rescale changes
+  // the number of actors reading whole chunks.
+  void SetReadGranularityRows(uint32_t rows) {
+    options_.read_granularity_rows = std::max<uint32_t>(1, rows);
+  }
+  uint32_t read_granularity_rows() const {
+    return options_.read_granularity_rows;
+  }
 
   // The rate in force, rows/s.
   uint32_t rows_per_second() const { return rate_; }

@@ -844,6 +844,36 @@ TEST(AdaptiveRateControllerTest, OptionsAtOneStillJudgeTheRowsRead) {
   }
 }
 
+// A coarser granularity set later (a rescale to more actors) takes effect:
+// with a chunk of a million rows, ten seconds at 100,000 rows/s are too few
+// to judge the rows read, and the resumed limit over a 10,000 rows/s
+// backfill is never lowered (clean windows raise it, as without a count);
+// at 256 rows it comes down by halves.
+TEST(AdaptiveRateControllerTest, AChangedGranularityTakesEffect) {
+  const Plant plant = PaceBoundPlant(10000);
+  for (const bool coarse : {false, true}) {
+    SCOPED_TRACE(coarse ? "coarse" : "fine");
+    AdaptiveRateController controller(StartingAt100k(/*slow_start=*/false));
+    if (coarse) controller.SetReadGranularityRows(1'000'000);
+    EXPECT_EQ(controller.read_granularity_rows(), coarse ? 1'000'000u : 256u);
+    Loop loop(controller, plant, /*seed=*/1);
+    loop.ReportRows(true);
+    loop.Run(absl::Seconds(10));
+    if (coarse) {
+      const std::vector<uint32_t> rates = loop.RateSequence();
+      EXPECT_EQ(rates.front(), 100000u);
+      EXPECT_TRUE(std::is_sorted(rates.begin(), rates.end()));
+      EXPECT_GT(rates.size(), 1u);
+    } else {
+      EXPECT_THAT(loop.RateSequence(),
+                  ::testing::ElementsAre(100000u, 50000u, 25000u));
+    }
+  }
+  AdaptiveRateController controller(StartingAt100k(false));
+  controller.SetReadGranularityRows(0);
+  EXPECT_EQ(controller.read_granularity_rows(), 1u);
+}
+
 // A limit the backfill does reach is not capped: reporting the rows read
 // changes nothing in ConvergesAndStaysInBand's plant (the same rates,
 // barrier for barrier).

@@ -87,6 +87,13 @@ uint32_t AdaptiveCeiling(RateLimit rate_limit) {
   return rate_limit.is_fixed() ? rate_limit.rows_per_second() : UINT32_MAX;
 }
 
+// The rows the backfill reads at once: each of its actors reads whole chunks.
+uint32_t ReadGranularityRows(const StreamingJobOptions& options,
+                             uint32_t parallelism) {
+  return static_cast<uint32_t>(std::min<uint64_t>(
+      UINT32_MAX, uint64_t{EffectiveChunkSize(options)} * parallelism));
+}
+
 }  // namespace
 
 absl::Status BarrierCoordinator::StartAdaptiveController() {
@@ -96,9 +103,8 @@ absl::Status BarrierCoordinator::StartAdaptiveController() {
   // Built uncapped so that it keeps the floor as configured: a cap below
   // the floor lowers it only while the cap is in force.
   controller.min_rows_per_second = AdaptiveFloorRowsPerSecond(options_);
-  // Each actor reads whole chunks.
-  controller.read_granularity_rows = static_cast<uint32_t>(std::min<uint64_t>(
-      UINT32_MAX, uint64_t{EffectiveChunkSize(options_)} * state_.parallelism));
+  controller.read_granularity_rows =
+      ReadGranularityRows(options_, state_.parallelism);
   // A saved rate resumes where the last checkpoint left it; a new mode
   // starts low and doubles.
   if (state_.adaptive_rows_per_second > 0) {
@@ -118,6 +124,10 @@ JobState BarrierCoordinator::WithAdaptiveRate(JobState next) {
   closes_paused_epoch_ = state_.paused;
   if (next.rate_limit != state_.rate_limit) {
     adaptive_->SetMaxRowsPerSecond(AdaptiveCeiling(next.rate_limit));
+  }
+  if (next.parallelism != state_.parallelism) {  // a rescale
+    adaptive_->SetReadGranularityRows(
+        ReadGranularityRows(options_, next.parallelism));
   }
   next.adaptive_rows_per_second = adaptive_->rows_per_second();
   return next;
