@@ -261,14 +261,12 @@ TEST(ArrangementBackfillPropertyTest, InvariantHoldsWithATinyUpstreamBuffer) {
   }
 }
 
-// Issue 15 point 5: tables with up to 32,768 vnodes (few rows each, most
-// vnodes empty), where the snapshot side scans a bounded number of vnodes
-// per step and completes each vnode when its scan ends.
-TEST(ArrangementBackfillPropertyTest, InvariantHoldsWithManyVnodes) {
+// Seeds BACKFILL_FIRST_SEED.. (`seeds` of them) over a memory store, shapes
+// drawn with `shape_options`; the first failure fails the test with the
+// flags that rerun it (`seeds_env` names the seed count's variable).
+void RunSeedsInMemory(int seeds, const char* seeds_env,
+                      const testing::RandomShapeOptions& shape_options) {
   const int first = EnvInt("BACKFILL_FIRST_SEED", 1);
-  const int seeds = EnvInt("BACKFILL_MANY_VNODES_SEEDS", 12);
-  testing::RandomShapeOptions shape_options;
-  shape_options.vnode_counts = {1024, 32768};
   for (int seed = first; seed < first + seeds; ++seed) {
     auto store = NewMemoryStateStore();
     const absl::Status status =
@@ -276,8 +274,53 @@ TEST(ArrangementBackfillPropertyTest, InvariantHoldsWithManyVnodes) {
     ASSERT_TRUE(status.ok())
         << "seed " << seed << " (rerun with "
         << "--test_env=BACKFILL_FIRST_SEED=" << seed
-        << " --test_env=BACKFILL_MANY_VNODES_SEEDS=1): " << status;
+        << " --test_env=" << seeds_env << "=1): " << status;
   }
+}
+
+// Issue 15 point 5: tables with up to 32,768 vnodes (few rows each, most
+// vnodes empty), where the snapshot side scans a bounded number of vnodes
+// per step and completes each vnode when its scan ends.
+TEST(ArrangementBackfillPropertyTest, InvariantHoldsWithManyVnodes) {
+  testing::RandomShapeOptions shape_options;
+  shape_options.vnode_counts = {1024, 32768};
+  RunSeedsInMemory(EnvInt("BACKFILL_MANY_VNODES_SEEDS", 12),
+                   "BACKFILL_MANY_VNODES_SEEDS", shape_options);
+}
+
+// Value columns of every type a table stores, not only the key types:
+// JSONB, MAP, LIST and STRUCT (nested two deep) and the newer scalars, in
+// both value encodings, projected and reordered into the output like any
+// column.
+TEST(ArrangementBackfillPropertyTest, InvariantHoldsWithEveryValueType) {
+  const int seeds = EnvInt("BACKFILL_VALUE_TYPE_SEEDS", 40);
+  testing::RandomShapeOptions shape_options;
+  shape_options.value_type_probability = 0.6;
+  // The shapes RunSeed draws first from each seed: enough of them must
+  // output such a column for the test to mean something.
+  int nested_outputs = 0;
+  const int first = EnvInt("BACKFILL_FIRST_SEED", 1);
+  for (int seed = first; seed < first + seeds; ++seed) {
+    std::mt19937_64 rng(seed);
+    const testing::RandomShape shape =
+        testing::MakeRandomShape(rng, 7, shape_options);
+    bool nested = false;
+    for (int s2 : shape.output_indices) {
+      for (const ColumnDesc& column : shape.catalog.columns) {
+        nested =
+            nested ||
+            (column.column_id == shape.s2_column_ids[s2] &&
+             (column.type.is_nested() || column.type.id() == DataType::kJsonb));
+      }
+    }
+    nested_outputs += nested ? 1 : 0;
+  }
+  if (seeds >= 20) {
+    EXPECT_GE(nested_outputs, seeds / 4)
+        << "too few shapes put a JSONB, MAP, LIST or STRUCT column in the "
+           "output";
+  }
+  RunSeedsInMemory(seeds, "BACKFILL_VALUE_TYPE_SEEDS", shape_options);
 }
 
 TEST(ArrangementBackfillPropertyTest,

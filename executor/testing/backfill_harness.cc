@@ -9,9 +9,9 @@
 #include "executor/channel.h"
 #include "executor/poll.h"
 #include "executor/runtime/hash_dispatcher.h"
+#include "serde/positional_codec.h"
 #include "serde/schema.h"
 #include "serde/vnode_hash.h"
-#include "serde/memcmp_codec.h"
 #include "storage/replicated_state_table.h"
 #include "third_party/absl_extras/status_macros.h"
 
@@ -62,7 +62,6 @@ absl::Status BackfillHarness::CreateExecutor() {
   const TableCatalog& upstream = options_.upstream;
   s2_to_s1_.clear();
   s2_types_.clear();
-  s3_types_.clear();
   BACKFILL_ASSIGN_OR_RETURN(
       std::unique_ptr<ReplicatedStateTable> replicated,
       ReplicatedStateTable::Create(upstream, store_, *options_.owned,
@@ -71,9 +70,17 @@ absl::Status BackfillHarness::CreateExecutor() {
     s2_to_s1_.push_back(s1);
     s2_types_.push_back(upstream.columns[s1].type);
   }
+  // The view's rows are identified by their value encoding, which covers
+  // every column type (a memcomparable key has no JSONB or MAP form).
+  // (An output may repeat a column: named by position.)
+  Schema s3;
   for (int s2 : options_.backfill.output_indices) {
-    s3_types_.push_back(s2_types_.at(s2));
+    const int32_t i = static_cast<int32_t>(s3.size());
+    s3.push_back(ColumnDesc{absl::StrCat("o", i),
+                            upstream.columns.at(s2_to_s1_.at(s2)).type, i});
   }
+  BACKFILL_ASSIGN_OR_RETURN(view_codec_,
+                            PositionalCodec::Create(std::move(s3)));
   BACKFILL_ASSIGN_OR_RETURN(
       tracker_, JobProgressTracker::Create(
                     {{options_.backfill.actor_id,
@@ -122,8 +129,7 @@ Row BackfillHarness::ToS2(const Row& s1) const {
 
 std::string BackfillHarness::ViewKey(const Row& s3) const {
   std::string key;
-  const std::vector<OrderType> orders(s3.size(), OrderType::Ascending());
-  EncodeKey(s3, s3_types_, orders, &key);
+  view_codec_->Encode(s3, &key);
   return key;
 }
 
@@ -400,8 +406,7 @@ absl::Status BackfillHarness::CheckInvariant(EpochPair epoch) {
   std::string diff;
   int shown = 0;
   auto describe = [&](const std::string& key) {
-    absl::StatusOr<Row> row = DecodeKey(
-        key, s3_types_, std::vector<OrderType>(s3_types_.size(), OrderType::Ascending()));
+    absl::StatusOr<Row> row = view_codec_->Decode(key);
     return row.ok() ? RowDebugString(*row) : absl::CHexEscape(key);
   };
   for (const auto& [key, count] : expected) {

@@ -46,6 +46,7 @@
 #include "executor/testing/scripted_executor.h"
 #include "metrics/backfill_metrics.h"
 #include "metrics/registry.h"
+#include "serde/positional_codec.h"
 #include "serde/vnode_bitmap.h"
 #include "storage/state_store.h"
 #include "storage/state_table.h"
@@ -148,7 +149,8 @@ class BackfillHarness {
   HarnessOptions options_;
   std::vector<int> s2_to_s1_;
   std::vector<DataType> s2_types_;
-  std::vector<DataType> s3_types_;
+  // Encodes an S3 row: the view model's key (rows, not primary keys).
+  std::unique_ptr<PositionalCodec> view_codec_;
   std::unique_ptr<StateTable> upstream_table_;
   std::map<std::string, Row> model_;  // pk bytes -> S1 row
   std::vector<std::pair<Op, Row>> pending_rows_;  // S2

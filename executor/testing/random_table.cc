@@ -75,7 +75,13 @@ RandomShape MakeRandomShape(std::mt19937_64& rng, TableId table_id,
   std::shuffle(positions.begin(), positions.end(), rng);
   catalog.columns.resize(num_columns);
   for (int i = 0; i < num_columns; ++i) {
-    catalog.columns[i] = ColumnDesc{absl::StrCat("c", i), RandomDataType(rng),
+    ColumnType type = RandomDataType(rng);
+    // (pk columns get a key type below.)
+    if (options.value_type_probability > 0 &&
+        Chance(rng, options.value_type_probability)) {
+      type = RandomValueColumnType(rng, /*max_depth=*/2);
+    }
+    catalog.columns[i] = ColumnDesc{absl::StrCat("c", i), std::move(type),
                                     static_cast<int32_t>(100 + i * 3), true};
   }
   for (int i = 0; i < num_pk; ++i) {
@@ -122,7 +128,7 @@ Row RandomTableRow(const TableCatalog& catalog, std::mt19937_64& rng,
                    uint64_t key_space, double null_fraction) {
   Row row(catalog.columns.size());
   for (size_t i = 0; i < catalog.columns.size(); ++i) {
-    row[i] = RandomDatum(catalog.columns[i].type, rng, 0.2);
+    row[i] = RandomColumnDatum(catalog.columns[i].type, rng, 0.2);
   }
   for (int column : catalog.pk_indices) {
     if (Chance(rng, null_fraction)) {
@@ -144,7 +150,7 @@ Row RandomValueChange(const TableCatalog& catalog, const Row& row,
                   static_cast<int>(i)) != catalog.pk_indices.end()) {
       continue;
     }
-    changed[i] = RandomDatum(catalog.columns[i].type, rng, 0.2);
+    changed[i] = RandomColumnDatum(catalog.columns[i].type, rng, 0.2);
   }
   return changed;
 }

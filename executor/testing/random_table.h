@@ -36,13 +36,19 @@ struct RandomShapeOptions {
   double singleton_probability = 0.1;
   // Whether S3 may drop columns (pk columns included).
   bool allow_pruning = false;
+  // Probability that a non-pk column has a type that is not one of
+  // kAllDataTypes: any value column type (RandomValueColumnType, nesting
+  // depth <= 2: JSONB, MAP, LIST, STRUCT and the newer scalars). At 0 no
+  // extra random numbers are drawn, so earlier seeds keep their shapes.
+  double value_type_probability = 0;
 };
 
 RandomShape MakeRandomShape(std::mt19937_64& rng, TableId table_id,
                             const RandomShapeOptions& options = {});
 
 // A row of `catalog`: pk columns drawn from `key_space` distinct values per
-// column (NULL with probability `null_fraction`), other columns any value.
+// column (NULL with probability `null_fraction`), other columns any value
+// of their type (nested ones with their elements and fields).
 Row RandomTableRow(const TableCatalog& catalog, std::mt19937_64& rng,
                    uint64_t key_space, double null_fraction = 0.05);
 
