@@ -768,6 +768,15 @@ Plant PaceBoundPlant(double pace) {
   return plant;
 }
 
+// The rates `controller` sets over 10 s of a backfill whose own pace is
+// 10,000 rows/s, the rows read reported (seed 1).
+std::vector<uint32_t> RatesOverAPaceOf10k(AdaptiveRateController& controller) {
+  Loop loop(controller, PaceBoundPlant(10000), /*seed=*/1);
+  loop.ReportRows(true);
+  loop.Run(absl::Seconds(10));
+  return loop.RateSequence();
+}
+
 // A controller that starts at 100,000 rows/s, in slow start (a new job) or
 // not (a recovery's saved rate).
 AdaptiveRateControllerOptions StartingAt100k(bool slow_start) {
@@ -823,22 +832,18 @@ TEST(AdaptiveRateControllerTest, ALoweredLimitDoesNotSwing) {
 // twice the usable 10,000 (50,000, 25,000, 12,500); a new job's slow start
 // stops at the backfill's ceiling (0.7 x 10,000).
 TEST(AdaptiveRateControllerTest, OptionsAtOneStillJudgeTheRowsRead) {
-  const Plant plant = PaceBoundPlant(10000);
   for (const bool slow_start : {false, true}) {
     SCOPED_TRACE(slow_start ? "slow start" : "resumed");
     AdaptiveRateControllerOptions options = StartingAt100k(slow_start);
     options.application_limited_multiple = 1;
     options.binding_fraction = 1;
     AdaptiveRateController controller(options);
-    Loop loop(controller, plant, /*seed=*/1);
-    loop.ReportRows(true);
-    loop.Run(absl::Seconds(10));
+    const std::vector<uint32_t> rates = RatesOverAPaceOf10k(controller);
     if (slow_start) {
-      const std::vector<uint32_t> rates = loop.RateSequence();
       ASSERT_GE(rates.size(), 2u);
       EXPECT_NEAR(rates[1], 7000, 10);
     } else {
-      EXPECT_THAT(loop.RateSequence(),
+      EXPECT_THAT(rates,
                   ::testing::ElementsAre(100000u, 50000u, 25000u, 12500u));
     }
   }
@@ -850,23 +855,18 @@ TEST(AdaptiveRateControllerTest, OptionsAtOneStillJudgeTheRowsRead) {
 // backfill is never lowered (clean windows raise it, as without a count);
 // at 256 rows it comes down by halves.
 TEST(AdaptiveRateControllerTest, AChangedGranularityTakesEffect) {
-  const Plant plant = PaceBoundPlant(10000);
   for (const bool coarse : {false, true}) {
     SCOPED_TRACE(coarse ? "coarse" : "fine");
     AdaptiveRateController controller(StartingAt100k(/*slow_start=*/false));
     if (coarse) controller.SetReadGranularityRows(1'000'000);
     EXPECT_EQ(controller.read_granularity_rows(), coarse ? 1'000'000u : 256u);
-    Loop loop(controller, plant, /*seed=*/1);
-    loop.ReportRows(true);
-    loop.Run(absl::Seconds(10));
+    const std::vector<uint32_t> rates = RatesOverAPaceOf10k(controller);
     if (coarse) {
-      const std::vector<uint32_t> rates = loop.RateSequence();
       EXPECT_EQ(rates.front(), 100000u);
       EXPECT_TRUE(std::is_sorted(rates.begin(), rates.end()));
       EXPECT_GT(rates.size(), 1u);
     } else {
-      EXPECT_THAT(loop.RateSequence(),
-                  ::testing::ElementsAre(100000u, 50000u, 25000u));
+      EXPECT_THAT(rates, ::testing::ElementsAre(100000u, 50000u, 25000u));
     }
   }
   AdaptiveRateController controller(StartingAt100k(false));
