@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -836,7 +837,16 @@ struct Sample {
   // The job-wide snapshot rate limit in force (the adaptive controller's
   // rate in adaptive mode); 0 when there is none.
   double rate_limit_rows_per_second = 0;
+  // The two rates over the last second (from the newest sample at least
+  // kRateWindowSeconds old, or the start). Barriers come at uneven gaps, so
+  // the per-barrier rates above swing: a 6 ms gap that happens to hold a
+  // whole chunk reads as a rate far over the limit. These are what the plot
+  // draws.
+  double window_snapshot_rows_per_second = 0;
+  double window_upstream_ops_per_second = 0;
 };
+
+constexpr double kRateWindowSeconds = 1.0;
 
 // What the streaming job under load measured.
 struct JobRun {
@@ -852,6 +862,9 @@ struct JobRun {
 JobRun RunJob(RocksDbStateStore& store, const StreamingJobOptions& options) {
   JobRun run;
   JobProgress previous;
+  // The progress reports of the last kRateWindowSeconds, plus the newest one
+  // older than that (the window's start).
+  std::deque<JobProgress> window(1);
   bool done = false;
   auto observer = [&](const JobProgress& progress) {
     const double dt = progress.seconds - previous.seconds;
@@ -863,6 +876,18 @@ JobRun RunJob(RocksDbStateStore& store, const StreamingJobOptions& options) {
       sample.upstream_ops_per_second =
           (progress.upstream_ops - previous.upstream_ops) / dt;
     }
+    while (window.size() > 1 &&
+           progress.seconds - window[1].seconds >= kRateWindowSeconds) {
+      window.pop_front();
+    }
+    const double window_dt = progress.seconds - window.front().seconds;
+    if (window_dt > 0) {
+      sample.window_snapshot_rows_per_second =
+          (progress.snapshot_rows - window.front().snapshot_rows) / window_dt;
+      sample.window_upstream_ops_per_second =
+          (progress.upstream_ops - window.front().upstream_ops) / window_dt;
+    }
+    window.push_back(progress);
     sample.barrier_latency_ms = progress.last_backfill_barrier_latency_ms;
     sample.rate_limit_rows_per_second = progress.rate_limit.rows_per_second();
     run.timeline.push_back(sample);
@@ -1199,11 +1224,14 @@ void WriteTimeline(const std::string& data,
                    const std::vector<Sample>& timeline) {
   std::ofstream out(data);
   out << "# seconds snapshot_rows_per_second upstream_ops_per_second "
-         "barrier_latency_ms rate_limit_rows_per_second\n";
+         "barrier_latency_ms rate_limit_rows_per_second "
+         "window_snapshot_rows_per_second window_upstream_ops_per_second\n";
   for (const Sample& s : timeline) {
     out << s.seconds << " " << s.snapshot_rows_per_second << " "
         << s.upstream_ops_per_second << " " << s.barrier_latency_ms << " "
-        << s.rate_limit_rows_per_second << "\n";
+        << s.rate_limit_rows_per_second << " "
+        << s.window_snapshot_rows_per_second << " "
+        << s.window_upstream_ops_per_second << "\n";
   }
 }
 
@@ -1232,16 +1260,16 @@ void Plot(const std::string& file, PlottedRun loaded, PlottedRun adaptive,
                "unlimited (done at %.1f s), then adaptive (done at %.1f s)'\n"
                "set xlabel 'seconds'\nset grid\n"
                "set arrow 1 from %f, graph 0 to %f, graph 1 nohead dt 2\n"
-               "plot '%s' using 1:2 with lines title 'unlimited: snapshot "
-               "rows/s'\n"
-               "plot '%s' using 1:3 with lines title 'unlimited: upstream "
-               "ops/s'\n"
+               "plot '%s' using 1:6 with lines title 'unlimited: snapshot "
+               "rows/s (last second)'\n"
+               "plot '%s' using 1:7 with lines title 'unlimited: upstream "
+               "ops/s (last second)'\n"
                "plot '%s' using 1:4 with lines title 'unlimited: barrier "
                "latency in the backfill (ms)'\n"
                "set arrow 1 from %f, graph 0 to %f, graph 1 nohead dt 2\n"
                "plot '%s' using 1:5 with lines title 'adaptive: rate limit "
-               "(rows/s)', '%s' using 1:2 with lines title 'adaptive: "
-               "snapshot rows/s'\n"
+               "(rows/s)', '%s' using 1:6 with lines title 'adaptive: "
+               "snapshot rows/s (last second)'\n"
                "plot '%s' using 1:4 with lines title 'adaptive: barrier "
                "latency in the backfill (ms)', %f with lines dt 2 title "
                "'target'\n"
