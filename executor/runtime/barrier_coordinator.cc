@@ -336,8 +336,10 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     injected_.erase(epoch_.curr.value());
     backfill_latency_.erase(epoch_.curr.value());
   }
-  latencies_ms_.push_back(
-      absl::ToDoubleMilliseconds(clock_.Now() - injected_at_));
+  const double latency_ms =
+      absl::ToDoubleMilliseconds(clock_.Now() - injected_at_);
+  latency_p50_ms_.Add(latency_ms);
+  latency_p99_ms_.Add(latency_ms);
   ObserveAdaptiveLatency(graph, absl::Milliseconds(last_backfill_latency_ms_));
   ++result_.epochs;
   if (kind_ == BarrierKind::kCheckpoint) {
@@ -384,8 +386,8 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     observed_vnodes_completed_ =
         std::max(observed_vnodes_completed_, progress.vnodes_completed);
     progress.vnodes_completed = observed_vnodes_completed_;
-    progress.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
-    progress.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
+    progress.barrier_latency_p50_ms = latency_p50_ms_.Get();
+    progress.barrier_latency_p99_ms = latency_p99_ms_.Get();
     progress.last_backfill_barrier_latency_ms = last_backfill_latency_ms_;
     progress.backfill_done = done_;
     progress.rate_limit = state_.EffectiveRateLimit();
@@ -405,8 +407,8 @@ void BarrierCoordinator::RecordAttemptEnd(const JobGraph& graph,
         result_.snapshot_rows -
         std::min(result_.snapshot_rows,
                  result_.snapshot_rows_before_run.value_or(0));
-    result_.barrier_latency_p50_ms = Percentile(latencies_ms_, 0.5);
-    result_.barrier_latency_p99_ms = Percentile(latencies_ms_, 0.99);
+    result_.barrier_latency_p50_ms = latency_p50_ms_.Get();
+    result_.barrier_latency_p99_ms = latency_p99_ms_.Get();
     result_.backfill_barrier_latency_p50_ms =
         Percentile(backfill_latencies_ms_, 0.5);
     result_.backfill_barrier_latency_p99_ms =

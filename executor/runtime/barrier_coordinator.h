@@ -94,6 +94,7 @@
 #include "executor/runtime/job_result.h"
 #include "executor/runtime/job_state.h"
 #include "executor/runtime/job_state_table.h"
+#include "executor/runtime/running_quantile.h"
 #include "executor/runtime/streaming_job_options.h"
 #include "ratelimit/adaptive_rate_controller.h"
 #include "storage/epoch.h"
@@ -306,7 +307,11 @@ class BarrierCoordinator final : public BarrierListener {
   uint64_t barrier_index_ = 0;
   uint32_t checkpoints_after_finish_ = 0;
   absl::Time injected_at_;
-  std::vector<double> latencies_ms_;
+  // Every barrier's latency, injection to collection: its running p50 and
+  // p99 (reported at every barrier, so kept up to date rather than sorted
+  // per report).
+  RunningQuantile latency_p50_ms_{0.5};
+  RunningQuantile latency_p99_ms_{0.99};
   // Backfill barrier latencies while it ran and after it finished.
   std::vector<double> backfill_latencies_ms_;
   std::vector<double> steady_latencies_ms_;
