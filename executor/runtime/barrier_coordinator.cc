@@ -31,14 +31,6 @@ absl::Status DefineJob(StateStore& store, const StreamingJobOptions& options) {
   return store.Checkpoint(next.prev);
 }
 
-double Percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t index =
-      std::min(values.size() - 1, static_cast<size_t>(p * values.size()));
-  return values[index];
-}
-
 absl::StatusOr<std::unique_ptr<BarrierCoordinator>> BarrierCoordinator::Create(
     StateStore& store, const StreamingJobOptions& options, AttemptStart attempt,
     Clock& clock, JobResult* result) {

@@ -350,10 +350,6 @@ class BarrierCoordinator final : public BarrierListener {
   std::map<uint64_t, absl::Duration> backfill_latency_ ABSL_GUARDED_BY(mu_);
 };
 
-// The value at quantile `p` in [0, 1] of `values` (0 if empty): the
-// element at index min(n - 1, floor(p * n)) in sorted order.
-double Percentile(std::vector<double> values, double p);
-
 }  // namespace backfill
 
 #endif  // EXECUTOR_RUNTIME_BARRIER_COORDINATOR_H_

@@ -6,6 +6,14 @@
 
 namespace backfill {
 
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t index =
+      std::min(values.size() - 1, static_cast<size_t>(p * values.size()));
+  return values[index];
+}
+
 RunningQuantile::RunningQuantile(double p) : p_(p) { assert(p >= 0 && p <= 1); }
 
 void RunningQuantile::Add(double value) {

@@ -5,9 +5,9 @@
 //   for (double ms : latencies) p99.Add(ms);
 //   double now = p99.Get();  // == Percentile(latencies, 0.99)
 //
-// The quantile is the one Percentile (barrier_coordinator.h) computes by
-// sorting: the value at index min(n - 1, floor(p x n)) of the n values in
-// ascending order. Add is O(log n) and Get O(1), where sorting a copy of the
+// The quantile is the one Percentile below computes by sorting: the value at
+// index min(n - 1, floor(p x n)) of the n values in ascending order.
+// RunningQuantile's Add is O(log n) and Get O(1), where sorting a copy of the
 // series at every query costs O(n log n) per query: quadratic over a job that
 // reports its latency quantiles at every barrier. Memory is one double per
 // value, as a series kept for sorting would need.
@@ -26,6 +26,11 @@
 #include <vector>
 
 namespace backfill {
+
+// The value at quantile `p` in [0, 1] of `values` (0 if empty): the element
+// at index min(n - 1, floor(p x n)) in sorted order. O(n log n): for a
+// series queried once.
+double Percentile(std::vector<double> values, double p);
 
 class RunningQuantile {
  public:

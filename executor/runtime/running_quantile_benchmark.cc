@@ -24,12 +24,6 @@ std::vector<double> Latencies(int64_t n) {
   return values;
 }
 
-double SortedQuantile(std::vector<double> values, double p) {
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1,
-                         static_cast<size_t>(p * values.size()))];
-}
-
 // The whole series, reported after every value; time per value.
 void BM_SortACopyPerReport(benchmark::State& state) {
   const std::vector<double> values = Latencies(state.range(0));
@@ -37,8 +31,8 @@ void BM_SortACopyPerReport(benchmark::State& state) {
     std::vector<double> series;
     for (double v : values) {
       series.push_back(v);
-      benchmark::DoNotOptimize(SortedQuantile(series, 0.5));
-      benchmark::DoNotOptimize(SortedQuantile(series, 0.99));
+      benchmark::DoNotOptimize(Percentile(series, 0.5));
+      benchmark::DoNotOptimize(Percentile(series, 0.99));
     }
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
