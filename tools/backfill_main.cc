@@ -780,6 +780,9 @@ int Main(int argc, char** argv) {
   result.set_resumed(job->resumed);
   result.set_recoveries(job->recoveries);
   result.set_seconds(job->seconds);
+  if (job->backfill_seconds.has_value()) {
+    result.set_backfill_seconds(*job->backfill_seconds);
+  }
   result.set_snapshot_rows_per_second(job->snapshot_rows_per_second);
   result.set_barrier_latency_p50_ms(job->barrier_latency_p50_ms);
   result.set_barrier_latency_p99_ms(job->barrier_latency_p99_ms);

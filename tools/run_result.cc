@@ -134,7 +134,9 @@ std::string Value(const tools::RunResult& result,
       const double value = field.cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE
                                ? r.GetDouble(result, &field)
                                : r.GetFloat(result, &field);
-      if (field.name() == "seconds") return FormatDuration(value);
+      if (field.name() == "seconds" || field.name() == "backfill_seconds") {
+        return FormatDuration(value);
+      }
       if (!std::isfinite(value) || value < 0) return "--";
       if (absl::EndsWith(field.name(), "_ms")) {
         return absl::StrFormat("%.1f ms", value);

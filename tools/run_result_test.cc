@@ -83,6 +83,18 @@ TEST(RunResultTest, JsonPrintsEveryFieldEvenZeroAndErrorOnlyWhenSet) {
   EXPECT_THAT(RunResultJson(failed), HasSubstr("\"error\":\"\""));
 }
 
+// The backfill's own time is printed only for a run whose backfill finished,
+// as a duration like `seconds`, beside the run's whole time.
+TEST(RunResultTest, BackfillSecondsOnlyWhenTheBackfillFinished) {
+  tools::RunResult result = Result();
+  EXPECT_THAT(RunResultJson(result), Not(HasSubstr("backfill_seconds")));
+  EXPECT_THAT(FormatSummaryTable(result), Not(HasSubstr("backfill seconds")));
+  result.set_backfill_seconds(19.25);
+  EXPECT_THAT(RunResultJson(result), HasSubstr(",\"backfill_seconds\":19.25}"));
+  EXPECT_THAT(FormatSummaryTable(result),
+              ContainsRegex("\nbackfill seconds +19s\n"));
+}
+
 TEST(RunResultTest, LargeCountsStayNumbersAndNonFiniteIsNull) {
   tools::RunResult result;
   result.set_upstream_ops(std::numeric_limits<uint64_t>::max());

@@ -230,6 +230,9 @@ absl::StatusOr<Barrier> BarrierCoordinator::NextBarrier(JobGraph& graph) {
   barrier.epoch = epoch_;
   barrier.kind = kind_;
   injected_at_ = clock_.Now();
+  if (!result_.first_barrier_at.has_value()) {
+    result_.first_barrier_at = injected_at_;
+  }
   {
     MutexLock guard(&mu_);
     injected_[epoch_.curr.value()] = injected_at_;
@@ -346,6 +349,10 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
   }
   (done_ ? steady_latencies_ms_ : backfill_latencies_ms_)
       .push_back(last_backfill_latency_ms_);
+  if (done_ && !result_.backfill_seconds.has_value()) {
+    result_.backfill_seconds = absl::ToDoubleSeconds(
+        clock_.Now() - result_.first_barrier_at.value_or(attempt_.job_start));
+  }
   if (done_ && kind_ == BarrierKind::kCheckpoint) ++checkpoints_after_finish_;
   if (!result_.snapshot_rows_before_run.has_value()) {
     // A source that did not resume started a new job: nothing before.

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/time/time.h"
 #include "executor/runtime/job_state.h"
 
 namespace backfill {
@@ -64,7 +65,19 @@ struct JobResult {
   // (BarrierCoordinator::RequestReschedule), each followed by a new attempt
   // from that checkpoint; not recoveries.
   uint32_t reschedules = 0;
+  // From the run's start (the creation or resumption) to its end.
   double seconds = 0;
+  // The injection of the run's first barrier (the view's creation or the
+  // job's resumption), kept over the run's attempts: where the backfill's
+  // time starts. A new job's bulk load comes before it.
+  std::optional<absl::Time> first_barrier_at;
+  // From first_barrier_at to the first barrier collected with every
+  // backfill actor done; nullopt if the backfill did not finish in this
+  // run. The run goes on after it (the finish barrier, extra checkpoints, a
+  // scenario's upstream), so `seconds` overstates the backfill's time.
+  std::optional<double> backfill_seconds;
+  // snapshot_rows_this_run ÷ backfill_seconds (÷ seconds for a run that
+  // ended before the backfill finished).
   double snapshot_rows_per_second = 0;
   // Injection until the view collected the barrier, over all barriers.
   double barrier_latency_p50_ms = 0;

@@ -284,9 +284,11 @@ absl::StatusOr<JobResult> RunStreamingJobWithDriver(
   }
   policy.AttemptProgressed();
   result.seconds = absl::ToDoubleSeconds(clock.Now() - start);
-  if (result.seconds > 0) {
+  const double snapshot_seconds =
+      result.backfill_seconds.value_or(result.seconds);
+  if (snapshot_seconds > 0) {
     result.snapshot_rows_per_second =
-        static_cast<double>(result.snapshot_rows_this_run) / result.seconds;
+        static_cast<double>(result.snapshot_rows_this_run) / snapshot_seconds;
   }
   // Verify: the view equals the table projected to the output columns. The
   // reads are retried like the job (a failed read says nothing about the
