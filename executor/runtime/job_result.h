@@ -65,7 +65,9 @@ struct JobResult {
   // (BarrierCoordinator::RequestReschedule), each followed by a new attempt
   // from that checkpoint; not recoveries.
   uint32_t reschedules = 0;
-  // From the run's start (the creation or resumption) to its end.
+  // The whole run: from RunStreamingJob's start (before a new job's
+  // definition and bulk load) until the job ended (the view's final check
+  // not included).
   double seconds = 0;
   // The injection of the run's first barrier (the view's creation or the
   // job's resumption), kept over the run's attempts: where the backfill's
