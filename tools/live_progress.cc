@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "ratelimit/rate_limit.h"
 #include "tools/inspect.h"
 
 namespace backfill {
@@ -183,6 +184,9 @@ SnapshotProgressEstimate LiveProgress::Observe(const JobProgress& progress,
         std::max(estimate_.estimated_total_rows, sample.snapshot_rows);
   }
   sample.snapshot_rows_per_second = estimate_.rows_per_second;
+  if (!progress.backfill_done) {
+    sample.rate_limit_rows_per_second = progress.rate_limit.ToOptionalU32();
+  }
   sample.upstream_ops = progress.upstream_ops;
   sample.upstream_ops_per_second = upstream_ops_per_second_;
   sample.barrier_latency_p50_ms = progress.barrier_latency_p50_ms;

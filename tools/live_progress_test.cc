@@ -20,6 +20,7 @@
 #include "executor/runtime/streaming_job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ratelimit/rate_limit.h"
 #include "storage/forwarding_state_store.h"
 #include "storage/memory_state_store.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
@@ -103,6 +104,39 @@ TEST(LiveProgressTest, PhasesBeforeTheBackfillAreLabelledWithoutAPercentage) {
   EXPECT_THAT(lines[3], StartsWith("   0.0% of snapshot | vnodes 0/256 done"));
   EXPECT_EQ(lines[4], "  recovering from the last checkpoint | 4.0s");
   for (int i : {0, 1, 2, 4}) EXPECT_THAT(lines[i], Not(HasSubstr("%")));
+}
+
+// The job's rate limit in force (the adaptive controller's rate) shows on
+// the line while the backfill reads; once it is done the limit binds nothing
+// and is not shown.
+TEST(LiveProgressTest, TheRateLimitInForceShowsWhileTheBackfillReads) {
+  SimulatedClock clock;
+  std::ostringstream out;
+  LiveProgressOptions options;
+  options.definition = JobDefinitionOf(ScaledDefaultJob(1000));
+  LiveProgress live(&out,
+                    {.mode = DisplayMode::kPlain, .plain_interval_seconds = 0},
+                    options, clock);
+  std::unique_ptr<StateStore> store = NewMemoryStateStore();
+  JobProgress progress;
+  progress.rate_limit = RateLimit::Fixed(84'864);
+  live.Observe(progress, *store, nullptr);
+  progress.rate_limit = RateLimit::Pause();
+  live.Observe(progress, *store, nullptr);
+  progress.rate_limit = RateLimit::Disabled();
+  live.Observe(progress, *store, nullptr);
+  progress.rate_limit = RateLimit::Fixed(5'000);
+  progress.backfill_done = true;
+  live.Observe(progress, *store, nullptr);
+  live.Finish();
+  const std::vector<std::string> lines = Lines(out.str());
+  ASSERT_EQ(lines.size(), 4u) << out.str();
+  EXPECT_THAT(lines[0], HasSubstr(" rows/s (limit 84,864) | ETA "));
+  EXPECT_THAT(lines[1], HasSubstr(" rows/s (paused) | ETA "));
+  for (int i : {2, 3}) {
+    EXPECT_THAT(lines[i], Not(HasSubstr("limit")));
+    EXPECT_THAT(lines[i], Not(HasSubstr("paused")));
+  }
 }
 
 TEST(LiveProgressTest, AResumedJobSaysSo) {

@@ -65,11 +65,18 @@ std::string FormatProgressLine(const JobProgressSample& sample) {
     absl::StrAppend(&rows, "/", done ? "" : "~",
                     FormatCount(sample.estimated_total_rows));
   }
+  std::string limit;
+  if (sample.rate_limit_rows_per_second == 0) {
+    limit = " (paused)";
+  } else if (sample.rate_limit_rows_per_second.has_value()) {
+    limit = absl::StrCat(" (limit ",
+                         FormatCount(*sample.rate_limit_rows_per_second), ")");
+  }
   return absl::StrFormat(
-      "%6.1f%% of snapshot | vnodes %d/%d done | rows %s | %s rows/s | ETA %s "
-      "| upstream %s ops/s | barrier p50 %s p99 %s | epoch %d ckpt %d | %s",
+      "%6.1f%% of snapshot | vnodes %d/%d done | rows %s | %s rows/s%s | ETA "
+      "%s | upstream %s ops/s | barrier p50 %s p99 %s | epoch %d ckpt %d | %s",
       sample.snapshot_percent, sample.vnodes_finished, sample.vnodes_total,
-      rows, FormatRate(sample.snapshot_rows_per_second),
+      rows, FormatRate(sample.snapshot_rows_per_second), limit,
       FormatDuration(sample.eta_seconds),
       FormatRate(sample.upstream_ops_per_second),
       FormatMs(sample.barrier_latency_p50_ms),

@@ -42,6 +42,10 @@ struct JobProgressSample {
   uint64_t snapshot_rows = 0;
   uint64_t estimated_total_rows = 0;
   double snapshot_rows_per_second = 0;
+  // The job-wide snapshot rate limit in force while the backfill reads (in
+  // adaptive mode the controller's current rate): nullopt for none, 0 for
+  // paused (RateLimit::ToOptionalU32's encoding). Shown after the rate.
+  std::optional<uint32_t> rate_limit_rows_per_second;
   // Upstream changes applied so far and their recent rate.
   uint64_t upstream_ops = 0;
   double upstream_ops_per_second = 0;

@@ -80,6 +80,21 @@ TEST(ProgressDisplayTest, ProgressLine) {
   EXPECT_THAT(FormatProgressLine(odd), HasSubstr("| ETA -- |"));
 }
 
+// A rate limit in force shows after the rate read; none shows nothing.
+TEST(ProgressDisplayTest, RateLimitInForce) {
+  JobProgressSample limited = Sample(8.1);
+  limited.rate_limit_rows_per_second = 84'864;
+  EXPECT_THAT(FormatProgressLine(limited),
+              HasSubstr("| 52,300 rows/s (limit 84,864) | ETA 11s |"));
+  JobProgressSample paused = Sample(8.1);
+  paused.rate_limit_rows_per_second = 0;
+  paused.snapshot_rows_per_second = 0;
+  EXPECT_THAT(FormatProgressLine(paused),
+              HasSubstr("| 0 rows/s (paused) | ETA 11s |"));
+  EXPECT_THAT(FormatProgressLine(Sample(8.1)),
+              HasSubstr("| 52,300 rows/s | ETA 11s |"));
+}
+
 // Before the backfill: a label, rows when there are some, no percentage.
 TEST(ProgressDisplayTest, PhaseLine) {
   EXPECT_EQ(FormatPhaseLine({.seconds = 0.4, .label = "starting"}),
