@@ -786,6 +786,10 @@ int Main(int argc, char** argv) {
   result.set_snapshot_rows_per_second(job->snapshot_rows_per_second);
   result.set_barrier_latency_p50_ms(job->barrier_latency_p50_ms);
   result.set_barrier_latency_p99_ms(job->barrier_latency_p99_ms);
+  if (job->backfill_barriers > 0) {
+    result.set_backfill_barrier_latency_p99_ms(
+        job->backfill_barrier_latency_p99_ms);
+  }
   result.set_rescale_upstream_blocked_seconds(
       job->rescale_upstream_blocked_seconds);
   if (job->job_state.adaptive()) {

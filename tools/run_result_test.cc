@@ -95,6 +95,21 @@ TEST(RunResultTest, BackfillSecondsOnlyWhenTheBackfillFinished) {
               ContainsRegex("\nbackfill seconds +19s\n"));
 }
 
+// The latency the adaptive target applies to (through the backfill only)
+// gets its own row and key when set, beside the whole barrier latency.
+TEST(RunResultTest, BackfillBarrierLatencyOnlyWhenSet) {
+  tools::RunResult result = Result();
+  EXPECT_THAT(RunResultJson(result),
+              Not(HasSubstr("backfill_barrier_latency_p99_ms")));
+  EXPECT_THAT(FormatSummaryTable(result),
+              Not(HasSubstr("backfill barrier latency")));
+  result.set_backfill_barrier_latency_p99_ms(8.25);
+  EXPECT_THAT(RunResultJson(result),
+              HasSubstr(",\"backfill_barrier_latency_p99_ms\":8.25}"));
+  EXPECT_THAT(FormatSummaryTable(result),
+              ContainsRegex("\nbackfill barrier latency p99 +8.2 ms\n"));
+}
+
 TEST(RunResultTest, LargeCountsStayNumbersAndNonFiniteIsNull) {
   tools::RunResult result;
   result.set_upstream_ops(std::numeric_limits<uint64_t>::max());

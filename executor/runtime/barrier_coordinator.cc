@@ -412,6 +412,7 @@ void BarrierCoordinator::RecordAttemptEnd(const JobGraph& graph,
         Percentile(backfill_latencies_ms_, 0.5);
     result_.backfill_barrier_latency_p99_ms =
         Percentile(backfill_latencies_ms_, 0.99);
+    result_.backfill_barriers = backfill_latencies_ms_.size();
     result_.steady_barrier_latency_p50_ms =
         Percentile(steady_latencies_ms_, 0.5);
     result_.steady_barrier_latency_p99_ms =

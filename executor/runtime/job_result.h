@@ -88,6 +88,11 @@ struct JobResult {
   // backfill ran, and after it finished (the same pipeline without it).
   double backfill_barrier_latency_p50_ms = 0;
   double backfill_barrier_latency_p99_ms = 0;
+  // The barriers the first two are over: this run's barriers up to the
+  // first collected with every backfill actor done (a finished job's rerun
+  // has that one); 0: none, and both are 0. The adaptive controller's target
+  // applies to these barriers' latency.
+  uint64_t backfill_barriers = 0;
   double steady_barrier_latency_p50_ms = 0;
   double steady_barrier_latency_p99_ms = 0;
   // The longest a single upstream send waited for a full backfill input

@@ -629,6 +629,11 @@ TEST(StreamingJobTest, SnapshotRateDividesByTheBackfillsOwnTime) {
   EXPECT_DOUBLE_EQ(result.snapshot_rows_per_second,
                    static_cast<double>(result.snapshot_rows_this_run) /
                        *result.backfill_seconds);
+  // The barriers while it read, which the backfill latencies are over: not
+  // the 50 after it.
+  EXPECT_GT(result.backfill_barriers, 0u);
+  EXPECT_LE(result.backfill_barriers + 50, result.epochs);
+  EXPECT_GT(result.backfill_barrier_latency_p99_ms, 0);
 
   // A second run of the finished job reads nothing: 0 rows/s, and its
   // backfill is done from its first barrier on.
@@ -640,6 +645,8 @@ TEST(StreamingJobTest, SnapshotRateDividesByTheBackfillsOwnTime) {
   EXPECT_EQ(again.snapshot_rows_per_second, 0);
   ASSERT_TRUE(again.backfill_seconds.has_value());
   EXPECT_LT(*again.backfill_seconds, again.seconds);
+  // Only the barrier at which its actors found themselves done.
+  EXPECT_EQ(again.backfill_barriers, 1u);
 }
 
 // Defect 2 of issue 14: a job started at a low rate whose limit is lifted
