@@ -90,6 +90,12 @@ absl::StatusOr<JobMetrics> JobMetrics::Create(Registry& registry,
   BACKFILL_ASSIGN_OR_RETURN(
       metrics.backfill_done,
       gauge(kBackfillDone, "1 once the backfill finished, else 0."));
+  BACKFILL_ASSIGN_OR_RETURN(
+      metrics.adaptive_target_unreachable,
+      gauge(kAdaptiveTargetUnreachable,
+            "1 while an adaptive rate's controller judges its barrier-latency "
+            "target unreachable at this load (the backfill is paced against "
+            "the upstream's own latency instead), else 0."));
   return metrics;
 }
 

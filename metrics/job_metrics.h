@@ -26,6 +26,11 @@
 //   read (the progress line's percentage / 100); 1 exactly when every actor
 //   finished; never decreases within a process.
 // - backfill_job_backfill_done (gauge, 0 or 1): the backfill finished.
+// - backfill_job_adaptive_target_unreachable (gauge, 0 or 1): an adaptive
+//   rate's controller judges its barrier-latency target unreachable at this
+//   load (cutting the rate did not make the barriers faster) and paces the
+//   backfill against the latency the upstream has without it; 0 otherwise
+//   (also without an adaptive rate, and once the backfill finished).
 #ifndef METRICS_JOB_METRICS_H_
 #define METRICS_JOB_METRICS_H_
 
@@ -58,6 +63,8 @@ struct JobMetrics {
       "backfill_job_progress_ratio";
   static constexpr absl::string_view kBackfillDone =
       "backfill_job_backfill_done";
+  static constexpr absl::string_view kAdaptiveTargetUnreachable =
+      "backfill_job_adaptive_target_unreachable";
 
   // Bucket upper bounds of checkpoint_duration_seconds: 0.5 ms to 30 s.
   static std::vector<double> CheckpointDurationBuckets();
@@ -84,6 +91,7 @@ struct JobMetrics {
   Histogram barrier_latency_seconds;
   Gauge progress_ratio;
   Gauge backfill_done;
+  Gauge adaptive_target_unreachable;
 };
 
 }  // namespace backfill

@@ -30,6 +30,7 @@ TEST(JobMetricsTest, ExportsEverySeriesWithTheTableLabel) {
   metrics.barrier_latency_seconds.Observe(0.02);
   metrics.progress_ratio.Set(0.5);
   metrics.backfill_done.Set(0);
+  metrics.adaptive_target_unreachable.Set(1);
   const std::string text = registry.ExportText();
   const std::string labels = "{table_id=\"7\"}";
   for (const std::string& line : {
@@ -46,6 +47,7 @@ TEST(JobMetricsTest, ExportsEverySeriesWithTheTableLabel) {
                        "table_id=\"7\",le=\"0.025\"} 1"),
            "backfill_job_progress_ratio" + labels + " 0.5",
            "backfill_job_backfill_done" + labels + " 0",
+           "backfill_job_adaptive_target_unreachable" + labels + " 1",
            std::string("# TYPE backfill_job_upstream_ops_total counter"),
            std::string("# TYPE backfill_job_progress_ratio gauge"),
        }) {

@@ -26,9 +26,29 @@ const char* DecisionName(AdaptiveRateController::Decision decision) {
       return "lower";
     case AdaptiveRateController::Decision::kCeiling:
       return "ceiling";
+    case AdaptiveRateController::Decision::kProbe:
+      return "probe";
+    case AdaptiveRateController::Decision::kUnreachable:
+      return "unreachable";
   }
   return "?";
 }
+
+// The median of a non-empty set of latencies (the upper one of an even set).
+absl::Duration Median(std::vector<absl::Duration> latencies) {
+  const auto middle = latencies.begin() + latencies.size() / 2;
+  std::nth_element(latencies.begin(), middle, latencies.end());
+  return *middle;
+}
+
+// Over-target latencies at least this fraction of an earlier set's median
+// are "not falling": the cuts between them did not make them faster.
+constexpr double kNotFalling = 0.8;
+// A run of decreases probes at the floor once the floor is at most this
+// fraction of the rate the run started from.
+constexpr double kFloorProbeFraction = 0.5;
+// The triggers of a run of decreases kept for that median: the latest.
+constexpr size_t kRunTriggers = 16;
 
 }  // namespace
 
@@ -106,6 +126,21 @@ absl::Status ValidateAdaptiveRateControllerOptions(
     return absl::InvalidArgumentError(
         "adaptive rate: read_granularity_rows must be >= 1, got 0");
   }
+  if (!(options.probe_fraction >= 0 && options.probe_fraction < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: probe_fraction must be in [0, 1), got ",
+                     options.probe_fraction));
+  }
+  if (options.probe_windows < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: probe_windows must be >= 1, got ",
+                     options.probe_windows));
+  }
+  if (options.unreachable_recheck <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("adaptive rate: unreachable_recheck must be > 0, got ",
+                     absl::FormatDuration(options.unreachable_recheck)));
+  }
   if (options.cautious_windows < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("adaptive rate: cautious_windows must be >= 1, got ",
@@ -177,6 +212,8 @@ void AdaptiveRateController::SetRowsReference(absl::Time at,
 std::optional<uint32_t> AdaptiveRateController::Change(uint32_t new_rate,
                                                        absl::Time at) {
   if (new_rate == rate_) return std::nullopt;
+  // Back where the run of decreases started: it is over.
+  if (run_start_rate_ != 0 && new_rate >= run_start_rate_) EndDecreaseRun();
   rate_ = new_rate;
   last_change_ = at;
   skip_next_ = true;
@@ -192,6 +229,130 @@ std::optional<uint32_t> AdaptiveRateController::Decrease(absl::Time at) {
   // From the rate the backfill could use: a limit far above what it read
   // would otherwise take several decreases to bind at all.
   return CutFrom(EffectiveRate(), factor, Decision::kDecrease, at);
+}
+
+std::optional<uint32_t> AdaptiveRateController::OverTarget(
+    absl::Time injected_at, absl::Time at, absl::Duration latency) {
+  const double from = EffectiveRate();
+  if (run_start_rate_ == 0) {
+    run_start_rate_ = from;
+    run_probe_below_ = from * options_.probe_fraction;
+    run_triggers_.clear();
+  }
+  // Not falling: as slow as the run's earlier triggers, cut after cut.
+  const bool not_falling =
+      !run_triggers_.empty() && latency >= kNotFalling * Median(run_triggers_);
+  run_triggers_.push_back(latency);
+  if (run_triggers_.size() > kRunTriggers) {
+    run_triggers_.erase(run_triggers_.begin());
+  }
+  const double factor = slow_start_ ? 0.5 : options_.decrease_factor;
+  // The floor ends the cuts before a run that started low reaches the probe
+  // point: probe at the floor too, once the run has at least halved the
+  // rate (a run that started at the floor has nothing to compare).
+  const uint32_t cut = Clamp(from * factor);
+  const bool at_floor = cut == options_.min_rows_per_second &&
+                        cut <= kFloorProbeFraction * run_start_rate_;
+  if (not_falling && (cut < run_probe_below_ || at_floor)) {
+    // Many cuts, and the barriers over the target as slow as before them:
+    // hold the rate a while and see whether what is left of the overload is
+    // the backfill's (its barriers get faster at this lower rate) or not.
+    last_decision_ = Decision::kProbe;
+    slow_start_ = false;
+    probing_ = true;
+    probe_until_ = injected_at + options_.window * options_.probe_windows;
+    probe_.Clear();
+    return std::nullopt;
+  }
+  return Decrease(at);
+}
+
+std::optional<uint32_t> AdaptiveRateController::EndProbe(absl::Time at) {
+  probing_ = false;
+  ++probes_;
+  calm_run_ = 0;
+  if (probe_.over.empty()) {
+    // Nothing over the target while the rate held: the next window is
+    // judged as usual. The run goes on until the rate is back where it
+    // started: a later overrun in it probes again.
+    last_decision_ = Decision::kHold;
+    return std::nullopt;
+  }
+  const absl::Duration probed = Median(probe_.over);
+  if (probed < kNotFalling * Median(run_triggers_)) {
+    // Faster at the lower rate: the cuts work; go on (probing again a
+    // probe_fraction further down if they stop working).
+    run_probe_below_ *= options_.probe_fraction;
+    return Decrease(at);
+  }
+  // As slow at a fraction of the rate: the target cannot be met at this
+  // load, and the cuts only starve the backfill. Go back up to one cut
+  // below where the run started, and judge against what the probe saw.
+  unreachable_ = true;
+  unreachable_since_ = at;
+  ++unreachable_episodes_;
+  background_over_fraction_ =
+      static_cast<double>(probe_.over.size()) / std::max(1, probe_.barriers);
+  background_over_latency_ = probed;
+  const uint32_t restored =
+      std::max(rate_, Clamp(run_start_rate_ * options_.decrease_factor));
+  // And climb from there as from the start, doubling while the windows are
+  // no worse than the background: the run may have started low.
+  last_decision_ = Decision::kUnreachable;
+  slow_start_ = true;
+  overrun_rate_ = 0;
+  clean_windows_ = 0;
+  accelerating_ = false;
+  SizeAdditiveStep(restored);
+  EndDecreaseRun();
+  return Change(restored, at);
+}
+
+void AdaptiveRateController::EndDecreaseRun() {
+  run_start_rate_ = 0;
+  run_probe_below_ = 0;
+  run_triggers_.clear();
+}
+
+std::optional<uint32_t> AdaptiveRateController::JudgeAgainstBackground(
+    absl::Time injected_at, absl::Time at) {
+  const absl::Duration target = options_.target_barrier_latency;
+  if (window_max_latency_ < target * options_.headroom_fraction ||
+      injected_at - unreachable_since_ >= options_.unreachable_recheck) {
+    // The background is gone (a clean window), or it is time to test again
+    // whether it is still there: judge against the target.
+    unreachable_ = false;
+    if (window_max_latency_ < target * options_.headroom_fraction) {
+      return Increase(at);
+    }
+    last_decision_ = Decision::kHold;
+    slow_start_ = false;
+    accelerating_ = false;
+    return std::nullopt;
+  }
+  const double barriers = window_tally_.barriers;
+  const double over = window_tally_.over.size();
+  const absl::Duration over_latency = window_tally_.over.empty()
+                                          ? absl::ZeroDuration()
+                                          : Median(window_tally_.over);
+  // Worse than the background, slower or clearly more often (a probe of
+  // a couple of dozen barriers measures a fraction only roughly): the
+  // backfill now adds to it.
+  const double background = background_over_fraction_ * barriers;
+  if (over > background + 0.3 * barriers + 1 ||
+      over_latency > 1.5 * background_over_latency_) {
+    return CutFrom(EffectiveRate(), options_.decrease_factor,
+                   Decision::kDecrease, at);
+  }
+  // No worse than the background: the rate may grow.
+  if (over <= background + 0.15 * barriers + 1 &&
+      over_latency <= 1.2 * background_over_latency_) {
+    return Increase(at);
+  }
+  last_decision_ = Decision::kHold;
+  slow_start_ = false;
+  accelerating_ = false;
+  return std::nullopt;
 }
 
 std::optional<uint32_t> AdaptiveRateController::CutFrom(double from,
@@ -223,6 +384,7 @@ std::optional<uint32_t> AdaptiveRateController::Increase(absl::Time at) {
     // window, and the load that pace puts on flushes and compactions shows
     // in the barrier latency only seconds later. Back off below it, as after
     // an overrun, and climb cautiously toward it.
+    EndDecreaseRun();
     return CutFrom(*ceiling, options_.decrease_factor, Decision::kCeiling, at);
   }
   // A window the backfill did not use its rate in says nothing about that
@@ -282,6 +444,7 @@ std::optional<uint32_t> AdaptiveRateController::ApplicationLimited(
   // as the rate read wobbles. The additive step is a fraction of the lowered
   // rate (as of a decreased one).
   last_decision_ = Decision::kLower;
+  EndDecreaseRun();
   slow_start_ = false;
   clean_windows_ = 0;
   const uint32_t lowered = Clamp(std::max(usable, rate_ / 2.0));
@@ -316,6 +479,12 @@ std::optional<uint32_t> AdaptiveRateController::OnBarrier(
   }
   const absl::Time collected_at = injected_at + latency;
   const absl::Duration target = options_.target_barrier_latency;
+  if (probing_) {
+    ++probe_.barriers;
+    if (latency > target) probe_.over.push_back(latency);
+    if (injected_at < probe_until_) return std::nullopt;
+    return EndProbe(collected_at);
+  }
   // In slow start an overrun is the doubling's, not a spike: every doubling
   // raises the load, and waiting for a second over-target barrier there
   // cost a barrier or two over the target at twice the last clean rate.
@@ -326,8 +495,13 @@ std::optional<uint32_t> AdaptiveRateController::OnBarrier(
   } else {
     calm_run_ = 0;
   }
-  if (latency > target) {
-    if (!calm_before) return Decrease(collected_at);
+  // An unreachable target: every barrier goes into the window, which is
+  // judged against the background.
+  if (latency > target && !unreachable_) {
+    if (!calm_before) {
+      if (options_.probe_fraction == 0) return Decrease(collected_at);
+      return OverTarget(injected_at, collected_at, latency);
+    }
     // A lone spike: not judged at all (not even as a hold).
     ++spikes_ignored_;
     return std::nullopt;
@@ -336,17 +510,19 @@ std::optional<uint32_t> AdaptiveRateController::OnBarrier(
   if (!window_open_) {
     window_open_ = true;
     window_start_ = injected_at;
-    window_barriers_ = 0;
     window_max_latency_ = absl::ZeroDuration();
+    window_tally_.Clear();
   }
-  ++window_barriers_;
   window_max_latency_ = std::max(window_max_latency_, latency);
+  ++window_tally_.barriers;
+  if (latency > target) window_tally_.over.push_back(latency);
   if (injected_at - window_start_ < options_.window ||
-      window_barriers_ < options_.min_barriers_per_window) {
+      window_tally_.barriers < options_.min_barriers_per_window) {
     return std::nullopt;
   }
 
   window_open_ = false;
+  if (unreachable_) return JudgeAgainstBackground(injected_at, collected_at);
   if (window_max_latency_ < target * options_.headroom_fraction) {
     return Increase(collected_at);
   }
@@ -364,6 +540,9 @@ std::optional<uint32_t> AdaptiveRateController::SetMaxRowsPerSecond(
       std::min(floor_, options_.max_rows_per_second);
   const uint32_t clamped = Clamp(rate_);
   if (clamped == rate_) return std::nullopt;
+  // A new cap: a probe under the old one says nothing.
+  probing_ = false;
+  EndDecreaseRun();
   rate_ = clamped;
   window_open_ = false;
   skip_next_ = true;
@@ -371,9 +550,10 @@ std::optional<uint32_t> AdaptiveRateController::SetMaxRowsPerSecond(
 }
 
 std::string AdaptiveRateController::DebugString() const {
-  return absl::StrCat("rate=", rate_, " rows/s slow_start=",
-                      slow_start_ ? "true" : "false",
-                      " last=", DecisionName(last_decision_));
+  return absl::StrCat("rate=", rate_,
+                      " rows/s slow_start=", slow_start_ ? "true" : "false",
+                      " last=", DecisionName(last_decision_),
+                      unreachable_ ? " target_unreachable" : "");
 }
 
 }  // namespace backfill

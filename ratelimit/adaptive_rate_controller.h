@@ -72,6 +72,32 @@
 //     out, and a backfill flat out overloads the store seconds later
 //     (flushes and compactions of what it wrote), long after the window
 //     that could have seen it.
+//   * A target the backfill cannot meet: when barriers over the target
+//     come too often for the spike rule, their decreases follow one
+//     another and, without more, walk the rate down to the floor, though
+//     the barriers are no faster there (a store busy with its own flushes
+//     and compactions). So a run of decreases (it lasts until the rate is
+//     back where it started) that is about to take the rate below
+//     probe_fraction (default 1/4) of where it started, while its
+//     over-target barriers are not getting faster (each at least 0.8 x the
+//     median of the run's earlier ones), probes first (so does one the
+//     floor stops, once the run has at least halved the rate): it holds
+//     the rate for probe_windows windows (default 2). If the probe's barriers
+//     over the target are as slow as the run's (median at least 0.8 x), cutting
+//     bought nothing: the target is unreachable at this load. The rate goes
+//     back to decrease_factor x where the run started, slow start resumes,
+//     and each window is judged against the background the probe measured
+//     (its fraction of barriers over the target, and their median latency)
+//     instead of the target: more than 0.3 of the window's barriers over
+//     it beyond that fraction (plus one), or their median above 1.5 x the
+//     background's, decreases; within 0.15 of the fraction (plus one) and
+//     within 1.2 x the latency increases; otherwise hold. A window with
+//     every barrier under the headroom ends this (the background is gone),
+//     and so does unreachable_recheck (default 30 s), after which the
+//     target rules again and a new run may probe again. If the probe's
+//     barriers are faster, the cuts work: they go on, and the next probe
+//     is a probe_fraction further down. A probe with no barrier over the
+//     target holds, and the run goes on.
 // The rate never leaves [min_rows_per_second, max_rows_per_second]; the floor
 // keeps the backfill moving (choose it as about one chunk per few barriers),
 // the ceiling is a user's fixed limit capping the controller.
@@ -88,6 +114,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -133,6 +160,21 @@ struct AdaptiveRateControllerOptions {
   // rate read since the last change (when rows_read is reported, over at
   // least two barriers). >= 1; default 2.
   double application_limited_multiple = 2.0;
+  // Futility: a run of decreases (no increase between them) that would take
+  // the rate below this fraction of the rate the run started from, while
+  // the over-target latencies that triggered them are not falling (each at
+  // least 0.8 x their median so far), first holds the rate for a probe of
+  // probe_windows windows. If the probe's over-target barriers are as slow
+  // as the ones that triggered the run, the cuts bought nothing: the target
+  // is unreachable at this load whatever the backfill does (see the control
+  // law). In [0, 1); default 0.25; 0: never probe (cut down to the floor).
+  double probe_fraction = 0.25;
+  // The probe's length, in windows. >= 1; default 2.
+  int probe_windows = 2;
+  // How long an unreachable target is judged against the background the
+  // probe measured before the controller judges against the target again
+  // (and a new run of decreases may probe again). > 0; default 30 s.
+  absl::Duration unreachable_recheck = absl::Seconds(30);
   // Whether to begin in slow start (doubling). A controller resumed from
   // saved job state after a recovery starts at the saved rate without it.
   bool slow_start = true;
@@ -160,13 +202,17 @@ class AdaptiveRateController {
   // kLower: lowered to what the backfill can use (application-limited; not
   // a congestion signal). kCeiling: slow start found the backfill's own
   // ceiling and backed off below it.
+  // kProbe: a run of decreases paused to test whether they help.
+  // kUnreachable: they did not; the rate went back up (see the control law).
   enum class Decision : uint8_t {
     kNone,
     kIncrease,
     kDecrease,
     kHold,
     kLower,
-    kCeiling
+    kCeiling,
+    kProbe,
+    kUnreachable
   };
 
   // REQUIRES: ValidateAdaptiveRateControllerOptions(options).ok().
@@ -214,6 +260,15 @@ class AdaptiveRateController {
   bool in_slow_start() const { return slow_start_; }
   // Over-target barriers that did not lower the rate (see calm_barriers).
   uint64_t spikes_ignored() const { return spikes_ignored_; }
+  // Whether the target is judged unreachable at this load: a probe found
+  // that cutting the rate did not make the over-target barriers faster.
+  // Until a window runs clean under the target again (or
+  // unreachable_recheck passes), the rate is judged against the background
+  // the probe measured instead (see the control law).
+  bool target_unreachable() const { return unreachable_; }
+  // Probes taken, and those that found the target unreachable.
+  uint64_t probes() const { return probes_; }
+  uint64_t unreachable_episodes() const { return unreachable_episodes_; }
   // The last window's decision (kNone before the first window closed).
   Decision last_decision() const { return last_decision_; }
   const AdaptiveRateControllerOptions& options() const { return options_; }
@@ -250,6 +305,27 @@ class AdaptiveRateController {
   // additive_increase_fraction, at least 1.
   void SizeAdditiveStep(uint32_t rate);
   void SetRowsReference(absl::Time at, std::optional<uint64_t> rows);
+  // A barrier over the target that is not a spike, collected at `at`
+  // (`latency` after `injected_at`): a decrease, or a probe (futility).
+  std::optional<uint32_t> OverTarget(absl::Time injected_at, absl::Time at,
+                                     absl::Duration latency);
+  // The probe's last barrier, collected at `at`: go on cutting, declare the
+  // target unreachable, or (no barrier over the target) end the run.
+  std::optional<uint32_t> EndProbe(absl::Time at);
+  // A window closed while the target is unreachable (see the control law).
+  std::optional<uint32_t> JudgeAgainstBackground(absl::Time injected_at,
+                                                 absl::Time at);
+  void EndDecreaseRun();
+
+  // Barriers judged in a span, and the latencies of those over the target.
+  struct Tally {
+    int barriers = 0;
+    std::vector<absl::Duration> over;
+    void Clear() {
+      barriers = 0;
+      over.clear();
+    }
+  };
 
   AdaptiveRateControllerOptions options_;
   // options_.min_rows_per_second as given (the floor a lifted cap restores).
@@ -271,11 +347,30 @@ class AdaptiveRateController {
   // Over-target barriers taken as spikes (see spikes_ignored()).
   uint64_t spikes_ignored_ = 0;
 
+  // The current run of decreases: the rate it started from (0: none), the
+  // rate below which its next cut probes first, and the latencies of the
+  // barriers that triggered its cuts.
+  double run_start_rate_ = 0;
+  double run_probe_below_ = 0;
+  std::vector<absl::Duration> run_triggers_;
+  // A probe holds the rate for the barriers injected before probe_until_.
+  bool probing_ = false;
+  absl::Time probe_until_ = absl::InfinitePast();
+  Tally probe_;
+  uint64_t probes_ = 0;
+  // See target_unreachable(); the background the probe measured: the
+  // fraction of its barriers over the target, and their median latency.
+  bool unreachable_ = false;
+  absl::Time unreachable_since_ = absl::InfinitePast();
+  double background_over_fraction_ = 0;
+  absl::Duration background_over_latency_ = absl::ZeroDuration();
+  uint64_t unreachable_episodes_ = 0;
+
   // The current window: barriers injected at or after window_start_.
   absl::Time window_start_ = absl::InfinitePast();
   bool window_open_ = false;
-  int window_barriers_ = 0;
   absl::Duration window_max_latency_ = absl::ZeroDuration();
+  Tally window_tally_;
   // Barriers injected before this ran (partly) under an older rate.
   absl::Time last_change_ = absl::InfinitePast();
   // The first barrier after a change closes an epoch read at the old rate.

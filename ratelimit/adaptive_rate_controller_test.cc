@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -138,6 +139,17 @@ class Loop {
       }
     }
     return rates;
+  }
+  // The mean rate in force over the barriers injected `from` the start on.
+  double MeanRateFrom(absl::Duration from) const {
+    double sum = 0;
+    int count = 0;
+    for (const Step& step : steps_) {
+      if (step.at - start_ < from) continue;
+      sum += step.rate;
+      ++count;
+    }
+    return count == 0 ? 0 : sum / count;
   }
   // A rate changed outside OnBarrier: the next barrier carries it.
   void Apply(uint32_t rate) { next_rate_ = rate; }
@@ -405,6 +417,9 @@ TEST(AdaptiveRateControllerTest, RateIndependentSpikesDoNotCutTheRate) {
     plant.spike = 2.5 * target;
     AdaptiveRateControllerOptions options = Options(target);
     options.calm_barriers = calm_barriers;
+    // The filter alone: without the probe (which keeps either from the
+    // floor; FrequentRateIndependentOverrunsDoNotCollapseTheRate).
+    options.probe_fraction = 0;
     AdaptiveRateController controller(options);
     Loop loop(controller, plant, seed);
     loop.Run(absl::Seconds(30));
@@ -549,20 +564,104 @@ TEST(AdaptiveRateControllerTest, RecoversAfterALoadSpike) {
   }
 }
 
-// An upstream that alone exceeds the budget drives the rate to the floor,
-// never below: the backfill keeps moving.
+// A target the backfill's own load breaks down to the floor (the latency
+// follows the rate all the way down, and the best rate, 5,000 rows/s, is
+// under the floor) holds the rate at the floor, never below it: the
+// backfill keeps moving.
 TEST(AdaptiveRateControllerTest, NeverBelowTheFloor) {
   Plant plant;
-  plant.base = absl::Milliseconds(200);
+  plant.knee = 0;
   AdaptiveRateControllerOptions options = Options(absl::Milliseconds(60));
-  options.min_rows_per_second = 50;
+  options.min_rows_per_second = 6000;
   AdaptiveRateController controller(options);
   Loop loop(controller, plant, 7);
   loop.Run(absl::Seconds(60));
-  EXPECT_EQ(controller.rows_per_second(), 50u);
-  for (const Step& step : loop.steps()) EXPECT_GE(step.rate, 50u);
-  EXPECT_EQ(controller.last_decision(),
-            AdaptiveRateController::Decision::kDecrease);
+  EXPECT_EQ(controller.rows_per_second(), 6000u);
+  for (const Step& step : loop.steps()) EXPECT_GE(step.rate, 6000u);
+  EXPECT_FALSE(controller.target_unreachable());
+}
+
+// An upstream that alone exceeds the budget (every barrier 200 ms against
+// a 60 ms target, whatever the backfill reads below 20,000 rows/s): cutting
+// the rate does not make a barrier faster, so the controller stops cutting
+// (a probe finds the barriers over the target as slow at a quarter of the
+// rate) and judges against that background instead. The rate settles where
+// the backfill starts to add to the latency (the knee), not at the floor,
+// which the law without the probe (probe_fraction 0) reaches and stays at.
+// With a floor (400 rows/s) above a quarter of where the cuts started
+// (slow start's first 1,024 rows/s), the floor stops them before that
+// point: the probe is taken there, once they have halved the rate.
+TEST(AdaptiveRateControllerTest, AnUnreachableTargetDoesNotStarveTheBackfill) {
+  Plant plant;
+  plant.base = absl::Milliseconds(200);
+  for (const uint32_t floor : {50u, 400u}) {
+    for (const bool probe : {false, true}) {
+      SCOPED_TRACE(
+          absl::StrCat(probe ? "probe" : "no probe", ", floor ", floor));
+      AdaptiveRateControllerOptions options = Options(absl::Milliseconds(60));
+      options.min_rows_per_second = floor;
+      if (!probe) options.probe_fraction = 0;
+      AdaptiveRateController controller(options);
+      Loop loop(controller, plant, 7);
+      loop.Run(absl::Seconds(60));
+      for (const Step& step : loop.steps()) EXPECT_GE(step.rate, floor);
+      if (!probe) {
+        EXPECT_EQ(controller.rows_per_second(), floor);
+        EXPECT_EQ(controller.probes(), 0u);
+        continue;
+      }
+      EXPECT_TRUE(controller.target_unreachable());
+      EXPECT_GE(controller.unreachable_episodes(), 1u);
+      // It climbs while the latency is within 1.2 x the one the upstream has
+      // alone (5,000 rows/s past the knee) and decreases past 1.5 x (12,500
+      // past it): on average, between the knee and that.
+      const double late = loop.MeanRateFrom(absl::Seconds(30));
+      EXPECT_GE(late, 0.8 * plant.knee);
+      EXPECT_LE(late, plant.knee + 12500);
+    }
+  }
+}
+
+// The collapse the probe prevents, on a plant with a reachable target and
+// 15% of barriers at 1.3x the target whatever the rate (a busy store's
+// flushes and compactions): the barriers over the target come too often for
+// the calm-run filter to take them all as spikes, so runs of decreases
+// follow one another. Without the probe the rate falls toward the floor and
+// the mean rate over the last 60 s of 120 was at most a fifth of the best
+// (25,000 rows/s) for every seed; with it, at least half.
+TEST(AdaptiveRateControllerTest,
+     FrequentRateIndependentOverrunsDoNotCollapseTheRate) {
+  const auto late_mean_rate = [](bool probe, uint64_t seed,
+                                 uint64_t* unreachable, std::string* state) {
+    Plant plant;
+    const absl::Duration target = absl::Milliseconds(60);
+    plant.spike_probability = 0.15;
+    plant.spike = 1.3 * target;
+    AdaptiveRateControllerOptions options = Options(target);
+    options.min_rows_per_second = 100;
+    if (!probe) options.probe_fraction = 0;
+    AdaptiveRateController controller(options);
+    Loop loop(controller, plant, seed);
+    loop.Run(absl::Seconds(120));
+    *unreachable = controller.unreachable_episodes();
+    *state = controller.DebugString();
+    return loop.MeanRateFrom(absl::Seconds(60));
+  };
+  const double best = Plant().RateAtLatency(absl::Milliseconds(60));
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    uint64_t unreachable[2] = {0, 0};
+    std::string state[2];
+    const double with_probe =
+        late_mean_rate(true, seed, &unreachable[1], &state[1]);
+    const double without =
+        late_mean_rate(false, seed, &unreachable[0], &state[0]);
+    EXPECT_GE(with_probe, 0.5 * best) << state[1];
+    EXPECT_LE(with_probe, 1.2 * best) << state[1];
+    EXPECT_LE(without, 0.2 * best) << state[0];
+    EXPECT_GE(unreachable[1], 1u);
+    EXPECT_EQ(unreachable[0], 0u);
+  }
 }
 
 // A fixed limit set while adaptive caps the controller: the rate drops to it

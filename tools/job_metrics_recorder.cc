@@ -75,6 +75,8 @@ void JobMetricsRecorder::Observe(const JobProgress& progress) {
       progress.last_backfill_barrier_latency_ms / 1000.0);
   if (progress.backfill_done) RaiseProgressRatio(1.0);
   metrics_.backfill_done.Set(progress.backfill_done ? 1 : 0);
+  metrics_.adaptive_target_unreachable.Set(
+      progress.adaptive_target_unreachable ? 1 : 0);
   last_ = progress;
 }
 

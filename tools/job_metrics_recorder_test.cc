@@ -84,6 +84,23 @@ TEST_F(JobMetricsRecorderTest,
               HasSubstr("backfill_job_progress_ratio{table_id=\"1\"} 1\n"));
 }
 
+// The adaptive controller's verdict follows each progress report, both ways.
+TEST_F(JobMetricsRecorderTest, TargetUnreachableFollowsTheController) {
+  const JobMetrics& m = recorder_->metrics();
+  JobProgress progress = Progress(0, 1, 0, 250, 0);
+  recorder_->Observe(progress);
+  EXPECT_EQ(m.adaptive_target_unreachable.value(), 0);
+  progress.adaptive_target_unreachable = true;
+  recorder_->Observe(progress);
+  EXPECT_EQ(m.adaptive_target_unreachable.value(), 1);
+  EXPECT_THAT(registry_.ExportText(),
+              HasSubstr("backfill_job_adaptive_target_unreachable{table_id="
+                        "\"1\"} 1\n"));
+  progress.adaptive_target_unreachable = false;
+  recorder_->Observe(progress);
+  EXPECT_EQ(m.adaptive_target_unreachable.value(), 0);
+}
+
 // RocksDB's tickers become counters (a reopened store's restart from 0 is
 // counted, not lost), its properties gauges.
 TEST_F(JobMetricsRecorderTest, StorageFiguresFollowRocksDbAcrossAReopen) {

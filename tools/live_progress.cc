@@ -186,6 +186,7 @@ SnapshotProgressEstimate LiveProgress::Observe(const JobProgress& progress,
   sample.snapshot_rows_per_second = estimate_.rows_per_second;
   if (!progress.backfill_done) {
     sample.rate_limit_rows_per_second = progress.rate_limit.ToOptionalU32();
+    sample.target_unreachable = progress.adaptive_target_unreachable;
   }
   sample.upstream_ops = progress.upstream_ops;
   sample.upstream_ops_per_second = upstream_ops_per_second_;

@@ -125,17 +125,23 @@ TEST(LiveProgressTest, TheRateLimitInForceShowsWhileTheBackfillReads) {
   live.Observe(progress, *store, nullptr);
   progress.rate_limit = RateLimit::Disabled();
   live.Observe(progress, *store, nullptr);
+  progress.rate_limit = RateLimit::Fixed(6'000);
+  progress.adaptive_target_unreachable = true;
+  live.Observe(progress, *store, nullptr);
   progress.rate_limit = RateLimit::Fixed(5'000);
   progress.backfill_done = true;
   live.Observe(progress, *store, nullptr);
   live.Finish();
   const std::vector<std::string> lines = Lines(out.str());
-  ASSERT_EQ(lines.size(), 4u) << out.str();
+  ASSERT_EQ(lines.size(), 5u) << out.str();
   EXPECT_THAT(lines[0], HasSubstr(" rows/s (limit 84,864) | ETA "));
   EXPECT_THAT(lines[1], HasSubstr(" rows/s (paused) | ETA "));
-  for (int i : {2, 3}) {
+  EXPECT_THAT(lines[3],
+              HasSubstr(" rows/s (limit 6,000, target unreachable) | ETA "));
+  for (int i : {2, 4}) {
     EXPECT_THAT(lines[i], Not(HasSubstr("limit")));
     EXPECT_THAT(lines[i], Not(HasSubstr("paused")));
+    EXPECT_THAT(lines[i], Not(HasSubstr("unreachable")));
   }
 }
 

@@ -66,11 +66,14 @@ std::string FormatProgressLine(const JobProgressSample& sample) {
                     FormatCount(sample.estimated_total_rows));
   }
   std::string limit;
+  const char* unreachable =
+      sample.target_unreachable ? ", target unreachable" : "";
   if (sample.rate_limit_rows_per_second == 0) {
-    limit = " (paused)";
+    limit = absl::StrCat(" (paused", unreachable, ")");
   } else if (sample.rate_limit_rows_per_second.has_value()) {
     limit = absl::StrCat(" (limit ",
-                         FormatCount(*sample.rate_limit_rows_per_second), ")");
+                         FormatCount(*sample.rate_limit_rows_per_second),
+                         unreachable, ")");
   }
   return absl::StrFormat(
       "%6.1f%% of snapshot | vnodes %d/%d done | rows %s | %s rows/s%s | ETA "

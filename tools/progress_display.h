@@ -46,6 +46,9 @@ struct JobProgressSample {
   // adaptive mode the controller's current rate): nullopt for none, 0 for
   // paused (RateLimit::ToOptionalU32's encoding). Shown after the rate.
   std::optional<uint32_t> rate_limit_rows_per_second;
+  // The adaptive controller judges its target unreachable (JobProgress's
+  // adaptive_target_unreachable): shown with the limit.
+  bool target_unreachable = false;
   // Upstream changes applied so far and their recent rate.
   uint64_t upstream_ops = 0;
   double upstream_ops_per_second = 0;

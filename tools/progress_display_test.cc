@@ -93,6 +93,11 @@ TEST(ProgressDisplayTest, RateLimitInForce) {
               HasSubstr("| 0 rows/s (paused) | ETA 11s |"));
   EXPECT_THAT(FormatProgressLine(Sample(8.1)),
               HasSubstr("| 52,300 rows/s | ETA 11s |"));
+  // An adaptive target judged unreachable says so inside the parentheses.
+  limited.target_unreachable = true;
+  EXPECT_THAT(FormatProgressLine(limited),
+              HasSubstr("| 52,300 rows/s (limit 84,864, target unreachable) "
+                        "| ETA 11s |"));
 }
 
 // Before the backfill: a label, rows when there are some, no percentage.

@@ -390,6 +390,8 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     progress.last_backfill_barrier_latency_ms = last_backfill_latency_ms_;
     progress.backfill_done = done_;
     progress.rate_limit = state_.EffectiveRateLimit();
+    progress.adaptive_target_unreachable =
+        adaptive_ != nullptr && !done_ && adaptive_->target_unreachable();
     attempt_.observer(progress);
   }
   if (last_) finished_ = true;

@@ -34,6 +34,11 @@ struct JobProgress {
   // The job-wide snapshot rate limit in force (JobState::EffectiveRateLimit:
   // in adaptive mode the controller's rate).
   RateLimit rate_limit;
+  // In adaptive mode: the controller judges its target unreachable at this
+  // load (AdaptiveRateController::target_unreachable: cutting the rate did
+  // not make the barriers faster) and paces the backfill against the
+  // latency the upstream has without it instead.
+  bool adaptive_target_unreachable = false;
 };
 
 struct JobResult {
