@@ -335,18 +335,19 @@ std::optional<uint32_t> AdaptiveRateController::JudgeAgainstBackground(
   const absl::Duration over_latency = window_tally_.over.empty()
                                           ? absl::ZeroDuration()
                                           : Median(window_tally_.over);
-  // Worse than the background, slower or clearly more often (a probe of
-  // a couple of dozen barriers measures a fraction only roughly): the
+  // Worse than the background, clearly more often (a probe of a couple of
+  // dozen barriers measures a fraction only roughly) or slower (judged on
+  // two barriers at least: the background has lone slow ones too): the
   // backfill now adds to it.
   const double background = background_over_fraction_ * barriers;
   if (over > background + 0.3 * barriers + 1 ||
-      over_latency > 1.5 * background_over_latency_) {
+      (over >= 2 && over_latency > 1.5 * background_over_latency_)) {
     return CutFrom(EffectiveRate(), options_.decrease_factor,
                    Decision::kDecrease, at);
   }
   // No worse than the background: the rate may grow.
   if (over <= background + 0.15 * barriers + 1 &&
-      over_latency <= 1.2 * background_over_latency_) {
+      (over <= 1 || over_latency <= 1.2 * background_over_latency_)) {
     return Increase(at);
   }
   last_decision_ = Decision::kHold;

@@ -89,9 +89,10 @@
 //     and each window is judged against the background the probe measured
 //     (its fraction of barriers over the target, and their median latency)
 //     instead of the target: more than 0.3 of the window's barriers over
-//     it beyond that fraction (plus one), or their median above 1.5 x the
-//     background's, decreases; within 0.15 of the fraction (plus one) and
-//     within 1.2 x the latency increases; otherwise hold. A window with
+//     it beyond that fraction (plus one), or two or more with their median
+//     above 1.5 x the background's, decreases; within 0.15 of the fraction
+//     (plus one), and one or a median within 1.2 x the latency, increases;
+//     otherwise hold (the background has lone slow barriers too). A window with
 //     every barrier under the headroom ends this (the background is gone),
 //     and so does unreachable_recheck (default 30 s), after which the
 //     target rules again and a new run may probe again. If the probe's

@@ -622,6 +622,46 @@ TEST(AdaptiveRateControllerTest, AnUnreachableTargetDoesNotStarveTheBackfill) {
   }
 }
 
+// Judged against the background, one slow barrier in a window is not a
+// cut (the background has lone slow ones too: its median is what the
+// window's is compared with); two are.
+TEST(AdaptiveRateControllerTest, AgainstTheBackgroundALoneSlowBarrierIsNoCut) {
+  AdaptiveRateControllerOptions options = Options(absl::Milliseconds(100));
+  options.initial_rows_per_second = 10000;
+  options.slow_start = false;
+  for (const int slow : {1, 2}) {
+    SCOPED_TRACE(absl::StrCat(slow, " slow"));
+    AdaptiveRateController controller(options);
+    absl::Time t = absl::FromUnixSeconds(1000);
+    const auto barrier = [&](int latency_ms) {
+      controller.OnBarrier(t, absl::Milliseconds(latency_ms));
+      t += absl::Milliseconds(100);
+    };
+    // Every other barrier at 1.5x the target, whatever the rate: the cuts
+    // go on until a probe finds them as slow (half of its barriers over the
+    // target, at 150 ms).
+    for (int i = 0; i < 200 && !controller.target_unreachable(); ++i) {
+      barrier(i % 2 == 0 ? 50 : 150);
+    }
+    ASSERT_TRUE(controller.target_unreachable());
+    EXPECT_EQ(controller.last_decision(),
+              AdaptiveRateController::Decision::kUnreachable);
+    EXPECT_EQ(controller.rows_per_second(), 7000u);
+    // A window of fast barriers but `slow` at 3x that latency.
+    for (int i = 0; i < 13; ++i) barrier(i >= 2 && i < 2 + slow ? 450 : 50);
+    EXPECT_TRUE(controller.target_unreachable());
+    if (slow == 1) {
+      EXPECT_EQ(controller.last_decision(),
+                AdaptiveRateController::Decision::kIncrease);
+      EXPECT_EQ(controller.rows_per_second(), 14000u);  // slow start again
+    } else {
+      EXPECT_EQ(controller.last_decision(),
+                AdaptiveRateController::Decision::kDecrease);
+      EXPECT_EQ(controller.rows_per_second(), 4900u);
+    }
+  }
+}
+
 // The collapse the probe prevents, on a plant with a reachable target and
 // 15% of barriers at 1.3x the target whatever the rate (a busy store's
 // flushes and compactions): the barriers over the target come too often for
