@@ -262,6 +262,8 @@ std::optional<uint32_t> AdaptiveRateController::OverTarget(
     probing_ = true;
     probe_until_ = injected_at + options_.window * options_.probe_windows;
     probe_.Clear();
+    // The window after the probe starts after it.
+    window_open_ = false;
     return std::nullopt;
   }
   return Decrease(at);

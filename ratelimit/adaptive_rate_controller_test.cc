@@ -176,6 +176,24 @@ class Loop {
   bool report_rows_ = false;
 };
 
+// Feeds a controller barriers injected 100 ms apart, each collected
+// `latency_ms` later; returns what OnBarrier returned.
+class Every100Ms {
+ public:
+  explicit Every100Ms(AdaptiveRateController& controller)
+      : controller_(controller) {}
+  std::optional<uint32_t> operator()(int latency_ms) {
+    const std::optional<uint32_t> rate =
+        controller_.OnBarrier(t_, absl::Milliseconds(latency_ms));
+    t_ += absl::Milliseconds(100);
+    return rate;
+  }
+
+ private:
+  AdaptiveRateController& controller_;
+  absl::Time t_ = absl::FromUnixSeconds(1000);
+};
+
 AdaptiveRateControllerOptions Options(absl::Duration target) {
   AdaptiveRateControllerOptions options;
   options.target_barrier_latency = target;
@@ -457,13 +475,7 @@ TEST(AdaptiveRateControllerTest, ASecondSpikeLowersTheRate) {
   for (const bool second_spike : {false, true}) {
     SCOPED_TRACE(second_spike ? "second spike" : "one spike");
     AdaptiveRateController controller(options);
-    absl::Time t = absl::FromUnixSeconds(1000);
-    const auto barrier = [&](int latency_ms) {
-      std::optional<uint32_t> rate =
-          controller.OnBarrier(t, absl::Milliseconds(latency_ms));
-      t += absl::Milliseconds(100);
-      return rate;
-    };
+    Every100Ms barrier(controller);
     for (int i = 0; i < 3; ++i) EXPECT_EQ(barrier(10), std::nullopt);
     EXPECT_EQ(barrier(300), std::nullopt);  // after 3 calm ones: a spike
     EXPECT_EQ(controller.spikes_ignored(), 1u);
@@ -622,6 +634,42 @@ TEST(AdaptiveRateControllerTest, AnUnreachableTargetDoesNotStarveTheBackfill) {
   }
 }
 
+// A probe with no barrier over the target holds the rate; the next window
+// starts after it, so the first decision after it is a full window later
+// (not the close of a window opened before the probe).
+TEST(AdaptiveRateControllerTest, AWindowStartsAfterACleanProbe) {
+  AdaptiveRateControllerOptions options = Options(absl::Milliseconds(100));
+  options.initial_rows_per_second = 10000;
+  options.slow_start = false;
+  AdaptiveRateController controller(options);
+  Every100Ms barrier(controller);
+  // Every other barrier over the target: 10,000 -> 7,000 -> 4,900 -> 3,430,
+  // and the next cut (2,401) would pass a quarter of where the run started.
+  for (int i = 0; i < 100 && controller.last_decision() !=
+                                 AdaptiveRateController::Decision::kProbe;
+       ++i) {
+    barrier(i % 2 == 0 ? 50 : 150);
+  }
+  ASSERT_EQ(controller.last_decision(),
+            AdaptiveRateController::Decision::kProbe);
+  EXPECT_EQ(controller.rows_per_second(), 3430u);
+  // The probe (2 windows) sees nothing over the target: a hold.
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(barrier(50), std::nullopt);
+  EXPECT_EQ(controller.probes(), 1u);
+  EXPECT_FALSE(controller.target_unreachable());
+  EXPECT_EQ(controller.rows_per_second(), 3430u);
+  // Then a whole window of calm barriers before the next increase.
+  int barriers = 0;
+  std::optional<uint32_t> rate;
+  while (!rate.has_value() && barriers < 30) {
+    rate = barrier(50);
+    ++barriers;
+  }
+  EXPECT_GE(barriers, 10);
+  EXPECT_EQ(controller.last_decision(),
+            AdaptiveRateController::Decision::kIncrease);
+}
+
 // Judged against the background, one slow barrier in a window is not a
 // cut (the background has lone slow ones too: its median is what the
 // window's is compared with); two are.
@@ -632,11 +680,7 @@ TEST(AdaptiveRateControllerTest, AgainstTheBackgroundALoneSlowBarrierIsNoCut) {
   for (const int slow : {1, 2}) {
     SCOPED_TRACE(absl::StrCat(slow, " slow"));
     AdaptiveRateController controller(options);
-    absl::Time t = absl::FromUnixSeconds(1000);
-    const auto barrier = [&](int latency_ms) {
-      controller.OnBarrier(t, absl::Milliseconds(latency_ms));
-      t += absl::Milliseconds(100);
-    };
+    Every100Ms barrier(controller);
     // Every other barrier at 1.5x the target, whatever the rate: the cuts
     // go on until a probe finds them as slow (half of its barriers over the
     // target, at 150 ms).
