@@ -11,7 +11,8 @@ DIR=tools/monitoring
 out=$("$PROMTOOL" check config "$DIR/prometheus.yml" 2>&1) || fail "check config: $out"
 grep -q "1 rule files found" <<<"$out" || fail "the config does not load the rules: $out"
 out=$("$PROMTOOL" check rules "$DIR/backfill.rules.yml" 2>&1) || fail "check rules: $out"
-for alert in BackfillStalled BackfillBarrierLatencyOverBudget BackfillRecovered; do
+for alert in BackfillStalled BackfillBarrierLatencyOverBudget BackfillAdaptiveTargetUnreachable \
+    BackfillRecovered; do
   grep -q "alert: $alert\$" "$DIR/backfill.rules.yml" || fail "no alert $alert"
 done
 # promtool test rules resolves rule_files relative to the test file.
