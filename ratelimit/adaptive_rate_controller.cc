@@ -221,14 +221,17 @@ std::optional<uint32_t> AdaptiveRateController::Change(uint32_t new_rate,
   return rate_;
 }
 
-std::optional<uint32_t> AdaptiveRateController::Decrease(absl::Time at) {
+double AdaptiveRateController::DecreaseFactor() const {
   // The first overrun ends slow start: its last doubling overshot, so go
   // back to the rate before it (the last one that ran clean), as TCP's slow
   // start falls back to half the window.
-  const double factor = slow_start_ ? 0.5 : options_.decrease_factor;
+  return slow_start_ ? 0.5 : options_.decrease_factor;
+}
+
+std::optional<uint32_t> AdaptiveRateController::Decrease(absl::Time at) {
   // From the rate the backfill could use: a limit far above what it read
   // would otherwise take several decreases to bind at all.
-  return CutFrom(EffectiveRate(), factor, Decision::kDecrease, at);
+  return CutFrom(EffectiveRate(), DecreaseFactor(), Decision::kDecrease, at);
 }
 
 std::optional<uint32_t> AdaptiveRateController::OverTarget(
@@ -246,14 +249,14 @@ std::optional<uint32_t> AdaptiveRateController::OverTarget(
   if (run_triggers_.size() > kRunTriggers) {
     run_triggers_.erase(run_triggers_.begin());
   }
-  const double factor = slow_start_ ? 0.5 : options_.decrease_factor;
   // The floor ends the cuts before a run that started low reaches the probe
   // point: probe at the floor too, once the run has at least halved the
   // rate (a run that started at the floor has nothing to compare).
-  const uint32_t cut = Clamp(from * factor);
+  const uint32_t cut = Clamp(from * DecreaseFactor());
   const bool at_floor = cut == options_.min_rows_per_second &&
                         cut <= kFloorProbeFraction * run_start_rate_;
-  if (not_falling && (cut < run_probe_below_ || at_floor)) {
+  if (options_.probe_fraction > 0 && not_falling &&
+      (cut < run_probe_below_ || at_floor)) {
     // Many cuts, and the barriers over the target as slow as before them:
     // hold the rate a while and see whether what is left of the overload is
     // the backfill's (its barriers get faster at this lower rate) or not.
@@ -318,19 +321,13 @@ void AdaptiveRateController::EndDecreaseRun() {
 
 std::optional<uint32_t> AdaptiveRateController::JudgeAgainstBackground(
     absl::Time injected_at, absl::Time at) {
-  const absl::Duration target = options_.target_barrier_latency;
-  if (window_max_latency_ < target * options_.headroom_fraction ||
+  if (window_max_latency_ <
+          options_.target_barrier_latency * options_.headroom_fraction ||
       injected_at - unreachable_since_ >= options_.unreachable_recheck) {
     // The background is gone (a clean window), or it is time to test again
     // whether it is still there: judge against the target.
     unreachable_ = false;
-    if (window_max_latency_ < target * options_.headroom_fraction) {
-      return Increase(at);
-    }
-    last_decision_ = Decision::kHold;
-    slow_start_ = false;
-    accelerating_ = false;
-    return std::nullopt;
+    return JudgeAgainstTarget(at);
   }
   const double barriers = window_tally_.barriers;
   const double over = window_tally_.over.size();
@@ -352,10 +349,7 @@ std::optional<uint32_t> AdaptiveRateController::JudgeAgainstBackground(
       (over <= 1 || over_latency <= 1.2 * background_over_latency_)) {
     return Increase(at);
   }
-  last_decision_ = Decision::kHold;
-  slow_start_ = false;
-  accelerating_ = false;
-  return std::nullopt;
+  return Hold();
 }
 
 std::optional<uint32_t> AdaptiveRateController::CutFrom(double from,
@@ -501,10 +495,7 @@ std::optional<uint32_t> AdaptiveRateController::OnBarrier(
   // An unreachable target: every barrier goes into the window, which is
   // judged against the background.
   if (latency > target && !unreachable_) {
-    if (!calm_before) {
-      if (options_.probe_fraction == 0) return Decrease(collected_at);
-      return OverTarget(injected_at, collected_at, latency);
-    }
+    if (!calm_before) return OverTarget(injected_at, collected_at, latency);
     // A lone spike: not judged at all (not even as a hold).
     ++spikes_ignored_;
     return std::nullopt;
@@ -526,9 +517,19 @@ std::optional<uint32_t> AdaptiveRateController::OnBarrier(
 
   window_open_ = false;
   if (unreachable_) return JudgeAgainstBackground(injected_at, collected_at);
-  if (window_max_latency_ < target * options_.headroom_fraction) {
-    return Increase(collected_at);
+  return JudgeAgainstTarget(collected_at);
+}
+
+std::optional<uint32_t> AdaptiveRateController::JudgeAgainstTarget(
+    absl::Time at) {
+  if (window_max_latency_ <
+      options_.target_barrier_latency * options_.headroom_fraction) {
+    return Increase(at);
   }
+  return Hold();
+}
+
+std::optional<uint32_t> AdaptiveRateController::Hold() {
   last_decision_ = Decision::kHold;
   slow_start_ = false;
   clean_windows_ = 0;

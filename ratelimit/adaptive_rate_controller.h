@@ -161,8 +161,8 @@ struct AdaptiveRateControllerOptions {
   // rate read since the last change (when rows_read is reported, over at
   // least two barriers). >= 1; default 2.
   double application_limited_multiple = 2.0;
-  // Futility: a run of decreases (no increase between them) that would take
-  // the rate below this fraction of the rate the run started from, while
+  // Futility: a run of decreases (until the rate is back where it started)
+  // that would take the rate below this fraction of where it started, while
   // the over-target latencies that triggered them are not falling (each at
   // least 0.8 x their median so far), first holds the rate for a probe of
   // probe_windows windows. If the probe's over-target barriers are as slow
@@ -311,12 +311,20 @@ class AdaptiveRateController {
   std::optional<uint32_t> OverTarget(absl::Time injected_at, absl::Time at,
                                      absl::Duration latency);
   // The probe's last barrier, collected at `at`: go on cutting, declare the
-  // target unreachable, or (no barrier over the target) end the run.
+  // target unreachable, or (no barrier over the target) hold.
   std::optional<uint32_t> EndProbe(absl::Time at);
   // A window closed while the target is unreachable (see the control law).
   std::optional<uint32_t> JudgeAgainstBackground(absl::Time injected_at,
                                                  absl::Time at);
   void EndDecreaseRun();
+  // A closed window judged against the target: increase below the
+  // headroom, else hold.
+  std::optional<uint32_t> JudgeAgainstTarget(absl::Time at);
+  // Holds the rate: slow start, a cautious climb's count and an
+  // accelerating climb end.
+  std::optional<uint32_t> Hold();
+  // The multiplicative decrease in force: 0.5 in slow start.
+  double DecreaseFactor() const;
 
   // Barriers judged in a span, and the latencies of those over the target.
   struct Tally {
