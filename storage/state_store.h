@@ -42,6 +42,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -84,6 +85,23 @@ class StateStoreIterator {
   virtual absl::string_view value() const = 0;
   // OK, or the first error met (sticky).
   virtual absl::Status status() const = 0;
+
+  // The batch form of `for (k = 0; k < max_rows && Valid(); ++k, Next())
+  // visit(key(), value())`: visits the current row and the rows after it,
+  // moving past each row visited, until `max_rows` rows, the end or an error.
+  // A visit that returns false stops the batch on its row (not moved past).
+  // Returns the rows moved past. A scan makes one virtual call per batch
+  // instead of four per row; this default is that loop.
+  virtual size_t VisitRows(
+      size_t max_rows,
+      absl::FunctionRef<bool(absl::string_view key, absl::string_view value)>
+          visit) {
+    size_t n = 0;
+    for (; n < max_rows && Valid(); ++n, Next()) {
+      if (!visit(key(), value())) break;
+    }
+    return n;
+  }
 };
 
 // Options of a scan (NewIterator).

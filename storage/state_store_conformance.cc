@@ -261,6 +261,52 @@ TEST_P(StateStoreConformanceTest,
               ElementsAre(Pair("a", "first"), Pair("b", "second")));
 }
 
+// VisitRows visits what Next would, moves past each row it visits, and a
+// refused row stops the batch on it: over a local instance's unsealed
+// writes and over the committed store, with a row in the next vnode.
+TEST_P(StateStoreConformanceTest, VisitRowsIsTheBatchFormOfNext) {
+  auto local = NewLocal(*store_, kTable, Epoch(1));
+  for (const char* pk : {"a", "b", "c", "d", "e"}) {
+    BACKFILL_ASSERT_OK(local->Insert(0, pk, std::string("v") + pk));
+  }
+  BACKFILL_ASSERT_OK(local->Insert(1, "a", "next vnode"));
+  auto check = [](StateStoreIterator& it) {
+    it.SeekToFirst();
+    Rows seen;
+    auto record = [&](absl::string_view key, absl::string_view value) {
+      seen.emplace_back(std::string(key), std::string(value));
+      return true;
+    };
+    EXPECT_EQ(it.VisitRows(2, record), 2u);
+    ASSERT_TRUE(it.Valid());
+    EXPECT_EQ(it.key(), "c");
+    EXPECT_EQ(it.VisitRows(10,
+                           [&](absl::string_view key, absl::string_view value) {
+                             return key != "d" && record(key, value);
+                           }),
+              1u);
+    ASSERT_TRUE(it.Valid());
+    EXPECT_EQ(it.key(), "d");
+    EXPECT_EQ(it.VisitRows(10, record), 2u);
+    EXPECT_FALSE(it.Valid());
+    EXPECT_EQ(it.VisitRows(10, record), 0u);
+    EXPECT_THAT(it.status(), IsOk());
+    EXPECT_THAT(seen,
+                ElementsAre(Pair("a", "va"), Pair("b", "vb"), Pair("c", "vc"),
+                            Pair("d", "vd"), Pair("e", "ve")));
+  };
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto it,
+                                  local->NewIterator(0, PkRange::All()));
+    check(*it);
+  }
+  BACKFILL_ASSERT_OK(SealNext(*local));
+  BACKFILL_ASSERT_OK(store_->Checkpoint(Epoch(1)));
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      auto it, store_->NewIterator(kTable, 0, PkRange::All(), Epoch(1)));
+  check(*it);
+}
+
 TEST_P(StateStoreConformanceTest, TablesAndVnodesAreSeparate) {
   auto t1 = NewLocal(*store_, kTable, Epoch(1));
   auto t2 = NewLocal(*store_, kOtherTable, Epoch(1));

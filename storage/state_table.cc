@@ -3,6 +3,7 @@
 #include <cassert>
 #include <utility>
 
+#include "absl/base/optimization.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "serde/schema.h"
@@ -40,14 +41,17 @@ class StateTableRowIterator final : public RowIterator {
     // The current row is decoded already (Load): move it over. The rest
     // decode in place; only the row the batch stops on goes to row_.
     MoveRowIntoColumns(row_, columns);
-    size_t n = 1;
     inner_->Next();
-    for (; n < max_rows && inner_->Valid(); ++n, inner_->Next()) {
-      status_ = table_->DecodeRowAppend(vnode_, inner_->key(), inner_->value(),
-                                        columns);
-      if (!status_.ok()) return n;
-    }
-    Load();
+    const size_t n =
+        1 + inner_->VisitRows(max_rows - 1, [&](absl::string_view key,
+                                                absl::string_view value) {
+          absl::Status decoded =
+              table_->DecodeRowAppend(vnode_, key, value, columns);
+          if (ABSL_PREDICT_TRUE(decoded.ok())) return true;
+          status_ = std::move(decoded);
+          return false;
+        });
+    Load();  // nothing after an error: the batch stopped on the bad row
     return n;
   }
 

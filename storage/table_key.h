@@ -15,9 +15,11 @@
 #ifndef STORAGE_TABLE_KEY_H_
 #define STORAGE_TABLE_KEY_H_
 
+#include <bit>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -120,9 +122,12 @@ inline EncodedFullKeyParts SplitEncodedFullKey(absl::string_view encoded) {
 
 // Reads the epoch from an 8-byte suffix. REQUIRES: suffix.size() == 8.
 inline Epoch DecodeEpochSuffix(absl::string_view suffix) {
-  uint64_t value = 0;  // big-endian (compiles to a load and a byte swap)
-  for (size_t i = 0; i < kEpochSuffixSize; ++i) {
-    value = (value << 8) | static_cast<uint8_t>(suffix[i]);
+  uint64_t value;  // big-endian: one load and a byte swap (a scan's per-row
+                   // cost; g++ compiled the byte loop it replaces as a loop)
+  static_assert(kEpochSuffixSize == sizeof(value));
+  std::memcpy(&value, suffix.data(), sizeof(value));
+  if constexpr (std::endian::native == std::endian::little) {
+    value = __builtin_bswap64(value);
   }
   return Epoch(~value);
 }

@@ -10,9 +10,6 @@ namespace backfill {
 namespace rocksdb_internal {
 namespace {
 
-constexpr char kTombstoneTag = '\x00';
-constexpr char kRowTag = '\x01';
-
 int CompareBytes(absl::string_view a, absl::string_view b) {
   const size_t common = std::min(a.size(), b.size());
   const int r = common == 0 ? 0 : std::memcmp(a.data(), b.data(), common);
@@ -24,6 +21,11 @@ class MvccKeyComparator final : public rocksdb::Comparator {
  public:
   const char* Name() const override { return "backfill.MvccKeyComparator.v1"; }
   int Compare(const rocksdb::Slice& a, const rocksdb::Slice& b) const override {
+    // Keys of one size have user keys of one size, so the order is their
+    // bytes' order: one memcmp (most keys of a table have one size).
+    if (a.size() == b.size()) {
+      return a.size() == 0 ? 0 : std::memcmp(a.data(), b.data(), a.size());
+    }
     const EncodedFullKeyParts a_parts = SplitEncodedFullKey(ToStringView(a));
     const EncodedFullKeyParts b_parts = SplitEncodedFullKey(ToStringView(b));
     const int r = CompareBytes(a_parts.user_key, b_parts.user_key);
@@ -67,18 +69,6 @@ void AppendRowValue(absl::string_view row, std::string* out) {
 }
 
 void AppendTombstoneValue(std::string* out) { out->push_back(kTombstoneTag); }
-
-MvccValueKind ParseMvccValue(absl::string_view stored, absl::string_view* row) {
-  if (stored.empty()) return MvccValueKind::kCorrupt;
-  if (stored[0] == kRowTag) {
-    *row = stored.substr(1);
-    return MvccValueKind::kRow;
-  }
-  if (stored[0] == kTombstoneTag && stored.size() == 1) {
-    return MvccValueKind::kTombstone;
-  }
-  return MvccValueKind::kCorrupt;
-}
 
 std::string DescribeCorruptValue(absl::string_view stored) {
   if (stored.empty()) return "empty";

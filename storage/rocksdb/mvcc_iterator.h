@@ -11,9 +11,11 @@
 //                   /*pin=*/nullptr);
 //   for (it.SeekToFirst(); it.Valid(); it.Next()) Use(it.key(), it.value());
 //
-// The RocksDB iterator is bounded to the range (iterate_lower_bound /
-// iterate_upper_bound), so it never leaves the vnode. Keys are decoded with
-// storage/table_key.h (DecodeFullKey, SplitEncodedFullKey); a key or value
+// The RocksDB iterator starts at the range (iterate_lower_bound); a range
+// with a max is also bounded there (iterate_upper_bound), one without ends
+// at the first key past the vnode, which the iterator reads but never
+// returns (no bound: RocksDB would compare every key to it). Keys are decoded
+// with storage/table_key.h (DecodeFullKey, SplitEncodedFullKey); a key or value
 // that no checkpoint can have written is DataLoss naming the table, vnode
 // and key. Positioning, views and errors as StateStoreIterator.
 #ifndef STORAGE_ROCKSDB_MVCC_ITERATOR_H_
@@ -68,14 +70,20 @@ class MvccIterator final : public StateStoreIterator {
   absl::string_view key() const override { return key_; }
   absl::string_view value() const override { return value_; }
   absl::Status status() const override { return status_; }
+  // The rows in one loop: no virtual call per row.
+  size_t VisitRows(size_t max_rows,
+                   absl::FunctionRef<bool(absl::string_view, absl::string_view)>
+                       visit) override;
 
  private:
   // From the RocksDB iterator's position (the first candidate version of
-  // some pk), finds the first live row or fails.
-  void Settle();
-  // Moves the RocksDB iterator past every version of the user key it is
-  // positioned at (the one routine for "skip older versions of this key").
-  void SkipOlderVersions();
+  // some pk), finds the first live row or fails; `skipping`: first moves
+  // past the versions of the row SkipFrom saved. The one place that skips
+  // older versions (after a row, and after a tombstone).
+  void Settle(bool skipping);
+  // Saves `key`'s user key as the row whose older versions Settle skips.
+  void SkipFrom(absl::string_view key);
+  bool IsSkipped(absl::string_view key) const;
   absl::Status CorruptKey(absl::string_view key,
                           absl::string_view reason) const;
 
@@ -88,7 +96,8 @@ class MvccIterator final : public StateStoreIterator {
   // Declared after the bounds it points to.
   std::unique_ptr<rocksdb::Iterator> iterator_;
   std::string seek_key_;
-  std::string skipped_user_key_;
+  std::string skipped_user_key_;  // its first bytes (may be longer)
+  size_t skipped_key_size_ = 0;   // the full key's size
   bool valid_ = false;
   absl::string_view key_;
   absl::string_view value_;

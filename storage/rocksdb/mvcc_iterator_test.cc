@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/rocksdb/mvcc_format.h"
@@ -190,9 +191,72 @@ TEST(MvccIteratorTest, BoundsAreFirstVersionsOfTheRangeEnds) {
   EXPECT_EQ(seen.iterate_upper_bound->ToString(),
             Key("m", Epoch::Max().value()));
   EXPECT_TRUE(seen.total_order_seek);
+  // To the vnode's end: no RocksDB bound (it costs a comparison per key);
+  // the scan ends at the first key past the vnode.
   auto all = NewIterator({}, {.range = PkRange::All()}, &seen);
-  EXPECT_EQ(seen.iterate_upper_bound->ToString(),
-            Key("", Epoch::Max().value(), kVnode + 1));
+  EXPECT_EQ(seen.iterate_upper_bound, nullptr);
+}
+
+TEST(MvccIteratorTest, AnUnboundedScanEndsAtTheFirstKeyPastTheVnode) {
+  // The RocksDB iterator runs on into the next vnode and table; whatever it
+  // finds there (a row, a tombstone, older versions, even a key too short
+  // to be a version) ends the scan without an error.
+  // 13 bytes: shorter than any version, sorting after this table.
+  const std::string short_key =
+      Key("", 1, 0, kTable + 1).substr(0, 6) + "1234567";
+  const Entries tails[] = {
+      {{Key("a", 1, kVnode + 1), Row("next vnode")}},
+      {{Key("a", 2, kVnode + 1), Tombstone()},
+       {Key("a", 1, kVnode + 1), Row("older")}},
+      {{short_key, Row("short")}},
+      {{Key("a", 1, 0, kTable + 1), Row("next table")}},
+  };
+  for (const Entries& tail : tails) {
+    Entries entries = {{Key("a", 1), Row("a")},
+                       {Key("b", 3), Tombstone()},
+                       {Key("b", 1), Row("b")}};
+    entries.insert(entries.end(), tail.begin(), tail.end());
+    for (uint64_t read_epoch : {2, 9}) {
+      auto it = NewIterator(entries, {.read_epoch = read_epoch});
+      const auto rows = ReadAll(*it);
+      if (read_epoch == 2) {
+        EXPECT_THAT(rows, ElementsAre(Pair("a", "a"), Pair("b", "b")));
+      } else {
+        EXPECT_THAT(rows, ElementsAre(Pair("a", "a")));  // b's tombstone last
+      }
+      EXPECT_THAT(it->status(), IsOk()) << tail.front().second;
+    }
+  }
+}
+
+TEST(MvccIteratorTest, VisitRowsMovesPastEachRowItVisits) {
+  const Entries entries = {{Key("a", 1), Row("a")},  {Key("b", 2), Row("b2")},
+                           {Key("b", 1), Row("b1")}, {Key("c", 1), Tombstone()},
+                           {Key("d", 1), Row("d")},  {Key("e", 1), Row("e")}};
+  auto it = NewIterator(entries, {});
+  it->SeekToFirst();
+  std::vector<std::string> seen;
+  auto record = [&](absl::string_view key, absl::string_view value) {
+    seen.push_back(absl::StrCat(key, "=", value));
+    return true;
+  };
+  EXPECT_EQ(it->VisitRows(2, record), 2u);
+  EXPECT_THAT(seen, ElementsAre("a=a", "b=b2"));
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "d");
+  // A refused row stops the batch on it.
+  EXPECT_EQ(it->VisitRows(10,
+                          [&](absl::string_view key, absl::string_view value) {
+                            return key != "e" && record(key, value);
+                          }),
+            1u);
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "e");
+  EXPECT_EQ(it->VisitRows(10, record), 1u);
+  EXPECT_FALSE(it->Valid());
+  EXPECT_EQ(it->VisitRows(10, record), 0u);
+  EXPECT_THAT(seen, ElementsAre("a=a", "b=b2", "d=d", "e=e"));
+  EXPECT_THAT(it->status(), IsOk());
 }
 
 TEST(MvccIteratorTest, SeekClampsToTheRangeAndSkipsToNewerPks) {

@@ -25,6 +25,8 @@ class Comparator final : public rocksdb::Comparator {
  public:
   const char* Name() const override { return "backfill.MvccKeyComparator.v1"; }
   int Compare(const rocksdb::Slice& a, const rocksdb::Slice& b) const override {
+    // Equal sizes: equal user-key sizes, so plain byte order.
+    if (a.size() == b.size()) return a.compare(b);
     const size_t a_user = a.size() >= 8 ? a.size() - 8 : a.size();
     const size_t b_user = b.size() >= 8 ? b.size() - 8 : b.size();
     const rocksdb::Slice ua(a.data(), a_user), ub(b.data(), b_user);
