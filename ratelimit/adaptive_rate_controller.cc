@@ -305,6 +305,7 @@ std::optional<uint32_t> AdaptiveRateController::EndProbe(absl::Time at) {
   // no worse than the background: the run may have started low.
   last_decision_ = Decision::kUnreachable;
   slow_start_ = true;
+  slow_start_share_ = 0;
   overrun_rate_ = 0;
   clean_windows_ = 0;
   accelerating_ = false;
@@ -371,7 +372,17 @@ std::optional<double> AdaptiveRateController::CeilingReached() const {
   const std::optional<double> achieved =
       JudgedRate(1.0 - options_.binding_fraction);
   if (!achieved.has_value()) return std::nullopt;
-  if (*achieved >= options_.binding_fraction * rate_) return std::nullopt;
+  // Against the share of its rate the backfill read at the rate before: one
+  // paced by the limiter reads less than its rate anyway (nothing while it
+  // handles a barrier, and the smooth limiter banks one chunk at most), and
+  // doubling its rate does not change that share; past its ceiling the
+  // share falls with the doubling. The first judged window has no share to
+  // go by: less than 1 / application_limited_multiple of the rate (a rate
+  // the backfill does not use) is its ceiling, more is measured.
+  const double least_share = slow_start_share_ > 0
+                                 ? options_.binding_fraction * slow_start_share_
+                                 : 1.0 / options_.application_limited_multiple;
+  if (*achieved >= least_share * rate_) return std::nullopt;
   return achieved;
 }
 
@@ -391,7 +402,13 @@ std::optional<uint32_t> AdaptiveRateController::Increase(absl::Time at) {
     return ApplicationLimited(usable, at);
   }
   last_decision_ = Decision::kIncrease;
-  if (slow_start_) return Change(Clamp(2.0 * rate_), at);
+  if (slow_start_) {
+    if (const std::optional<double> achieved =
+            JudgedRate(1.0 - options_.binding_fraction)) {
+      slow_start_share_ = std::min(1.0, *achieved / rate_);
+    }
+    return Change(Clamp(2.0 * rate_), at);
+  }
   ++clean_windows_;
   if (overrun_rate_ != 0 && rate_ > overrun_rate_) {
     // Passed cleanly: the load that overran is gone. Climb back at a

@@ -64,9 +64,15 @@
 //     doubles a limit it never reaches, and a later overrun's decreases take
 //     many steps to bind.
 //   * Slow start ends at the backfill's own ceiling: a clean window in which
-//     it read less than binding_fraction (default 0.9) of its rate (over
-//     enough rows that whole chunks do not count: read_granularity_rows)
-//     found the most it reads. The rate backs off to decrease_factor x the
+//     it read less than binding_fraction (default 0.9) of the share of its
+//     rate it read in the window that last doubled it (over enough rows that
+//     whole chunks do not count: read_granularity_rows) found the most it
+//     reads; in the first such window, with no share to go by, less than
+//     1 / application_limited_multiple of its rate does. Against that
+//     share, not the whole rate: a backfill paced by the smooth limiter
+//     reads less than its rate anyway, nothing while it handles a barrier,
+//     and that share does not fall when the rate doubles; past the ceiling
+//     it halves. The rate backs off to decrease_factor x the
 //     rate read, and that ceiling is remembered as the overrun rate (the
 //     climb slows near it). Doubling on would only run the backfill flat
 //     out, and a backfill flat out overloads the store seconds later
@@ -180,8 +186,10 @@ struct AdaptiveRateControllerOptions {
   // saved job state after a recovery starts at the saved rate without it.
   bool slow_start = true;
   // In slow start, a clean window in which the backfill read less than this
-  // fraction of its rate found the backfill's own ceiling (when rows_read
-  // is reported): slow start ends there. In (0, 1]; default 0.9.
+  // fraction of the share of its rate it read at the rate before (the first
+  // judged window: less than 1 / application_limited_multiple of its rate)
+  // found the backfill's own ceiling (when rows_read is reported): slow
+  // start ends there. In (0, 1]; default 0.9.
   double binding_fraction = 0.9;
   // The rows the backfill reads at once, job-wide (chunk size x actors):
   // the rate read counts only over a span in which one such chunk is at
@@ -341,6 +349,11 @@ class AdaptiveRateController {
   const uint32_t floor_;
   uint32_t rate_;
   bool slow_start_;
+  // In slow start, the share of its rate the backfill read in the last
+  // window that doubled it (0 until one was judged): the ceiling rule's
+  // reference. At least 1 / application_limited_multiple (a smaller one is
+  // a ceiling), at most 1.
+  double slow_start_share_ = 0;
   // The additive step after slow start, rows/s (>= 1).
   uint32_t additive_step_;
   Decision last_decision_ = Decision::kNone;
