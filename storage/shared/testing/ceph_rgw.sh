@@ -85,6 +85,9 @@ osd pool default pgp num = 8
 osd pool default pg autoscale mode = off
 osd crush chooseleaf type = 0
 mon allow pool delete = true
+# A throwaway cluster: no refusal to start on a disk under 5% free (a CI
+# machine's big disk can be, with gigabytes left; the OSDs use memory).
+mon data avail crit = 0
 mon warn on pool no redundancy = false
 [client.rgw]
 rgw frontends = beast endpoint=127.0.0.1:$rgw_port
