@@ -100,7 +100,7 @@ size_t MvccIterator::VisitRows(
   while (n < max_rows && valid_) {
     if (!visit(key_, value_)) break;
     ++n;
-    Next();  // direct (the class is final), and inlined
+    Next();  // a direct call: the class is final
   }
   return n;
 }
@@ -137,11 +137,12 @@ void MvccIterator::Settle(bool skipping) {
     // these checks catch bytes that decode into a key no checkpoint can have
     // written: too short, or not of the scan's table_id | vnode prefix (the
     // first bytes of the lower bound).
-    if (key.size() < kMinFullKeySize ||
-        std::memcmp(key.data(), lower_.data(), kTableKeyPrefixSize) != 0) {
-      if (!scan_.range.exclusive_max.has_value() &&
-          key.size() >= kTableKeyPrefixSize &&
-          std::memcmp(key.data(), lower_.data(), kTableKeyPrefixSize) > 0) {
+    const int prefix_order =
+        key.size() < kTableKeyPrefixSize
+            ? -1
+            : std::memcmp(key.data(), lower_.data(), kTableKeyPrefixSize);
+    if (key.size() < kMinFullKeySize || prefix_order != 0) {
+      if (prefix_order > 0 && !scan_.range.exclusive_max.has_value()) {
         return;  // past the vnode: the end of an unbounded range
       }
       status_ = CorruptKey(
