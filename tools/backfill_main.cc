@@ -287,19 +287,47 @@ void PrintResult(const Flags& flags, const tools::RunResult& result) {
   std::cout << RunResultJson(result) << std::endl;
 }
 
+// How far the job got, as its last barrier reported it: the fields a run
+// that ended early (an error, a stop at a checkpoint) can still report.
+void SetProgress(const JobProgress& progress, uint32_t parallelism,
+                 tools::RunResult* result) {
+  result->set_snapshot_rows(progress.snapshot_rows);
+  result->set_upstream_ops(progress.upstream_ops);
+  result->set_epochs(progress.epochs);
+  result->set_checkpoints(progress.checkpoints);
+  result->set_parallelism(parallelism);
+  result->set_seconds(progress.seconds);
+  result->set_barrier_latency_p50_ms(progress.barrier_latency_p50_ms);
+  result->set_barrier_latency_p99_ms(progress.barrier_latency_p99_ms);
+}
+
+// The job that ended with `status` had got as far as `progress` (none: it
+// never passed a barrier), at `parallelism` actors.
+// `hint`: what to do about it (lines after the error's; may be empty).
+struct FailedRun {
+  uint32_t recoveries = 0;
+  const JobProgress* progress = nullptr;
+  uint32_t parallelism = 0;
+  std::string hint;
+};
+
 int Fail(const Flags& flags, absl::string_view scenario,
          absl::string_view data_dir, const absl::Status& status,
-         uint32_t recoveries = 0) {
+         const FailedRun& run = {}) {
   std::cerr << "backfill: error: " << ErrorText(status) << "\n";
   if (status.code() == absl::StatusCode::kDataLoss) {
     std::cerr << "backfill: the data directory is corrupt (data loss); the "
                  "job did not run on it: restore it from a copy, or remove it "
                  "to start the job over\n";
   }
+  std::cerr << run.hint;
   tools::RunResult result;
   result.set_scenario(std::string(scenario));
   result.set_data_dir(std::string(data_dir));
-  result.set_recoveries(recoveries);
+  if (run.progress != nullptr) {
+    SetProgress(*run.progress, run.parallelism, &result);
+  }
+  result.set_recoveries(run.recoveries);
   result.set_error(ErrorText(status));
   PrintResult(flags, result);
   return static_cast<int>(ExitCode::kError);
@@ -705,21 +733,16 @@ int Main(int argc, char** argv) {
     result.set_scenario(name);
     result.set_data_dir(data_dir);
     result.set_interrupted(true);
-    result.set_snapshot_rows(progress.snapshot_rows);
-    result.set_upstream_ops(progress.upstream_ops);
-    result.set_epochs(progress.epochs);
-    result.set_checkpoints(progress.checkpoints);
-    result.set_parallelism(options.parallelism);
+    SetProgress(progress, options.parallelism, &result);
     result.set_recoveries(recoveries);
-    result.set_seconds(progress.seconds);
-    result.set_barrier_latency_p50_ms(progress.barrier_latency_p50_ms);
-    result.set_barrier_latency_p99_ms(progress.barrier_latency_p99_ms);
     PrintResult(*flags, result);
     std::cerr.flush();
     if (shared != nullptr) shared->StopLocalEtcd();
     std::_Exit(static_cast<int>(ExitCode::kInterrupted));
   };
+  std::optional<JobProgress> last_progress;  // for an error's result
   auto observer = [&](const JobProgress& progress) {
+    last_progress = progress;
     (*recorder)->Observe(progress);
     // The store is not reopened while the observer runs (recoveries reopen
     // it between attempts).
@@ -758,7 +781,21 @@ int Main(int argc, char** argv) {
   live.Finish();
   // Faults are for the job; the dumps below read what it verified.
   if (fault_injector != nullptr) fault_injector->SetArmed(false);
-  if (!job.ok()) return Fail(*flags, name, data_dir, job.status(), recoveries);
+  if (!job.ok()) {
+    FailedRun run;
+    run.recoveries = recoveries;
+    if (last_progress.has_value()) run.progress = &*last_progress;
+    run.parallelism = options.parallelism;
+    if (absl::IsDeadlineExceeded(job.status())) {
+      run.hint = absl::StrCat(
+          "backfill: the run's time limit ran out before the job finished "
+          "(the scenario's runtime.max_seconds: ",
+          absl::FormatDuration(options.max_duration),
+          "); raise it and rerun\nbackfill: ",
+          ResumeHint(*flags, data_dir, object_store), "\n");
+    }
+    return Fail(*flags, name, data_dir, job.status(), run);
+  }
 
   if (!flags->dump_dir.empty()) {
     const absl::Status dumped =

@@ -307,9 +307,12 @@ absl::Status BarrierCoordinator::WaitCollected() {
   if (!error_.ok()) return error_;
   if (!collected) {
     if (clock_.Now() >= deadline()) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "barrier ", epoch_.DebugString(), " not collected within the job's ",
-          absl::FormatDuration(options_.max_duration)));
+      // The job's own time ran out, whatever the barrier was doing: say
+      // that first (a stuck barrier is the timeout below).
+      return absl::DeadlineExceededError(
+          absl::StrCat("the job did not finish within its max_duration of ",
+                       absl::FormatDuration(options_.max_duration),
+                       " (barrier ", epoch_.DebugString(), " was in flight)"));
     }
     absl::Status timeout = absl::UnavailableError(absl::StrCat(
         "barrier ", epoch_.DebugString(),

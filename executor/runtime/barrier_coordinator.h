@@ -157,9 +157,9 @@ class BarrierCoordinator final : public BarrierListener {
   bool IsCollected(Epoch curr) const;
 
   // Blocks until the barrier of NextBarrier was collected, an actor failed
-  // (its error), the job's deadline (DeadlineExceeded "barrier ... not
-  // collected within the job's ..."), or options.barrier_timeout after the
-  // barrier's injection (Unavailable "barrier ... not collected within the
+  // (its error), the job's deadline (DeadlineExceeded "the job did not
+  // finish within its max_duration of ..."), or options.barrier_timeout after
+  // the barrier's injection (Unavailable "barrier ... not collected within the
   // barrier timeout ...": the attempt fails, and the job recovers). For
   // threaded drivers.
   absl::Status WaitCollected();

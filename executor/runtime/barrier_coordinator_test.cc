@@ -601,9 +601,10 @@ TEST(BarrierCoordinatorTest, AnUncollectedBarrierPastTheDeadlineIsDeadlineExceed
   BACKFILL_ASSERT_OK_AND_ASSIGN(Barrier first,
                                 f.coordinator->NextBarrier(*f.graph));
   f.clock.AdvanceTime(absl::Seconds(11));  // past job_start + 10 s
-  EXPECT_THAT(f.coordinator->WaitCollected(),
-              StatusIs(absl::StatusCode::kDeadlineExceeded,
-                       HasSubstr("not collected within the job's 10s")));
+  EXPECT_THAT(
+      f.coordinator->WaitCollected(),
+      StatusIs(absl::StatusCode::kDeadlineExceeded,
+               HasSubstr("did not finish within its max_duration of 10s")));
 }
 
 TEST(BarrierCoordinatorTest,
@@ -626,8 +627,10 @@ TEST(BarrierCoordinatorTest,
   // Past the job's deadline the job's error wins.
   f.clock.AdvanceTime(absl::Seconds(10));
   const absl::Status past = f.coordinator->WaitCollected();
-  EXPECT_THAT(past, StatusIs(absl::StatusCode::kDeadlineExceeded,
-                             HasSubstr("not collected within the job's 10s")));
+  EXPECT_THAT(
+      past,
+      StatusIs(absl::StatusCode::kDeadlineExceeded,
+               HasSubstr("did not finish within its max_duration of 10s")));
   EXPECT_EQ(BarrierTimeoutEpoch(past), std::nullopt);
 }
 

@@ -117,8 +117,9 @@ class Scheduler {
       }
       if (in_flight && clock_.Now() >= coordinator_.deadline()) {
         return absl::DeadlineExceededError(absl::StrCat(
-            "barrier ", coordinator_.epoch().DebugString(),
-            " not collected within the job's deadline (simulated time)"));
+            "the job did not finish within its max_duration (simulated "
+            "time; barrier ",
+            coordinator_.epoch().DebugString(), " was in flight)"));
       }
       std::vector<size_t> ready = Ready();
       std::bernoulli_distribution early(options_.early_barrier_probability);

@@ -246,7 +246,8 @@ TEST(DeterministicDriverTest,
   options.max_duration = absl::Seconds(2);
   const OneAttempt run = RunJob(options, 1);
   EXPECT_THAT(run.status, StatusIs(absl::StatusCode::kDeadlineExceeded,
-                                   HasSubstr("not collected within")));
+                                   HasSubstr("did not finish within its "
+                                             "max_duration")));
 }
 
 TEST(DeterministicDriverTest, AnActorsErrorIsTheAttemptsError) {

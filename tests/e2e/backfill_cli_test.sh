@@ -29,6 +29,35 @@ echo 'table { ' > "$TMP/unparsable.textproto"
 out=$("$BIN" --scenario="$TMP/unparsable.textproto" 2>&1); code=$?
 [[ $code -eq 2 ]] || fail "unparsable scenario: exit $code"
 
+# --- the scenario's time limit runs out: exit 2 saying so, with how far the
+# job got (not zeros), and the directory resumes with a longer limit ------
+cat > "$TMP/slow.textproto" <<'X'
+name: "slow"
+table { columns { name: "k" type: INT64 } primary_key { column: 0 } }
+initial_rows: 3000
+seed: 3
+backfill { rate_limit: 1 }
+runtime { barrier_interval_ms: 50 max_seconds: 2 }
+X
+"$BIN" --scenario="$TMP/slow.textproto" --data_dir="$TMP/slow" \
+    > "$TMP/slow.out" 2> "$TMP/slow.err"; code=$?
+[[ $code -eq 2 ]] || fail "time limit: exit $code"
+grep -q "DEADLINE_EXCEEDED: the job did not finish within its max_duration of 2s" \
+    "$TMP/slow.err" || fail "time limit message: $(cat "$TMP/slow.err")"
+grep -q "runtime.max_seconds" "$TMP/slow.err" || fail "no hint: $(cat "$TMP/slow.err")"
+grep -q "resume with" "$TMP/slow.err" || fail "no resume hint: $(cat "$TMP/slow.err")"
+json=$(tail -1 "$TMP/slow.out")
+epochs=$(grep -o '"epochs":[0-9]*' <<<"$json" | cut -d: -f2)
+[[ ${epochs:-0} -ge 10 ]] || fail "the error result does not say how far the job got: $json"
+grep -q '"snapshot_rows":[1-9]' <<<"$json" || fail "no snapshot rows in: $json"
+grep -q '"parallelism":2' <<<"$json" || fail "no parallelism in: $json"
+grep -q '"seconds":[12]\.' <<<"$json" || fail "no seconds in: $json"
+sed 's/max_seconds: 2/max_seconds: 60/' "$TMP/slow.textproto" > "$TMP/slow60.textproto"
+run_ok "$TMP/slow_resumed.log" --scenario="$TMP/slow60.textproto" \
+    --data_dir="$TMP/slow" --rate_limit=0 --dump_dir="$TMP/slow_dump"
+expect_consistent slow_resumed "$TMP/slow_resumed.log" "$TMP/slow_dump"
+expect_resumed slow_resumed "$TMP/slow_resumed.log"
+
 # --- SIGKILL during the backfill, resume, possibly at another parallelism ---
 # A rate-limited backfill of 40k rows under pk-changing churn (~5 s a run).
 SCENARIO="$TMP/crash.textproto"
