@@ -179,6 +179,7 @@ absl::Status ArrangementBackfillExecutor::LoadProgress() {
   }
   metrics_.vnodes_completed.Set(static_cast<double>(num_vnodes_completed_));
   total_snapshot_rows_ = state_->total_row_count();
+  if (reporter_ != nullptr) reporter_->SetPersistedRows(total_snapshot_rows_);
   metrics_.vnodes_assigned.Set(static_cast<double>(state_->num_vnodes()));
   return absl::OkStatus();
 }

@@ -175,6 +175,7 @@ absl::Status NoShuffleBackfillExecutor::LoadProgress() {
     }
   }
   total_rows_ = state_->total_row_count();
+  if (reporter_ != nullptr) reporter_->SetPersistedRows(total_rows_);
   if (std::holds_alternative<Completed>(first)) {
     // Finished before a restart: the next barrier reports it again.
     phase_ = Phase::kFinishing;

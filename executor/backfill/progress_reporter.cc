@@ -39,6 +39,9 @@ absl::Status JobProgressTracker::Report(const ProgressEvent& event) {
   consumed_rows_ =
       consumed_rows_ - progress.consumed_rows + event.consumed_rows;
   progress.consumed_rows = event.consumed_rows;
+  persisted_rows_ =
+      persisted_rows_ - progress.persisted_rows + event.persisted_rows;
+  progress.persisted_rows = event.persisted_rows;
   progress.consumed_epoch = event.consumed_epoch;
   progress.last_epoch = event.epoch;
   if (event.done) {
@@ -68,6 +71,11 @@ size_t JobProgressTracker::num_done() const {
 uint64_t JobProgressTracker::consumed_rows() const {
   MutexLock lock(&mu_);
   return consumed_rows_;
+}
+
+uint64_t JobProgressTracker::persisted_rows() const {
+  MutexLock lock(&mu_);
+  return persisted_rows_;
 }
 
 uint64_t JobProgressTracker::total_vnodes() const {
@@ -125,6 +133,7 @@ absl::Status ProgressReporter::Update(EpochPair epoch, Epoch consumed_epoch,
   event.done = false;
   event.consumed_epoch = consumed_epoch;
   event.consumed_rows = consumed_rows;
+  event.persisted_rows = persisted_rows_;
   absl::Status status = sink_.Report(event);
   if (!status.ok()) return status;
   last_consumed_epoch_ = consumed_epoch;
@@ -145,6 +154,7 @@ absl::Status ProgressReporter::Finish(EpochPair epoch, uint64_t consumed_rows) {
   event.done = true;
   event.consumed_epoch = last_consumed_epoch_.value_or(epoch.prev);
   event.consumed_rows = consumed_rows;
+  event.persisted_rows = persisted_rows_;
   absl::Status status = sink_.Report(event);
   if (!status.ok()) return status;
   finished_ = true;

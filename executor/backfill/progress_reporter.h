@@ -46,6 +46,10 @@ struct ProgressEvent {
   Epoch consumed_epoch = {};
   // Cumulative snapshot rows of the actor.
   uint64_t consumed_rows = 0;
+  // The part of consumed_rows its persisted progress held when the actor
+  // started (rows an earlier run or attempt read): ProgressReporter::
+  // SetPersistedRows.
+  uint64_t persisted_rows = 0;
 };
 
 // Where reporters send events: the tracker, or a forwarder (e.g. a barrier
@@ -64,6 +68,8 @@ struct ActorProgress {
   uint32_t num_vnodes = 0;
   Epoch consumed_epoch = {};
   uint64_t consumed_rows = 0;
+  // ProgressEvent::persisted_rows of the latest event.
+  uint64_t persisted_rows = 0;
   // The barrier of the latest event; nullopt before any event.
   std::optional<EpochPair> last_epoch = std::nullopt;
 };
@@ -93,6 +99,10 @@ class JobProgressTracker final : public ProgressEventSink {
   size_t num_done() const ABSL_LOCKS_EXCLUDED(mu_);
   // Sum of the latest consumed_rows of every actor.
   uint64_t consumed_rows() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Sum of the persisted_rows of every actor that reported: the snapshot
+  // rows read before these actors started. Complete once every actor
+  // reported (each reports at every barrier after its first).
+  uint64_t persisted_rows() const ABSL_LOCKS_EXCLUDED(mu_);
   // Sum of the registered actors' vnode counts.
   uint64_t total_vnodes() const ABSL_LOCKS_EXCLUDED(mu_);
   // The state of `actor`, or nullopt if not registered.
@@ -115,6 +125,7 @@ class JobProgressTracker final : public ProgressEventSink {
   std::map<ActorId, ActorProgress> actors_ ABSL_GUARDED_BY(mu_);
   size_t num_done_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t consumed_rows_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t persisted_rows_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // The reporter of one backfill actor. Not thread-safe: owned and used by the
@@ -138,6 +149,12 @@ class ProgressReporter {
   // report; the sink's errors.
   absl::Status Finish(EpochPair epoch, uint64_t consumed_rows);
 
+  // The snapshot rows the actor's persisted progress held when it started
+  // (0 for a new job), sent with every later event as persisted_rows, so
+  // that the job can tell the rows read in this run from an earlier run's.
+  // Call it once the progress is loaded, before the first Update or Finish.
+  void SetPersistedRows(uint64_t rows) { persisted_rows_ = rows; }
+
   bool is_finished() const { return finished_; }
   ActorId actor() const { return actor_; }
 
@@ -147,6 +164,7 @@ class ProgressReporter {
   bool finished_ = false;
   std::optional<Epoch> last_consumed_epoch_;
   uint64_t last_consumed_rows_ = 0;
+  uint64_t persisted_rows_ = 0;
 };
 
 }  // namespace backfill

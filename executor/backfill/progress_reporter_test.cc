@@ -88,6 +88,24 @@ TEST(JobProgressTrackerTest, DoneWhenEveryActorFinished) {
   EXPECT_EQ(tracker->ProgressString(1000), "100%");
 }
 
+// The rows each actor's persisted progress held when it started go with
+// every event; the tracker sums them over the actors that reported.
+TEST(JobProgressTrackerTest, PersistedRowsAreSummedOverTheActors) {
+  auto tracker = TwoActors();
+  ProgressReporter first(7, *tracker), second(8, *tracker);
+  first.SetPersistedRows(30);
+  second.SetPersistedRows(5);
+  EXPECT_EQ(tracker->persisted_rows(), 0u);  // nobody reported yet
+  ASSERT_THAT(first.Update(At(2), Epoch(1), 90), IsOk());
+  EXPECT_EQ(tracker->persisted_rows(), 30u);
+  EXPECT_EQ(tracker->GetActorProgress(7)->persisted_rows, 30u);
+  ASSERT_THAT(second.Finish(At(2), 5), IsOk());
+  EXPECT_EQ(tracker->persisted_rows(), 35u);
+  ASSERT_THAT(first.Update(At(3), Epoch(2), 120), IsOk());  // counted once
+  EXPECT_EQ(tracker->persisted_rows(), 35u);
+  EXPECT_EQ(tracker->consumed_rows(), 125u);
+}
+
 TEST(JobProgressTrackerTest, Errors) {
   EXPECT_THAT(
       JobProgressTracker::Create({{7, 1}, {7, 2}}),

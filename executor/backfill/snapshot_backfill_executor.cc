@@ -350,6 +350,7 @@ absl::Status SnapshotBackfillExecutor::LoadProgress(EpochPair first) {
     snapshot_pk_ = std::move(saved.pk);
     replayed_epoch_ = saved.replayed_epoch;
     snapshot_rows_ = saved.snapshot_rows;
+    if (reporter_ != nullptr) reporter_->SetPersistedRows(snapshot_rows_);
     log_bytes_ = saved.log_bytes;
     peak_log_bytes_ = log_bytes_;
   }

@@ -43,6 +43,7 @@ class EventStream final : public ProgressEventSink, public BarrierListener {
     progress.set_done(event.done);
     progress.set_consumed_epoch(event.consumed_epoch.value());
     progress.set_consumed_rows(event.consumed_rows);
+    progress.set_persisted_rows(event.persisted_rows);
     Write(message);
     return absl::OkStatus();
   }

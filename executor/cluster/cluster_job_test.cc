@@ -254,6 +254,34 @@ TEST_P(ClusterJobTest, TheViewEqualsTheTableWithTheActorsInTwoWorkers) {
   EXPECT_EQ(verdict.view_rows, run.result->view_rows);
 }
 
+// A job its deadline ended mid-backfill resumes on the same workers, and
+// the rows its actors read in their first epoch count as this run's: the
+// workers send each actor's persisted rows with its progress (else the
+// coordinator took them all for the earlier run's, and the run reported
+// 0 snapshot rows/s).
+TEST_P(ClusterJobTest, AResumedJobCountsTheRowsItsWorkersReadAsItsOwn) {
+  StreamingJobOptions options = SplitJobOptions(GetParam());
+  options.rate_limit = RateLimit::Fixed(1000);  // 4000 rows: about 4 s
+  options.max_duration = absl::Milliseconds(1500);
+  Cluster cluster("cluster-resume", options, /*num_workers=*/2);
+  ASSERT_TRUE(cluster.ok());
+  EXPECT_THAT(cluster.RunJob().result.status(),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
+  // The cluster runs `options` as they are when it runs it.
+  options.max_duration = absl::Seconds(60);
+  options.overrides.rate_limit = RateLimit::Disabled();
+  options.barrier_interval = absl::Milliseconds(300);  // all in one epoch
+  Cluster::Run resumed = cluster.RunJob();
+  BACKFILL_ASSERT_OK(resumed.result.status());
+  EXPECT_TRUE(resumed.result->consistent) << resumed.result->mismatch;
+  EXPECT_TRUE(resumed.result->resumed);
+  ASSERT_TRUE(resumed.result->snapshot_rows_before_run.has_value());
+  EXPECT_GT(*resumed.result->snapshot_rows_before_run, 0u);
+  EXPECT_LT(*resumed.result->snapshot_rows_before_run,
+            resumed.result->snapshot_rows / 2);
+  EXPECT_GT(resumed.result->snapshot_rows_per_second, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Kinds, ClusterJobTest,
     ::testing::Values(BackfillKind::kArrangement, BackfillKind::kNoShuffle,

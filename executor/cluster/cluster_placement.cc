@@ -275,7 +275,8 @@ void ClusterPlacement::Relay(Call& call, JobGraph& graph,
               .epoch = EpochPair{Epoch(p.curr_epoch()), Epoch(p.prev_epoch())},
               .done = p.done(),
               .consumed_epoch = Epoch(p.consumed_epoch()),
-              .consumed_rows = p.consumed_rows()});
+              .consumed_rows = p.consumed_rows(),
+              .persisted_rows = p.persisted_rows()});
       if (!reported.ok()) {
         RecordFailure(
             absl::Status(reported.code(), absl::StrCat(context, "progress: ",

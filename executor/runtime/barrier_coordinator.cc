@@ -358,9 +358,13 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
   }
   if (done_ && kind_ == BarrierKind::kCheckpoint) ++checkpoints_after_finish_;
   if (!result_.snapshot_rows_before_run.has_value()) {
-    // A source that did not resume started a new job: nothing before.
+    // A source that did not resume started a new job: nothing before. A
+    // resumed one: what the actors' persisted progress held when they
+    // started (not the rows they report now, which include the rows they
+    // read in this run's first epoch: all of them, for a short rest).
     result_.snapshot_rows_before_run =
-        graph.source->resumed() ? graph.in_force().tracker->consumed_rows() : 0;
+        graph.source->resumed() ? graph.in_force().tracker->persisted_rows()
+                                : 0;
   }
   result_.upstream_ops = graph.source->offset();
   if (attempt_.observer) {

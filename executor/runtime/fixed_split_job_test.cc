@@ -5,7 +5,8 @@
 // restart at another parallelism and a rescale action are refused. The
 // no-shuffle backfill reads the table its actor's own writer writes; the
 // snapshot backfill also keeps a log (its budget holds the upstream) and
-// refuses to resume another kind's progress.
+// refuses to resume another kind's progress. ResumedJobTest runs every
+// kind, the arrangement backfill too, through a resumed run's counts.
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -51,6 +52,15 @@ StreamingJobOptions Job(BackfillKind kind) {
 
 class FixedSplitJobTest : public ::testing::TestWithParam<BackfillKind> {};
 
+// Runs `options` (Job) at 1000 rows/s until its deadline ends it
+// mid-backfill (3000 rows: about 3 s; 0.8 s allowed); then it resumes.
+void RunUntilTheDeadline(StateStore& store, StreamingJobOptions options) {
+  options.rate_limit = RateLimit::Fixed(1000);
+  options.max_duration = absl::Milliseconds(800);
+  EXPECT_THAT(RunStreamingJob(store, options, nullptr, {}, Clock::Real()),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
+}
+
 TEST_P(FixedSplitJobTest, ViewEqualsTableWithPauseAndRateLimit) {
   auto store = NewMemoryStateStore();
   StreamingJobOptions options = Job(GetParam());
@@ -72,15 +82,10 @@ TEST_P(FixedSplitJobTest, ViewEqualsTableWithPauseAndRateLimit) {
   }
 }
 
-TEST_P(FixedSplitJobTest, ResumesFromItsProgressButNotAtAnotherParallelism) {
+TEST_P(FixedSplitJobTest, DoesNotResumeAtAnotherParallelism) {
   auto store = NewMemoryStateStore();
-  StreamingJobOptions options = Job(GetParam());
-  options.rate_limit = RateLimit::Fixed(1000);  // 3000 rows: about 3 s
-  options.max_duration = absl::Milliseconds(800);
-  EXPECT_THAT(RunStreamingJob(*store, options, nullptr, {}, Clock::Real()),
-              StatusIs(absl::StatusCode::kDeadlineExceeded));
-  StreamingJobOptions rescaled = options;
-  rescaled.max_duration = absl::Seconds(60);
+  RunUntilTheDeadline(*store, Job(GetParam()));
+  StreamingJobOptions rescaled = Job(GetParam());
   rescaled.overrides.parallelism = 2;
   EXPECT_THAT(RunStreamingJob(*store, rescaled, nullptr, {}, Clock::Real()),
               StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -88,17 +93,46 @@ TEST_P(FixedSplitJobTest, ResumesFromItsProgressButNotAtAnotherParallelism) {
                            BackfillKindName(GetParam()),
                            " backfill cannot resume at another parallelism: "
                            "it runs at 3, asked for 2"))));
-  options.max_duration = absl::Seconds(60);
+}
+
+class ResumedJobTest : public ::testing::TestWithParam<BackfillKind> {};
+
+// A resumed job reads on from its saved progress, and counts as its own the
+// rows it read in its first epoch: the rows read before it are those its
+// actors' persisted progress held when they started, not what they
+// reported at the first barrier (for a rest read at once, everything: the
+// command printed 0 snapshot rows/s for a run resumed after its time limit).
+TEST_P(ResumedJobTest, CountsTheRowsItReadInItsFirstEpochAsItsOwn) {
+  auto store = NewMemoryStateStore();
+  RunUntilTheDeadline(*store, Job(GetParam()));
+  StreamingJobOptions options = Job(GetParam());
   options.overrides.rate_limit = RateLimit::Disabled();
+  // Unlimited, the rest is read before the first barrier after the
+  // initial one.
+  options.barrier_interval = absl::Milliseconds(300);
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       JobResult resumed,
       RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
   EXPECT_TRUE(resumed.consistent) << resumed.mismatch;
   EXPECT_TRUE(resumed.resumed);
   EXPECT_EQ(resumed.recoveries, 0u);
-  // The first run's rows were not read again.
-  EXPECT_LT(resumed.snapshot_rows_this_run, resumed.snapshot_rows);
+  ASSERT_TRUE(resumed.snapshot_rows_before_run.has_value());
+  // The first run's rows were not read again: at most 1000 rows/s for
+  // under 0.8 s, it read under half.
+  EXPECT_GT(*resumed.snapshot_rows_before_run, 0u);
+  EXPECT_LT(*resumed.snapshot_rows_before_run, resumed.snapshot_rows / 2);
+  EXPECT_EQ(resumed.snapshot_rows_this_run,
+            resumed.snapshot_rows - *resumed.snapshot_rows_before_run);
+  EXPECT_GT(resumed.snapshot_rows_per_second, 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, ResumedJobTest,
+    ::testing::Values(BackfillKind::kArrangement, BackfillKind::kNoShuffle,
+                      BackfillKind::kSnapshot),
+    [](const ::testing::TestParamInfo<BackfillKind>& info) {
+      return std::string(BackfillKindName(info.param));
+    });
 
 TEST_P(FixedSplitJobTest, ARescaleActionIsRejected) {
   auto store = NewMemoryStateStore();

@@ -52,9 +52,10 @@ struct JobResult {
   uint64_t snapshot_rows = 0;
   uint64_t snapshot_rows_this_run = 0;
   // The snapshot rows an earlier run of the job had persisted, as the
-  // run's first attempt to pass a barrier found them (0 for a job this run
-  // created): snapshot_rows_this_run is snapshot_rows minus these, so that
-  // rows read by attempts a recovery ended count too.
+  // actors of the run's first attempt to pass a barrier loaded them
+  // (JobProgressTracker::persisted_rows; 0 for a job this run created):
+  // snapshot_rows_this_run is snapshot_rows minus these, so that rows read
+  // by attempts a recovery ended count too.
   std::optional<uint64_t> snapshot_rows_before_run;
   uint64_t upstream_ops = 0;
   uint64_t epochs = 0;
