@@ -466,8 +466,21 @@ absl::Status ValidateBackfill(const tools::Scenario& scenario,
   return absl::OkStatus();
 }
 
-absl::Status ValidateRuntime(const tools::Scenario& scenario) {
+// `defaulted` is WithDefaults(scenario) (for the time limit).
+absl::Status ValidateRuntime(const tools::Scenario& scenario,
+                             const tools::Scenario& defaulted) {
   const tools::Runtime& runtime = scenario.runtime();
+  // A barrier must pass within the run's time limit, or the job could
+  // never pass one (it would wait out the whole limit, then fail).
+  const uint64_t limit_ms = uint64_t{defaulted.runtime().max_seconds()} * 1000;
+  if (defaulted.runtime().barrier_interval_ms() >= limit_ms) {
+    return Invalid(
+        "runtime.barrier_interval_ms",
+        absl::StrCat("= ", defaulted.runtime().barrier_interval_ms(),
+                     " is not below runtime.max_seconds = ",
+                     defaulted.runtime().max_seconds(),
+                     " s: no barrier would pass before the run's time limit"));
+  }
   if (runtime.checkpoint_frequency() > kMaxCheckpointFrequency) {
     return Invalid("runtime.checkpoint_frequency",
                    absl::StrCat("= ", runtime.checkpoint_frequency(),
@@ -717,7 +730,9 @@ absl::Status ValidateScenario(const tools::Scenario& scenario) {
   if (absl::Status s = ValidateBackfill(scenario, defaulted); !s.ok()) {
     return s;
   }
-  if (absl::Status s = ValidateRuntime(scenario); !s.ok()) return s;
+  if (absl::Status s = ValidateRuntime(scenario, defaulted); !s.ok()) {
+    return s;
+  }
   return ValidateActions(scenario, defaulted);
 }
 

@@ -396,6 +396,20 @@ TEST(ScenarioTest, EveryErrorNamesItsField) {
          s.mutable_runtime()->set_checkpoint_frequency(2'000'000);
        },
        "runtime.checkpoint_frequency = 2000000 exceeds"},
+      {"a barrier interval the time limit cannot pass (found by a new "
+       "user's scenario: it waited out the limit)",
+       [](auto& s) {
+         s.mutable_runtime()->set_barrier_interval_ms(4'000'000'000);
+       },
+       "runtime.barrier_interval_ms = 4000000000 is not below "
+       "runtime.max_seconds = 600 s"},
+      {"a barrier interval as long as the time limit",
+       [](auto& s) {
+         s.mutable_runtime()->set_barrier_interval_ms(5'000);
+         s.mutable_runtime()->set_max_seconds(5);
+       },
+       "runtime.barrier_interval_ms = 5000 is not below "
+       "runtime.max_seconds = 5 s"},
       {"action at epoch 0", [](auto& s) { s.add_actions()->set_pause(true); },
        "actions[0].at_epoch = 0"},
       {"action without oneof",
