@@ -289,25 +289,22 @@ void PrintResult(const Flags& flags, const tools::RunResult& result) {
 
 // How far the job got, as its last barrier reported it: the fields a run
 // that ended early (an error, a stop at a checkpoint) can still report.
-void SetProgress(const JobProgress& progress, uint32_t parallelism,
-                 tools::RunResult* result) {
+void SetProgress(const JobProgress& progress, tools::RunResult* result) {
   result->set_snapshot_rows(progress.snapshot_rows);
   result->set_upstream_ops(progress.upstream_ops);
   result->set_epochs(progress.epochs);
   result->set_checkpoints(progress.checkpoints);
-  result->set_parallelism(parallelism);
+  result->set_parallelism(progress.parallelism);
   result->set_seconds(progress.seconds);
   result->set_barrier_latency_p50_ms(progress.barrier_latency_p50_ms);
   result->set_barrier_latency_p99_ms(progress.barrier_latency_p99_ms);
 }
 
-// The job that ended with `status` had got as far as `progress` (none: it
-// never passed a barrier), at `parallelism` actors.
-// `hint`: what to do about it (lines after the error's; may be empty).
+// How far the job that failed got: `progress` (null: it never passed a
+// barrier); `hint`: what to do about it (lines after the error's, or empty).
 struct FailedRun {
   uint32_t recoveries = 0;
   const JobProgress* progress = nullptr;
-  uint32_t parallelism = 0;
   std::string hint;
 };
 
@@ -325,7 +322,7 @@ int Fail(const Flags& flags, absl::string_view scenario,
   result.set_scenario(std::string(scenario));
   result.set_data_dir(std::string(data_dir));
   if (run.progress != nullptr) {
-    SetProgress(*run.progress, run.parallelism, &result);
+    SetProgress(*run.progress, &result);
   }
   result.set_recoveries(run.recoveries);
   result.set_error(ErrorText(status));
@@ -733,7 +730,7 @@ int Main(int argc, char** argv) {
     result.set_scenario(name);
     result.set_data_dir(data_dir);
     result.set_interrupted(true);
-    SetProgress(progress, options.parallelism, &result);
+    SetProgress(progress, &result);
     result.set_recoveries(recoveries);
     PrintResult(*flags, result);
     std::cerr.flush();
@@ -785,7 +782,6 @@ int Main(int argc, char** argv) {
     FailedRun run;
     run.recoveries = recoveries;
     if (last_progress.has_value()) run.progress = &*last_progress;
-    run.parallelism = options.parallelism;
     if (absl::IsDeadlineExceeded(job.status())) {
       run.hint = absl::StrCat(
           "backfill: the run's time limit ran out before the job finished "

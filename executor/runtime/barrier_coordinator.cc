@@ -381,6 +381,7 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     progress.epochs = result_.epochs;
     progress.checkpoints = result_.checkpoints;
     const BackfillActorSet& in_force = graph.in_force();
+    progress.parallelism = static_cast<uint32_t>(in_force.actor_ids.size());
     for (size_t i = 0; i < in_force.actor_ids.size(); ++i) {
       progress.vnodes_total += in_force.owned_vnodes[i];
       std::optional<ActorProgress> actor =

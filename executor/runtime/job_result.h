@@ -25,6 +25,8 @@ struct JobProgress {
   uint64_t upstream_ops = 0;
   uint64_t epochs = 0;
   uint64_t checkpoints = 0;
+  // Backfill actors in force (after a rescale, the new ones).
+  uint32_t parallelism = 0;
   double barrier_latency_p50_ms = 0;
   double barrier_latency_p99_ms = 0;
   // The latest barrier's time from injection until every backfill actor

@@ -39,7 +39,7 @@ seed: 3
 backfill { rate_limit: 1 }
 runtime { barrier_interval_ms: 50 max_seconds: 2 }
 X
-"$BIN" --scenario="$TMP/slow.textproto" --data_dir="$TMP/slow" \
+"$BIN" --scenario="$TMP/slow.textproto" --data_dir="$TMP/slow" --parallelism=3 \
     > "$TMP/slow.out" 2> "$TMP/slow.err"; code=$?
 [[ $code -eq 2 ]] || fail "time limit: exit $code"
 grep -q "DEADLINE_EXCEEDED: the job did not finish within its max_duration of 2s" \
@@ -50,8 +50,15 @@ json=$(tail -1 "$TMP/slow.out")
 epochs=$(grep -o '"epochs":[0-9]*' <<<"$json" | cut -d: -f2)
 [[ ${epochs:-0} -ge 10 ]] || fail "the error result does not say how far the job got: $json"
 grep -q '"snapshot_rows":[1-9]' <<<"$json" || fail "no snapshot rows in: $json"
-grep -q '"parallelism":2' <<<"$json" || fail "no parallelism in: $json"
+grep -q '"parallelism":3' <<<"$json" || fail "not --parallelism: $json"
 grep -q '"seconds":[12]\.' <<<"$json" || fail "no seconds in: $json"
+# Again without --parallelism: the job's saved parallelism is in force (3),
+# not the scenario's (2).
+"$BIN" --scenario="$TMP/slow.textproto" --data_dir="$TMP/slow" \
+    > "$TMP/slow2.out" 2> "$TMP/slow2.err"; code=$?
+[[ $code -eq 2 ]] || fail "time limit, resumed: exit $code"
+json=$(tail -1 "$TMP/slow2.out")
+grep -q '"parallelism":3' <<<"$json" || fail "not the parallelism in force: $json"
 sed 's/max_seconds: 2/max_seconds: 60/' "$TMP/slow.textproto" > "$TMP/slow60.textproto"
 run_ok "$TMP/slow_resumed.log" --scenario="$TMP/slow60.textproto" \
     --data_dir="$TMP/slow" --rate_limit=0 --dump_dir="$TMP/slow_dump"
