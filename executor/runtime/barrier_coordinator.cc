@@ -292,6 +292,13 @@ std::optional<Epoch> BarrierTimeoutEpoch(const absl::Status& status) {
   return Epoch(epoch);
 }
 
+absl::Status BarrierCoordinator::DeadlineExceeded() const {
+  return absl::DeadlineExceededError(
+      absl::StrCat("the job did not finish within its max_duration of ",
+                   absl::FormatDuration(options_.max_duration), " (barrier ",
+                   epoch_.DebugString(), " was in flight)"));
+}
+
 absl::Status BarrierCoordinator::WaitCollected() {
   MutexLock lock(&mu_);
   auto injected = injected_.find(epoch_.curr.value());
@@ -306,14 +313,9 @@ absl::Status BarrierCoordinator::WaitCollected() {
       std::min(deadline(), barrier_deadline));
   if (!error_.ok()) return error_;
   if (!collected) {
-    if (clock_.Now() >= deadline()) {
-      // The job's own time ran out, whatever the barrier was doing: say
-      // that first (a stuck barrier is the timeout below).
-      return absl::DeadlineExceededError(
-          absl::StrCat("the job did not finish within its max_duration of ",
-                       absl::FormatDuration(options_.max_duration),
-                       " (barrier ", epoch_.DebugString(), " was in flight)"));
-    }
+    // The job's own time ran out, whatever the barrier was doing: say
+    // that first (a stuck barrier is the timeout below).
+    if (clock_.Now() >= deadline()) return DeadlineExceeded();
     absl::Status timeout = absl::UnavailableError(absl::StrCat(
         "barrier ", epoch_.DebugString(),
         " not collected within the barrier timeout ",

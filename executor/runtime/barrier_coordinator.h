@@ -171,6 +171,10 @@ class BarrierCoordinator final : public BarrierListener {
   absl::Time deadline() const {
     return attempt_.job_start + options_.max_duration;
   }
+  // The error of a job past its deadline with the barrier of epoch() in
+  // flight: DeadlineExceeded "the job did not finish within its
+  // max_duration of ... (barrier ... was in flight)". For every driver.
+  absl::Status DeadlineExceeded() const;
   // The epoch of the barrier of the last NextBarrier.
   EpochPair epoch() const { return epoch_; }
   // The attempt's clock (for listeners in other threads: BackfillEmitted's

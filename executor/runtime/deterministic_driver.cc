@@ -116,10 +116,7 @@ class Scheduler {
         continue;
       }
       if (in_flight && clock_.Now() >= coordinator_.deadline()) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            "the job did not finish within its max_duration (simulated "
-            "time; barrier ",
-            coordinator_.epoch().DebugString(), " was in flight)"));
+        return coordinator_.DeadlineExceeded();  // on simulated time
       }
       std::vector<size_t> ready = Ready();
       std::bernoulli_distribution early(options_.early_barrier_probability);

@@ -50,6 +50,11 @@ StreamingJobOptions Job(BackfillKind kind) {
   return options;
 }
 
+// The test name of a parameter: the kind's name.
+std::string KindName(const ::testing::TestParamInfo<BackfillKind>& info) {
+  return std::string(BackfillKindName(info.param));
+}
+
 class FixedSplitJobTest : public ::testing::TestWithParam<BackfillKind> {};
 
 // Runs `options` (Job) at 1000 rows/s until its deadline ends it
@@ -126,13 +131,11 @@ TEST_P(ResumedJobTest, CountsTheRowsItReadInItsFirstEpochAsItsOwn) {
   EXPECT_GT(resumed.snapshot_rows_per_second, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Kinds, ResumedJobTest,
-    ::testing::Values(BackfillKind::kArrangement, BackfillKind::kNoShuffle,
-                      BackfillKind::kSnapshot),
-    [](const ::testing::TestParamInfo<BackfillKind>& info) {
-      return std::string(BackfillKindName(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Kinds, ResumedJobTest,
+                         ::testing::Values(BackfillKind::kArrangement,
+                                           BackfillKind::kNoShuffle,
+                                           BackfillKind::kSnapshot),
+                         KindName);
 
 TEST_P(FixedSplitJobTest, ARescaleActionIsRejected) {
   auto store = NewMemoryStateStore();
@@ -145,12 +148,10 @@ TEST_P(FixedSplitJobTest, ARescaleActionIsRejected) {
                                       " backfill cannot be rescaled"))));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Kinds, FixedSplitJobTest,
-    ::testing::Values(BackfillKind::kNoShuffle, BackfillKind::kSnapshot),
-    [](const ::testing::TestParamInfo<BackfillKind>& info) {
-      return std::string(BackfillKindName(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Kinds, FixedSplitJobTest,
+                         ::testing::Values(BackfillKind::kNoShuffle,
+                                           BackfillKind::kSnapshot),
+                         KindName);
 
 TEST(SnapshotJobTest, ASmallLogBudgetHoldsTheUpstreamAndEndsConsistent) {
   auto store = NewMemoryStateStore();
