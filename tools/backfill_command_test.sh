@@ -115,7 +115,10 @@ X
 for presses in 1 2; do
   data="$TMP/interrupted$presses"
   scenario="$TMP/small.textproto"
-  "$BIN" --scenario="$scenario" --data_dir="$data" >"$TMP/out" 2>"$TMP/err" &
+  # The first in adaptive mode: an interrupted run reports it too.
+  mode=()
+  [[ $presses -eq 1 ]] && mode=(--rate_limit=adaptive --target_barrier_latency_ms=1000)
+  "$BIN" --scenario="$scenario" --data_dir="$data" "${mode[@]}" >"$TMP/out" 2>"$TMP/err" &
   pid=$!; PIDS+=("$pid")
   wait_for 30 bash -c "[[ \$(grep -c epoch '$TMP/out') -ge 2 ]]" || fail "no progress: $(cat "$TMP/err")"
   kill -INT "$pid"
@@ -132,6 +135,13 @@ for presses in 1 2; do
     grep -q '"interrupted":true' <<<"$last" || fail "JSON not interrupted: $last"
     grep -q '"recoveries":0[,}]' <<<"$last" || fail "the interrupted run recovered: $last"
     grep -q "\"data_dir\":\"$data\"" <<<"$last" || fail "JSON lacks data_dir: $last"
+    # How far it got, its rate included (this run's rows over its seconds),
+    # and the adaptive mode in force.
+    grep -q '"snapshot_rows":[1-9]' <<<"$last" || fail "no snapshot rows: $last"
+    grep -q '"snapshot_rows_per_second":0[,}]' <<<"$last" && fail "no snapshot rate: $last"
+    grep -q '"adaptive_target_barrier_latency_ms":1000[,}]' <<<"$last" ||
+        fail "the interrupted adaptive run does not say so: $last"
+    grep -q '"adaptive_rows_per_second":[1-9]' <<<"$last" || fail "no adaptive rate: $last"
     grep -q "INTERRUPTED" "$TMP/out" || fail "no INTERRUPTED verdict in the table"
     # The live line (tools/live_progress.h): a labelled phase at once, no
     # percentage; then the snapshot's share with the vnodes done.

@@ -287,6 +287,14 @@ void PrintResult(const Flags& flags, const tools::RunResult& result) {
   std::cout << RunResultJson(result) << std::endl;
 }
 
+// The adaptive mode's fields of `state`, if the job is in adaptive mode.
+void SetAdaptive(const JobState& state, tools::RunResult* result) {
+  if (!state.adaptive()) return;
+  result->set_adaptive_target_barrier_latency_ms(
+      absl::ToDoubleMilliseconds(state.adaptive_target));
+  result->set_adaptive_rows_per_second(state.adaptive_rows_per_second);
+}
+
 // How far the job got, as its last barrier reported it: the fields a run
 // that ended early (an error, a stop at a checkpoint) can still report.
 void SetProgress(const JobProgress& progress, tools::RunResult* result) {
@@ -296,8 +304,15 @@ void SetProgress(const JobProgress& progress, tools::RunResult* result) {
   result->set_checkpoints(progress.checkpoints);
   result->set_parallelism(progress.parallelism);
   result->set_seconds(progress.seconds);
+  // The backfill did not finish: this run's rows over the run's seconds.
+  if (progress.seconds > 0) {
+    result->set_snapshot_rows_per_second(
+        static_cast<double>(progress.snapshot_rows_this_run) /
+        progress.seconds);
+  }
   result->set_barrier_latency_p50_ms(progress.barrier_latency_p50_ms);
   result->set_barrier_latency_p99_ms(progress.barrier_latency_p99_ms);
+  SetAdaptive(progress.job_state, result);
 }
 
 // How far the job that failed got: `progress` (null: it never passed a
@@ -825,12 +840,7 @@ int Main(int argc, char** argv) {
   }
   result.set_rescale_upstream_blocked_seconds(
       job->rescale_upstream_blocked_seconds);
-  if (job->job_state.adaptive()) {
-    result.set_adaptive_target_barrier_latency_ms(
-        absl::ToDoubleMilliseconds(job->job_state.adaptive_target));
-    result.set_adaptive_rows_per_second(
-        job->job_state.adaptive_rows_per_second);
-  }
+  SetAdaptive(job->job_state, &result);
   if (!job->consistent) {
     std::cerr << "backfill: INCONSISTENT: " << job->mismatch << "\n";
   }

@@ -368,7 +368,13 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
         graph.source->resumed() ? graph.in_force().tracker->persisted_rows()
                                 : 0;
   }
-  result_.upstream_ops = graph.source->offset();
+  if (!result_.upstream_ops_before_run.has_value()) {
+    // The source handled the barrier just collected: its start is set.
+    result_.upstream_ops_before_run = graph.source->start_offset();
+  }
+  const uint64_t offset = graph.source->offset();
+  result_.upstream_ops =
+      offset - std::min(offset, *result_.upstream_ops_before_run);
   if (attempt_.observer) {
     JobProgress progress;
     progress.seconds = absl::ToDoubleSeconds(clock_.Now() - attempt_.job_start);
@@ -379,7 +385,10 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
       observed_rows_ = std::max(observed_rows_, set->tracker->consumed_rows());
     }
     progress.snapshot_rows = observed_rows_;
-    progress.upstream_ops = graph.source->offset();
+    progress.snapshot_rows_this_run =
+        observed_rows_ -
+        std::min(observed_rows_, *result_.snapshot_rows_before_run);
+    progress.upstream_ops = result_.upstream_ops;
     progress.epochs = result_.epochs;
     progress.checkpoints = result_.checkpoints;
     const BackfillActorSet& in_force = graph.in_force();
@@ -402,6 +411,7 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     progress.rate_limit = state_.EffectiveRateLimit();
     progress.adaptive_target_unreachable =
         adaptive_ != nullptr && !done_ && adaptive_->target_unreachable();
+    progress.job_state = state_;
     attempt_.observer(progress);
   }
   if (last_) finished_ = true;

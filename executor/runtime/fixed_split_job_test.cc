@@ -7,6 +7,7 @@
 // snapshot backfill also keeps a log (its budget holds the upstream) and
 // refuses to resume another kind's progress. ResumedJobTest runs every
 // kind, the arrangement backfill too, through a resumed run's counts.
+#include <functional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -59,10 +60,14 @@ class FixedSplitJobTest : public ::testing::TestWithParam<BackfillKind> {};
 
 // Runs `options` (Job) at 1000 rows/s until its deadline ends it
 // mid-backfill (3000 rows: about 3 s; 0.8 s allowed); then it resumes.
-void RunUntilTheDeadline(StateStore& store, StreamingJobOptions options) {
+// `observer` sees its progress.
+void RunUntilTheDeadline(
+    StateStore& store, StreamingJobOptions options,
+    std::function<void(const JobProgress&)> observer = {}) {
   options.rate_limit = RateLimit::Fixed(1000);
   options.max_duration = absl::Milliseconds(800);
-  EXPECT_THAT(RunStreamingJob(store, options, nullptr, {}, Clock::Real()),
+  EXPECT_THAT(RunStreamingJob(store, options, nullptr, std::move(observer),
+                              Clock::Real()),
               StatusIs(absl::StatusCode::kDeadlineExceeded));
 }
 
@@ -129,6 +134,28 @@ TEST_P(ResumedJobTest, CountsTheRowsItReadInItsFirstEpochAsItsOwn) {
   EXPECT_EQ(resumed.snapshot_rows_this_run,
             resumed.snapshot_rows - *resumed.snapshot_rows_before_run);
   EXPECT_GT(resumed.snapshot_rows_per_second, 0);
+}
+
+// A resumed run reports the upstream changes it generated, not the
+// source's offset since the job began: here the first run's source made
+// all the changes it may (max_ops), so the resumed one makes none (the
+// command reported the first run's 500 again).
+TEST_P(ResumedJobTest, CountsOnlyTheUpstreamChangesOfThisRun) {
+  auto store = NewMemoryStateStore();
+  StreamingJobOptions options = Job(GetParam());
+  options.workload.max_ops = 500;  // about 0.13 s at 4000 ops/s
+  JobProgress last;
+  RunUntilTheDeadline(*store, options, [&last](const JobProgress& progress) {
+    last = progress;
+  });
+  EXPECT_EQ(last.upstream_ops, 500u);
+  BACKFILL_ASSERT_OK_AND_ASSIGN(
+      JobResult resumed,
+      RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
+  EXPECT_TRUE(resumed.consistent) << resumed.mismatch;
+  EXPECT_TRUE(resumed.resumed);
+  EXPECT_EQ(resumed.upstream_ops_before_run, 500u);
+  EXPECT_EQ(resumed.upstream_ops, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, ResumedJobTest,

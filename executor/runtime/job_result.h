@@ -22,6 +22,9 @@ struct JobProgress {
   uint64_t vnodes_completed = 0;
   uint64_t vnodes_total = 0;
   uint64_t snapshot_rows = 0;
+  // Of those, the rows read in this run (JobResult::snapshot_rows_this_run).
+  uint64_t snapshot_rows_this_run = 0;
+  // Upstream changes generated in this run (JobResult::upstream_ops).
   uint64_t upstream_ops = 0;
   uint64_t epochs = 0;
   uint64_t checkpoints = 0;
@@ -41,6 +44,9 @@ struct JobProgress {
   // not make the barriers faster) and paces the backfill against the
   // latency the upstream has without it instead.
   bool adaptive_target_unreachable = false;
+  // The job state in force (its rate policy, adaptive target and rate,
+  // pauses, parallelism), as the next checkpoint persists it.
+  JobState job_state;
 };
 
 struct JobResult {
@@ -59,7 +65,11 @@ struct JobResult {
   // snapshot_rows_this_run is snapshot_rows minus these, so that rows read
   // by attempts a recovery ended count too.
   std::optional<uint64_t> snapshot_rows_before_run;
+  // Upstream changes the source generated in this run: its offset at the
+  // end minus upstream_ops_before_run, the offset its persisted state held
+  // when the run's first attempt started it (0 for a new job).
   uint64_t upstream_ops = 0;
+  std::optional<uint64_t> upstream_ops_before_run;
   uint64_t epochs = 0;
   uint64_t checkpoints = 0;
   // Backfill actors at the end of the run (after its rescales).

@@ -65,7 +65,7 @@ absl::Status DmlSourceExecutor::OnBarrier(const Barrier& barrier,
     }
     start_time_ = now;
     last_emit_ = now;
-    start_offset_ = offset_.load();
+    start_offset_.store(offset_.load(), std::memory_order_relaxed);
     initialised_ = true;
     return absl::OkStatus();
   }
@@ -149,13 +149,13 @@ PollResult DmlSourceExecutor::PollNext(PollContext& cx) {
   }
   const double elapsed = absl::ToDoubleSeconds(cx.clock().Now() - start_time_);
   // Saturating: a scenario may ask for any finite rate (1e300 ops/s).
+  const uint64_t start_offset = this->start_offset();
   const uint64_t target = SaturatingAdd(
-      start_offset_, WorkloadOpsDue(options_.ops_per_second, elapsed));
+      start_offset, WorkloadOpsDue(options_.ops_per_second, elapsed));
   const uint64_t offset = offset_.load();
   if (target <= offset) {
-    const double next_seconds =
-        static_cast<double>(offset + 1 - start_offset_) /
-        options_.ops_per_second;
+    const double next_seconds = static_cast<double>(offset + 1 - start_offset) /
+                                options_.ops_per_second;
     cx.WakeNoLaterThan(start_time_ + absl::Seconds(next_seconds));
     return PollResult::Pending();
   }

@@ -43,6 +43,11 @@ class DmlSourceExecutor final : public Executor {
   // Operations generated so far, including those before a restart.
   // Thread-safe (the coordinator reads it while the actor runs).
   uint64_t offset() const { return offset_.load(std::memory_order_relaxed); }
+  // The offset this source started from: its persisted offset (0 for a new
+  // job), once it has handled its first barrier; 0 before. Thread-safe.
+  uint64_t start_offset() const {
+    return start_offset_.load(std::memory_order_relaxed);
+  }
   bool resumed() const { return resumed_.load(std::memory_order_relaxed); }
 
  private:
@@ -64,7 +69,7 @@ class DmlSourceExecutor final : public Executor {
   absl::Time start_time_;
   // When the last chunk went out (batch_interval counts from it).
   absl::Time last_emit_;
-  uint64_t start_offset_ = 0;
+  std::atomic<uint64_t> start_offset_{0};
   absl::Status error_;
 };
 
