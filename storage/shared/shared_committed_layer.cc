@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "absl/base/internal/endian.h"
+#include "absl/functional/function_ref.h"
 #include "absl/random/random.h"
 #include "absl/strings/escaping.h"
-#include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -218,8 +218,50 @@ std::string SharedCommittedLayer::CheckpointKey() const {
   return absl::StrCat(options_.etcd_prefix, "checkpoint");
 }
 
+absl::Status SharedCommittedLayer::NotThisObjectStore(
+    absl::string_view what, const absl::Status& cause) const {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the object store ", options_.object_store->DebugString(),
+      " does not hold ", what, " of the store whose versions ",
+      "etcd keeps under '", absl::CHexEscape(options_.etcd_prefix),
+      "': the store was created with another object store (use that one: ",
+      "the command's --object_store, whose default is DATA_DIR/objects), or ",
+      "the object was deleted (", cause.message(), ")"));
+}
+
+absl::StatusOr<SharedCommittedLayer::LoadedVersion>
+SharedCommittedLayer::ReadCheckedVersion() {
+  for (int attempt = 0;; ++attempt) {
+    absl::StatusOr<LoadedVersion> loaded = ReadVersion();
+    if (absl::IsNotFound(loaded.status())) {
+      // A file of the version (an SST not in the cache, the version
+      // checkpoint) is not there, and no newer version explains it
+      // (ReadVersion reads again if one does).
+      return NotThisObjectStore("a file", loaded.status());
+    }
+    if (!loaded.ok() || loaded->version->ssts.empty()) return loaded;
+    const std::string& newest = loaded->version->ssts.back().object_key;
+    absl::StatusOr<ObjectInfo> head = options_.object_store->Head(newest);
+    if (head.ok()) return loaded;
+    if (!absl::IsNotFound(head.status())) return head.status();
+    // Found in the cache, not in the object store. A compaction elsewhere
+    // may have replaced it and its garbage collection deleted it since:
+    // only a version that still names it after a fresh read is missing a
+    // file.
+    absl::StatusOr<std::optional<EtcdKeyValue>> pointer =
+        options_.etcd->Get(PointerKey());
+    if (!pointer.ok()) return pointer.status();
+    const bool moved = !pointer->has_value() ||
+                       (*pointer)->mod_revision != loaded->pointer_revision;
+    if (!moved || attempt + 1 >= kReadVersionAttempts) {
+      return NotThisObjectStore(absl::StrCat("SST '", newest, "'"),
+                                head.status());
+    }
+  }
+}
+
 absl::Status SharedCommittedLayer::Load() {
-  BACKFILL_ASSIGN_OR_RETURN(LoadedVersion loaded, ReadVersion());
+  BACKFILL_ASSIGN_OR_RETURN(LoadedVersion loaded, ReadCheckedVersion());
   MutexLock commit_lock(&commit_mu_);
   MutexLock lock(&mu_);
   Adopt(std::move(loaded));
@@ -800,10 +842,10 @@ void SharedCommittedLayer::RunMaintenance() {
 
 absl::Status SharedCommittedLayer::Maintain() {
   MutexLock maintenance_lock(&maintenance_mu_);
-  BACKFILL_ASSIGN_OR_RETURN(
-      const bool compacted,
-      CompactWithRetries(
-          [this](const Version& base) { return CompactionStart(base); }));
+  BACKFILL_ASSIGN_OR_RETURN(const bool compacted,
+                            CompactWithRetries([this](const Version& base) {
+                              return CompactionStart(base);
+                            }));
   if (compacted) BACKFILL_RETURN_IF_ERROR(VacuumLocked().status());
   const std::shared_ptr<const Version> version = current();
   uint64_t checkpoint_id = 0;

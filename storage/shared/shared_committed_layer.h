@@ -239,6 +239,19 @@ class SharedCommittedLayer final : public storage_internal::CommittedLayer {
   static constexpr int kCompactionAttempts = 3;
 
   absl::Status Load() ABSL_LOCKS_EXCLUDED(commit_mu_, mu_);
+  // The version a new process starts from, checked against the object
+  // store: its newest SST must be there. etcd names the versions and the
+  // object store holds their files, and nothing else ties the two: a store
+  // reopened with another object store (a changed --object_store, or a
+  // changed data directory holding the default one) would otherwise be read
+  // from the local cache and written to the wrong place, splitting the
+  // store. FailedPrecondition naming both when it is not there.
+  absl::StatusOr<LoadedVersion> ReadCheckedVersion()
+      ABSL_LOCKS_EXCLUDED(commit_mu_, mu_);
+  // The error for an object (`what`) the version under etcd_prefix names
+  // but the object store does not hold (`cause`: what said so).
+  absl::Status NotThisObjectStore(absl::string_view what,
+                                  const absl::Status& cause) const;
   // The version the pointer names now: this process's current version (or
   // the newest version checkpoint, if that is newer) and the deltas after
   // it, its SSTs opened (readers this process has open reused). Reads again

@@ -23,6 +23,7 @@ namespace {
 
 using ::backfill::testing::IsOkAndHolds;
 using ::backfill::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Optional;
@@ -142,10 +143,15 @@ TEST(SharedStateStoreTest, CorruptObjectIsDataLossNamingIt) {
   BACKFILL_ASSERT_OK(options.object_store->Put(object_key, "short"));
   EXPECT_THAT(SharedStateStore::Open(options),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr(object_key)));
-  // Gone.
+  // Gone: as for an object store the store was not created with (etcd
+  // cannot tell the two apart), FailedPrecondition naming the object and
+  // both causes.
   BACKFILL_ASSERT_OK(options.object_store->Delete(object_key));
   EXPECT_THAT(SharedStateStore::Open(options),
-              StatusIs(absl::StatusCode::kNotFound, HasSubstr(object_key)));
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr(object_key),
+                             HasSubstr("created with another object store"),
+                             HasSubstr("or the object was deleted"))));
 }
 
 TEST(SharedStateStoreTest, CorruptCacheFileIsFetchedAgain) {

@@ -31,6 +31,7 @@ using storage_internal::CommitBatch;
 using storage_internal::CommittedVersion;
 using storage_internal::MemTable;
 using storage_internal::SyncResult;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Optional;
@@ -99,6 +100,50 @@ TEST(SharedStateStoreVersionsTest, CheckpointsTrimDeltasAndOpenFromThem) {
   EXPECT_THAT(
       SharedStateStore::Open(corrupt_options),
       StatusIs(absl::StatusCode::kDataLoss, HasSubstr(ref.object_key())));
+}
+
+// etcd names the versions, the object store holds their files: a store
+// reopened with another object store (an empty one here) is refused before
+// anything is written, naming the object store; the right one still opens.
+// Once with a cache of its own (a new data directory: the files are not
+// found), once with the store's cache (the same data directory with another
+// --object_store: the files are in the cache, and the store was used,
+// writing to the wrong object store).
+TEST(SharedStateStoreVersionsTest, AnotherObjectStoreIsRefused) {
+  for (const bool same_cache : {false, true}) {
+    SCOPED_TRACE(same_cache ? "the store's cache" : "a cache of its own");
+    const std::string name = SharedStoreFixture::UniqueName("objects");
+    BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions options,
+                                  SharedStoreFixture::Options(name));
+    {
+      BACKFILL_ASSERT_OK_AND_ASSIGN(auto store,
+                                    SharedStateStore::Open(options));
+      for (uint64_t epoch = 1; epoch <= 3; ++epoch) {
+        SharedStoreFixture::CommitRows(*store, kTable, epoch,
+                                       {{absl::StrCat("k", epoch), "v"}});
+        BACKFILL_ASSERT_OK(store->WaitForMaintenance());
+      }
+    }
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        SharedStateStoreOptions wrong,
+        SharedStoreFixture::Options(SharedStoreFixture::UniqueName("other")));
+    wrong.etcd_prefix = options.etcd_prefix;
+    if (same_cache) wrong.cache_dir = options.cache_dir;
+    EXPECT_THAT(
+        SharedStateStore::Open(wrong),
+        StatusIs(absl::StatusCode::kFailedPrecondition,
+                 AllOf(HasSubstr(absl::StrCat(
+                           "the object store ",
+                           wrong.object_store->DebugString(), " does not hold ",
+                           same_cache ? "SST 'store/sst/" : "a file")),
+                       HasSubstr("created with another object store"))));
+    EXPECT_THAT(SharedStoreFixture::ListKeys(*wrong.object_store, ""),
+                ::testing::IsEmpty());
+    BACKFILL_ASSERT_OK_AND_ASSIGN(SharedStateStoreOptions right,
+                                  SharedStoreFixture::Options(name));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto reopened, SharedStateStore::Open(right));
+    EXPECT_EQ(reopened->CommittedEpoch(kTable), Epoch(3));
+  }
 }
 
 CommitBatch Batch(TableId table, uint64_t epoch, const std::string& pk,
