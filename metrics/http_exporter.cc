@@ -1,7 +1,12 @@
 #include "metrics/http_exporter.h"
 
+#include <arpa/inet.h>
 #include <civetweb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -20,6 +25,22 @@ void InitCivetwebOnce() {
     return true;
   }();
   (void)initialized;
+}
+
+// Whether binding `address`:`port` fails because it is taken (IPv4 only;
+// false if the address is not IPv4 or the probe fails for another reason).
+bool PortInUse(const std::string& address, int port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) return false;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  const bool in_use =
+      bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 &&
+      errno == EADDRINUSE;
+  close(fd);
+  return in_use;
 }
 
 }  // namespace
@@ -78,9 +99,16 @@ absl::StatusOr<std::unique_ptr<HttpExporter>> HttpExporter::Start(
   error.text_buffer_size = sizeof(error_text);
   exporter->context_ = mg_start2(&init, &error);
   if (exporter->context_ == nullptr) {
+    // civetweb's text ("Failed to setup server ports") does not say why;
+    // the usual reason is a port another process holds.
+    const bool in_use =
+        options.port != 0 && PortInUse(options.bind_address, options.port);
     return absl::UnavailableError(absl::StrCat(
         "cannot start the metrics HTTP server on ", listening_ports, ": ",
-        error_text, " (civetweb error ", error_code, ")"));
+        in_use
+            ? "the port is in use (another process listens there; choose "
+              "another port, or 0 for any free one)"
+            : absl::StrCat(error_text, " (civetweb error ", error_code, ")")));
   }
   mg_set_request_handler(exporter->context_, "/metrics$",
                          &HttpExporter::HandleMetrics, exporter.get());

@@ -167,9 +167,10 @@ TEST_F(HttpExporterTest, ConcurrentScrapes) {
 TEST_F(HttpExporterTest, PortInUseIsUnavailable) {
   BACKFILL_ASSERT_OK_AND_ASSIGN(std::unique_ptr<HttpExporter> first,
                                 HttpExporter::Start(registry_, {}));
-  EXPECT_THAT(HttpExporter::Start(registry_, {.port = first->port()}),
-              StatusIs(absl::StatusCode::kUnavailable,
-                       HasSubstr(absl::StrCat(first->port()))));
+  EXPECT_THAT(
+      HttpExporter::Start(registry_, {.port = first->port()}),
+      StatusIs(absl::StatusCode::kUnavailable,
+               HasSubstr(absl::StrCat(first->port(), ": the port is in use"))));
 }
 
 TEST_F(HttpExporterTest, BadOptionsAreInvalidArgument) {

@@ -7,7 +7,9 @@
 # --force; the first Ctrl-C stops at the next checkpoint and says how to
 # resume, a second exits at once, and both directories resume to a
 # consistent view; a --data_dir or --dump_dir whose parents are missing is
-# made, one that cannot be made is exit 2 naming it. Every job this starts
+# made, one that cannot be made is exit 2 naming it; --metrics_port=0 --json
+# says the port on standard error, and a port in use is exit 2 saying so
+# before anything is made. Every job this starts
 # is waited for (or killed on exit).
 set -uo pipefail
 BIN=tools/backfill
@@ -198,4 +200,23 @@ for flag in data_dir dump_dir; do
   grep -q '"error":"FAILED_PRECONDITION: ' <<<"$(tail -1 "$TMP/out")" ||
       fail "--$flag under a file: no JSON error: $(tail -1 "$TMP/out")"
 done
-echo "ok: help, bad values, size refusal, --force, Ctrl-C once and twice, resumed, missing parent directories"
+
+# --- --metrics_port: with --json the port is said on standard error; a port
+# in use is exit 2 saying so, before the data directory is made ------------
+sed 's/initial_rows: 500/initial_rows: 20000/; s/backfill { parallelism: 2 chunk_size: 64 }/backfill { parallelism: 2 chunk_size: 64 rate_limit: 4000 }/' \
+    "$TMP/tiny.textproto" > "$TMP/held.textproto"
+"$BIN" --scenario="$TMP/held.textproto" --data_dir="$TMP/held" --metrics_port=0 --json \
+    >"$TMP/held.out" 2>"$TMP/held.err" &
+pid=$!; PIDS+=("$pid")
+wait_for 30 grep -q "^metrics: http://127.0.0.1:[0-9]*/metrics$" "$TMP/held.err" ||
+    fail "--metrics_port=0 --json does not say the port: $(cat "$TMP/held.err")"
+port=$(sed -n 's|^metrics: http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$TMP/held.err")
+"$BIN" --scenario="$TMP/tiny.textproto" --data_dir="$TMP/port_taken" --metrics_port="$port" \
+    >"$TMP/out" 2>"$TMP/err"; code=$?
+[[ $code -eq 2 ]] || fail "a port in use: exit $code: $(cat "$TMP/err")"
+grep -q "127.0.0.1:$port: the port is in use" "$TMP/err" || fail "a port in use: $(cat "$TMP/err")"
+[[ ! -e "$TMP/port_taken" ]] || fail "a port in use: the data directory was made"
+kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+[[ $(wc -l <"$TMP/held.out") -le 1 ]] || fail "--json printed more than the JSON line: $(cat "$TMP/held.out")"
+
+echo "ok: help, bad values, size refusal, --force, Ctrl-C once and twice, resumed, missing parent directories, the metrics port"

@@ -94,9 +94,11 @@ ABSL_FLAG(std::optional<uint32_t>, target_barrier_latency_ms, std::nullopt,
 ABSL_FLAG(std::string, dump_dir, "",
           "If set, writes upstream.tsv and view.tsv there (PostgreSQL COPY "
           "text, sorted).");
-ABSL_FLAG(std::optional<int>, metrics_port, std::nullopt,
-          "If set, serves Prometheus /metrics on 127.0.0.1 at this port "
-          "while running\n(0: any free port, printed at start).");
+ABSL_FLAG(
+    std::optional<int>, metrics_port, std::nullopt,
+    "If set, serves Prometheus /metrics on 127.0.0.1 at this port "
+    "while running\n(0: any free port); its address is printed at start (on "
+    "standard error with --json). A port in use is an error.");
 ABSL_FLAG(bool, json, false,
           "Print only the one-line JSON result on standard output (no "
           "progress, no table).");
@@ -553,6 +555,30 @@ int Main(int argc, char** argv) {
   if (!spec.ok()) return Fail(*flags, flags->scenario, "", spec.status());
   const std::string name = spec->name.empty() ? "default" : spec->name;
 
+  // The metrics endpoint first: a port that cannot be had fails the run
+  // before it creates or opens anything.
+  Registry registry;
+  absl::StatusOr<std::unique_ptr<JobMetricsRecorder>> recorder =
+      JobMetricsRecorder::Create(registry, spec->job.upstream.table_id,
+                                 spec->job.view_table_id, Clock::Real());
+  if (!recorder.ok()) {
+    return Fail(*flags, name, flags->data_dir, recorder.status());
+  }
+  std::unique_ptr<HttpExporter> exporter;
+  if (flags->metrics_port.has_value()) {
+    HttpExporter::Options exporter_options;
+    exporter_options.port = *flags->metrics_port;
+    absl::StatusOr<std::unique_ptr<HttpExporter>> started =
+        HttpExporter::Start(registry, exporter_options);
+    if (!started.ok()) {
+      return Fail(*flags, name, flags->data_dir, started.status());
+    }
+    exporter = std::move(*started);
+    // On standard error with --json (standard output is the JSON line
+    // alone): --metrics_port=0 needs it said.
+    (flags->json ? std::cerr : std::cout)
+        << "metrics: http://127.0.0.1:" << exporter->port() << "/metrics\n";
+  }
   // A fresh directory must hold the scenario: refuse before writing.
   const std::string temp_root = std::filesystem::temp_directory_path().string();
   const std::string space_dir =
@@ -689,24 +715,6 @@ int Main(int argc, char** argv) {
   if (flags->adaptive) {
     options.overrides.rate_limit = RateLimit::Disabled();
     options.overrides.adaptive_target = spec->job.adaptive_target_barrier_latency;
-  }
-  Registry registry;
-  absl::StatusOr<std::unique_ptr<JobMetricsRecorder>> recorder =
-      JobMetricsRecorder::Create(registry, options.upstream.table_id,
-                                 options.view_table_id, Clock::Real());
-  if (!recorder.ok()) return Fail(*flags, name, data_dir, recorder.status());
-  std::unique_ptr<HttpExporter> exporter;
-  if (flags->metrics_port.has_value()) {
-    HttpExporter::Options exporter_options;
-    exporter_options.port = *flags->metrics_port;
-    absl::StatusOr<std::unique_ptr<HttpExporter>> started =
-        HttpExporter::Start(registry, exporter_options);
-    if (!started.ok()) return Fail(*flags, name, data_dir, started.status());
-    exporter = std::move(*started);
-    if (!flags->json) {
-      std::cout << "metrics: http://127.0.0.1:" << exporter->port()
-                << "/metrics\n";
-    }
   }
   if (!flags->json) {
     std::cout << "scenario " << name << ": " << spec->job.initial_rows
