@@ -13,11 +13,11 @@
 #include "executor/backfill/backfill_state.h"
 #include "executor/backfill/progress_catalog.h"
 #include "executor/backfill/snapshot_backfill_executor.h"
+#include "executor/runtime/demo/bulk_load.h"
 #include "serde/row.h"
 #include "serde/vnode_bitmap.h"
 #include "storage/replicated_state_table.h"
 #include "storage/rocksdb/rocksdb_state_store.h"
-#include "storage/vnode_size_estimator.h"
 #include "third_party/absl_extras/status_macros.h"
 #include "tools/progress_display.h"
 #include "tools/scenario_spec.h"
@@ -29,21 +29,29 @@ namespace {
 // In-progress vnodes shown in the summary before "... and N more".
 constexpr size_t kSummaryVnodes = 8;
 
-// Committed rows of `table_id` over vnodes [0, vnode_count): tombstones hide,
-// nothing is decoded.
-absl::StatusOr<uint64_t> CountRows(StateStore& store, TableId table_id,
-                                   int vnode_count, Epoch epoch) {
-  uint64_t rows = 0;
+// Committed rows of `table_id` in each of vnodes [0, vnode_count), by vnode:
+// tombstones hide, nothing is decoded.
+absl::StatusOr<std::vector<uint64_t>> CountRowsPerVnode(StateStore& store,
+                                                        TableId table_id,
+                                                        int vnode_count,
+                                                        Epoch epoch) {
+  std::vector<uint64_t> rows(static_cast<size_t>(std::max(vnode_count, 0)), 0);
   for (int vnode = 0; vnode < vnode_count; ++vnode) {
     BACKFILL_ASSIGN_OR_RETURN(
         std::unique_ptr<StateStoreIterator> it,
         store.NewIterator(table_id, static_cast<VirtualNode>(vnode),
                           PkRange::All(), epoch,
                           ScanOptions{.fill_cache = false}));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++rows[vnode];
     BACKFILL_RETURN_IF_ERROR(it->status());
   }
   return rows;
+}
+
+uint64_t Sum(const std::vector<uint64_t>& values) {
+  uint64_t sum = 0;
+  for (uint64_t value : values) sum += value;
+  return sum;
 }
 
 // The snapshot backfill's per-actor progress rows of `table_id` at the
@@ -248,6 +256,9 @@ absl::StatusOr<JobInspection> InspectStore(StateStore& store,
   inspection.job_found = true;
   inspection.job = *std::move(saved);
   const JobDefinition& definition = inspection.job.definition;
+  BACKFILL_ASSIGN_OR_RETURN(
+      inspection.initial_load_complete,
+      InitialLoadComplete(store, definition.source_offset_table_id));
   BACKFILL_ASSIGN_OR_RETURN(const std::vector<SnapshotActorProgress> actors,
                             ReadSnapshotActors(store, snapshot_meta_table_id));
   if (!actors.empty()) {
@@ -280,26 +291,31 @@ absl::StatusOr<JobInspection> InspectStore(StateStore& store,
     if (inspection.progress_rows > 0) inspection.progress_kind = "per_vnode";
   }
   BACKFILL_ASSIGN_OR_RETURN(
-      inspection.upstream_rows,
-      CountRows(store, definition.upstream.table_id,
-                definition.upstream.vnode_count, committed));
-  BACKFILL_ASSIGN_OR_RETURN(inspection.view_rows,
-                            CountRows(store, definition.view.table_id,
-                                      definition.view.vnode_count, committed));
+      const std::vector<uint64_t> upstream_vnode_rows,
+      CountRowsPerVnode(store, definition.upstream.table_id,
+                        definition.upstream.vnode_count, committed));
+  inspection.upstream_rows = Sum(upstream_vnode_rows);
+  BACKFILL_ASSIGN_OR_RETURN(
+      const std::vector<uint64_t> view_vnode_rows,
+      CountRowsPerVnode(store, definition.view.table_id,
+                        definition.view.vnode_count, committed));
+  inspection.view_rows = Sum(view_vnode_rows);
 
-  std::vector<uint64_t> bytes(inspection.vnodes.size(), 0);
   std::vector<VnodeSnapshotProgress> inputs;
   if (!actors.empty()) {
     // The actors count rows, not vnodes: the rows and the prior alone, as
     // the live progress line does for this kind.
-    inputs = SnapshotProgressInputs(inspection.vnodes, bytes);
+    inputs = SnapshotProgressInputs(inspection.vnodes, {});
     if (!inputs.empty()) inputs[0].rows_read = inspection.snapshot_rows;
-  } else if (auto* sizes = dynamic_cast<VnodeSizeEstimator*>(&store)) {
-    BACKFILL_ASSIGN_OR_RETURN(
-        bytes, sizes->ApproximateVnodeBytes(definition.upstream.table_id,
-                                            definition.upstream.vnode_count));
+  } else {
+    // Each vnode weighs its exact committed row count (so the bytes per row
+    // learnt is about 1), not the store's approximate vnode sizes: RocksDB's
+    // estimate of data still in a memtable (replayed from the write-ahead
+    // log into a skiplist of random heights at every open) differs from one
+    // open to the next, and so did the share printed for the same directory.
+    // The rows are counted above anyway.
+    inputs = SnapshotProgressInputs(inspection.vnodes, upstream_vnode_rows);
   }
-  if (actors.empty()) inputs = SnapshotProgressInputs(inspection.vnodes, bytes);
   SnapshotProgress progress({.expected_total_rows = inspection.upstream_rows});
   const SnapshotProgressEstimate estimate = progress.Update(0, inputs);
   inspection.snapshot_percent = estimate.percent;
@@ -358,6 +374,13 @@ std::string FormatInspection(const JobInspection& job, bool list_vnodes) {
                   ", upstream ", state.upstream_stopped ? "stopped" : "live",
                   ", ", state.epochs_since_creation,
                   " epochs since creation\n");
+  if (!job.initial_load_complete) {
+    // A bulk load cut short leaves rows but no completion marker: the
+    // snapshot and row counts below are of a partial table.
+    absl::StrAppend(&out, "initial load    incomplete: the upstream table has ",
+                    job.upstream_rows,
+                    " rows so far; rerun the job to finish the load\n");
+  }
   if (!job.snapshot_actors.empty()) {
     for (const SnapshotActorInspection& actor : job.snapshot_actors) {
       absl::StrAppend(&out, "snapshot actor  ", actor.actor_id, ": ",
@@ -443,6 +466,7 @@ std::string InspectionJson(const JobInspection& job, bool list_vnodes) {
         .Add("progress_table_id",
              static_cast<uint64_t>(definition.progress_table_id))
         .Add("output_columns", OutputColumnNames(definition))
+        .Add("initial_load_complete", job.initial_load_complete)
         .Add("paused", state.paused);
     if (state.rate_limit.is_fixed()) {
       object.Add("rate_limit",

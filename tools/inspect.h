@@ -76,6 +76,11 @@ struct JobInspection {
   // table existed) only committed_epoch is known.
   bool job_found = false;
   SavedJob job;
+  // The job's initial bulk load completed (InitialLoadComplete, bulk_load.h:
+  // its marker in the source's offset table). False for a load cut short
+  // (some rows, no marker): the upstream table, and so the snapshot, is
+  // partial until a rerun finishes it. Only meaningful with job_found.
+  bool initial_load_complete = false;
   // Every vnode of the upstream table, ascending.
   std::vector<VnodeInspection> vnodes;
   uint64_t vnodes_finished = 0;
@@ -102,9 +107,11 @@ struct JobInspection {
   uint64_t progress_rows = 0;
   // The share of the snapshot read, in [0, 100] (100 iff every vnode
   // finished), and the snapshot's estimated total rows, by SnapshotProgress
-  // (snapshot_progress.h) from the vnodes' rows and the store's approximate
-  // vnode sizes (VnodeSizeEstimator; without one, the share of finished
-  // vnodes), with upstream_rows as the prior.
+  // (snapshot_progress.h) from the vnodes' rows read and each vnode's
+  // committed upstream row count as its size (exact, so the same directory
+  // always gives the same figures), with upstream_rows as the prior. A
+  // snapshot backfill's actors count rows, not vnodes: their rows and the
+  // prior alone.
   double snapshot_percent = 0;
   uint64_t estimated_snapshot_rows = 0;
 };
@@ -118,17 +125,18 @@ absl::StatusOr<std::vector<VnodeInspection>> ReadCommittedVnodes(
     StateStore& store, const JobDefinition& definition);
 
 // SnapshotProgress's input (snapshot_progress.h) from `vnodes` (as
-// ReadCommittedVnodes returns them) and their approximate sizes: vnode i
-// weighs bytes[i], 0 where `bytes` has no entry for it.
+// ReadCommittedVnodes returns them) and their sizes: vnode i weighs
+// bytes[i], 0 where `bytes` has no entry for it. Any unit will do as long as
+// every vnode's is the same (approximate bytes, or rows as InspectStore
+// gives).
 std::vector<VnodeSnapshotProgress> SnapshotProgressInputs(
     const std::vector<VnodeInspection>& vnodes,
     const std::vector<uint64_t>& bytes);
 
 // Inspects the job whose job-state table is `job_state_table_id` in `store`
-// (at its committed epoch; writes nothing). If `store` is also a
-// VnodeSizeEstimator its vnode sizes weigh snapshot_percent. Errors: DataLoss
-// for a job-state row or progress row that does not decode (naming the table
-// and vnode); storage errors.
+// (at its committed epoch; writes nothing; a read-only store works). Errors:
+// DataLoss for a job-state row or progress row that does not decode (naming
+// the table and vnode); storage errors.
 // `snapshot_meta_table_id` is where a snapshot backfill of the job keeps
 // its per-actor progress (StreamingJobOptions::snapshot_meta_table_id).
 absl::StatusOr<JobInspection> InspectStore(
@@ -143,9 +151,10 @@ absl::StatusOr<JobInspection> InspectStore(
 // naming the file for a corrupt one; as InspectStore.
 absl::StatusOr<JobInspection> InspectDataDirectory(const std::string& data_dir);
 
-// The human-readable report: the job, its state in force, the committed
-// epoch, the rows per table, the vnode summary (counts, and the in-progress
-// vnodes' range of positions), and with `list_vnodes` one line per vnode.
+// The human-readable report: the job, its state in force, an "initial load
+// incomplete" line for a bulk load cut short, the committed epoch, the rows
+// per table, the vnode summary (counts, and the in-progress vnodes' range of
+// positions), and with `list_vnodes` one line per vnode.
 std::string FormatInspection(const JobInspection& job, bool list_vnodes);
 
 // One JSON object, no newline: data_dir, committed_epoch, job_found,
@@ -154,8 +163,9 @@ std::string FormatInspection(const JobInspection& job, bool list_vnodes);
 // snapshot_rows, estimated_snapshot_rows, upstream_rows, view_rows,
 // progress_rows, and when the job was found: upstream_table, view_table
 // (names), upstream_table_id, view_table_id, progress_table_id, output_columns
-// (names), paused, rate_limit (rows/s, null = no limit), parallelism,
-// upstream_stopped, epochs_since_creation; with `list_vnodes` also "vnodes":
+// (names), initial_load_complete, paused, rate_limit (rows/s, null = no
+// limit), parallelism, upstream_stopped, epochs_since_creation; with
+// `list_vnodes` also "vnodes":
 // [{"vnode":0, "state":"finished","position":"(17)","rows":42}, ...]; for a
 // snapshot backfill also "snapshot_actors": [{"actor_id":1,"phase":"snapshot",
 // "snapshot_epoch":5,"vnodes":128,"vnodes_read":40,"snapshot_rows":9000,

@@ -7,12 +7,17 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "executor/backfill/progress_catalog.h"
 #include "executor/backfill/snapshot_backfill_executor.h"
+#include "executor/runtime/demo/bulk_load.h"
+#include "executor/runtime/demo/workload.h"
 #include "executor/runtime/job_state_table.h"
 #include "executor/runtime/streaming_job.h"
+#include "executor/runtime/streaming_job_options.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "serde/vnode_bitmap.h"
@@ -20,6 +25,7 @@
 #include "storage/rocksdb/rocksdb_state_store.h"
 #include "storage/state_table.h"
 #include "third_party/absl_extras/clock.h"
+#include "third_party/absl_extras/status_macros.h"
 #include "third_party/absl_extras/status_matchers.h"
 #include "tools/scenario_spec.h"
 
@@ -67,6 +73,21 @@ JobDefinition Definition() {
   return definition;
 }
 
+// Writes `definition` and `state` as `store`'s job in table `job_table` at
+// epoch 1, sealed: the table returned must live until a checkpoint of
+// epoch 1 has synced it.
+absl::StatusOr<std::unique_ptr<JobStateTable>> SaveJob(
+    StateStore& store, TableId job_table, const JobDefinition& definition,
+    const JobState& state = {}) {
+  BACKFILL_ASSIGN_OR_RETURN(std::unique_ptr<JobStateTable> job,
+                            JobStateTable::Create(store, job_table));
+  BACKFILL_RETURN_IF_ERROR(
+      job->InitEpoch(EpochPair{Epoch(1), Epoch(0)}).status());
+  BACKFILL_RETURN_IF_ERROR(job->Write(definition, state));
+  BACKFILL_RETURN_IF_ERROR(job->Commit(EpochPair{Epoch(2), Epoch(1)}));
+  return job;
+}
+
 // A job caught mid-backfill, written by hand: vnode 0 finished at 17 after
 // 5 rows, vnode 1 in progress at 42 after 9, vnodes 2 and 3 not started;
 // 3 upstream rows, an empty view; paused, 500 rows/s, parallelism 3.
@@ -107,6 +128,22 @@ void WriteJob(StateStore& store) {
   BACKFILL_ASSERT_OK(store.Checkpoint(Epoch(1)));
 }
 
+// Committed rows of table `table_id` in each of its `vnode_count` vnodes.
+std::vector<uint64_t> RowsPerVnode(StateStore& store, TableId table_id,
+                                   int vnode_count) {
+  std::vector<uint64_t> rows(vnode_count, 0);
+  const Epoch committed = store.CommittedEpoch(table_id);
+  for (int vnode = 0; vnode < vnode_count; ++vnode) {
+    auto it = store.NewIterator(table_id, static_cast<VirtualNode>(vnode),
+                                PkRange::All(), committed);
+    EXPECT_TRUE(it.ok()) << it.status();
+    if (!it.ok()) continue;
+    for ((*it)->SeekToFirst(); (*it)->Valid(); (*it)->Next()) ++rows[vnode];
+    EXPECT_TRUE((*it)->status().ok()) << (*it)->status();
+  }
+  return rows;
+}
+
 TEST(InspectStoreTest, ReportsProgressRowsAndTheStateInForce) {
   auto store = NewMemoryStateStore();
   WriteJob(*store);
@@ -125,10 +162,14 @@ TEST(InspectStoreTest, ReportsProgressRowsAndTheStateInForce) {
   EXPECT_EQ(job.upstream_rows, 3u);
   EXPECT_EQ(job.view_rows, 0u);
   EXPECT_EQ(job.progress_rows, 2u);
-  // No vnode sizes from a memory store: the prior (3 upstream rows) is
-  // below the 14 rows read, and the share stays below 100 while vnodes are
-  // unfinished.
-  EXPECT_EQ(job.estimated_snapshot_rows, 14u);
+  // Each vnode weighs its committed upstream rows: the three ids are one
+  // each in vnodes 0, 2 and 3. Vnode 0 finished with 5 rows read from its 1
+  // (the hand-written progress is not the data's): 0.2 "bytes" per row, so
+  // vnodes 2 and 3 count 5 rows each and vnode 1 its 9 read: 5 + 9 + 5 + 5.
+  // The share stays below 100 while vnodes are unfinished.
+  EXPECT_EQ(RowsPerVnode(*store, kUpstream, 4),
+            (std::vector<uint64_t>{1, 0, 1, 1}));
+  EXPECT_EQ(job.estimated_snapshot_rows, 24u);
   EXPECT_LT(job.snapshot_percent, 100);
   ASSERT_EQ(job.vnodes.size(), 4u);
   EXPECT_EQ(job.vnodes[0].state, VnodeInspection::State::kFinished);
@@ -269,10 +310,7 @@ TEST(InspectStoreTest, ACorruptProgressRowIsDataLoss) {
   const EpochPair first{Epoch(1), Epoch(0)};
   const EpochPair next{Epoch(2), Epoch(1)};
   BACKFILL_ASSERT_OK_AND_ASSIGN(auto job,
-                                JobStateTable::Create(*store, kJobState));
-  BACKFILL_ASSERT_OK(job->InitEpoch(first).status());
-  BACKFILL_ASSERT_OK(job->Write(definition, JobState{}));
-  BACKFILL_ASSERT_OK(job->Commit(next));
+                                SaveJob(*store, kJobState, definition));
   // A negative row count: the bytes decode, the progress does not.
   BACKFILL_ASSERT_OK_AND_ASSIGN(
       auto progress, StateTable::Create(BackfillProgressCatalog(
@@ -353,6 +391,149 @@ TEST(InspectDataDirectoryTest, AFinishedJobAndNotAByteWritten) {
   EXPECT_FALSE(job.job.state.paused);
   EXPECT_GT(job.job.state.epochs_since_creation, 0u);
   EXPECT_EQ(job.job.definition.upstream.name, "orders");
+}
+
+// The snapshot share comes from the upstream's exact committed rows per
+// vnode, not from RocksDB's approximate vnode sizes: those of rows still in
+// the write-ahead log (replayed into a memtable of random skiplist heights
+// at every open) differ from one open to the next, and so did the share
+// printed for the same directory.
+TEST(InspectDataDirectoryTest, TheSnapshotShareIsTheSameAtEveryOpen) {
+  constexpr int kVnodes = 16;
+  constexpr int64_t kRows = 6000;
+  const std::string dir = NewTestDirectory();
+  std::vector<uint64_t> vnode_rows;
+  {
+    RocksDbStateStoreOptions options;
+    options.path = dir;
+    // Nothing flushed: every row stays in the write-ahead log.
+    options.write_buffer_bytes = 64 << 20;
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+    JobDefinition definition = Definition();
+    definition.upstream = Upstream(kVnodes);
+    definition.view = Upstream(kVnodes);
+    definition.view.table_id = kView;
+    definition.view.name = "orders_view";
+    const EpochPair first{Epoch(1), Epoch(0)};
+    const EpochPair next{Epoch(2), Epoch(1)};
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto job, SaveJob(*store, kJobStateTableId, definition));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto upstream, StateTable::Create(definition.upstream, *store,
+                                          VnodeBitmap::All(kVnodes)));
+    BACKFILL_ASSERT_OK(upstream->InitEpoch(first));
+    for (int64_t id = 0; id < kRows; ++id) {
+      BACKFILL_ASSERT_OK(upstream->Insert(Row{id, std::string(id % 97, 'n')}));
+    }
+    BACKFILL_ASSERT_OK(upstream->Commit(next));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+    // Their writers go: the next checkpoint is the progress table's alone.
+    job.reset();
+    upstream.reset();
+    vnode_rows = RowsPerVnode(*store, kUpstream, kVnodes);
+    ASSERT_GT(vnode_rows[0], 4u);
+    ASSERT_GT(vnode_rows[1], 4u);
+    // Vnode 0 read whole, vnode 1 half-way, the rest not started.
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto progress, StateTable::Create(BackfillProgressCatalog(
+                                              definition.upstream, kProgress),
+                                          *store, VnodeBitmap::All(kVnodes)));
+    const EpochPair third{Epoch(3), Epoch(2)};
+    BACKFILL_ASSERT_OK(progress->InitEpoch(next));
+    BACKFILL_ASSERT_OK(
+        progress->Insert(Row{int16_t{0}, int64_t{kRows}, true,
+                             static_cast<int64_t>(vnode_rows[0])}));
+    BACKFILL_ASSERT_OK(
+        progress->Insert(Row{int16_t{1}, int64_t{kRows / 2}, false,
+                             static_cast<int64_t>(vnode_rows[1] / 2)}));
+    BACKFILL_ASSERT_OK(progress->Commit(third));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(2)));
+    EXPECT_EQ(store->Stats().sst_files, 0u) << "the rows were flushed";
+  }
+  // The exact counts imply every unfinished vnode holds its committed rows
+  // and the finished one what it read: the estimate is the table's rows.
+  const uint64_t read = vnode_rows[0] + vnode_rows[1] / 2;
+  const double percent = 100.0 * read / kRows;
+  std::string first_text;
+  for (int open = 0; open < 5; ++open) {
+    SCOPED_TRACE(absl::StrCat("open ", open));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(JobInspection job, InspectDataDirectory(dir));
+    ASSERT_TRUE(job.job_found);
+    // The whole report, not only the share, is the same at every open.
+    if (open == 0) first_text = FormatInspection(job, /*list_vnodes=*/true);
+    EXPECT_EQ(FormatInspection(job, /*list_vnodes=*/true), first_text);
+    EXPECT_EQ(job.upstream_rows, static_cast<uint64_t>(kRows));
+    EXPECT_EQ(job.snapshot_rows, read);
+    EXPECT_EQ(job.estimated_snapshot_rows, static_cast<uint64_t>(kRows));
+    EXPECT_DOUBLE_EQ(job.snapshot_percent, percent);
+    EXPECT_THAT(FormatInspection(job, false),
+                HasSubstr(absl::StrCat(
+                    "snapshot        ", absl::StrFormat("%.1f%%", percent),
+                    " read (", read, " of ~", kRows, " rows)\n")));
+  }
+}
+
+// A bulk load cut short (the job's definition saved, some rows loaded, no
+// completion marker) says so; once LoadInitialRows has finished it, it does
+// not.
+TEST(InspectDataDirectoryTest, AnIncompleteInitialLoadIsReported) {
+  const std::string dir = NewTestDirectory();
+  const JobDefinition definition = Definition();
+  StreamingJobOptions load;
+  load.upstream = definition.upstream;
+  load.source_offset_table_id = definition.source_offset_table_id;
+  load.initial_rows = 400;
+  RocksDbStateStoreOptions options;
+  options.path = dir;
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+    const EpochPair first{Epoch(1), Epoch(0)};
+    const EpochPair next{Epoch(2), Epoch(1)};
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto job, SaveJob(*store, kJobStateTableId, definition));
+    // The first 150 of the load's rows, as a killed load leaves them.
+    BACKFILL_ASSERT_OK_AND_ASSIGN(
+        auto upstream,
+        StateTable::Create(definition.upstream, *store, VnodeBitmap::All(4)));
+    BACKFILL_ASSERT_OK(upstream->InitEpoch(first));
+    for (uint64_t key = 0; key < 150; ++key) {
+      BACKFILL_ASSERT_OK(
+          upstream->Insert(WorkloadRow(load.upstream, load.workload.seed, key,
+                                       0, load.workload.null_fraction)));
+    }
+    BACKFILL_ASSERT_OK(upstream->Commit(next));
+    BACKFILL_ASSERT_OK(store->Checkpoint(Epoch(1)));
+    EXPECT_THAT(InitialLoadComplete(*store, definition.source_offset_table_id),
+                ::backfill::testing::IsOkAndHolds(false));
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(JobInspection job, InspectDataDirectory(dir));
+  ASSERT_TRUE(job.job_found);
+  EXPECT_FALSE(job.initial_load_complete);
+  EXPECT_EQ(job.upstream_rows, 150u);
+  EXPECT_THAT(FormatInspection(job, false),
+              HasSubstr("live, 0 epochs since creation\n"
+                        "initial load    incomplete: the upstream table has "
+                        "150 rows so far; rerun the job to finish the load\n"));
+  EXPECT_THAT(InspectionJson(job, false),
+              HasSubstr("\"initial_load_complete\":false,"));
+
+  {
+    BACKFILL_ASSERT_OK_AND_ASSIGN(auto store, RocksDbStateStore::Open(options));
+    BACKFILL_ASSERT_OK_AND_ASSIGN(bool loaded, LoadInitialRows(*store, load));
+    EXPECT_TRUE(loaded);
+    EXPECT_THAT(InitialLoadComplete(*store, definition.source_offset_table_id),
+                ::backfill::testing::IsOkAndHolds(true));
+    // The same notion: a rerun finds the load complete and loads nothing.
+    BACKFILL_ASSERT_OK_AND_ASSIGN(loaded, LoadInitialRows(*store, load));
+    EXPECT_FALSE(loaded);
+  }
+  BACKFILL_ASSERT_OK_AND_ASSIGN(job, InspectDataDirectory(dir));
+  EXPECT_TRUE(job.initial_load_complete);
+  EXPECT_EQ(job.upstream_rows, 400u);
+  EXPECT_THAT(FormatInspection(job, false),
+              ::testing::Not(HasSubstr("initial load")));
+  EXPECT_THAT(InspectionJson(job, false),
+              HasSubstr("\"initial_load_complete\":true,"));
 }
 
 TEST(InspectDataDirectoryTest, AMissingDirectoryIsNotFound) {

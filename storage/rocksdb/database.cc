@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cstdarg>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/base/internal/endian.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -158,6 +161,60 @@ absl::Status CheckNotOrphaned(const std::string& path) {
                    "); refusing to create a new database over them"));
 }
 
+// The MANIFEST that `path`'s CURRENT names ("MANIFEST-000099"), or empty if
+// CURRENT cannot be read.
+std::string ManifestNamedByCurrent(const std::string& path) {
+  std::ifstream in(std::filesystem::path(path) / "CURRENT", std::ios::binary);
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+// The table file RocksDB's message says it could not open ("000015.sst"),
+// or empty. RocksDB looks for a missing "000015.sst" under its legacy name
+// too and reports that one ("000015.ldb"), a name the directory never held.
+std::string TableFileIn(absl::string_view message) {
+  for (const absl::string_view suffix : {".sst", ".ldb"}) {
+    const size_t at = message.find(suffix);
+    if (at == absl::string_view::npos) continue;
+    size_t begin = at;
+    while (begin > 0 && absl::ascii_isdigit(message[begin - 1])) --begin;
+    if (begin == at) continue;
+    return absl::StrCat(message.substr(begin, at - begin), ".sst");
+  }
+  return "";
+}
+
+// A failed open whose cause is a file not found, where CURRENT exists and
+// nothing needed creating: a file the CURRENT -> MANIFEST -> table files
+// chain needs is gone, so the directory lost data, DataLoss naming the
+// file. RocksDB reports a missing MANIFEST as an I/O error (it would read as
+// a failing disk, Internal) and a missing table file as corruption under
+// its legacy name (".ldb"), naming neither as the file that is gone.
+// nullopt when the status is not about a missing file.
+std::optional<absl::Status> MissingFileIsDataLoss(
+    const std::string& path, const rocksdb::Status& status) {
+  const std::string message = status.ToString();
+  if (!status.IsPathNotFound() &&
+      !(status.IsCorruption() &&
+        message.find("No such file or directory") != std::string::npos)) {
+    return std::nullopt;
+  }
+  std::string file;
+  const std::string manifest = ManifestNamedByCurrent(path);
+  std::error_code error;
+  if (!manifest.empty() &&
+      !std::filesystem::exists(std::filesystem::path(path) / manifest, error)) {
+    file = absl::StrCat(manifest, ", which CURRENT names,");
+  } else if (const std::string table = TableFileIn(message); !table.empty()) {
+    file = absl::StrCat("table file ", table, ", which the MANIFEST lists,");
+  } else {
+    file = "a file the database needs";
+  }
+  return absl::DataLossError(absl::StrCat("open ", path, ": ", file,
+                                          " is missing: rocksdb ", message));
+}
+
 }  // namespace
 
 std::string EncodeCommittedEpoch(Epoch epoch) {
@@ -215,6 +272,13 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(
           absl::StrCat("open ", options.path,
                        ": no state store there (create_if_missing "
                        "is false)"));
+    }
+    // CURRENT exists here (a read-only open checked; a writable one
+    // without it would have created the database or failed above), so a
+    // file not found is one of the database's.
+    if (std::optional<absl::Status> missing =
+            MissingFileIsDataLoss(options.path, status)) {
+      return *std::move(missing);
     }
     return database->NameCorruptFile(
         FromRocksDb(status, absl::StrCat("open ", options.path)));

@@ -356,6 +356,44 @@ TEST(RocksDbCorruptionTest, MissingCurrentIsDataLossNotANewDatabase) {
   EXPECT_THAT(RocksDbStateStore::Open(Options(crashed)), IsOk());
 }
 
+// A file the CURRENT -> MANIFEST chain needs but that is gone is DataLoss
+// naming it, writable or read-only: RocksDB reports a missing MANIFEST as an
+// I/O error (which read as a failing disk, Internal) and a missing table
+// file under its legacy name ("000015.ldb", never in the directory).
+TEST(RocksDbCorruptionTest, AMissingFileTheDatabaseNeedsIsDataLossNamingIt) {
+  for (const bool read_only : {false, true}) {
+    SCOPED_TRACE(read_only ? "read-only" : "writable");
+    {
+      const std::string path = NewTestDirectory();
+      WriteStore(path, 5, /*compact=*/true);
+      WriteFile(path + "/CURRENT", "MANIFEST-000099\n");
+      RocksDbStateStoreOptions options = Options(path);
+      options.read_only = read_only;
+      EXPECT_THAT(
+          RocksDbStateStore::Open(options),
+          StatusIs(absl::StatusCode::kDataLoss,
+                   AllOf(HasSubstr("open " + path),
+                         HasSubstr("MANIFEST-000099"), HasSubstr("missing"))));
+    }
+    {
+      const std::string path = NewTestDirectory();
+      WriteStore(path, 5, /*compact=*/true);
+      const std::vector<std::string> tables = FilesEndingIn(path, ".sst");
+      ASSERT_FALSE(tables.empty());
+      ASSERT_TRUE(std::filesystem::remove(tables[0]));
+      RocksDbStateStoreOptions options = Options(path);
+      options.read_only = read_only;
+      EXPECT_THAT(
+          RocksDbStateStore::Open(options),
+          StatusIs(absl::StatusCode::kDataLoss,
+                   HasSubstr(absl::StrCat(
+                       "table file ",
+                       std::filesystem::path(tables[0]).filename().string(),
+                       ", which the MANIFEST lists, is missing"))));
+    }
+  }
+}
+
 class FullDisk final : public FaultInjector {
  public:
   absl::Status Check(Operation operation, absl::string_view file) override {

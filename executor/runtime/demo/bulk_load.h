@@ -16,13 +16,24 @@
 #include "absl/status/statusor.h"
 #include "executor/runtime/streaming_job_options.h"
 #include "storage/state_store.h"
+#include "storage/table_key.h"
 
 namespace backfill {
 
-// Loads the rows unless an earlier load completed. Returns true if it loaded
-// them now (a new job), false if they were there. RunStreamingJob calls it
-// first; benchmarks call it to build a table once. Errors: InvalidArgument
-// for a bad upstream catalog; storage errors.
+// Whether the initial load completed: the marker row LoadInitialRows commits
+// in the source's offset table (`source_offset_table_id`, the job's
+// StreamingJobOptions / JobDefinition::source_offset_table_id) with its last
+// rows, read at the store's committed epoch. A load cut short (rows, no
+// marker) is false, and so is a store where none began. Writes nothing and
+// registers no writable table, so a read-only store (`backfill inspect`)
+// works. Errors: storage errors.
+absl::StatusOr<bool> InitialLoadComplete(StateStore& store,
+                                         TableId source_offset_table_id);
+
+// Loads the rows unless an earlier load completed (InitialLoadComplete).
+// Returns true if it loaded them now (a new job), false if they were there.
+// RunStreamingJob calls it first; benchmarks call it to build a table once.
+// Errors: InvalidArgument for a bad upstream catalog; storage errors.
 absl::StatusOr<bool> LoadInitialRows(StateStore& store,
                                      const StreamingJobOptions& options);
 
