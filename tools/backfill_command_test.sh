@@ -68,6 +68,8 @@ check_bad "--target_barrier_latency_ms=0: expected an integer in [1, 4294967295]
 check_bad "--rate_limit=adaptive needs --target_barrier_latency_ms=T" --rate_limit=adaptive --json
 check_bad "--json=maybe: expected true or false" --json=maybe
 check_bad "--metrics_port=70000: expected an integer in [0, 65535]" --metrics_port=70000
+check_bad "unexpected argument \"extra\" after inspect (it takes only flags" inspect --data_dir="$TMP" extra
+check_bad "unexpected argument \"extra\" (flags are --name=value" extra
 check_bad "unknown flag --no_such_flag" --no_such_flag=1 --json
 check_bad 'unexpected argument "run"' run
 
@@ -93,6 +95,16 @@ grep -q "stopping at the next checkpoint" "$TMP/err" || fail "no first-Ctrl-C me
 grep -q "exiting now; resume with \`backfill --data_dir=$TMP/huge --scenario=$TMP/huge.textproto\`" "$TMP/err" ||
     fail "no second-Ctrl-C message: $(cat "$TMP/err")"
 [[ -d "$TMP/huge" ]] || fail "--force did not use the data directory"
+# A rerun does the load cut short again, and says so: not "resuming".
+"$BIN" --scenario="$TMP/huge.textproto" --data_dir="$TMP/huge" --force >"$TMP/out" 2>"$TMP/err" &
+pid=$!; PIDS+=("$pid")
+wait_for 30 grep -Eq '^  (starting|bulk load|resuming from the last checkpoint) \| ' "$TMP/out" ||
+    fail "the rerun shows no phase: $(cat "$TMP/out" "$TMP/err")"
+kill -INT "$pid"; sleep 0.2; kill -INT "$pid"
+wait_exit "$pid" 10
+grep -Eq '^  (starting|bulk load) \| ' "$TMP/out" || fail "the rerun's phase: $(head -3 "$TMP/out")"
+! grep -q "resuming from the last checkpoint" "$TMP/out" ||
+    fail "the rerun of a load cut short says it resumes: $(head -3 "$TMP/out")"
 rm -rf "$TMP/huge"
 
 # --- Ctrl-C during a backfill -----------------------------------------------------

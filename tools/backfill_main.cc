@@ -46,6 +46,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "executor/runtime/demo/bulk_load.h"
 #include "executor/runtime/streaming_job.h"
 #include "executor/runtime/verifier.h"
 #include "metrics/http_exporter.h"
@@ -487,7 +488,8 @@ int Main(int argc, char** argv) {
       "one JSON object (tools/result.proto). Exit codes:\n0 consistent, 1 "
       "inconsistent, 2 error (bad flags, bad scenario, I/O, a corrupt\ndata "
       "directory), 130 interrupted (Ctrl-C: the first stops at the next "
-      "checkpoint,\na second at once; rerun with the same --data_dir (and "
+      "checkpoint,\na second at once, with no result line; rerun with the same "
+      "--data_dir (and "
       "--store, --object_store,\n--etcd) to resume; without --etcd the "
       "shared store's local etcd cluster stops\nwith the run, which cannot be "
       "resumed).\n\nbackfill inspect --data_dir=DIR "
@@ -514,9 +516,13 @@ int Main(int argc, char** argv) {
         "--vnodes applies to `backfill inspect` only"));
   }
   if (!command_line->positional.empty()) {
+    // `backfill inspect DIR`: the stray one is the argument after inspect.
+    const bool inspect = command_line->positional[0] == "inspect";
     return FailCommandLine(absl::InvalidArgumentError(absl::StrCat(
-        "unexpected argument \"", command_line->positional[0],
-        "\" (flags are --name=value; backfill --help lists them)")));
+        "unexpected argument \"", command_line->positional[inspect ? 1 : 0],
+        inspect ? "\" after inspect (it takes only flags: --data_dir=DIR, "
+                  "--vnodes, --json)"
+                : "\" (flags are --name=value; backfill --help lists them)")));
   }
   absl::StatusOr<Flags> flags = ValidatedFlags();
   if (!flags.ok()) return FailCommandLine(flags.status());
@@ -679,7 +685,6 @@ int Main(int argc, char** argv) {
   // The store in use; `rocksdb` is it when --store=rocksdb (else null).
   std::unique_ptr<StateStore> store;
   RocksDbStateStore* rocksdb = nullptr;
-  bool resuming = !fresh;
   auto open_store = [&]() -> absl::Status {
     store.reset();  // Closes the database first: one process, one lock.
     rocksdb = nullptr;
@@ -687,7 +692,6 @@ int Main(int argc, char** argv) {
       BACKFILL_ASSIGN_OR_RETURN(
           std::unique_ptr<SharedStateStore> opened,
           SharedStateStore::Open(shared->store_options()));
-      resuming = opened->VersionId() > 0;
       store = std::move(opened);
       return absl::OkStatus();
     }
@@ -700,6 +704,13 @@ int Main(int argc, char** argv) {
   if (absl::Status opened = open_store(); !opened.ok()) {
     return Fail(*flags, name, data_dir, opened);
   }
+  // The phase before the backfill is "resuming" for a job whose initial
+  // load completed; a load cut short is done again, and shown as the load.
+  // (A store the check cannot read fails the job's own first read, with
+  // its recoveries; here it only decides the label.)
+  const absl::StatusOr<bool> loaded =
+      InitialLoadComplete(*store, spec->job.source_offset_table_id);
+  const bool resuming = loaded.ok() ? *loaded : !fresh;
   if (fault_injector != nullptr) fault_injector->SetArmed(true);
 
   StreamingJobOptions options = spec->job;
@@ -799,6 +810,12 @@ int Main(int argc, char** argv) {
       RunStreamingJob((*recorder)->Meter(store.get()), options, &registry,
                       observer, Clock::Real());
   live.Finish();
+  if (job.ok() && InterruptRequested()) {
+    // The signal came after the job's last checkpoint: no checkpoint was
+    // left to stop at, and the final check ran to its verdict.
+    std::cerr << "backfill: Ctrl-C came after the job's last checkpoint: the "
+                 "final check ran to its end (the verdict below stands)\n";
+  }
   // Faults are for the job; the dumps below read what it verified.
   if (fault_injector != nullptr) fault_injector->SetArmed(false);
   if (!job.ok()) {

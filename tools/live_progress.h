@@ -73,7 +73,8 @@ struct LiveProgressOptions {
   // Rows the bulk load writes (the scenario's initial rows); also the prior
   // of the snapshot's size. 0 = unknown.
   uint64_t initial_rows = 0;
-  // The data directory held a job already: the phase before the backfill
+  // The data directory held a job whose initial load completed
+  // (InitialLoadComplete): the phase before the backfill
   // is "resuming from the last checkpoint" (no bulk load to show).
   bool resuming = false;
   // Row writes into the upstream table so far (the bulk load's, then the

@@ -13,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "google/protobuf/descriptor.h"
 #include "tools/progress_display.h"
 
@@ -144,6 +146,9 @@ std::string Value(const tools::RunResult& result,
       if (absl::EndsWith(field.name(), "_per_second")) {
         return FormatCount(static_cast<uint64_t>(std::llround(value)));
       }
+      if (absl::EndsWith(field.name(), "_seconds")) {
+        return absl::StrFormat("%.3g s", value);
+      }
       return absl::StrFormat("%.3g", value);
     }
     case FieldDescriptor::CPPTYPE_STRING: {
@@ -158,6 +163,22 @@ std::string Value(const tools::RunResult& result,
   return field.cpp_type() == FieldDescriptor::CPPTYPE_ENUM
              ? r.GetEnum(result, &field)->name()
              : r.GetMessage(result, &field).ShortDebugString();
+}
+
+// `text` as lines of at most `width` characters (a longer word alone on
+// its line), each indented by two spaces, broken at spaces.
+void AppendWrapped(absl::string_view text, size_t width, std::string* out) {
+  const size_t room = width > 12 ? width - 2 : 10;
+  std::string line;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (!line.empty() && line.size() + 1 + word.size() > room) {
+      absl::StrAppend(out, "  ", line, "\n");
+      line.clear();
+    }
+    if (!line.empty()) line += ' ';
+    absl::StrAppend(&line, word);
+  }
+  if (!line.empty()) absl::StrAppend(out, "  ", line, "\n");
 }
 
 }  // namespace
@@ -206,11 +227,17 @@ std::string FormatSummaryTable(const tools::RunResult& result) {
     if (field->has_presence() && !r.HasField(result, field)) continue;
     rows.push_back({Label(*field), Value(result, *field)});
   }
+  // A value longer than this (an error's message) goes on lines of its
+  // own below its label, wrapped at the table's width, instead of
+  // stretching every row.
+  constexpr size_t kMaxInlineValue = 48;
   size_t label_width = 0;
   size_t value_width = 0;
   for (const Row& row : rows) {
     label_width = std::max(label_width, row.label.size());
-    value_width = std::max(value_width, row.value.size());
+    if (row.value.size() <= kMaxInlineValue) {
+      value_width = std::max(value_width, row.value.size());
+    }
   }
   std::string title = "Backfill summary";
   if (!result.scenario().empty()) {
@@ -222,6 +249,11 @@ std::string FormatSummaryTable(const tools::RunResult& result) {
   out.append(line_width, '-');
   out += '\n';
   for (const Row& row : rows) {
+    if (row.value.size() > kMaxInlineValue) {
+      out += row.label + "\n";
+      AppendWrapped(row.value, line_width, &out);
+      continue;
+    }
     std::string line = row.label;
     line.append(line_width - row.label.size() - row.value.size(), ' ');
     line += row.value;

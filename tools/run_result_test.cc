@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
@@ -170,7 +172,7 @@ TEST(RunResultTest, SummaryTableHasARowPerFieldAligned) {
   EXPECT_THAT(table, ContainsRegex("\nresumed +no\n"));
   EXPECT_THAT(table, ContainsRegex("\ndata dir +/tmp/backfill-x\n"));
   EXPECT_THAT(table,
-              ContainsRegex("\nrescale upstream blocked seconds +0.0125\n"));
+              ContainsRegex("\nrescale upstream blocked seconds +0.0125 s\n"));
   EXPECT_THAT(table, Not(HasSubstr("error")));
   // One row per field (those with presence unset, error among them) plus
   // the verdict.
@@ -188,6 +190,27 @@ TEST(RunResultTest, SummaryTableHasARowPerFieldAligned) {
   EXPECT_THAT(FormatSummaryTable(failed),
               AllOf(ContainsRegex("verdict +ERROR\n"),
                     ContainsRegex("\nerror +INTERNAL: cannot open /data\n")));
+  // A long message goes below its label, wrapped at the table's width,
+  // instead of stretching every row.
+  const std::string message = absl::StrCat(
+      "DEADLINE_EXCEEDED: the job did not finish within its max_duration of ",
+      "3s (barrier {curr 33, prev 32} was in flight)");
+  failed.set_error(message);
+  const std::string long_table = FormatSummaryTable(failed);
+  std::vector<std::string> long_lines = absl::StrSplit(long_table, '\n');
+  long_lines.pop_back();
+  std::string rejoined;
+  for (size_t i = 2; i < long_lines.size(); ++i) {
+    SCOPED_TRACE(long_lines[i]);
+    EXPECT_LE(long_lines[i].size(), long_lines[1].size());
+    if (absl::StartsWith(long_lines[i], "  ")) {
+      absl::StrAppend(&rejoined, rejoined.empty() ? "" : " ",
+                      long_lines[i].substr(2));
+    }
+  }
+  EXPECT_EQ(long_lines[1].size(), width);
+  EXPECT_EQ(rejoined, message);
+  EXPECT_THAT(long_table, HasSubstr("\nerror\n  DEADLINE_EXCEEDED: "));
   tools::RunResult inconsistent = Result();
   inconsistent.set_consistent(false);
   EXPECT_THAT(FormatSummaryTable(inconsistent), HasSubstr("INCONSISTENT\n"));
