@@ -43,8 +43,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -69,7 +70,10 @@
 #include "third_party/absl_extras/clock.h"
 #include "third_party/absl_extras/mutex.h"
 #include "third_party/absl_extras/status_macros.h"
+#include "tools/command_flags.h"
+#include "tools/exit_codes.h"
 #include "tools/hanging_state_store.h"
+#include "tools/progress_display.h"
 #include "tools/scenario.h"
 #include "tools/view_dumps.h"
 
@@ -149,7 +153,17 @@ namespace {
 
 constexpr char kPrefix[] = "backfill_cluster/";
 
+// Bad flags, a bad scenario, a run that could not start or finish (exit
+// codes as //tools:backfill's).
+constexpr int kExitError = static_cast<int>(ExitCode::kError);
+
 // ---- Shared by the roles.
+
+// "CODE: message", as //tools:backfill prints errors.
+std::string ErrorText(const absl::Status& status) {
+  return absl::StrCat(absl::StatusCodeToString(status.code()), ": ",
+                      status.message());
+}
 
 absl::StatusOr<ScenarioSpec> LoadSpec() {
   const std::string path = absl::GetFlag(FLAGS_scenario);
@@ -187,9 +201,12 @@ absl::StatusOr<std::unique_ptr<SharedStoreBackend>> OpenBackend(
 // One line on stdout, at once (the launcher reads the children's).
 void Say(const std::string& line) { std::cout << line << std::endl; }
 
+// A role's error: one line on stderr (the launcher relays it and keeps the
+// last one, naming it in its own error when the role ends the run).
 int Fail(const std::string& role, const absl::Status& status) {
-  std::cerr << "backfill_cluster " << role << ": error: " << status << "\n";
-  return 2;
+  std::cerr << "backfill_cluster " << role << ": error: " << ErrorText(status)
+            << "\n";
+  return kExitError;
 }
 
 // ---- The coordinator process (the leader or a standby).
@@ -655,15 +672,28 @@ void ForgetChild(pid_t pid) {
 struct Spawned {
   pid_t pid = -1;
   FILE* out = nullptr;  // its stdout
+  FILE* err = nullptr;  // its stderr
 };
 
-// Starts this binary with `args`; its stdout is readable from Spawned::out.
+// Starts this binary with `args`; its stdout and stderr are readable from
+// Spawned::out and Spawned::err.
 absl::StatusOr<Spawned> Spawn(const std::vector<std::string>& args) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   }
-  if (g_interrupted.load()) return absl::CancelledError("interrupted");
+  int err_fds[2];
+  if (pipe(err_fds) != 0) {
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  if (g_interrupted.load()) {
+    for (int fd : {pipe_fds[0], pipe_fds[1], err_fds[0], err_fds[1]}) {
+      close(fd);
+    }
+    return absl::CancelledError("interrupted");
+  }
   const std::string self = std::filesystem::read_symlink("/proc/self/exe");
   const pid_t parent = getpid();
   // No signal between the fork and the registration of the child: a Ctrl-C
@@ -676,6 +706,9 @@ absl::StatusOr<Spawned> Spawn(const std::vector<std::string>& args) {
   const pid_t pid = fork();
   if (pid < 0) {
     sigprocmask(SIG_SETMASK, &previous, nullptr);
+    for (int fd : {pipe_fds[0], pipe_fds[1], err_fds[0], err_fds[1]}) {
+      close(fd);
+    }
     return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
   }
   if (pid == 0) {
@@ -686,8 +719,11 @@ absl::StatusOr<Spawned> Spawn(const std::vector<std::string>& args) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1);
     dup2(pipe_fds[1], STDOUT_FILENO);
+    dup2(err_fds[1], STDERR_FILENO);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
+    close(err_fds[0]);
+    close(err_fds[1]);
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(self.c_str()));
     for (const std::string& arg : args) {
@@ -698,6 +734,7 @@ absl::StatusOr<Spawned> Spawn(const std::vector<std::string>& args) {
     _exit(127);
   }
   close(pipe_fds[1]);
+  close(err_fds[1]);
   bool registered = false;
   for (std::atomic<pid_t>& slot : g_children) {
     pid_t expected = -1;
@@ -710,9 +747,11 @@ absl::StatusOr<Spawned> Spawn(const std::vector<std::string>& args) {
   if (!registered) {
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
+    close(pipe_fds[0]);
+    close(err_fds[0]);
     return absl::ResourceExhaustedError("too many child processes");
   }
-  return Spawned{pid, fdopen(pipe_fds[0], "r")};
+  return Spawned{pid, fdopen(pipe_fds[0], "r"), fdopen(err_fds[0], "r")};
 }
 
 // The next line of `out`; nullopt at its end.
@@ -762,7 +801,18 @@ class Events {
   std::deque<Event> queue_ ABSL_GUARDED_BY(mu_);
 };
 
-// A process the launcher started; a thread of its own reads its stdout.
+// The status in a role's error line ("backfill_cluster coordinator 0: error:
+// UNAVAILABLE: ..." gives "UNAVAILABLE: ..."); empty for any other line.
+std::string ErrorOfLine(absl::string_view line) {
+  constexpr absl::string_view kMarker = ": error: ";
+  if (!absl::StartsWith(line, "backfill_cluster ")) return "";
+  const size_t at = line.find(kMarker);
+  if (at == absl::string_view::npos) return "";
+  return std::string(line.substr(at + kMarker.size()));
+}
+
+// A process the launcher started; a thread of its own reads its stdout,
+// another its stderr.
 struct Child {
   std::string name;  // "coordinator 0", "worker 2"
   bool coordinator = false;
@@ -770,6 +820,12 @@ struct Child {
   pid_t pid = -1;  // -1 once reaped
   FILE* out = nullptr;
   std::thread reader;
+  FILE* err = nullptr;
+  // Relays its stderr to the launcher's, line by line, and keeps last_error.
+  std::thread err_reader;
+  // The status of the last error line it printed (ErrorOfLine); written by
+  // err_reader only, read once err_reader was joined (StopChild).
+  std::string last_error;
   bool ready = false;
   bool killed = false;  // on purpose, by the launcher
   bool paused = false;
@@ -795,9 +851,14 @@ void Reap(Child& child, int signal) {
 void StopChild(Child& child, int signal) {
   Reap(child, signal);
   if (child.reader.joinable()) child.reader.join();  // Its pipe ended.
+  if (child.err_reader.joinable()) child.err_reader.join();
   if (child.out != nullptr) {
     fclose(child.out);
     child.out = nullptr;
+  }
+  if (child.err != nullptr) {
+    fclose(child.err);
+    child.err = nullptr;
   }
 }
 
@@ -848,7 +909,7 @@ struct Tally {
   uint32_t etcd_leaders_killed = 0;
   uint32_t takeovers =
       0;  // LEADING lines: the first leader's and each failover's
-  uint32_t recoveries = 0;  // RECOVERY lines, of every leader
+  uint32_t recoveries = 0;   // RECOVERY lines, of every leader
   uint32_t reschedules = 0;  // RESCHEDULE lines, of every leader
 };
 
@@ -888,6 +949,49 @@ absl::Status CheckFlags(uint32_t num_workers, const Faults& faults,
   return absl::OkStatus();
 }
 
+// The launcher's JSON line (docs/cluster.md): `result` the fields of the
+// coordinator's RESULT line (empty: none, and `error` says why).
+std::string ResultJson(uint32_t workers, const Tally& tally,
+                       const std::map<std::string, std::string>& result,
+                       const std::string& error) {
+  // A field of the coordinator's RESULT line; "0" when there is none.
+  auto field = [&result](const std::string& key) {
+    auto it = result.find(key);
+    return it == result.end() || it->second.empty() ? std::string("0")
+                                                    : it->second;
+  };
+  const uint32_t failovers = tally.takeovers > 0 ? tally.takeovers - 1 : 0;
+  std::string json = absl::StrCat(
+      "{\"consistent\":", field("consistent") == "1" ? "true" : "false",
+      ",\"workers\":", workers, ",\"workers_killed\":", tally.workers_killed,
+      ",\"coordinator_failovers\":", failovers,
+      ",\"recoveries\":", tally.recoveries,
+      ",\"upstream_rows\":", field("upstream_rows"),
+      ",\"view_rows\":", field("view_rows"),
+      ",\"snapshot_rows\":", field("snapshot_rows"),
+      ",\"seconds\":", field("seconds"),
+      ",\"snapshot_rows_per_second\":", field("snapshot_rows_per_second"));
+  absl::StrAppend(&json, ",\"coordinators_killed\":", tally.coordinators_killed,
+                  ",\"etcd_leaders_killed\":", tally.etcd_leaders_killed,
+                  ",\"workers_added\":", tally.workers_added,
+                  ",\"workers_paused\":", tally.workers_paused,
+                  ",\"workers_hung\":", tally.workers_hung,
+                  ",\"workers_fenced\":", tally.fenced_workers.size(),
+                  ",\"reschedules\":", tally.reschedules);
+  if (result.empty()) absl::StrAppend(&json, ",\"error\":", JsonQuote(error));
+  return json + "}";
+}
+
+// An error before the run started anything (bad flags, a bad scenario, a
+// store that cannot be opened): one line on stderr, no summary, and the JSON
+// line (nothing ran: every count 0, and the error) as the last line of
+// stdout, with or without --json, as //tools:backfill does.
+int FailLauncher(const absl::Status& status) {
+  std::cerr << "backfill_cluster: error: " << ErrorText(status) << "\n";
+  std::cout << ResultJson(0, Tally{}, {}, ErrorText(status)) << std::endl;
+  return kExitError;
+}
+
 int RunLauncher() {
   const uint32_t num_workers = absl::GetFlag(FLAGS_workers);
   const bool json = absl::GetFlag(FLAGS_json);
@@ -907,24 +1011,18 @@ int RunLauncher() {
           CheckFlags(num_workers, faults, standby,
                      absl::GetFlag(FLAGS_etcd_endpoints).empty());
       !flags.ok()) {
-    std::cerr << "backfill_cluster: error: " << flags << "\n";
-    return 2;
+    return FailLauncher(flags);
   }
   absl::StatusOr<ScenarioSpec> spec = LoadSpec();
-  if (!spec.ok()) {
-    std::cerr << "backfill_cluster: error: " << spec.status() << "\n";
-    return 2;
-  }
+  if (!spec.ok()) return FailLauncher(spec.status());
   // Refused before anything starts: the runtime would refuse it at the
   // action's epoch, and every recovery again.
   for (const JobAction& action : spec->job.actions) {
     if (action.kind == JobAction::Kind::kRescale) {
-      std::cerr << "backfill_cluster: error: INVALID_ARGUMENT: the scenario "
-                   "rescales online ("
-                << JobActionDebugString(action)
-                << "); a job split over processes is not rescaled online "
-                   "(run it with //tools:backfill)\n";
-      return 2;
+      return FailLauncher(absl::InvalidArgumentError(absl::StrCat(
+          "the scenario rescales online (", JobActionDebugString(action),
+          "); a job split over processes is not rescaled online (run it "
+          "with //tools:backfill)")));
     }
   }
   std::string data_dir = absl::GetFlag(FLAGS_data_dir);
@@ -934,13 +1032,17 @@ int RunLauncher() {
         (std::filesystem::temp_directory_path() / "backfill_cluster.XXXXXX")
             .string();
     if (mkdtemp(pattern.data()) == nullptr) {
-      std::cerr << "backfill_cluster: error: mkdtemp: " << std::strerror(errno)
-                << "\n";
-      return 2;
+      return FailLauncher(absl::InternalError(
+          absl::StrCat("mkdtemp ", pattern, ": ", std::strerror(errno))));
     }
     data_dir = pattern;
   }
-  std::filesystem::create_directories(data_dir);
+  if (std::error_code created;
+      !std::filesystem::create_directories(data_dir, created) && created) {
+    return FailLauncher(absl::FailedPreconditionError(
+        absl::StrCat("cannot create the data directory ", data_dir, ": ",
+                     created.message())));
+  }
   for (std::atomic<pid_t>& slot : g_children) slot.store(-1);
   signal(SIGINT, OnSignal);
   signal(SIGTERM, OnSignal);
@@ -952,8 +1054,8 @@ int RunLauncher() {
     absl::StatusOr<std::vector<std::string>> endpoints =
         ParseEtcdEndpoints(absl::GetFlag(FLAGS_etcd_endpoints));
     if (!endpoints.ok()) {
-      std::cerr << "backfill_cluster: error: " << endpoints.status() << "\n";
-      return 2;
+      if (own_dir) std::filesystem::remove_all(data_dir);
+      return FailLauncher(endpoints.status());
     }
     backend_options.etcd_endpoints = *endpoints;
   }
@@ -965,8 +1067,8 @@ int RunLauncher() {
   absl::StatusOr<std::unique_ptr<SharedStoreBackend>> backend =
       SharedStoreBackend::Start(backend_options);
   if (!backend.ok()) {
-    std::cerr << "backfill_cluster: error: " << backend.status() << "\n";
-    return 2;
+    if (own_dir) std::filesystem::remove_all(data_dir);
+    return FailLauncher(backend.status());
   }
   const std::string endpoints =
       absl::StrJoin((*backend)->etcd_endpoints(), ",");
@@ -1020,12 +1122,21 @@ int RunLauncher() {
     child->index = index;
     child->pid = spawned->pid;
     child->out = spawned->out;
+    child->err = spawned->err;
     const size_t id = children.size();
     child->reader = std::thread([&events, id, out = spawned->out] {
       while (std::optional<std::string> line = ReadLine(out)) {
         events.Push({id, std::move(line)});
       }
       events.Push({id, std::nullopt});
+    });
+    child->err_reader = std::thread([c = child.get()] {
+      while (std::optional<std::string> line = ReadLine(c->err)) {
+        std::cerr << (*line + "\n");
+        if (std::string error = ErrorOfLine(*line); !error.empty()) {
+          c->last_error = std::move(error);
+        }
+      }
     });
     children.push_back(std::move(child));
     return absl::OkStatus();
@@ -1055,6 +1166,9 @@ int RunLauncher() {
   uint32_t next_worker = 0;  // Workers start one at a time, in index order.
   uint32_t total_workers = num_workers;
   std::string error;
+  // "coordinator N exited with code C: STATUS" of the last coordinator that
+  // printed an error: the run's error if no coordinator ends with a result.
+  std::string last_coordinator_error;
   uint64_t epochs = 0;
   // The highest committed epoch any coordinator reported: it never goes
   // back, across failovers too.
@@ -1168,12 +1282,28 @@ int RunLauncher() {
       if (&child == result_from) break;
       if (child.coordinator) {
         say(absl::StrCat(child.name, " exited (code ", child.exit_code, ")"));
+        if (!child.last_error.empty()) {
+          last_coordinator_error =
+              absl::StrCat(child.name, " exited with code ", child.exit_code,
+                           ": ", child.last_error);
+        }
         if (running_coordinators() == 0 && result.empty()) {
+          // The cause, not only the fact: the last error a coordinator
+          // printed (a standby's is usually about its leader's).
           error = "every coordinator ended without a result";
+          if (!last_coordinator_error.empty()) {
+            absl::StrAppend(&error, ": ", last_coordinator_error);
+          } else {
+            absl::StrAppend(&error, ": ", child.name, " exited with code ",
+                            child.exit_code);
+          }
         }
       } else if (!child.ready) {
         error = absl::StrCat(child.name, " ended before it was ready (code ",
                              child.exit_code, ")");
+        if (!child.last_error.empty()) {
+          absl::StrAppend(&error, ": ", child.last_error);
+        }
       } else {
         say(absl::StrCat(child.name, " exited (code ", child.exit_code, ")"));
       }
@@ -1284,27 +1414,8 @@ int RunLauncher() {
               << "; workers " << total_workers << ", killed "
               << tally.workers_killed << std::endl;
   }
-  std::cout << "{\"consistent\":" << (consistent ? "true" : "false")
-            << ",\"workers\":" << total_workers
-            << ",\"workers_killed\":" << tally.workers_killed
-            << ",\"coordinator_failovers\":" << failovers
-            << ",\"recoveries\":" << tally.recoveries
-            << ",\"upstream_rows\":" << field("upstream_rows")
-            << ",\"view_rows\":" << field("view_rows")
-            << ",\"snapshot_rows\":" << field("snapshot_rows")
-            << ",\"seconds\":" << field("seconds")
-            << ",\"snapshot_rows_per_second\":"
-            << field("snapshot_rows_per_second")
-            << ",\"coordinators_killed\":" << tally.coordinators_killed
-            << ",\"etcd_leaders_killed\":" << tally.etcd_leaders_killed
-            << ",\"workers_added\":" << tally.workers_added
-            << ",\"workers_paused\":" << tally.workers_paused
-            << ",\"workers_hung\":" << tally.workers_hung
-            << ",\"workers_fenced\":" << tally.fenced_workers.size()
-            << ",\"reschedules\":" << tally.reschedules;
-  if (result.empty())
-    std::cout << ",\"error\":\"" << absl::CEscape(error) << "\"";
-  std::cout << "}" << std::endl;
+  std::cout << ResultJson(total_workers, tally, result, error) << std::endl;
+
   if (result.empty() && exit_code < 2) exit_code = 2;
   if (exit_code == 0 && !consistent) exit_code = 1;
   return exit_code;
@@ -1314,12 +1425,25 @@ int RunLauncher() {
 }  // namespace backfill
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "one backfill job over a coordinator, a standby coordinator and "
-      "--workers worker processes on this machine (a local 3-member etcd "
-      "cluster, a local object store), optionally with faults injected; the "
-      "last line is JSON with the verdict (docs/cluster.md)");
-  absl::ParseCommandLine(argc, argv);
+  backfill::CommandFlagsConfig config;
+  config.program = "backfill_cluster";
+  config.usage =
+      "backfill_cluster [flags]: one backfill job over a coordinator, a "
+      "standby coordinator\nand --workers worker processes on this machine (a "
+      "local 3-member etcd cluster,\na local object store), optionally with "
+      "faults injected; the last line of\nstandard output is JSON with the "
+      "verdict (docs/cluster.md). Exit codes: 0\nconsistent, 1 inconsistent, 2 "
+      "error (bad flags included), 130 Ctrl-C.";
+  config.help_files = {"tools/backfill_cluster_main.cc"};
+  const absl::StatusOr<backfill::CommandLine> line =
+      backfill::ParseCommandFlags(argc, argv, config, std::cout);
+  if (!line.ok()) return backfill::FailLauncher(line.status());
+  if (line->help_shown) return 0;
+  if (!line->positional.empty()) {
+    return backfill::FailLauncher(absl::InvalidArgumentError(absl::StrCat(
+        "unexpected argument \"", line->positional[0],
+        "\" (flags are --name=value; backfill_cluster --help lists them)")));
+  }
   const std::string role = absl::GetFlag(FLAGS_role);
   if (role == "coordinator") {
     return backfill::RunCoordinator(absl::GetFlag(FLAGS_data_dir));
@@ -1327,8 +1451,10 @@ int main(int argc, char** argv) {
   if (role == "worker")
     return backfill::RunWorker(absl::GetFlag(FLAGS_data_dir));
   if (!role.empty()) {
-    std::cerr << "backfill_cluster: error: unknown --role '" << role << "'\n";
-    return 2;
+    return backfill::FailLauncher(absl::InvalidArgumentError(
+        absl::StrCat("--role=", role,
+                     ": expected coordinator, worker, or empty for the "
+                     "launcher")));
   }
   return backfill::RunLauncher();
 }

@@ -5,6 +5,12 @@
 # stops after a fixed number of changes, so every run ends with the same
 # table and view):
 #  0. refuses a scenario that rescales online before it starts anything;
+#     refuses bad flags (an unknown flag, a bad value, a positional
+#     argument) and flag combinations it cannot run, each with exit 2, one
+#     `backfill_cluster: error:` line on stderr and the error in the JSON
+#     last line of stdout, before it starts anything; a run whose every
+#     coordinator ends without a result names the coordinator's error;
+#     --help exits 0;
 #  1. ends consistent with no recovery and no failover, and dumps the table
 #     and the view;
 #  2. worker 0 SIGKILLed after epoch 10: one recovery over the 2 workers left;
@@ -57,6 +63,62 @@ grep -q "not rescaled online" "$TMP/refused.log" || { cat "$TMP/refused.log"; fa
 grep -q "ATTEMPT" "$TMP/refused.log" && fail "heavy_churn: a job was started"
 expect_nothing_left "$TMP/refused" "after the refusal"
 echo "refused: $(tail -1 "$TMP/refused.log")"
+
+# Runs the command with $3... in $TMP/$1 (its --data_dir): it must refuse at
+# once, exit 2, print one `backfill_cluster: error: CODE: ...` line holding
+# $2 on stderr and end stdout with the JSON line whose error holds $2, and
+# leave nothing running.
+expect_refused() {
+  local name=$1 expected=$2
+  shift 2
+  "$BIN" --data_dir="$TMP/$name" "$@" > "$TMP/$name.out" 2> "$TMP/$name.err"
+  local code=$?
+  local last
+  last=$(tail -1 "$TMP/$name.out")
+  [[ $code -eq 2 ]] || { cat "$TMP/$name.err" "$TMP/$name.out"; fail "$name: exit $code, not 2"; }
+  [[ $(wc -l < "$TMP/$name.err") -eq 1 ]] && grep -q "^backfill_cluster: error: [A-Z_]*: " "$TMP/$name.err" || \
+      { cat "$TMP/$name.err"; fail "$name: not one backfill_cluster: error: line on stderr"; }
+  grep -qF -- "$expected" "$TMP/$name.err" || { cat "$TMP/$name.err"; fail "$name: no $expected on stderr"; }
+  [[ $last == '{'*'"error":"'*'}' ]] || { cat "$TMP/$name.out"; fail "$name: no JSON error line last on stdout"; }
+  grep -qF -- "$expected" <<<"$last" || fail "$name: no $expected in the JSON error: $last"
+  grep -q "ATTEMPT" "$TMP/$name.out" && fail "$name: a job was started"
+  expect_nothing_left "$TMP/$name" "after the $name refusal"
+  echo "$name: $(cat "$TMP/$name.err")"
+}
+
+# --help lists the flags and exits 0 (abseil's exits 1, "inconsistent").
+"$BIN" --help > "$TMP/help.log" 2>&1 || { cat "$TMP/help.log"; fail "--help: exit $?, not 0"; }
+grep -q -- "--kill_worker_after_epochs" "$TMP/help.log" || { cat "$TMP/help.log"; fail "--help: no flags listed"; }
+
+# Bad flags: exit 2 (1 is "inconsistent"), not abseil's own error and exit.
+expect_refused unknown_flag "INVALID_ARGUMENT: unknown flag --kind" --kind=snapshot
+expect_refused bad_value "INVALID_ARGUMENT: --workers=abc: expected an integer" --workers=abc --json
+expect_refused positional "INVALID_ARGUMENT: unexpected argument" stray
+grep -q '"stray"' "$TMP/positional.err" || fail "positional: the argument is not named"
+# Flag combinations it cannot run, and an object store that is a file.
+expect_refused etcd_leader_with_endpoints "--kill_etcd_leader_after_epochs kills a member" \
+    --kill_etcd_leader_after_epochs=5 --etcd_endpoints=127.0.0.1:1 --json
+expect_refused pause_one_worker "--pause_worker_after_epochs needs --workers >= 2" \
+    --pause_worker_after_epochs=5 --workers=1 --json
+expect_refused kill_coordinator_nostandby "--kill_coordinator_after_epochs needs the standby" \
+    --nostandby --kill_coordinator_after_epochs=5 --json
+mkdir -p "$TMP/objects_file" && touch "$TMP/objects_file/file"
+expect_refused object_store_file "FAILED_PRECONDITION: object store root is not a directory" \
+    --object_store="$TMP/objects_file/file" --json
+
+# Every coordinator ends without a result (it cannot listen on a TEST-NET
+# address, which is none of this machine's): the error names its cause.
+"$BIN" --workers=1 --listen_host=192.0.2.1 --data_dir="$TMP/no_result" --json \
+    > "$TMP/no_result.out" 2> "$TMP/no_result.err"
+code=$?
+last=$(tail -1 "$TMP/no_result.out")
+[[ $code -eq 2 ]] || { cat "$TMP/no_result.err" "$TMP/no_result.out"; fail "no_result: exit $code, not 2"; }
+grep -qF "coordinator 0 exited with code 2: UNAVAILABLE: checkpoint coordinator cannot listen on '192.0.2.1:0'" <<<"$last" || \
+    { cat "$TMP/no_result.err"; fail "no_result: the JSON error does not name the coordinator's: $last"; }
+grep -qF "backfill_cluster: error: every coordinator ended without a result: coordinator 0 exited with code 2: UNAVAILABLE" \
+    "$TMP/no_result.err" || { cat "$TMP/no_result.err"; fail "no_result: the error line does not name the coordinator's"; }
+expect_nothing_left "$TMP/no_result" "after the no_result run"
+echo "no_result: $last"
 
 # Runs the command with the scenario and its flags ($3...) in $TMP/$1, with
 # dumps (not --json: the log lines are checked too); checks exit 0, a consistent JSON last line holding every pattern of
