@@ -122,7 +122,8 @@ ABSL_FLAG(uint32_t, barrier_timeout_seconds, 30,
 ABSL_FLAG(uint32_t, lease_seconds, 3,
           "TTL of every process's etcd lease: a dead or paused coordinator is "
           "replaced, a paused worker fenced, about this long after it stopped");
-ABSL_FLAG(bool, json, false, "print one JSON object as the last line");
+ABSL_FLAG(bool, json, false,
+          "print only the JSON last line (not the summary line before it)");
 ABSL_FLAG(std::string, data_dir, "",
           "directory for the object store, caches and etcd (default: a new "
           "one under $TMPDIR, removed at the end)");
@@ -511,10 +512,14 @@ int RunCoordinator(const std::string& data_dir) {
         std::move(sessions), resplit);
   };
   auto observer = [&checkpoints](const JobProgress& progress) {
-    Say(absl::StrCat("EPOCH ", progress.epochs, " checkpoints ",
-                     progress.checkpoints, " snapshot_rows ",
-                     progress.snapshot_rows, " committed ",
-                     (*checkpoints)->store()->CommittedEpoch(0).value()));
+    // `since_creation`: the job's barriers since the view's creation, which
+    // a coordinator that takes over continues (the launcher's fault epochs
+    // count these); EPOCH counts this coordinator's own.
+    Say(absl::StrCat(
+        "EPOCH ", progress.epochs, " checkpoints ", progress.checkpoints,
+        " snapshot_rows ", progress.snapshot_rows, " committed ",
+        (*checkpoints)->store()->CommittedEpoch(0).value(), " since_creation ",
+        progress.job_state.epochs_since_creation));
   };
   absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
       *store, options, nullptr, observer, Clock::Real(),
@@ -1191,7 +1196,8 @@ int RunLauncher() {
       Child* victim = find(false, 0);
       if (victim != nullptr && victim->pid > 0) {
         say(absl::StrCat("killing worker 0 (pid ", victim->pid,
-                         ") after epoch ", epochs));
+                         ") after epoch ", epochs, " (committed ", committed,
+                         ")"));
         victim->killed = true;
         Reap(*victim, SIGKILL);
         tally.workers_killed = 1;
@@ -1201,7 +1207,8 @@ int RunLauncher() {
         epochs >= faults.kill_coordinator_after && leader != nullptr &&
         leader->pid > 0) {
       say(absl::StrCat("killing the leader, ", leader->name, " (pid ",
-                       leader->pid, ") after epoch ", epochs));
+                       leader->pid, ") after epoch ", epochs, " (committed ",
+                       committed, ")"));
       leader->killed = true;
       Reap(*leader, SIGKILL);
       tally.coordinators_killed = 1;
@@ -1338,7 +1345,8 @@ int RunLauncher() {
       }
     } else if (absl::StartsWith(line, "EPOCH ")) {
       const uint64_t epoch = NumberAfter(line, "EPOCH").value_or(0);
-      epochs = std::max(epochs, epoch);
+      epochs =
+          std::max(epochs, NumberAfter(line, "since_creation").value_or(epoch));
       check_committed(child, line, "committed");
       inject();
       if (epoch % 20 == 0) say(absl::StrCat(child.name, ": ", line));
@@ -1386,6 +1394,21 @@ int RunLauncher() {
   if (g_interrupted.load()) {
     std::cerr << "backfill_cluster: interrupted; every process it started "
                  "was stopped\n";
+    // Resumable where the versions and the files outlive the run: etcd
+    // given, and a data directory (the object store's) that is not ours.
+    const bool external_etcd = !absl::GetFlag(FLAGS_etcd_endpoints).empty();
+    std::cerr << (external_etcd && !own_dir
+                      ? "backfill_cluster: rerun the same command (the same "
+                        "--etcd_endpoints and --data_dir) to resume the job\n"
+                      : absl::StrCat(
+                            "backfill_cluster: the run cannot be resumed: ",
+                            external_etcd ? "its data directory was temporary"
+                                          : "its versions were in the local "
+                                            "etcd cluster, stopped with it",
+                            " (resumable: --etcd_endpoints and --data_dir)\n"));
+    std::cout << ResultJson(total_workers, tally, {},
+                            "CANCELLED: interrupted (Ctrl-C)")
+              << std::endl;
     return 130;
   }
   if (!error.empty()) std::cerr << "backfill_cluster: error: " << error << "\n";

@@ -181,11 +181,18 @@ grep -q "coordinator 0: ATTEMPT 2 workers 2 assignment" "$TMP/kill_worker.log" |
 grep "coordinator 0: ATTEMPT 2 " "$TMP/kill_worker.log" | grep -q "worker-0" && \
     { cat "$TMP/kill_worker.log"; fail "kill_worker: an actor was placed on the killed worker"; }
 
-# 3. The leading coordinator killed after epoch 20: the standby finishes.
-run_case kill_coordinator '"coordinator_failovers":1,|"coordinators_killed":1,|"recoveries":0,' \
-    --workers=3 --kill_coordinator_after_epochs=20
+# 3. The leading coordinator killed after epoch 20: the standby finishes;
+#    worker 0 killed after epoch 30 since the view's creation, which the
+#    standby continues: about 10 barriers after the takeover, not 30 (the
+#    standby's own count).
+run_case kill_coordinator '"coordinator_failovers":1,|"coordinators_killed":1,|"workers_killed":1,|"recoveries":1,' \
+    --workers=3 --kill_coordinator_after_epochs=20 --kill_worker_after_epochs=30
 grep -q "coordinator 1 took over" "$TMP/kill_coordinator.log" || \
     { cat "$TMP/kill_coordinator.log"; fail "kill_coordinator: the standby did not take over"; }
+leader_at=$(sed -n 's/.*killing the leader.*(committed \([0-9]*\))$/\1/p' "$TMP/kill_coordinator.log")
+worker_at=$(sed -n 's/.*killing worker 0.*(committed \([0-9]*\))$/\1/p' "$TMP/kill_coordinator.log")
+[[ -n $leader_at && -n $worker_at && $worker_at -ge $leader_at && $((worker_at - leader_at)) -lt 20 ]] || \
+    { cat "$TMP/kill_coordinator.log"; fail "kill_coordinator: worker 0 killed at committed epoch ${worker_at:-?}, the leader at ${leader_at:-?}: not epoch 30 since the view's creation"; }
 
 # 4. The etcd leader killed after epoch 20.
 run_case kill_etcd_leader '"etcd_leaders_killed":1,|"coordinator_failovers":0,' \
@@ -244,6 +251,10 @@ kill -INT "$pid"
 wait "$pid"
 code=$?
 [[ $code -eq 130 ]] || { cat "$TMP/interrupt.log"; fail "Ctrl-C: exit $code, not 130"; }
+tail -1 "$TMP/interrupt.log" | grep -q '^{"consistent":false,.*"error":"CANCELLED: interrupted (Ctrl-C)"}$' ||
+    { cat "$TMP/interrupt.log"; fail "Ctrl-C: no JSON last line"; }
+grep -q "the run cannot be resumed: its versions were in the local etcd cluster" "$TMP/interrupt.log" ||
+    { cat "$TMP/interrupt.log"; fail "Ctrl-C: does not say whether it resumes"; }
 expect_nothing_left "$TMP/interrupt" "after Ctrl-C"
 echo "interrupt: exit 130, nothing left"
 echo PASS
