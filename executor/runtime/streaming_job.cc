@@ -159,7 +159,7 @@ absl::Status CheckSavedProgressKind(StateStore& store,
       snapshot ? "an arrangement or no_shuffle" : "a snapshot", " backfill: a ",
       BackfillKindName(options.backfill_kind),
       " backfill cannot resume it (rerun with the kind it was started "
-      "with)"));
+      "with: the scenario's backfill.kind, or //tools:backfill's --kind)"));
 }
 
 }  // namespace
