@@ -1083,6 +1083,9 @@ int RunLauncher() {
                                                      "cluster"
                                                    : "members")
               << " at " << endpoints << "; data directory " << data_dir
+              << "\nscenario " << (spec->name.empty() ? "default" : spec->name)
+              << ": " << BackfillKindName(spec->job.backfill_kind)
+              << " backfill, " << spec->job.initial_rows << " initial rows"
               << std::endl;
   }
   // One run's processes share its id: its done key is theirs alone.

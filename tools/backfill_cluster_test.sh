@@ -165,6 +165,8 @@ expect_timeout_fence() {
 run_case plain '"workers":3,|"workers_killed":0,|"coordinator_failovers":0,|"recoveries":0,' \
     --workers=3
 [[ $(wc -l < "$TMP/plain-dump/view.tsv") -gt 10000 ]] || fail "plain: the view dump is short"
+grep -q "^scenario cluster: arrangement backfill, [0-9]* initial rows$" "$TMP/plain.log" ||
+    { head -5 "$TMP/plain.log"; fail "plain: the scenario and its backfill kind are not named"; }
 # The actors are placed by the vnode assignment: on every worker.
 for w in 0 1 2; do
   grep -q "coordinator 0: ATTEMPT 1 workers 3 assignment [0-9]* actors .*:worker-$w" "$TMP/plain.log" || \
