@@ -1366,9 +1366,23 @@ int RunLauncher() {
       // A leader's names the worker ("FENCED worker-2 why"); a worker's is
       // its own.
       const std::string named = line.substr(7);
-      tally.fenced_workers.insert(child.coordinator
-                                      ? named.substr(0, named.find(' '))
-                                      : absl::StrCat("worker-", child.index));
+      const std::string worker = child.coordinator
+                                     ? named.substr(0, named.find(' '))
+                                     : absl::StrCat("worker-", child.index);
+      // A leader that resumes a job fences the workers its saved state
+      // names whose leases are gone: an earlier run's, when this run has
+      // no worker of that name that has registered. Not this run's fault.
+      uint32_t index = 0;
+      const Child* ours =
+          absl::SimpleAtoi(absl::StripPrefix(worker, "worker-"), &index)
+              ? find(false, index)
+              : nullptr;
+      if (ours == nullptr || !ours->ready) {
+        say(absl::StrCat(child.name, ": ", line,
+                         " (an earlier run's worker: not counted)"));
+        continue;
+      }
+      tally.fenced_workers.insert(worker);
       say(absl::StrCat(child.name, ": ", line));
     } else {
       say(absl::StrCat(child.name, ": ", line));

@@ -31,7 +31,9 @@
 #  8. a third worker added after epoch 15 to a job on 2: the attempt ends
 #     at its next checkpoint (a reschedule, not a recovery) and the next one
 #     places the actors over 3 by the new vnode assignment;
-#  9. on Ctrl-C exits 130 and leaves no process it started.
+#  9. on Ctrl-C exits 130 and leaves no process it started;
+# 10. with an etcd of its own and a kept directory, resumes after Ctrl-C,
+#     the first run's workers not counted as this run's fenced ones.
 # Runs 2-8 end consistent with dumps byte-equal to run 1's, and no run's
 # committed epoch goes back (the command checks each coordinator's reports).
 # After each run no coordinator, worker or etcd process of the run is left.
@@ -259,4 +261,49 @@ grep -q "the run cannot be resumed: its versions were in the local etcd cluster"
     { cat "$TMP/interrupt.log"; fail "Ctrl-C: does not say whether it resumes"; }
 expect_nothing_left "$TMP/interrupt" "after Ctrl-C"
 echo "interrupt: exit 130, nothing left"
+
+# 10. Ctrl-C with an etcd of the user's own and a kept --data_dir: the
+#     command says to rerun it, and the rerun resumes to a consistent view.
+#     The resuming leader fences the first run's workers (their leases are
+#     gone); they are not this run's and are not counted.
+etcd_port=$((20000 + RANDOM % 20000))
+etcd --name resume --data-dir "$TMP/resume-etcd" \
+    --listen-client-urls "http://127.0.0.1:$etcd_port" \
+    --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls "http://127.0.0.1:$((etcd_port + 1))" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$((etcd_port + 1))" \
+    --initial-cluster "resume=http://127.0.0.1:$((etcd_port + 1))" \
+    > "$TMP/resume-etcd.log" 2>&1 &
+etcd_pid=$!
+trap 'kill -9 $etcd_pid 2>/dev/null' EXIT
+for _ in $(seq 100); do
+  etcdctl --endpoints="127.0.0.1:$etcd_port" endpoint health > /dev/null 2>&1 && break
+  sleep 0.1
+done
+resume_flags=(--workers=2 --scenario="$SCENARIO" --etcd_endpoints="127.0.0.1:$etcd_port"
+              --data_dir="$TMP/resume")
+"$BIN" "${resume_flags[@]}" > "$TMP/resume1.log" 2>&1 &
+pid=$!
+for _ in $(seq 300); do
+  grep -q "^coordinator 0: ATTEMPT 1" "$TMP/resume1.log" && break
+  sleep 0.1
+done
+kill -INT "$pid"
+wait "$pid"
+code=$?
+[[ $code -eq 130 ]] || { cat "$TMP/resume1.log"; fail "resume: Ctrl-C exit $code, not 130"; }
+grep -q "rerun the same command (the same --etcd_endpoints and --data_dir) to resume" "$TMP/resume1.log" ||
+    { cat "$TMP/resume1.log"; fail "resume: Ctrl-C does not say the job resumes"; }
+"$BIN" "${resume_flags[@]}" --dump_dir="$TMP/resume-dump" > "$TMP/resume2.log" 2>&1
+code=$?
+last=$(tail -1 "$TMP/resume2.log")
+[[ $code -eq 0 ]] || { cat "$TMP/resume2.log"; fail "resume: exit $code"; }
+grep -q '"consistent":true' <<<"$last" || { cat "$TMP/resume2.log"; fail "resume: $last"; }
+grep -q '"workers_fenced":0,' <<<"$last" || { cat "$TMP/resume2.log"; fail "resume: the first run's workers counted as fenced: $last"; }
+for file in upstream.tsv view.tsv; do
+  cmp -s "$TMP/plain-dump/$file" "$TMP/resume-dump/$file" || fail "resume: $file differs from the never-interrupted run's"
+done
+kill -9 "$etcd_pid" 2>/dev/null; wait "$etcd_pid" 2>/dev/null
+expect_nothing_left "$TMP/resume" "after the resumed run"
+echo "resume: $last"
 echo PASS
