@@ -307,11 +307,15 @@ void SetProgress(const JobProgress& progress, tools::RunResult* result) {
   result->set_checkpoints(progress.checkpoints);
   result->set_parallelism(progress.parallelism);
   result->set_seconds(progress.seconds);
-  // The backfill did not finish: this run's rows over the run's seconds.
-  if (progress.seconds > 0) {
+  // This run's rows over the backfill's seconds if it finished before the
+  // run ended, else over the run's.
+  if (progress.backfill_seconds.has_value()) {
+    result->set_backfill_seconds(*progress.backfill_seconds);
+  }
+  const double seconds = progress.backfill_seconds.value_or(progress.seconds);
+  if (seconds > 0) {
     result->set_snapshot_rows_per_second(
-        static_cast<double>(progress.snapshot_rows_this_run) /
-        progress.seconds);
+        static_cast<double>(progress.snapshot_rows_this_run) / seconds);
   }
   result->set_barrier_latency_p50_ms(progress.barrier_latency_p50_ms);
   result->set_barrier_latency_p99_ms(progress.barrier_latency_p99_ms);
@@ -558,8 +562,11 @@ int Main(int argc, char** argv) {
         ->set_target_barrier_latency_ms(target);
   }
   absl::StatusOr<ScenarioSpec> spec = ScenarioSpecFromProto(*scenario);
-  if (!spec.ok()) return Fail(*flags, flags->scenario, "", spec.status());
-  const std::string name = spec->name.empty() ? "default" : spec->name;
+  // The scenario's name, known once its file parsed (a refused scenario's
+  // result names it too, as a run's does).
+  const std::string name =
+      scenario->name().empty() ? "default" : scenario->name();
+  if (!spec.ok()) return Fail(*flags, name, "", spec.status());
 
   // The metrics endpoint first: a port that cannot be had fails the run
   // before it creates or opens anything.

@@ -349,7 +349,11 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     if (rescale_in_flight_) FinishRescale(graph);
   }
   if (kind_ == BarrierKind::kInitial) {
-    result_.resumed |= graph.source->resumed();
+    // Decided by the run's first attempt to start the job (a later attempt,
+    // after a recovery, resumes this run's own checkpoints).
+    if (!result_.upstream_ops_before_run.has_value()) {
+      result_.resumed = graph.source->resumed();
+    }
     return absl::OkStatus();
   }
   (done_ ? steady_latencies_ms_ : backfill_latencies_ms_)
@@ -412,6 +416,7 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     progress.adaptive_target_unreachable =
         adaptive_ != nullptr && !done_ && adaptive_->target_unreachable();
     progress.job_state = state_;
+    progress.backfill_seconds = result_.backfill_seconds;
     attempt_.observer(progress);
   }
   if (last_) finished_ = true;

@@ -47,6 +47,8 @@ struct JobProgress {
   // The job state in force (its rate policy, adaptive target and rate,
   // pauses, parallelism), as the next checkpoint persists it.
   JobState job_state;
+  // JobResult::backfill_seconds once the backfill finished in this run.
+  std::optional<double> backfill_seconds;
 };
 
 struct JobResult {
@@ -76,6 +78,9 @@ struct JobResult {
   uint32_t parallelism = 0;
   // The job state in force at the end (as persisted by the last checkpoint).
   JobState job_state;
+  // The run started from a job an earlier run had checkpointed (its source
+  // resumed from a persisted offset), not one it created. A recovery within
+  // the run does not make it resumed (that is `recoveries`).
   bool resumed = false;
   // Recoveries from errors in this run (each reopened the store if it could).
   uint32_t recoveries = 0;

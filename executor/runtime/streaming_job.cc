@@ -193,7 +193,6 @@ absl::StatusOr<JobResult> RunStreamingJobWithDriver(
     while (true) {
       BACKFILL_RETURN_IF_ERROR(policy.BeginRecovery(error));
       result.recoveries = policy.recoveries();
-      result.resumed = true;
       if (options.on_recovery) options.on_recovery(error, result.recoveries);
       BACKFILL_ASSIGN_OR_RETURN(const absl::Duration backoff,
                                 policy.Backoff(error, clock.Now()));

@@ -73,6 +73,10 @@ for entry in "${transient[@]}"; do
   last=$(tail -1 "$out")
   recoveries=$(recoveries_of "$out")
   [[ ${recoveries:-0} -ge 1 ]] || { show; fail "$name: no recovery reported: $last"; }
+  # A recovery is not a resume: a fresh directory's run created its job.
+  if [[ $entry == *"|fresh|"* ]]; then
+    grep -q '"resumed":false' <<<"$last" || { show; fail "$name: a fresh run called resumed: $last"; }
+  fi
   grep -q "recovering from the last checkpoint" "$err" || { show; fail "$name: recovery not logged"; }
   grep "recovering from the last checkpoint" "$err" | head -1 | grep -Eq "$message" ||
       { show; fail "$name: the logged error does not say /$message/"; }
