@@ -491,6 +491,29 @@ absl::Status ValidateRuntime(const tools::Scenario& scenario,
                    absl::StrCat("= ", runtime.extra_checkpoints_after_finish(),
                                 " exceeds ", kMaxExtraCheckpoints));
   }
+  // Nor can a job finish that needs more checkpoints than fit: the one that
+  // records the backfill's end and the extra ones after it, each
+  // checkpoint_frequency barriers apart.
+  const tools::Runtime& in_force = defaulted.runtime();
+  const double needed_ms =
+      (static_cast<double>(in_force.extra_checkpoints_after_finish()) + 1) *
+      in_force.checkpoint_frequency() * in_force.barrier_interval_ms();
+  if (needed_ms >= static_cast<double>(limit_ms)) {
+    return Invalid(
+        "runtime.checkpoint_frequency",
+        absl::StrCat("= ", in_force.checkpoint_frequency(),
+                     ": its checkpoints come every ",
+                     uint64_t{in_force.checkpoint_frequency()} *
+                         in_force.barrier_interval_ms(),
+                     " ms (runtime.barrier_interval_ms = ",
+                     in_force.barrier_interval_ms(), "), and the run needs ",
+                     in_force.extra_checkpoints_after_finish() + 1,
+                     " of them (the backfill's end, then "
+                     "runtime.extra_checkpoints_after_finish = ",
+                     in_force.extra_checkpoints_after_finish(), "): at least ",
+                     needed_ms / 1000, " s, not below runtime.max_seconds = ",
+                     in_force.max_seconds(), " s"));
+  }
   return absl::OkStatus();
 }
 

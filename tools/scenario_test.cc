@@ -410,6 +410,17 @@ TEST(ScenarioTest, EveryErrorNamesItsField) {
        },
        "runtime.barrier_interval_ms = 5000 is not below "
        "runtime.max_seconds = 5 s"},
+      {"checkpoints the time limit cannot hold (found by a new user's "
+       "scenario: it finished its backfill, then waited out the limit)",
+       [](auto& s) {
+         s.mutable_runtime()->set_barrier_interval_ms(10);
+         s.mutable_runtime()->set_checkpoint_frequency(300);
+         s.mutable_runtime()->set_max_seconds(8);
+       },
+       "runtime.checkpoint_frequency = 300: its checkpoints come every 3000 "
+       "ms (runtime.barrier_interval_ms = 10), and the run needs 4 of them "
+       "(the backfill's end, then runtime.extra_checkpoints_after_finish = "
+       "3): at least 12 s, not below runtime.max_seconds = 8 s"},
       {"action at epoch 0", [](auto& s) { s.add_actions()->set_pause(true); },
        "actions[0].at_epoch = 0"},
       {"action without oneof",

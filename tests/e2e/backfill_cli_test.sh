@@ -19,11 +19,14 @@ grep -q "parallelism=abc" <<<"$out" || fail "bad number message: $out"
 # --- bad scenario: exit 2 naming the field; the data dir is left alone ------
 mkdir -p "$TMP/existing"; echo keep > "$TMP/existing/marker"
 cat > "$TMP/bad.textproto" <<'X'
+name: "bad_pk"
 table { columns { name: "a" type: INT64 } primary_key { column: 3 } }
 X
 out=$("$BIN" --scenario="$TMP/bad.textproto" --data_dir="$TMP/existing" 2>&1); code=$?
 [[ $code -eq 2 ]] || fail "bad scenario: exit $code"
 grep -q "primary_key" <<<"$out" || fail "bad scenario message does not name the field: $out"
+# The result names the scenario (its file parsed), not the file.
+grep -q '"scenario":"bad_pk"' <<<"$(tail -1 <<<"$out")" || fail "bad scenario: not named: $out"
 [[ "$(ls "$TMP/existing")" == "marker" ]] || fail "the data directory was written"
 echo 'table { ' > "$TMP/unparsable.textproto"
 out=$("$BIN" --scenario="$TMP/unparsable.textproto" 2>&1); code=$?
@@ -64,6 +67,32 @@ run_ok "$TMP/slow_resumed.log" --scenario="$TMP/slow60.textproto" \
     --data_dir="$TMP/slow" --rate_limit=0 --dump_dir="$TMP/slow_dump"
 expect_consistent slow_resumed "$TMP/slow_resumed.log" "$TMP/slow_dump"
 expect_resumed slow_resumed "$TMP/slow_resumed.log"
+
+# --- a backfill that finished in a run then stopped by Ctrl-C: the result
+# has its backfill_seconds, and the rate is over them ------------------------
+cat > "$TMP/finished.textproto" <<'X'
+name: "finished"
+table { columns { name: "k" type: INT64 } primary_key { column: 0 } }
+initial_rows: 2000
+seed: 4
+runtime { barrier_interval_ms: 20 checkpoint_frequency: 1 max_seconds: 120 extra_checkpoints_after_finish: 1000 }
+X
+"$BIN" --scenario="$TMP/finished.textproto" --data_dir="$TMP/finished" \
+    > "$TMP/finished.out" 2> "$TMP/finished.err" &
+pid=$!
+for _ in $(seq 300); do
+  grep -q "100.0% of snapshot" "$TMP/finished.out" && break
+  sleep 0.1
+done
+grep -q "100.0% of snapshot" "$TMP/finished.out" || fail "finished: the backfill did not finish: $(cat "$TMP/finished.out")"
+kill -INT "$pid"; wait "$pid"; code=$?
+[[ $code -eq 130 ]] || fail "finished, then Ctrl-C: exit $code: $(cat "$TMP/finished.err")"
+json=$(tail -1 "$TMP/finished.out")
+backfill_seconds=$(grep -o '"backfill_seconds":[0-9.e-]*' <<<"$json" | cut -d: -f2)
+[[ -n $backfill_seconds ]] || fail "the finished backfill's seconds are missing: $json"
+awk -v b="$backfill_seconds" 'BEGIN { exit !(b > 0 && b < 1.5) }' ||
+    fail "backfill_seconds $backfill_seconds is not the backfill's time: $json"
+grep -q '"snapshot_rows":2000,' <<<"$json" || fail "finished: $json"
 
 # --- SIGKILL during the backfill, resume, possibly at another parallelism ---
 # A rate-limited backfill of 40k rows under pk-changing churn (~5 s a run).
