@@ -266,20 +266,28 @@ echo "interrupt: exit 130, nothing left"
 #     command says to rerun it, and the rerun resumes to a consistent view.
 #     The resuming leader fences the first run's workers (their leases are
 #     gone); they are not this run's and are not counted.
-etcd_port=$((20000 + RANDOM % 20000))
-etcd --name resume --data-dir "$TMP/resume-etcd" \
-    --listen-client-urls "http://127.0.0.1:$etcd_port" \
-    --advertise-client-urls "http://127.0.0.1:$etcd_port" \
-    --listen-peer-urls "http://127.0.0.1:$((etcd_port + 1))" \
-    --initial-advertise-peer-urls "http://127.0.0.1:$((etcd_port + 1))" \
-    --initial-cluster "resume=http://127.0.0.1:$((etcd_port + 1))" \
-    > "$TMP/resume-etcd.log" 2>&1 &
-etcd_pid=$!
-trap 'kill -9 $etcd_pid 2>/dev/null' EXIT
-for _ in $(seq 100); do
-  etcdctl --endpoints="127.0.0.1:$etcd_port" endpoint health > /dev/null 2>&1 && break
-  sleep 0.1
+# A member on random ports: another port pair if those are taken.
+etcd_pid=""
+trap '[[ -n $etcd_pid ]] && kill -9 $etcd_pid 2>/dev/null' EXIT
+for _ in 1 2 3 4 5; do
+  etcd_port=$((20000 + RANDOM % 20000))
+  rm -rf "$TMP/resume-etcd"
+  etcd --name resume --data-dir "$TMP/resume-etcd" \
+      --listen-client-urls "http://127.0.0.1:$etcd_port" \
+      --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+      --listen-peer-urls "http://127.0.0.1:$((etcd_port + 1))" \
+      --initial-advertise-peer-urls "http://127.0.0.1:$((etcd_port + 1))" \
+      --initial-cluster "resume=http://127.0.0.1:$((etcd_port + 1))" \
+      > "$TMP/resume-etcd.log" 2>&1 &
+  etcd_pid=$!
+  for _ in $(seq 50); do
+    etcdctl --endpoints="127.0.0.1:$etcd_port" endpoint health > /dev/null 2>&1 && break 2
+    kill -0 "$etcd_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -9 "$etcd_pid" 2>/dev/null; wait "$etcd_pid" 2>/dev/null; etcd_pid=""
 done
+[[ -n $etcd_pid ]] || { cat "$TMP/resume-etcd.log"; fail "resume: etcd did not start"; }
 resume_flags=(--workers=2 --scenario="$SCENARIO" --etcd_endpoints="127.0.0.1:$etcd_port"
               --data_dir="$TMP/resume")
 "$BIN" "${resume_flags[@]}" > "$TMP/resume1.log" 2>&1 &
