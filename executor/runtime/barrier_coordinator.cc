@@ -74,6 +74,12 @@ absl::Status BarrierCoordinator::LoadJobState() {
 
 namespace {
 
+// What a count reached in this run: `total` less the part an earlier run
+// had (`before`), never below 0.
+uint64_t ThisRun(uint64_t total, uint64_t before) {
+  return total - std::min(total, before);
+}
+
 // The controller's ceiling under the user's limit.
 uint32_t AdaptiveCeiling(RateLimit rate_limit) {
   return rate_limit.is_fixed() ? rate_limit.rows_per_second() : UINT32_MAX;
@@ -377,8 +383,7 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     result_.upstream_ops_before_run = graph.source->start_offset();
   }
   const uint64_t offset = graph.source->offset();
-  result_.upstream_ops =
-      offset - std::min(offset, *result_.upstream_ops_before_run);
+  result_.upstream_ops = ThisRun(offset, *result_.upstream_ops_before_run);
   if (attempt_.observer) {
     JobProgress progress;
     progress.seconds = absl::ToDoubleSeconds(clock_.Now() - attempt_.job_start);
@@ -390,8 +395,7 @@ absl::Status BarrierCoordinator::OnCollected(JobGraph& graph) {
     }
     progress.snapshot_rows = observed_rows_;
     progress.snapshot_rows_this_run =
-        observed_rows_ -
-        std::min(observed_rows_, *result_.snapshot_rows_before_run);
+        ThisRun(observed_rows_, *result_.snapshot_rows_before_run);
     progress.upstream_ops = result_.upstream_ops;
     progress.epochs = result_.epochs;
     progress.checkpoints = result_.checkpoints;
@@ -429,10 +433,8 @@ void BarrierCoordinator::RecordAttemptEnd(const JobGraph& graph,
     result_.snapshot_rows = graph.in_force().tracker->consumed_rows();
     // Rows read in this run, by every attempt (an earlier run's persisted
     // rows are not counted; the first barrier's report includes them).
-    result_.snapshot_rows_this_run =
-        result_.snapshot_rows -
-        std::min(result_.snapshot_rows,
-                 result_.snapshot_rows_before_run.value_or(0));
+    result_.snapshot_rows_this_run = ThisRun(
+        result_.snapshot_rows, result_.snapshot_rows_before_run.value_or(0));
     result_.barrier_latency_p50_ms = latency_p50_ms_.Get();
     result_.barrier_latency_p99_ms = latency_p99_ms_.Get();
     result_.backfill_barrier_latency_p50_ms =

@@ -8,6 +8,7 @@
 // refuses to resume another kind's progress. ResumedJobTest runs every
 // kind, the arrangement backfill too, through a resumed run's counts.
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -107,6 +108,19 @@ TEST_P(FixedSplitJobTest, DoesNotResumeAtAnotherParallelism) {
 
 class ResumedJobTest : public ::testing::TestWithParam<BackfillKind> {};
 
+// Runs `options` on `store` to the end, checking that it resumed the job
+// there and ended consistent; the result, or nullopt after a failure.
+std::optional<JobResult> ResumeToTheEnd(StateStore& store,
+                                        const StreamingJobOptions& options) {
+  absl::StatusOr<JobResult> resumed =
+      RunStreamingJob(store, options, nullptr, {}, Clock::Real());
+  EXPECT_TRUE(resumed.ok()) << resumed.status();
+  if (!resumed.ok()) return std::nullopt;
+  EXPECT_TRUE(resumed->consistent) << resumed->mismatch;
+  EXPECT_TRUE(resumed->resumed);
+  return *std::move(resumed);
+}
+
 // A resumed job reads on from its saved progress, and counts as its own the
 // rows it read in its first epoch: the rows read before it are those its
 // actors' persisted progress held when they started, not what they
@@ -120,11 +134,9 @@ TEST_P(ResumedJobTest, CountsTheRowsItReadInItsFirstEpochAsItsOwn) {
   // Unlimited, the rest is read before the first barrier after the
   // initial one.
   options.barrier_interval = absl::Milliseconds(300);
-  BACKFILL_ASSERT_OK_AND_ASSIGN(
-      JobResult resumed,
-      RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
-  EXPECT_TRUE(resumed.consistent) << resumed.mismatch;
-  EXPECT_TRUE(resumed.resumed);
+  const std::optional<JobResult> run = ResumeToTheEnd(*store, options);
+  ASSERT_TRUE(run.has_value());
+  const JobResult& resumed = *run;
   EXPECT_EQ(resumed.recoveries, 0u);
   ASSERT_TRUE(resumed.snapshot_rows_before_run.has_value());
   // The first run's rows were not read again: at most 1000 rows/s for
@@ -149,13 +161,10 @@ TEST_P(ResumedJobTest, CountsOnlyTheUpstreamChangesOfThisRun) {
     last = progress;
   });
   EXPECT_EQ(last.upstream_ops, 500u);
-  BACKFILL_ASSERT_OK_AND_ASSIGN(
-      JobResult resumed,
-      RunStreamingJob(*store, options, nullptr, {}, Clock::Real()));
-  EXPECT_TRUE(resumed.consistent) << resumed.mismatch;
-  EXPECT_TRUE(resumed.resumed);
-  EXPECT_EQ(resumed.upstream_ops_before_run, 500u);
-  EXPECT_EQ(resumed.upstream_ops, 0u);
+  const std::optional<JobResult> resumed = ResumeToTheEnd(*store, options);
+  ASSERT_TRUE(resumed.has_value());
+  EXPECT_EQ(resumed->upstream_ops_before_run, 500u);
+  EXPECT_EQ(resumed->upstream_ops, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, ResumedJobTest,
