@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -110,7 +111,8 @@ class ActorWorker::Service final
     const std::string coordinator = request->coordinator_exchange_address();
     auto remote = std::make_shared<GrpcRemoteActors>(
         [actors](ActorId actor) { return actors.contains(actor); },
-        *worker_->exchange_, [coordinator](ActorId) { return coordinator; });
+        *worker_->exchange_, [coordinator](ActorId) { return coordinator; },
+        /*permits=*/16, request->attempt_key());
     // The injects of this attempt kept so far are checked and kept for its
     // actors; an earlier attempt's are dropped.
     const uint64_t attempt_key = request->attempt_key();
@@ -199,7 +201,32 @@ class ActorWorker::Service final
                                     absl::Milliseconds(20));
         }
       };
+      // The coordinator ended the attempt (it cancelled this call, or its
+      // connection went): every actor must end, also one that reads no
+      // input while it waits to send on an edge the coordinator never
+      // received (its connection failed). Its inputs fail, and so do the
+      // sends on this worker's edges.
+      Mutex watch_mu;
+      CondVar watch_cv;
+      bool actors_ended = false;
+      std::thread watcher([&] {
+        MutexLock lock(&watch_mu);
+        while (!actors_ended) {
+          if (call->IsCancelled() || shutdown_.IsCancelled()) {
+            remote->CancelInputs();
+            worker_->exchange_->CancelOutputs();
+            return;
+          }
+          watch_cv.WaitWithTimeout(&watch_mu, absl::Milliseconds(20));
+        }
+      });
       status = RunActorsThreaded(**graph, *context.clock, hooks);
+      {
+        MutexLock lock(&watch_mu);
+        actors_ended = true;
+        watch_cv.SignalAll();
+      }
+      watcher.join();
       {
         MutexLock lock(&mu_);
         running_ = nullptr;

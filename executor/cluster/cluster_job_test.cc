@@ -8,6 +8,7 @@
 // a worker lost mid-backfill fails the attempt, and the recovery places
 // every actor on the worker left and ends consistent.
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -169,8 +170,13 @@ class Cluster {
     std::vector<std::string> fenced;
   };
 
+  // Changes an attempt's endpoints (attempts count from 1) before they are
+  // placed on.
+  using EndpointRewrite =
+      std::function<void(uint64_t attempt, std::vector<WorkerEndpoint>&)>;
+
   // Runs the job; each attempt places its actors on the workers alive.
-  Run RunJob() {
+  Run RunJob(const EndpointRewrite& rewrite = nullptr) {
     Run run;
     uint64_t attempt = 0;
     PlacementFactory factory = [&](const JobState&)
@@ -194,6 +200,7 @@ class Cluster {
                         worker.endpoints.at("exchange")});
       }
       run.workers_per_attempt.push_back(live.size());
+      if (rewrite != nullptr) rewrite(attempt + 1, live);
       return std::make_unique<ClusterPlacement>(
           *exchange_, *committer_, *store_, std::move(live), ++attempt);
     };
@@ -332,6 +339,37 @@ TEST(ClusterJobFailureTest, AWorkersFailedActorsAreHeldAndTheJobRecovers) {
   EXPECT_EQ(faults->num_fired(), 1u);
   ASSERT_EQ(run.result->recoveries, 1u) << ::testing::PrintToString(errors);
   EXPECT_THAT(errors[0], ::testing::HasSubstr("injected fault"));
+  EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u, 2u));
+}
+
+// The first attempt cannot reach worker 0's exchange server (its address
+// names a port nothing listens on), so the view never receives the output
+// of worker 0's actors: they wait to send it and read nothing. The attempt
+// fails; worker 0 must end it when the coordinator cancels its call, or the
+// next attempt, which waits for it, holds its first barrier until the
+// barrier timeout and worker 0 is fenced.
+TEST(ClusterJobFailureTest,
+     AnAttemptWhoseOutputWasNeverReceivedEndsAtItsCancel) {
+  StreamingJobOptions options = SplitJobOptions(BackfillKind::kArrangement);
+  options.max_recoveries = 3;
+  options.recovery_backoff = absl::Milliseconds(10);
+  options.barrier_timeout = absl::Seconds(20);
+  std::vector<std::string> errors;
+  options.on_recovery = [&](const absl::Status& error, uint32_t) {
+    errors.push_back(error.ToString());
+  };
+  Cluster cluster("cluster-unreached", options, /*num_workers=*/2);
+  ASSERT_TRUE(cluster.ok());
+  Cluster::Run run =
+      cluster.RunJob([](uint64_t attempt, std::vector<WorkerEndpoint>& live) {
+        // Port 1: privileged, nothing listens (the connection is refused).
+        if (attempt == 1) live[0].exchange_address = "127.0.0.1:1";
+      });
+  BACKFILL_ASSERT_OK(run.result.status()) << ::testing::PrintToString(errors);
+  EXPECT_TRUE(run.result->consistent) << run.result->mismatch;
+  ASSERT_EQ(run.result->recoveries, 1u) << ::testing::PrintToString(errors);
+  EXPECT_THAT(errors[0], ::testing::HasSubstr("127.0.0.1:1: not connected"));
+  EXPECT_THAT(run.fenced, ::testing::IsEmpty());
   EXPECT_THAT(run.workers_per_attempt, ::testing::ElementsAre(2u, 2u));
 }
 

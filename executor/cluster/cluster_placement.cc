@@ -24,8 +24,12 @@ struct ClusterPlacement::Call {
   cluster::proto::AttemptRequest request;
   // Its backfill actors (the request's), for each barrier's inject.
   std::vector<uint32_t> actors;
+  std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<cluster::proto::ActorService::Stub> stub;
   grpc::ClientContext context;
+  // Set by EndRemote before it cancels the call (which may not have
+  // started: it waits for its connection).
+  std::atomic<bool> cancelled{false};
   std::thread thread;
   Mutex mu;
   CondVar ended_cv;
@@ -68,7 +72,8 @@ ClusterPlacement::ClusterPlacement(ExchangeServer& exchange,
             return workers_.empty()
                        ? std::string()
                        : workers_[WorkerOf(actor)].exchange_address;
-          }) {}
+          },
+          /*permits=*/16, attempt_key_) {}
 
 ClusterPlacement::~ClusterPlacement() { EndRemote().IgnoreError(); }
 
@@ -188,8 +193,9 @@ absl::Status ClusterPlacement::StartRemote(const JobState& state,
     if (request.actors_size() == 0) continue;
     // A worker that vanished without closing the connection (its machine
     // died) fails the call within the keepalive's interval + timeout.
-    call->stub = cluster::proto::ActorService::NewStub(
-        CreateKeepaliveChannel(workers_[w].actor_address, Keepalive{}));
+    call->channel =
+        CreateKeepaliveChannel(workers_[w].actor_address, Keepalive{});
+    call->stub = cluster::proto::ActorService::NewStub(call->channel);
     Call& started = *call;
     calls_.push_back(std::move(call));
     started.thread = std::thread([this, &started, &graph, &coordinator] {
@@ -261,6 +267,16 @@ void ClusterPlacement::Relay(Call& call, JobGraph& graph,
                              BarrierCoordinator& coordinator) {
   const std::string context =
       absl::StrCat(call.name, ", attempt ", attempt_, ": ");
+  const absl::Status connected = WaitUntilConnected(
+      *call.channel, kConnectTimeout, [&call] { return call.cancelled.load(); },
+      absl::StrCat(call.name, ", attempt ", attempt_));
+  if (!connected.ok()) {
+    if (!call.cancelled.load()) RecordFailure(connected, coordinator);
+    MutexLock lock(&call.mu);
+    call.ended = true;
+    call.ended_cv.SignalAll();
+    return;
+  }
   std::unique_ptr<grpc::ClientReader<cluster::proto::AttemptEvent>> reader =
       call.stub->RunAttempt(&call.context, call.request);
   cluster::proto::AttemptEvent event;
@@ -437,6 +453,7 @@ absl::Status ClusterPlacement::EndRemote() {
           call->ended_cv.WaitWithTimeout(&call->mu, left);
         }
       }
+      call->cancelled.store(true);
       call->context.TryCancel();
       if (call->thread.joinable()) call->thread.join();
     }

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
 
 namespace backfill {
@@ -43,8 +45,38 @@ std::shared_ptr<grpc::Channel> CreateKeepaliveChannel(
     const std::string& address, const Keepalive& keepalive) {
   grpc::ChannelArguments arguments;
   AddKeepaliveArguments(keepalive, arguments);
+  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
                                    arguments);
+}
+
+absl::Status WaitUntilConnected(grpc::Channel& channel, absl::Duration timeout,
+                                const std::function<bool()>& cancelled,
+                                absl::string_view what) {
+  const absl::Time deadline = absl::Now() + timeout;
+  // GetState(true) starts a connection attempt on an idle channel; one in
+  // TRANSIENT_FAILURE tries again when its backoff ends.
+  grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
+  while (state != GRPC_CHANNEL_READY) {
+    if (cancelled != nullptr && cancelled()) {
+      return absl::CancelledError(
+          absl::StrCat(what, ": cancelled while connecting"));
+    }
+    const absl::Time now = absl::Now();
+    if (now >= deadline) {
+      return absl::UnavailableError(absl::StrCat(
+          what, ": not connected within ", absl::FormatDuration(timeout), " (",
+          state == GRPC_CHANNEL_TRANSIENT_FAILURE ? "every attempt failed"
+          : state == GRPC_CHANNEL_SHUTDOWN        ? "the channel is shut down"
+                                                  : "still connecting",
+          ")"));
+    }
+    const absl::Time wake = std::min(deadline, now + absl::Milliseconds(50));
+    channel.WaitForStateChange(state, absl::ToChronoTime(wake));
+    state = channel.GetState(/*try_to_connect=*/true);
+  }
+  return absl::OkStatus();
 }
 
 void ConfigureKeepalive(grpc::ServerBuilder& builder,

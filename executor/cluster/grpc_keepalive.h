@@ -14,12 +14,18 @@
 // whose client pings more often than every 5 minutes. The etcd client is
 // left alone: etcd's server refuses pings more often than every 5 s and
 // pings without a call open.
+//
+// Connecting: WaitUntilConnected, before a call whose failure fails an
+// attempt, lets a connection attempt that failed be retried instead.
 #ifndef EXECUTOR_CLUSTER_GRPC_KEEPALIVE_H_
 #define EXECUTOR_CLUSTER_GRPC_KEEPALIVE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace grpc {
@@ -54,9 +60,31 @@ struct Keepalive {
 void AddKeepaliveArguments(const Keepalive& keepalive,
                            grpc::ChannelArguments& arguments);
 
-// An insecure channel to `address` with AddKeepaliveArguments.
+// An insecure channel to `address` with AddKeepaliveArguments, whose failed
+// connection attempts are retried after 100 ms, backing off to 1 s (gRPC's
+// defaults: 1 s to 120 s, made for servers far away; ours are on one
+// cluster's network).
 std::shared_ptr<grpc::Channel> CreateKeepaliveChannel(
     const std::string& address, const Keepalive& keepalive);
+
+// How long a cluster call waits for its channel's connection
+// (WaitUntilConnected) before it fails: far more than a few retries, far
+// less than a barrier timeout.
+inline constexpr absl::Duration kConnectTimeout = absl::Seconds(5);
+
+// Waits until `channel` is connected, trying again after each failed
+// attempt, for at most `timeout`; checks `cancelled` every 50 ms. Call it
+// before a call whose failure would fail an attempt: a call on a channel
+// whose last connection attempt failed fails at once, and the gRPC of
+// Debian 12 (1.51) fails some attempts that would succeed (it reads
+// connect()'s errno after calls that may change it, and reports e.g. "No
+// such file or directory"; gRPC pull request 35064). A peer that is gone
+// still fails the call, `timeout` later.
+// Errors: Unavailable "<what>: not connected within <timeout> (<state>)";
+// Cancelled "<what>: cancelled while connecting" once `cancelled()`.
+absl::Status WaitUntilConnected(grpc::Channel& channel, absl::Duration timeout,
+                                const std::function<bool()>& cancelled,
+                                absl::string_view what);
 
 // The server's side: accepts its clients' pings however often they come
 // (they are ours), and pings its clients per `keepalive` itself, so that a

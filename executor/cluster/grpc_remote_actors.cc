@@ -9,11 +9,13 @@ namespace backfill {
 
 GrpcRemoteActors::GrpcRemoteActors(
     std::function<bool(ActorId)> is_local, ExchangeServer& server,
-    std::function<std::string(ActorId)> address_of, uint32_t permits)
+    std::function<std::string(ActorId)> address_of, uint32_t permits,
+    uint64_t attempt_key)
     : is_local_(std::move(is_local)),
       server_(server),
       address_of_(std::move(address_of)),
-      permits_(permits) {}
+      permits_(permits),
+      attempt_key_(attempt_key) {}
 
 GrpcRemoteActors::~GrpcRemoteActors() { CancelInputs(); }
 
@@ -24,7 +26,7 @@ absl::Status GrpcRemoteActors::Serve(ActorId upstream, ActorId downstream,
                                      ChannelReceiver receiver) {
   BACKFILL_ASSIGN_OR_RETURN(MessageCodec codec, MessageCodec::Create(schema));
   return server_.AddOutput(upstream, downstream, std::move(receiver),
-                           std::move(codec));
+                           std::move(codec), attempt_key_);
 }
 
 absl::Status GrpcRemoteActors::Receive(ActorId upstream, ActorId downstream,
@@ -41,7 +43,8 @@ absl::Status GrpcRemoteActors::Receive(ActorId upstream, ActorId downstream,
   inputs_.push_back(RemoteInput::Start({.address = std::move(address),
                                         .upstream = upstream,
                                         .downstream = downstream,
-                                        .permits = permits_},
+                                        .permits = permits_,
+                                        .attempt_key = attempt_key_},
                                        std::move(codec), std::move(sender)));
   return absl::OkStatus();
 }

@@ -34,11 +34,14 @@ class GrpcRemoteActors final : public RemoteActors {
   // `is_local`: whether this process runs an actor. `server`: this process's
   // exchange server (must outlive this). `address_of`: the exchange server
   // address of the process that runs a remote actor. `permits`: each
-  // input's credit (RemoteInputOptions::permits).
+  // input's credit (RemoteInputOptions::permits). `attempt_key`: the attempt
+  // the actors are of (actor_service.proto's AttemptRequest.attempt_key; 0:
+  // none): outputs are served and inputs received as that attempt's, so an
+  // earlier attempt's edge a process still holds is never read by this one.
   GrpcRemoteActors(std::function<bool(ActorId)> is_local,
                    ExchangeServer& server,
                    std::function<std::string(ActorId)> address_of,
-                   uint32_t permits = 16);
+                   uint32_t permits = 16, uint64_t attempt_key = 0);
   ~GrpcRemoteActors() override;  // CancelInputs()
 
   bool IsLocal(ActorId actor) const override;
@@ -70,6 +73,7 @@ class GrpcRemoteActors final : public RemoteActors {
   ExchangeServer& server_;
   const std::function<std::string(ActorId)> address_of_;
   const uint32_t permits_;
+  const uint64_t attempt_key_;
   mutable Mutex mu_;
   std::vector<std::unique_ptr<RemoteInput>> inputs_ ABSL_GUARDED_BY(mu_);
 };

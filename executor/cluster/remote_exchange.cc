@@ -45,8 +45,9 @@ class ExchangeServer::Service final
           grpc::StatusCode::INVALID_ARGUMENT,
           absl::StrCat(edge_name, ": the first request ", "grants no permit"));
     }
-    absl::StatusOr<EdgePtr> edge = server_->Take(
-        first.upstream_actor(), first.downstream_actor(), context);
+    absl::StatusOr<EdgePtr> edge =
+        server_->Take(first.upstream_actor(), first.downstream_actor(),
+                      first.attempt_key(), context);
     if (!edge.ok()) return ToGrpc(edge.status());
     absl::Cleanup release = [this, &first] {
       server_->Release(first.upstream_actor(), first.downstream_actor());
@@ -136,7 +137,8 @@ ExchangeServer::~ExchangeServer() { Shutdown(); }
 
 absl::Status ExchangeServer::AddOutput(ActorId upstream, ActorId downstream,
                                        ChannelReceiver receiver,
-                                       MessageCodec codec) {
+                                       MessageCodec codec,
+                                       uint64_t attempt_key) {
   MutexLock lock(&mu_);
   if (shutdown_) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -151,12 +153,14 @@ absl::Status ExchangeServer::AddOutput(ActorId upstream, ActorId downstream,
   it->second = std::make_shared<Edge>();
   it->second->receiver = std::make_unique<ChannelReceiver>(std::move(receiver));
   it->second->codec = std::make_unique<MessageCodec>(std::move(codec));
+  it->second->attempt_key = attempt_key;
   edge_added_.SignalAll();
   return absl::OkStatus();
 }
 
 absl::StatusOr<ExchangeServer::EdgePtr> ExchangeServer::Take(
-    ActorId upstream, ActorId downstream, grpc::ServerContext* call) {
+    ActorId upstream, ActorId downstream, uint64_t attempt_key,
+    grpc::ServerContext* call) {
   const absl::Time deadline = absl::Now() + options_.edge_wait;
   MutexLock lock(&mu_);
   while (true) {
@@ -166,7 +170,7 @@ absl::StatusOr<ExchangeServer::EdgePtr> ExchangeServer::Take(
                        ": the exchange server is shutting down"));
     }
     auto it = edges_.find({upstream, downstream});
-    if (it != edges_.end()) {
+    if (it != edges_.end() && it->second->attempt_key == attempt_key) {
       if (it->second->taken) {
         return absl::FailedPreconditionError(absl::StrCat(
             EdgeName(upstream, downstream), " is received already"));
@@ -180,7 +184,8 @@ absl::StatusOr<ExchangeServer::EdgePtr> ExchangeServer::Take(
       return absl::NotFoundError(absl::StrCat(
           EdgeName(upstream, downstream), " was not added to the exchange ",
           "server at ", address_, " within ",
-          absl::FormatDuration(options_.edge_wait)));
+          absl::FormatDuration(options_.edge_wait),
+          it != edges_.end() ? " (only an earlier attempt's)" : ""));
     }
     edge_added_.WaitWithTimeout(&mu_, left);
   }
@@ -330,6 +335,19 @@ void RemoteInput::Run() {
                    options_.address);
   std::shared_ptr<grpc::Channel> channel =
       CreateKeepaliveChannel(options_.address, options_.keepalive);
+  const absl::Status connected = WaitUntilConnected(
+      *channel, kConnectTimeout,
+      [this] {
+        MutexLock lock(&mu_);
+        return cancelled_;
+      },
+      edge);
+  if (!connected.ok()) {
+    sender_.Fail(connected);
+    MutexLock lock(&mu_);
+    status_ = connected;
+    return;
+  }
   std::unique_ptr<cluster::proto::ExchangeService::Stub> stub =
       cluster::proto::ExchangeService::NewStub(channel);
   std::unique_ptr<grpc::ClientReaderWriter<cluster::proto::ReceiveRequest,
@@ -341,6 +359,7 @@ void RemoteInput::Run() {
   first.set_upstream_actor(options_.upstream);
   first.set_downstream_actor(options_.downstream);
   first.set_permits(permits);
+  first.set_attempt_key(options_.attempt_key);
   // A failed write shows as the end of the reads below.
   stream->Write(first);
 

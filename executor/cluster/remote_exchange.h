@@ -94,12 +94,14 @@ class ExchangeServer {
   // Serves the edge `upstream` -> `downstream`: `receiver` is the far end
   // of the channel the upstream actor sends into; `codec` encodes its
   // messages. One receiver reads it, once; once that call ended the edge is
-  // gone and may be added again (a later attempt of the job). Errors:
-  // AlreadyExists if the edge is added and its call has not ended;
-  // FailedPrecondition after Shutdown.
+  // gone and may be added again (a later attempt of the job).
+  // `attempt_key`: the attempt of the upstream actor (0: none); only a
+  // receiver of the same attempt (RemoteInputOptions::attempt_key) takes
+  // the edge. Errors: AlreadyExists if the edge is added and its call has
+  // not ended; FailedPrecondition after Shutdown.
   absl::Status AddOutput(ActorId upstream, ActorId downstream,
-                         ChannelReceiver receiver, MessageCodec codec)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                         ChannelReceiver receiver, MessageCodec codec,
+                         uint64_t attempt_key = 0) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Drops every edge no call has taken (their upstream actors' sends are
   // Cancelled): what an attempt that ended left unread. Edges being
@@ -148,6 +150,7 @@ class ExchangeServer {
   struct Edge {
     std::unique_ptr<ChannelReceiver> receiver;
     std::unique_ptr<MessageCodec> codec;
+    uint64_t attempt_key = 0;  // AddOutput's
     bool taken = false;
     // The call receiving it, once taken (guarded by the server's mu_).
     grpc::ServerContext* call = nullptr;
@@ -164,11 +167,13 @@ class ExchangeServer {
 
   explicit ExchangeServer(ExchangeServerOptions options);
 
-  // The edge's receiver and codec for a call, once, waiting up to
-  // `edge_wait` for it to be added. Errors: NotFound for an edge not added
-  // in time; FailedPrecondition for one already received or after Shutdown.
+  // The edge's receiver and codec for a call of attempt `attempt_key`,
+  // once, waiting up to `edge_wait` for it to be added for that attempt (an
+  // edge of another attempt is waited past: its attempt drops it when it
+  // ends). Errors: NotFound for an edge not added in time; FailedPrecondition
+  // for one already received or after Shutdown.
   absl::StatusOr<EdgePtr> Take(ActorId upstream, ActorId downstream,
-                               grpc::ServerContext* call)
+                               uint64_t attempt_key, grpc::ServerContext* call)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets an edge whose call ended.
   void Release(ActorId upstream, ActorId downstream) ABSL_LOCKS_EXCLUDED(mu_);
@@ -193,6 +198,11 @@ struct RemoteInputOptions {
   // Messages granted up front (>= 1); one more is granted per message put
   // into the local channel, in batches of half of this.
   uint32_t permits = 16;
+  // The attempt of the downstream actor (0: none): only the edge the
+  // upstream process added for this attempt is received
+  // (ExchangeServer::AddOutput), never an earlier attempt's that process
+  // has not dropped yet (that one's messages are not this attempt's).
+  uint64_t attempt_key = 0;
   // Pings on the connection (grpc_keepalive.h): an upstream process that
   // vanished without closing it fails the edge (UNAVAILABLE) within
   // interval + timeout.

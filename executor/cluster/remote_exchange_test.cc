@@ -412,6 +412,58 @@ TEST(RemoteExchangeTest, AnEdgeIsServedAgainAfterItsCallEnded) {
       (*server)->AddOutput(kUp, 900, std::move(again_rx), Codec()));
 }
 
+// An attempt's receiver takes only its own attempt's edge: an earlier
+// attempt's edge that its process still holds (it has not ended that
+// attempt yet) is waited past, and its messages never reach the later
+// attempt.
+TEST(RemoteExchangeTest, AnEarlierAttemptsEdgeIsNotReceivedByALaterOne) {
+  absl::StatusOr<std::unique_ptr<ExchangeServer>> server =
+      ExchangeServer::Start({.edge_wait = absl::Seconds(30)});
+  BACKFILL_ASSERT_OK(server.status());
+  auto [first_tx, first_rx] = MakeChannel();
+  BACKFILL_ASSERT_OK((*server)->AddOutput(kUp, kDown, std::move(first_rx),
+                                          Codec(), /*attempt_key=*/1));
+  BACKFILL_ASSERT_OK(first_tx.Send(ChunkOf(1), Clock::Real()));
+
+  auto [down_tx, down_rx] = MakeChannel();
+  std::unique_ptr<RemoteInput> input =
+      RemoteInput::Start({.address = (*server)->address(),
+                          .upstream = kUp,
+                          .downstream = kDown,
+                          .attempt_key = 2},
+                         Codec(), std::move(down_tx));
+  EXPECT_TRUE(NextWithin(down_rx, absl::Milliseconds(500)).is_pending());
+  // Attempt 1 ends in its process, and attempt 2 adds the edge.
+  (*server)->ClearUntaken();
+  auto [second_tx, second_rx] = MakeChannel();
+  BACKFILL_ASSERT_OK((*server)->AddOutput(kUp, kDown, std::move(second_rx),
+                                          Codec(), /*attempt_key=*/2));
+  BACKFILL_ASSERT_OK(second_tx.Send(ChunkOf(2), Clock::Real()));
+  PollResult next = NextWithin(down_rx, absl::Seconds(30));
+  ASSERT_TRUE(next.is_ready()) << next.DebugString();
+  EXPECT_THAT(std::get<StreamChunk>(next.message()), ChunkEq(ChunkOf(2)));
+
+  // An edge only ever added for another attempt is not found.
+  absl::StatusOr<std::unique_ptr<ExchangeServer>> other =
+      ExchangeServer::Start({.edge_wait = absl::Milliseconds(300)});
+  BACKFILL_ASSERT_OK(other.status());
+  auto [stale_tx, stale_rx] = MakeChannel();
+  BACKFILL_ASSERT_OK((*other)->AddOutput(kUp, kDown, std::move(stale_rx),
+                                         Codec(), /*attempt_key=*/1));
+  auto [late_tx, late_rx] = MakeChannel();
+  std::unique_ptr<RemoteInput> late =
+      RemoteInput::Start({.address = (*other)->address(),
+                          .upstream = kUp,
+                          .downstream = kDown,
+                          .attempt_key = 2},
+                         Codec(), std::move(late_tx));
+  PollResult refused = NextWithin(late_rx, absl::Seconds(30));
+  ASSERT_TRUE(refused.is_error()) << refused.DebugString();
+  EXPECT_THAT(refused.status(),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("(only an earlier attempt's)")));
+}
+
 TEST(RemoteExchangeTest, AnUnreachableUpstreamFailsTheDownstreamChannel) {
   // A port nothing listens on: a server started and shut down.
   std::string address;
