@@ -1,6 +1,7 @@
 #include "tools/live_progress.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -164,6 +165,7 @@ SnapshotProgressEstimate LiveProgress::Observe(const JobProgress& progress,
     rate_seconds_ = progress.seconds;
   }
   if (progress.seconds - rate_seconds_ >= 1) {
+    upstream_rate_known_ = true;
     upstream_ops_per_second_ =
         static_cast<double>(progress.upstream_ops - rate_ops_) /
         (progress.seconds - rate_seconds_);
@@ -183,13 +185,18 @@ SnapshotProgressEstimate LiveProgress::Observe(const JobProgress& progress,
     sample.estimated_total_rows =
         std::max(estimate_.estimated_total_rows, sample.snapshot_rows);
   }
-  sample.snapshot_rows_per_second = estimate_.rows_per_second;
+  // A rate needs two samples a while apart: "--" until then, not 0 beside
+  // rows already read.
+  constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+  sample.snapshot_rows_per_second =
+      estimate_.rate_known ? estimate_.rows_per_second : kUnknown;
   if (!progress.backfill_done) {
     sample.rate_limit_rows_per_second = progress.rate_limit.ToOptionalU32();
     sample.target_unreachable = progress.adaptive_target_unreachable;
   }
   sample.upstream_ops = progress.upstream_ops;
-  sample.upstream_ops_per_second = upstream_ops_per_second_;
+  sample.upstream_ops_per_second =
+      upstream_rate_known_ ? upstream_ops_per_second_ : kUnknown;
   sample.barrier_latency_p50_ms = progress.barrier_latency_p50_ms;
   sample.barrier_latency_p99_ms = progress.barrier_latency_p99_ms;
   sample.epochs = progress.epochs;

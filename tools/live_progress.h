@@ -157,6 +157,8 @@ class LiveProgress {
   uint64_t rate_ops_ ABSL_GUARDED_BY(mu_) = 0;
   double rate_seconds_ ABSL_GUARDED_BY(mu_) = 0;
   double upstream_ops_per_second_ ABSL_GUARDED_BY(mu_) = 0;
+  // False until a second's worth of samples gave a rate.
+  bool upstream_rate_known_ ABSL_GUARDED_BY(mu_) = false;
   // The last progress line's sample, and when a line was last shown.
   std::optional<JobProgressSample> last_sample_ ABSL_GUARDED_BY(mu_);
   double last_shown_ ABSL_GUARDED_BY(mu_) = 0;

@@ -41,6 +41,7 @@ struct JobProgressSample {
   // Snapshot rows read so far, and the estimated total (0 = unknown).
   uint64_t snapshot_rows = 0;
   uint64_t estimated_total_rows = 0;
+  // Recent rate; NaN while unknown (shown "--", as every rate below).
   double snapshot_rows_per_second = 0;
   // The job-wide snapshot rate limit in force while the backfill reads (in
   // adaptive mode the controller's current rate): nullopt for none, 0 for

@@ -79,6 +79,7 @@ SnapshotProgressEstimate SnapshotProgress::Update(
   }
   const auto& [oldest_seconds, oldest_rows] = window_.front();
   if (seconds > oldest_seconds && estimate.rows_read >= oldest_rows) {
+    estimate.rate_known = true;
     estimate.rows_per_second =
         static_cast<double>(estimate.rows_read - oldest_rows) /
         (seconds - oldest_seconds);

@@ -71,8 +71,10 @@ struct SnapshotProgressEstimate {
   // unknown).
   uint64_t rows_read = 0;
   uint64_t estimated_total_rows = 0;
-  // Rows per second over the recent window (0 until two samples span time).
+  // Rows per second over the recent window (0 until two samples span time:
+  // rate_known says which).
   double rows_per_second = 0;
+  bool rate_known = false;
   // Seconds until the snapshot is read at that rate: 0 once finished;
   // nullopt when the rate or the total is unknown.
   std::optional<double> eta_seconds;

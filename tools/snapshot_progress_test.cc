@@ -122,6 +122,8 @@ TEST(SnapshotProgressTest, EtaFollowsTheRecentRate) {
   for (int t = 0; t <= 20; ++t) {
     vnodes[0].rows_read = 1000 * t;
     estimate = progress.Update(t, vnodes);
+    // The first sample alone gives no rate.
+    EXPECT_EQ(estimate.rate_known, t > 0) << t;
   }
   EXPECT_THAT(estimate.rows_per_second, DoubleNear(1000, 1e-9));
   EXPECT_THAT(estimate.eta_seconds, Optional(DoubleNear(80, 1e-9)));
@@ -135,6 +137,7 @@ TEST(SnapshotProgressTest, EtaFollowsTheRecentRate) {
   // A pause: no rows for a whole window, no rate, no ETA.
   for (int t = 31; t <= 37; ++t) estimate = progress.Update(t, vnodes);
   EXPECT_EQ(estimate.rows_per_second, 0);
+  EXPECT_TRUE(estimate.rate_known);  // Known to be 0.
   EXPECT_EQ(estimate.eta_seconds, std::nullopt);
 }
 
