@@ -142,6 +142,11 @@ ABSL_FLAG(std::string, role, "",
 ABSL_FLAG(std::string, etcd_endpoints, "",
           "etcd members HOST:PORT,... (launcher: empty starts a local "
           "3-member cluster)");
+ABSL_FLAG(std::string, etcd_prefix, "backfill_cluster/",
+          "the job's keys in etcd, ending with '/': its store's versions under "
+          "PREFIX, its leases, vnode assignment and election under PREFIX "
+          "without the '/' + '_job/'; each job on one etcd "
+          "(--etcd_endpoints) needs its own, and a rerun the same one");
 ABSL_FLAG(uint32_t, worker_index, 0, "worker role: this worker's number");
 ABSL_FLAG(uint32_t, coordinator_index, 0,
           "coordinator role: this coordinator's number (its cache directory)");
@@ -152,7 +157,8 @@ ABSL_FLAG(std::string, run_id, "run",
 namespace backfill {
 namespace {
 
-constexpr char kPrefix[] = "backfill_cluster/";
+// The store's keys in etcd (--etcd_prefix).
+std::string StorePrefix() { return absl::GetFlag(FLAGS_etcd_prefix); }
 
 // Bad flags, a bad scenario, a run that could not start or finish (exit
 // codes as //tools:backfill's).
@@ -194,7 +200,7 @@ absl::StatusOr<std::unique_ptr<SharedStoreBackend>> OpenBackend(
       ParseEtcdEndpoints(absl::GetFlag(FLAGS_etcd_endpoints));
   if (!endpoints.ok()) return endpoints.status();
   options.etcd_endpoints = *endpoints;
-  options.etcd_prefix = kPrefix;
+  options.etcd_prefix = StorePrefix();
   options.cache_dir = (std::filesystem::path(data_dir) / cache).string();
   return SharedStoreBackend::Start(options);
 }
@@ -214,7 +220,13 @@ int Fail(const std::string& role, const absl::Status& status) {
 
 // The job's control-plane keys (leases, the vnode assignment, the
 // election: executor/cluster/job_state.h), beside the store's.
-std::string JobPrefix() { return "backfill_cluster_job/"; }
+// The default prefix's is "backfill_cluster_job/", the key of every job
+// before --etcd_prefix existed.
+std::string JobPrefix() {
+  const std::string prefix = StorePrefix();
+  return absl::StrCat(absl::string_view(prefix).substr(0, prefix.size() - 1),
+                      "_job/");
+}
 
 // Written by the coordinator that finished the run (its RESULT line), so
 // that a standby and the workers know the job is over and stop.
@@ -1066,7 +1078,7 @@ int RunLauncher() {
   }
   backend_options.local_etcd_dir =
       (std::filesystem::path(data_dir) / "etcd").string();
-  backend_options.etcd_prefix = kPrefix;
+  backend_options.etcd_prefix = StorePrefix();
   backend_options.cache_dir =
       (std::filesystem::path(data_dir) / "cache-launcher").string();
   absl::StatusOr<std::unique_ptr<SharedStoreBackend>> backend =
@@ -1094,6 +1106,7 @@ int RunLauncher() {
   const std::vector<std::string> common = {
       absl::StrCat("--data_dir=", data_dir),
       absl::StrCat("--etcd_endpoints=", endpoints),
+      absl::StrCat("--etcd_prefix=", StorePrefix()),
       absl::StrCat("--object_store=", ObjectStoreOf(data_dir)),
       absl::StrCat("--listen_host=", absl::GetFlag(FLAGS_listen_host)),
       absl::StrCat("--scenario=", absl::GetFlag(FLAGS_scenario)),
@@ -1416,7 +1429,8 @@ int RunLauncher() {
     const bool external_etcd = !absl::GetFlag(FLAGS_etcd_endpoints).empty();
     std::cerr << (external_etcd && !own_dir
                       ? "backfill_cluster: rerun the same command (the same "
-                        "--etcd_endpoints and --data_dir) to resume the job\n"
+                        "--etcd_endpoints, --etcd_prefix and --data_dir) to "
+                        "resume the job\n"
                       : absl::StrCat(
                             "backfill_cluster: the run cannot be resumed: ",
                             external_etcd ? "its data directory was temporary"
@@ -1483,6 +1497,13 @@ int main(int argc, char** argv) {
     return backfill::FailLauncher(absl::InvalidArgumentError(absl::StrCat(
         "unexpected argument \"", line->positional[0],
         "\" (flags are --name=value; backfill_cluster --help lists them)")));
+  }
+  const std::string prefix = absl::GetFlag(FLAGS_etcd_prefix);
+  if (prefix.size() < 2 || prefix.back() != '/') {
+    return backfill::FailLauncher(absl::InvalidArgumentError(absl::StrCat(
+        "--etcd_prefix=", prefix,
+        ": expected a key prefix of at least one character and a final '/', "
+        "e.g. backfill_cluster/orders/")));
   }
   const std::string role = absl::GetFlag(FLAGS_role);
   if (role == "coordinator") {

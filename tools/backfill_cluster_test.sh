@@ -33,7 +33,9 @@
 #     places the actors over 3 by the new vnode assignment;
 #  9. on Ctrl-C exits 130 and leaves no process it started;
 # 10. with an etcd of its own and a kept directory, resumes after Ctrl-C,
-#     the first run's workers not counted as this run's fenced ones.
+#     the first run's workers not counted as this run's fenced ones;
+# 11. a second job on that etcd is refused under the first job's
+#     --etcd_prefix and runs consistent under its own.
 # Runs 2-8 end consistent with dumps byte-equal to run 1's, and no run's
 # committed epoch goes back (the command checks each coordinator's reports).
 # After each run no coordinator, worker or etcd process of the run is left.
@@ -97,6 +99,7 @@ expect_refused unknown_flag "INVALID_ARGUMENT: unknown flag --kind" --kind=snaps
 expect_refused bad_value "INVALID_ARGUMENT: --workers=abc: expected an integer" --workers=abc --json
 expect_refused positional "INVALID_ARGUMENT: unexpected argument" stray
 grep -q '"stray"' "$TMP/positional.err" || fail "positional: the argument is not named"
+expect_refused bad_prefix "INVALID_ARGUMENT: --etcd_prefix=jobs: expected a key prefix" --etcd_prefix=jobs
 # Flag combinations it cannot run, and an object store that is a file.
 expect_refused etcd_leader_with_endpoints "--kill_etcd_leader_after_epochs kills a member" \
     --kill_etcd_leader_after_epochs=5 --etcd_endpoints=127.0.0.1:1 --json
@@ -300,7 +303,7 @@ kill -INT "$pid"
 wait "$pid"
 code=$?
 [[ $code -eq 130 ]] || { cat "$TMP/resume1.log"; fail "resume: Ctrl-C exit $code, not 130"; }
-grep -q "rerun the same command (the same --etcd_endpoints and --data_dir) to resume" "$TMP/resume1.log" ||
+grep -q "rerun the same command (the same --etcd_endpoints, --etcd_prefix and --data_dir) to resume" "$TMP/resume1.log" ||
     { cat "$TMP/resume1.log"; fail "resume: Ctrl-C does not say the job resumes"; }
 "$BIN" "${resume_flags[@]}" --dump_dir="$TMP/resume-dump" > "$TMP/resume2.log" 2>&1
 code=$?
@@ -311,7 +314,30 @@ grep -q '"workers_fenced":0,' <<<"$last" || { cat "$TMP/resume2.log"; fail "resu
 for file in upstream.tsv view.tsv; do
   cmp -s "$TMP/plain-dump/$file" "$TMP/resume-dump/$file" || fail "resume: $file differs from the never-interrupted run's"
 done
-kill -9 "$etcd_pid" 2>/dev/null; wait "$etcd_pid" 2>/dev/null
-expect_nothing_left "$TMP/resume" "after the resumed run"
 echo "resume: $last"
+
+# 11. A second job (another table) on the same etcd: under the first job's
+#     prefix it is refused, saying the versions there may be another job's;
+#     under a prefix of its own it runs to a consistent view.
+sed -e 's/^name: "cluster"/name: "second"/' -e 's/name: "readings"/name: "readings2"/' \
+    -e 's/initial_rows: 12000/initial_rows: 2000/' -e 's/max_ops: 2000/max_ops: 300/' \
+    -e '/^actions/d' "$SCENARIO" > "$TMP/second.textproto"
+second_flags=(--workers=2 --scenario="$TMP/second.textproto" --etcd_endpoints="127.0.0.1:$etcd_port" --json)
+"$BIN" "${second_flags[@]}" --data_dir="$TMP/second-a" > "$TMP/second-a.log" 2>&1
+code=$?
+last=$(tail -1 "$TMP/second-a.log")
+[[ $code -eq 2 ]] || { cat "$TMP/second-a.log"; fail "second job, first job's prefix: exit $code, not 2"; }
+grep -q "FAILED_PRECONDITION: .*the versions under that prefix are another job's" <<<"$last" ||
+    { cat "$TMP/second-a.log"; fail "second job, first job's prefix: $last"; }
+"$BIN" "${second_flags[@]}" --data_dir="$TMP/second-b" --etcd_prefix=backfill_cluster/second/ \
+    > "$TMP/second-b.log" 2>&1
+code=$?
+last=$(tail -1 "$TMP/second-b.log")
+[[ $code -eq 0 ]] || { cat "$TMP/second-b.log"; fail "second job, own prefix: exit $code"; }
+grep -q '"consistent":true' <<<"$last" || { cat "$TMP/second-b.log"; fail "second job, own prefix: $last"; }
+kill -9 "$etcd_pid" 2>/dev/null; wait "$etcd_pid" 2>/dev/null
+for dir in resume second-a second-b; do
+  expect_nothing_left "$TMP/$dir" "after the run in $dir"
+done
+echo "second job: $last"
 echo PASS

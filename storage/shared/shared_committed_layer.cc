@@ -225,8 +225,9 @@ absl::Status SharedCommittedLayer::NotThisObjectStore(
       " does not hold ", what, " of the store whose versions ",
       "etcd keeps under '", absl::CHexEscape(options_.etcd_prefix),
       "': the store was created with another object store (use that one: ",
-      "the command's --object_store, whose default is DATA_DIR/objects), or ",
-      "the object was deleted (", cause.message(), ")"));
+      "the command's --object_store, whose default is DATA_DIR/objects), ",
+      "the versions under that prefix are another job's (each job needs a ",
+      "prefix of its own), or the object was deleted (", cause.message(), ")"));
 }
 
 absl::StatusOr<SharedCommittedLayer::LoadedVersion>
