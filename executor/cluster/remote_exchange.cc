@@ -185,7 +185,7 @@ absl::StatusOr<ExchangeServer::EdgePtr> ExchangeServer::Take(
           EdgeName(upstream, downstream), " was not added to the exchange ",
           "server at ", address_, " within ",
           absl::FormatDuration(options_.edge_wait),
-          it != edges_.end() ? " (only an earlier attempt's)" : ""));
+          it != edges_.end() ? " (only another attempt's)" : ""));
     }
     edge_added_.WaitWithTimeout(&mu_, left);
   }

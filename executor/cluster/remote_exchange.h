@@ -170,7 +170,8 @@ class ExchangeServer {
   // The edge's receiver and codec for a call of attempt `attempt_key`,
   // once, waiting up to `edge_wait` for it to be added for that attempt (an
   // edge of another attempt is waited past: its attempt drops it when it
-  // ends). Errors: NotFound for an edge not added in time; FailedPrecondition
+  // ends). Errors: NotFound for an edge not added in time ("(only another
+  // attempt's)" when one of another attempt is there); FailedPrecondition
   // for one already received or after Shutdown.
   absl::StatusOr<EdgePtr> Take(ActorId upstream, ActorId downstream,
                                uint64_t attempt_key, grpc::ServerContext* call)
