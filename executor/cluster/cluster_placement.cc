@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "executor/backfill/progress_reporter.h"
 #include "executor/cluster/actor_service.grpc.pb.h"
@@ -270,11 +271,13 @@ void ClusterPlacement::Relay(Call& call, JobGraph& graph,
   const absl::Status connected = WaitUntilConnected(
       *call.channel, kConnectTimeout, [&call] { return call.cancelled.load(); },
       absl::StrCat(call.name, ", attempt ", attempt_));
-  if (!connected.ok()) {
-    if (!call.cancelled.load()) RecordFailure(connected, coordinator);
+  absl::Cleanup mark_ended = [&call] {
     MutexLock lock(&call.mu);
     call.ended = true;
     call.ended_cv.SignalAll();
+  };
+  if (!connected.ok()) {
+    if (!call.cancelled.load()) RecordFailure(connected, coordinator);
     return;
   }
   std::unique_ptr<grpc::ClientReader<cluster::proto::AttemptEvent>> reader =
@@ -330,9 +333,6 @@ void ClusterPlacement::Relay(Call& call, JobGraph& graph,
                                finished.error_message())),
         coordinator);
   }
-  MutexLock lock(&call.mu);
-  call.ended = true;
-  call.ended_cv.SignalAll();
 }
 
 std::vector<std::pair<size_t, std::string>> WorkersHoldingBarrier(

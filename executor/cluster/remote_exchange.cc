@@ -342,12 +342,7 @@ void RemoteInput::Run() {
         return cancelled_;
       },
       edge);
-  if (!connected.ok()) {
-    sender_.Fail(connected);
-    MutexLock lock(&mu_);
-    status_ = connected;
-    return;
-  }
+  if (!connected.ok()) return Finish(connected, /*local_gone=*/false);
   std::unique_ptr<cluster::proto::ExchangeService::Stub> stub =
       cluster::proto::ExchangeService::NewStub(channel);
   std::unique_ptr<grpc::ClientReaderWriter<cluster::proto::ReceiveRequest,
@@ -436,6 +431,10 @@ void RemoteInput::Run() {
     end = absl::Status(static_cast<absl::StatusCode>(finished.error_code()),
                        absl::StrCat(edge, ": ", finished.error_message()));
   }
+  Finish(end, local_gone);
+}
+
+void RemoteInput::Finish(const absl::Status& end, bool local_gone) {
   if (!local_gone) {
     if (end.ok()) {
       sender_.Close();

@@ -245,6 +245,10 @@ class RemoteInput {
   RemoteInput(RemoteInputOptions options, MessageCodec codec,
               ChannelSender sender);
   void Run();
+  // The edge's end: the local channel is closed (OK) or failed with `end`,
+  // unless its receiver is gone, and status() returns `end`.
+  void Finish(const absl::Status& end, bool local_gone)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   const RemoteInputOptions options_;
   const MessageCodec codec_;
