@@ -531,7 +531,8 @@ int RunCoordinator(const std::string& data_dir) {
         "EPOCH ", progress.epochs, " checkpoints ", progress.checkpoints,
         " snapshot_rows ", progress.snapshot_rows, " committed ",
         (*checkpoints)->store()->CommittedEpoch(0).value(), " since_creation ",
-        progress.job_state.epochs_since_creation));
+        progress.job_state.epochs_since_creation, " backfill_done ",
+        progress.backfill_done ? 1 : 0));
   };
   absl::StatusOr<JobResult> result = RunStreamingJobWithDriver(
       *store, options, nullptr, observer, Clock::Real(),
@@ -928,6 +929,10 @@ struct Tally {
       0;  // LEADING lines: the first leader's and each failover's
   uint32_t recoveries = 0;   // RECOVERY lines, of every leader
   uint32_t reschedules = 0;  // RESCHEDULE lines, of every leader
+  // Faults injected once the backfill had finished (an EPOCH line said
+  // backfill_done): the job had no snapshot left to read, so such a fault
+  // may end in no recovery at all, and that is not a failed test of one.
+  uint32_t faults_after_backfill = 0;
 };
 
 absl::Status CheckFlags(uint32_t num_workers, const Faults& faults,
@@ -994,7 +999,8 @@ std::string ResultJson(uint32_t workers, const Tally& tally,
                   ",\"workers_paused\":", tally.workers_paused,
                   ",\"workers_hung\":", tally.workers_hung,
                   ",\"workers_fenced\":", tally.fenced_workers.size(),
-                  ",\"reschedules\":", tally.reschedules);
+                  ",\"reschedules\":", tally.reschedules,
+                  ",\"faults_after_backfill\":", tally.faults_after_backfill);
   if (result.empty()) absl::StrAppend(&json, ",\"error\":", JsonQuote(error));
   return json + "}";
 }
@@ -1191,6 +1197,9 @@ int RunLauncher() {
   // printed an error: the run's error if no coordinator ends with a result.
   std::string last_coordinator_error;
   uint64_t epochs = 0;
+  // The first epoch since the view's creation at which a coordinator said
+  // the backfill had finished (0: not yet).
+  uint64_t backfill_done_at = 0;
   // The highest committed epoch any coordinator reported: it never goes
   // back, across failovers too.
   uint64_t committed = 0;
@@ -1205,6 +1214,15 @@ int RunLauncher() {
     }
     committed = std::max(committed, value);
   };
+  // Said after each injected fault: whether it came after the backfill.
+  auto injected = [&] {
+    if (backfill_done_at == 0) return;
+    ++tally.faults_after_backfill;
+    say(absl::StrCat("  the backfill had finished at epoch ", backfill_done_at,
+                     ", before this fault: a recovery after it reads no "
+                     "snapshot again, and the job may end before it needs "
+                     "one"));
+  };
   // The injected faults, each once the job passed its epoch.
   auto inject = [&] {
     if (faults.kill_worker_after > 0 && tally.workers_killed == 0 &&
@@ -1217,6 +1235,7 @@ int RunLauncher() {
         victim->killed = true;
         Reap(*victim, SIGKILL);
         tally.workers_killed = 1;
+        injected();
       }
     }
     if (faults.kill_coordinator_after > 0 && tally.coordinators_killed == 0 &&
@@ -1228,6 +1247,7 @@ int RunLauncher() {
       leader->killed = true;
       Reap(*leader, SIGKILL);
       tally.coordinators_killed = 1;
+      injected();
     }
     if (faults.kill_etcd_leader_after > 0 && tally.etcd_leaders_killed == 0 &&
         epochs >= faults.kill_etcd_leader_after) {
@@ -1243,6 +1263,7 @@ int RunLauncher() {
       } else {
         say(absl::StrCat("killed etcd member ", *member, " (the raft leader, ",
                          etcd->Endpoint(*member), ") after epoch ", epochs));
+        injected();
       }
       tally.etcd_leaders_killed = 1;
     }
@@ -1258,6 +1279,7 @@ int RunLauncher() {
         paused = victim;
         resume_at = absl::Now() + faults.pause;
         tally.workers_paused = 1;
+        injected();
       }
     }
     if (faults.hang_worker_actors_after > 0 && tally.workers_hung == 0 &&
@@ -1268,6 +1290,7 @@ int RunLauncher() {
                          victim->pid, ", SIGUSR1) after epoch ", epochs));
         kill(victim->pid, SIGUSR1);
         tally.workers_hung = 1;
+        injected();
       }
     }
     if (faults.add_worker_after > 0 && tally.workers_added == 0 &&
@@ -1276,6 +1299,7 @@ int RunLauncher() {
                        epochs));
       ++total_workers;
       tally.workers_added = 1;
+      injected();
       if (absl::Status started = start(false, next_worker++); !started.ok()) {
         error = started.ToString();
       }
@@ -1363,6 +1387,10 @@ int RunLauncher() {
       const uint64_t epoch = NumberAfter(line, "EPOCH").value_or(0);
       epochs =
           std::max(epochs, NumberAfter(line, "since_creation").value_or(epoch));
+      if (backfill_done_at == 0 &&
+          NumberAfter(line, "backfill_done").value_or(0) == 1) {
+        backfill_done_at = epochs;
+      }
       check_committed(child, line, "committed");
       inject();
       if (epoch % 20 == 0) say(absl::StrCat(child.name, ": ", line));
@@ -1466,7 +1494,12 @@ int RunLauncher() {
                                      field("snapshot_rows_per_second"),
                                      " snapshot rows/s"))
               << "; workers " << total_workers << ", killed "
-              << tally.workers_killed << std::endl;
+              << tally.workers_killed
+              << (tally.faults_after_backfill > 0
+                      ? absl::StrCat("; ", tally.faults_after_backfill,
+                                     " fault(s) after the backfill finished")
+                      : "")
+              << std::endl;
   }
   std::cout << ResultJson(total_workers, tally, result, error) << std::endl;
 

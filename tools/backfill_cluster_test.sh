@@ -35,7 +35,9 @@
 # 10. with an etcd of its own and a kept directory, resumes after Ctrl-C,
 #     the first run's workers not counted as this run's fenced ones;
 # 11. a second job on that etcd is refused under the first job's
-#     --etcd_prefix and runs consistent under its own.
+#     --etcd_prefix and runs consistent under its own;
+# 12. a worker killed after the backfill finished: the kill line and the
+#     JSON (faults_after_backfill) say so.
 # Runs 2-8 end consistent with dumps byte-equal to run 1's, and no run's
 # committed epoch goes back (the command checks each coordinator's reports).
 # After each run no coordinator, worker or etcd process of the run is left.
@@ -180,7 +182,7 @@ done
 cmp -s "$TMP/plain-dump/upstream.tsv" "$TMP/plain-dump/view.tsv" || fail "plain: the view's dump differs from the table's"
 
 # 2. Worker 0 killed after epoch 10.
-run_case kill_worker '"workers_killed":1,|"coordinator_failovers":0,|"recoveries":1,' \
+run_case kill_worker '"workers_killed":1,|"coordinator_failovers":0,|"recoveries":1,|"faults_after_backfill":0' \
     --workers=3 --kill_worker_after_epochs=10
 grep -q "killing worker 0" "$TMP/kill_worker.log" || fail "kill_worker: no kill line"
 grep -q "coordinator 0: ATTEMPT 2 workers 2 assignment" "$TMP/kill_worker.log" || \
@@ -340,4 +342,26 @@ for dir in resume second-a second-b; do
   expect_nothing_left "$TMP/$dir" "after the run in $dir"
 done
 echo "second job: $last"
+
+# 12. Worker 0 killed after the backfill finished (a small unlimited one, and
+#     20 checkpoints after it): the kill is said to come after the backfill,
+#     and counted so (case 2's, mid-backfill, is not).
+sed -e 's/initial_rows: 12000/initial_rows: 2000/' -e 's/max_ops: 2000/max_ops: 300/' \
+    -e '/rate_limit:/d' -e '/^actions/d' \
+    -e 's/max_seconds: 120/max_seconds: 120\n  extra_checkpoints_after_finish: 20/' \
+    "$SCENARIO" > "$TMP/after.textproto"
+"$BIN" --scenario="$TMP/after.textproto" --data_dir="$TMP/after" --workers=3 \
+    --kill_worker_after_epochs=25 > "$TMP/after.log" 2>&1
+code=$?
+last=$(tail -1 "$TMP/after.log")
+[[ $code -eq 0 ]] || { cat "$TMP/after.log"; fail "kill after the backfill: exit $code"; }
+for pattern in '"consistent":true' '"workers_killed":1,' '"faults_after_backfill":1'; do
+  grep -qF -- "$pattern" <<<"$last" || { cat "$TMP/after.log"; fail "kill after the backfill: no $pattern in $last"; }
+done
+grep -q "the backfill had finished at epoch [0-9]*, before this fault" "$TMP/after.log" ||
+    { cat "$TMP/after.log"; fail "kill after the backfill: the kill is not said to come after it"; }
+grep -q "; workers 3, killed 1; 1 fault(s) after the backfill finished$" "$TMP/after.log" ||
+    { cat "$TMP/after.log"; fail "kill after the backfill: the summary does not say so"; }
+expect_nothing_left "$TMP/after" "after the kill-after-backfill run"
+echo "kill after the backfill: $last"
 echo PASS
