@@ -59,6 +59,7 @@
 #include "executor/runtime/demo/workload.h"
 #include "executor/runtime/running_quantile.h"
 #include "executor/runtime/streaming_job.h"
+#include "ratelimit/rate_limit.h"
 #include "rocksdb/write_batch.h"
 #include "serde/memcmp_codec.h"
 #include "serde/row.h"
@@ -1550,6 +1551,19 @@ int Main(int argc, char** argv) {
   const JobRun adaptive =
       RunJobOnCopy(base_dir, dir + "/adaptive", adaptive_options);
 
+  // The trade-off between the adaptive goals: the same job at a fixed half
+  // of the unlimited snapshot rate (the adaptive-rate goal's floor). A p99
+  // over 1.1 x the target here means that on this run's machine and load
+  // no rate meets both the latency goal and the rate goal: the tail the
+  // backfill adds grows with its rate (ratelimit/README.md).
+  const uint32_t half_rate =
+      static_cast<uint32_t>(std::clamp(SnapshotRate(loaded) / 2, 1.0, 1e9));
+  log(absl::StrCat("fixed at half the unlimited rate: ", half_rate, " rows/s"));
+  StreamingJobOptions half_rate_options = loaded_options;
+  half_rate_options.rate_limit = RateLimit::Fixed(half_rate);
+  const JobRun half_rate_run =
+      RunJobOnCopy(base_dir, dir + "/half_rate", half_rate_options);
+
   // Stop-the-world: pause the upstream, copy, resume.
   log("naive: stop the world");
   double stw_blocked = 0;
@@ -1773,6 +1787,9 @@ int Main(int argc, char** argv) {
            ar.backfill_barrier_latency_p99_ms)
       .Add("adaptive_snapshot_rows_per_second", adaptive_rate)
       .Add("adaptive_vs_unlimited_snapshot", ratio(adaptive_rate, loaded_rate))
+      .Add("half_rate_rows_per_second", half_rate)
+      .Add("half_rate_barrier_latency_p99_ms",
+           half_rate_run.result.backfill_barrier_latency_p99_ms)
       .Add("stop_the_world_upstream_blocked_seconds", stw_blocked)
       .Add("buffer_all_peak_bytes", static_cast<uint64_t>(buffer_all_peak))
       .Add("upstream_blocked_seconds", lr.upstream_blocked_seconds)
@@ -1873,6 +1890,13 @@ int Main(int argc, char** argv) {
        absl::StrFormat("%.1f / %.1f", ar.backfill_barrier_latency_p99_ms,
                        adaptive_target_ms),
        "(goal p99 <= 1.1 x target)");
+  line("fixed at half the unlimited rate: p99, ms",
+       absl::StrFormat("%.1f",
+                       half_rate_run.result.backfill_barrier_latency_p99_ms),
+       half_rate_run.result.backfill_barrier_latency_p99_ms >
+               1.1 * adaptive_target_ms
+           ? "(over 1.1 x target: the two adaptive goals conflict here)"
+           : "(within 1.1 x target: both adaptive goals are reachable)");
   // One figure of each kind's run, "a / b / c" with `decimals` decimals.
   auto per_kind = [&](int decimals, auto figure) {
     std::string out;
