@@ -1551,11 +1551,11 @@ int Main(int argc, char** argv) {
   const JobRun adaptive =
       RunJobOnCopy(base_dir, dir + "/adaptive", adaptive_options);
 
-  // The trade-off between the adaptive goals: the same job at a fixed half
-  // of the unlimited snapshot rate (the adaptive-rate goal's floor). A p99
-  // over 1.1 x the target here means that on this run's machine and load
-  // no rate meets both the latency goal and the rate goal: the tail the
-  // backfill adds grows with its rate (ratelimit/README.md).
+  // The trade-off between the adaptive mode's latency goal and its rate
+  // goal: the same job at a fixed half of the unlimited snapshot rate (the
+  // rate goal's floor). A p99 over 1.1 x the target here says that in this
+  // run the two pull against each other: the tail the backfill adds grows
+  // with its rate (ratelimit/README.md). One run's p99: a sign, not a proof.
   const uint32_t half_rate =
       static_cast<uint32_t>(std::clamp(SnapshotRate(loaded) / 2, 1.0, 1e9));
   log(absl::StrCat("fixed at half the unlimited rate: ", half_rate, " rows/s"));
@@ -1563,6 +1563,7 @@ int Main(int argc, char** argv) {
   half_rate_options.rate_limit = RateLimit::Fixed(half_rate);
   const JobRun half_rate_run =
       RunJobOnCopy(base_dir, dir + "/half_rate", half_rate_options);
+  const double half_rate_read = SnapshotRate(half_rate_run);
 
   // Stop-the-world: pause the upstream, copy, resume.
   log("naive: stop the world");
@@ -1788,6 +1789,9 @@ int Main(int argc, char** argv) {
       .Add("adaptive_snapshot_rows_per_second", adaptive_rate)
       .Add("adaptive_vs_unlimited_snapshot", ratio(adaptive_rate, loaded_rate))
       .Add("half_rate_rows_per_second", half_rate)
+      .Add("half_rate_snapshot_rows_per_second", half_rate_read)
+      .Add("half_rate_vs_unlimited_snapshot",
+           ratio(half_rate_read, loaded_rate))
       .Add("half_rate_barrier_latency_p99_ms",
            half_rate_run.result.backfill_barrier_latency_p99_ms)
       .Add("stop_the_world_upstream_blocked_seconds", stw_blocked)
@@ -1893,10 +1897,12 @@ int Main(int argc, char** argv) {
   line("fixed at half the unlimited rate: p99, ms",
        absl::StrFormat("%.1f",
                        half_rate_run.result.backfill_barrier_latency_p99_ms),
-       half_rate_run.result.backfill_barrier_latency_p99_ms >
-               1.1 * adaptive_target_ms
-           ? "(over 1.1 x target: the two adaptive goals conflict here)"
-           : "(within 1.1 x target: both adaptive goals are reachable)");
+       absl::StrFormat(
+           "reading %.2f of unlimited; %s", ratio(half_rate_read, loaded_rate),
+           half_rate_run.result.backfill_barrier_latency_p99_ms >
+                   1.1 * adaptive_target_ms
+               ? "over 1.1 x target: latency and rate goals pull apart here"
+               : "within 1.1 x target"));
   // One figure of each kind's run, "a / b / c" with `decimals` decimals.
   auto per_kind = [&](int decimals, auto figure) {
     std::string out;

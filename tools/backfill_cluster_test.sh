@@ -13,7 +13,8 @@
 #     --help exits 0;
 #  1. ends consistent with no recovery and no failover, and dumps the table
 #     and the view;
-#  2. worker 0 SIGKILLed after epoch 10: one recovery over the 2 workers left;
+#  2. worker 0 SIGKILLed after epoch 10: one recovery over the 2 workers left
+#     (mid-backfill: faults_after_backfill 0);
 #  3. the leading coordinator SIGKILLed after epoch 20: the standby takes
 #     over and finishes the job;
 #  4. the raft leader of the etcd cluster SIGKILLed after epoch 20;
@@ -345,7 +346,8 @@ echo "second job: $last"
 
 # 12. Worker 0 killed after the backfill finished (a small unlimited one, and
 #     20 checkpoints after it): the kill is said to come after the backfill,
-#     and counted so (case 2's, mid-backfill, is not).
+#     and counted so (case 2's, mid-backfill, is not); the job, still running
+#     (its actors forward the upstream's changes), recovers once.
 sed -e 's/initial_rows: 12000/initial_rows: 2000/' -e 's/max_ops: 2000/max_ops: 300/' \
     -e '/rate_limit:/d' -e '/^actions/d' \
     -e 's/max_seconds: 120/max_seconds: 120\n  extra_checkpoints_after_finish: 20/' \
@@ -355,7 +357,7 @@ sed -e 's/initial_rows: 12000/initial_rows: 2000/' -e 's/max_ops: 2000/max_ops: 
 code=$?
 last=$(tail -1 "$TMP/after.log")
 [[ $code -eq 0 ]] || { cat "$TMP/after.log"; fail "kill after the backfill: exit $code"; }
-for pattern in '"consistent":true' '"workers_killed":1,' '"faults_after_backfill":1'; do
+for pattern in '"consistent":true' '"workers_killed":1,' '"recoveries":1,' '"faults_after_backfill":1'; do
   grep -qF -- "$pattern" <<<"$last" || { cat "$TMP/after.log"; fail "kill after the backfill: no $pattern in $last"; }
 done
 grep -q "the backfill had finished at epoch [0-9]*, before this fault" "$TMP/after.log" ||
